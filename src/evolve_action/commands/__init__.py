@@ -1,0 +1,1 @@
+"""CLI subcommands: each module registers its parser and a thin handler (parse → options → engine)."""

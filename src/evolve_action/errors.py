@@ -1,0 +1,73 @@
+"""One error hierarchy for unusable input and environments.
+
+Owns: `EvolveError` and its subclasses. Guarantees: every error carries a user-facing message and,
+where known, the file and line it is about plus a hint on what to do. Evaluation *failures* are data,
+never these exceptions; the CLI maps any `EvolveError` to exit code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class EvolveError(Exception):
+    """An input or environment problem the user must fix; rendered as one clear line."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Path | str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = Path(path) if path is not None else None
+        self.line = line
+        self.hint = hint
+
+    def render(self, root: Path | None = None) -> str:
+        """Return `path:line: message (hint)`, with the path relative to `root` when inside it."""
+        where = ""
+        if self.path is not None:
+            shown = display_path(self.path, root)
+            where = f"{shown}:{self.line}: " if self.line else f"{shown}: "
+        text = f"{where}{self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class UsageError(EvolveError):
+    """Bad command-line usage (unknown flag value, conflicting options)."""
+
+
+class ConfigError(EvolveError):
+    """A bad `.evolve.<ext>` file, `EVOLVE_*` variable, or action input."""
+
+
+class SpecError(EvolveError):
+    """An authored file (triggers, evals, manifests, results) that cannot be used."""
+
+
+class EnvironmentProblem(EvolveError):
+    """The machine lacks something we need (agent CLI, git, credentials)."""
+
+
+class PublishError(EvolveError):
+    """Publishing to GitHub failed (comment, commit-back, outputs)."""
+
+
+def display_path(path: Path, root: Path | None = None) -> str:
+    """Render `path` relative to `root` with `/` separators, or absolute when outside it."""
+    if root is not None:
+        try:
+            rel = path.resolve().relative_to(root.resolve()) if path.is_absolute() else path
+            return rel.as_posix() or "."
+        except ValueError:
+            pass
+    return path.as_posix()

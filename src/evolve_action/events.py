@@ -1,0 +1,185 @@
+"""The reporter seam: engines emit events, front ends render them.
+
+Owns: the event dataclasses, the `Reporter` protocol and the plain front ends (line, JSON lines,
+recording, null). Guarantees: engines never print; every front end sees the same events in the same
+order. Reporters are called from the event-loop thread only, so they need no lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitStarted:
+    """A unit (one skill × model × tier) begins."""
+
+    plugin: str
+    skill: str
+    model: str
+    tier: str
+    items: int
+    """Number of planned items (queries × runs, or evals)."""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitSkipped:
+    """A unit that had nothing to run, with the reason."""
+
+    plugin: str
+    skill: str
+    model: str
+    tier: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemStarted:
+    """One agent session or case starts."""
+
+    skill: str
+    model: str
+    tier: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ItemDone:
+    """One item (a trigger query, an eval case) finished."""
+
+    skill: str
+    model: str
+    tier: str
+    label: str
+    status: str
+    """`passed`, `failed` or `errored`."""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitFinished:
+    """A unit finished; its results are already written."""
+
+    plugin: str
+    skill: str
+    model: str
+    tier: str
+    passed: int
+    total: int
+    errored: int = 0
+    results_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Warning:
+    """Something the user should know that does not stop the run."""
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+
+Event = UnitStarted | UnitSkipped | ItemStarted | ItemDone | UnitFinished | Warning
+
+
+class Reporter(Protocol):
+    """Receives engine events; implementations decide how (or whether) to show them."""
+
+    def emit(self, event: Event) -> None:
+        """Handle one event."""
+
+
+class NullReporter:
+    """Discards every event."""
+
+    def emit(self, event: Event) -> None:
+        """Ignore the event."""
+
+
+class RecordingReporter:
+    """Keeps every event in a list; tests assert on it."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        """Record the event."""
+        self.events.append(event)
+
+    def of(self, kind: type[Any]) -> list[Any]:
+        """Return the recorded events of one type."""
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+class JsonLinesReporter:
+    """Writes one JSON object per event: machine-readable and replayable."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def emit(self, event: Event) -> None:
+        """Write the event as a JSON line tagged with its type."""
+        record = {"event": type(event).__name__, **dataclasses.asdict(event)}
+        self._stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        self._stream.flush()
+
+
+class LineReporter:
+    """Plain progress lines; on a terminal (`live=True`) a single rewritten progress line per unit."""
+
+    def __init__(self, stream: TextIO, *, live: bool = False) -> None:
+        self._stream = stream
+        self._live = live
+        self._done = 0
+        self._total = 0
+        self._progress_shown = False
+
+    def _clear_progress(self) -> None:
+        if self._progress_shown:
+            self._stream.write("\r\x1b[2K")
+            self._progress_shown = False
+
+    def emit(self, event: Event) -> None:
+        """Render the event as human-readable lines."""
+        out = self._stream
+        if isinstance(event, UnitStarted):
+            self._clear_progress()
+            self._done, self._total = 0, event.items
+            detail = f" ({event.detail})" if event.detail else ""
+            out.write(f"\n=== {event.skill} / {event.model} [{event.tier}]{detail} ===\n")
+        elif isinstance(event, UnitSkipped):
+            out.write(f"  skip {event.skill} / {event.model} [{event.tier}]: {event.reason}\n")
+        elif isinstance(event, ItemStarted):
+            return
+        elif isinstance(event, ItemDone):
+            self._done += 1
+            if self._live:
+                self._clear_progress()
+                if event.status != "passed":
+                    out.write(f"  {event.status.upper():7} {event.label}{_suffix(event.detail)}\n")
+                out.write(f"  [{self._done}/{self._total}] {event.label[:60]}")
+                self._progress_shown = True
+            else:
+                out.write(f"  {event.status.upper():7} {event.label}{_suffix(event.detail)}\n")
+        elif isinstance(event, UnitFinished):
+            self._clear_progress()
+            errored = f", {event.errored} errored" if event.errored else ""
+            out.write(f"  {event.passed}/{event.total} passed{errored}\n")
+            if event.results_path:
+                out.write(f"  -> {event.results_path}\n")
+        elif isinstance(event, Warning):
+            self._clear_progress()
+            where = ""
+            if event.path:
+                where = f"{event.path}:{event.line}: " if event.line else f"{event.path}: "
+            out.write(f"warn: {where}{event.message}\n")
+        out.flush()
+
+
+def _suffix(detail: str) -> str:
+    return f" — {detail}" if detail else ""

@@ -1,0 +1,54 @@
+"""GitHub Actions workflow commands: annotations, masks, groups, outputs and the step summary.
+
+Owns: escaping per the workflow-command rules and writing to injected streams and env-file paths.
+Guarantees: a value can never break out of its command (newlines, `%`, `:` and `,` are escaped).
+Never reads `os.environ`: callers pass what they were given.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+
+def escape_data(value: str) -> str:
+    """Escape a command's message part (`%`, CR, LF)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a command property value (`%`, CR, LF, `:`, `,`)."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: str | int | None) -> str:
+    """Format one workflow command line, e.g. `::error file=a.json,line=3::bad`."""
+    props = ",".join(
+        f"{key}={escape_property(str(val))}" for key, val in properties.items() if val is not None
+    )
+    head = f"::{name} {props}" if props else f"::{name}"
+    return f"{head}::{escape_data(message)}"
+
+
+def annotate(
+    stream: TextIO,
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    title: str | None = None,
+) -> None:
+    """Write an `::error`/`::warning`/`::notice` annotation line."""
+    stream.write(command(level, message, file=file, line=line, title=title) + "\n")
+
+
+def mask(stream: TextIO, secret: str) -> None:
+    """Ask the runner to mask `secret` in all later log output (each line separately)."""
+    for part in secret.splitlines():
+        if part.strip():
+            stream.write(f"::add-mask::{escape_data(part)}\n")
+
+
+def is_actions(environ: dict[str, str] | None) -> bool:
+    """True when running as a GitHub Actions step."""
+    return bool(environ) and environ.get("GITHUB_ACTIONS") == "true"

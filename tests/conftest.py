@@ -1,0 +1,41 @@
+"""Suite-wide fixtures: an isolated environment for every test, and the repo's paths."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+CORPUS = REPO.parent / "shared" / "corpus" / "bitwise-skills"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point HOME/XDG/CLAUDE_CONFIG_DIR at temp dirs, drop GitHub/Anthropic/INPUT_ vars, pin git identity."""
+    import os
+
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(("GITHUB_", "INPUT_", "ANTHROPIC_", "EVOLVE_", "CLAUDE_")) or name == "CI":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    yield
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The read-only real marketplace corpus; skips when shared/ is not beside the checkout."""
+    if not CORPUS.is_dir():
+        pytest.skip("shared/corpus/bitwise-skills not available")
+    return CORPUS
