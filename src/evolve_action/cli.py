@@ -21,8 +21,8 @@ from evolve_action.errors import EvolveError
 from evolve_action.github.workflow import annotate
 
 # Subcommands of `evolve-action run …` and top-level subcommands, by module name under `commands/`.
-RUN_COMMANDS: tuple[str, ...] = ("checks",)
-TOP_COMMANDS: tuple[str, ...] = ()
+RUN_COMMANDS: tuple[str, ...] = ("checks", "triggers", "evals")
+TOP_COMMANDS: tuple[str, ...] = ("model_server", "report")
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

@@ -1,0 +1,195 @@
+"""`evolve-action run triggers`: Tier 1 trigger accuracy from the command line.
+
+Owns: the flags of `run triggers` (engine spec §2.3 plus `--no-early-stop`, `--dry-run`, `--json`),
+turning them and the config into `triggers.TriggerOptions`, picking a reporter (a live progress line on
+a terminal, plain lines otherwise, JSON lines with `--json`), printing the plan for `--dry-run` (human,
+or one JSON object per planned case with `--json`), and the exit code: 0 done (failures reported),
+1 failures under `--strict`, 2 unusable input (an `EvolveError`, mapped by `cli.main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from typing import Any
+
+from evolve_action import __version__, plan, triggers
+from evolve_action.catalog import build_catalog, resolve_models
+from evolve_action.commands._common import Invocation, add_repo_flags
+from evolve_action.config import resolve_repository
+from evolve_action.errors import EnvironmentProblem, UsageError
+from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
+from evolve_action.harness import ClaudeCodeHarness, find_cli
+from evolve_action.tokens import default_cache_path
+
+
+def _default_jobs() -> int:
+    return ((os.cpu_count() or 1) + 1) // 2
+
+
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(t.strip() for v in values or () for t in v.split(",") if t.strip())
+
+
+def register(subparsers: Any) -> None:
+    """Add `triggers` to `evolve-action run`."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "triggers",
+        help="Tier 1: does each skill fire for the right prompts (real agent sessions)?",
+        description=(
+            "Send every query of evals/<skill>/triggers.<ext> to Claude Code --runs times with all of "
+            "the plugin's skills installed, count the sessions that invoke the skill (a Skill call "
+            "naming it, or a Read of its SKILL.md, anywhere in the session), and write "
+            "results.<ext> after every finished query. Failed sessions are errors, never misses."
+        ),
+    )
+    add_repo_flags(parser)
+    parser.add_argument(
+        "--plugin", "--plugins", action="append", metavar="NAME", help="only these plugins"
+    )
+    parser.add_argument(
+        "--skill", "--skills", action="append", metavar="NAME", help="only these skills"
+    )
+    parser.add_argument(
+        "--model",
+        "--models",
+        action="append",
+        metavar="ID",
+        help="models: all, a provider, or canonical/bare ids (repeatable, comma-separated)",
+    )
+    parser.add_argument(
+        "--harness", "--harnesses", action="append", metavar="ID", help="only these harnesses"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=triggers.DEFAULT_RUNS, help="sessions per query (default 3)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="concurrent agent sessions (default: (CPUs+1)/2)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=triggers.DEFAULT_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="per session (default 120)",
+    )
+    parser.add_argument("--new", action="store_true", help="only queries without a complete result")
+    parser.add_argument(
+        "--modified", action="store_true", help="only queries whose query or skill changed"
+    )
+    parser.add_argument(
+        "--failed", action="store_true", help="only queries whose stored verdict failed"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: the plan (with --dry-run) or JSON-lines events",
+    )
+    parser.add_argument(
+        "--no-early-stop",
+        action="store_true",
+        help="always make every run (default: stop a query once its verdict cannot change)",
+    )
+    parser.add_argument("--keep-workspaces", action="store_true", help="keep the temp workspaces")
+    parser.add_argument(
+        "--results-format",
+        choices=("json", "jsonc", "yaml", "yml"),
+        default=None,
+        help="results file format (default: config results_format, else json)",
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a query fails or errors")
+    parser.set_defaults(handler=handle)
+
+
+def options_from(inv: Invocation) -> triggers.TriggerOptions:
+    """Resolve repository, config, models and flags into engine options."""
+    args = inv.args
+    if args.runs < 1:
+        raise UsageError(f"--runs {args.runs}: want at least 1")
+    jobs = args.jobs if args.jobs is not None else _default_jobs()
+    if jobs < 1:
+        raise UsageError(f"--jobs {jobs}: want a positive number of concurrent sessions")
+    if args.timeout < 1:
+        raise UsageError(f"--timeout {args.timeout}: want a positive number of seconds")
+    repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+    for warning in config.warnings:
+        inv.stderr.write(f"warn: {warning}\n")
+    catalog = build_catalog(config.providers)
+    try:
+        find_cli(inv.environ)
+        available: set[str] = {"claude"}
+    except EnvironmentProblem:
+        if not args.dry_run:
+            raise
+        available = {"claude"}
+    selection = resolve_models(
+        catalog,
+        model_flags=args.model or (),
+        config_models=config.models,
+        config_harnesses=config.harnesses,
+        harness_flags=args.harness or (),
+        available=available,
+        tier="triggers",
+    )
+    for warning in selection.warnings:
+        inv.stderr.write(f"WARN: {warning}\n")
+    fmt = args.results_format or config.results_format
+    return triggers.TriggerOptions(
+        repo=repo,
+        models=selection.models,
+        environ=dict(inv.environ),
+        selection=plan.Selection(
+            new=args.new,
+            modified=args.modified,
+            failed=args.failed,
+            plugins=_split(args.plugin),
+            skills=_split(args.skill),
+            tiers=(plan.Tier.TRIGGERS,),
+        ),
+        runs=args.runs,
+        jobs=jobs,
+        timeout_seconds=args.timeout,
+        early_stop=not args.no_early_stop,
+        keep_workspaces=args.keep_workspaces,
+        dry_run=args.dry_run,
+        results_format="yaml" if fmt == "yml" else fmt,
+        tool_version=__version__,
+        token_cache=default_cache_path(inv.environ, config.cache_dir),
+    )
+
+
+def handle(inv: Invocation) -> int:
+    """Run (or plan) the trigger tier and map the outcome to an exit code."""
+    args = inv.args
+    options = options_from(inv)
+    reporter: Reporter
+    if args.json:
+        reporter = JsonLinesReporter(inv.stdout)
+    else:
+        reporter = LineReporter(inv.stdout, live=_isatty(inv.stdout))
+    if args.dry_run:
+        p, _, warnings = triggers.make_plan(options)
+        for w in warnings:
+            inv.stderr.write(f"warn: {w}\n")
+        inv.stdout.write(plan.to_json_lines(p) if args.json else plan.render(p))
+        return 0
+    if not options.models:
+        raise UsageError("no model to run: no selected model has an available harness (claude)")
+    if not args.json:
+        inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
+    harness = ClaudeCodeHarness(inv.environ)
+    outcome = asyncio.run(triggers.run(options, reporter, harness))
+    if outcome.failed:
+        if args.strict:
+            return 1
+        inv.stderr.write("WARN: triggers: some queries failed (pass --strict to exit 1)\n")
+    return 0
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

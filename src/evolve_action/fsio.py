@@ -1,0 +1,89 @@
+"""Atomic file writes and sibling clean-up after a format switch.
+
+Owns: `atomic_write_text` (temp file + fsync + `os.replace`), `write_text` (plain write) and
+`remove_siblings` (delete `results.*`/`EVALUATION.*` files of other formats).
+Guarantees: with `atomic_write_text` a reader sees either the old or the new file, never a
+half-written one; parent directories are created as needed; text is written as UTF-8 with `\\n`
+line endings exactly as given. Never does: encoding or decoding (see `encoding`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["DOCUMENT_EXTENSIONS", "atomic_write_text", "remove_siblings", "write_text"]
+
+DOCUMENT_EXTENSIONS: tuple[str, ...] = ("json", "jsonc", "yaml", "yml")
+"""Extensions of one logical document (`results`, `EVALUATION`) in its possible formats."""
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically: mkdir -p, write `<name>.tmp`, fsync, `os.replace`.
+
+    The file gets mode 0644 (subject to the umask) like evolve's. On failure the temp file is
+    removed and the original file is left untouched.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    data = text.encode("utf-8")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Make the rename durable; not every platform/filesystem allows opening a directory.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Plain (non-atomic) UTF-8 write creating parent directories (how evolve writes reports)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(text)
+
+
+def remove_siblings(
+    path: Path, stem: str | None = None, exts: Iterable[str] = DOCUMENT_EXTENSIONS
+) -> list[Path]:
+    """Delete `<stem>.<ext>` files beside `path` other than `path` itself; return what was removed.
+
+    `stem` defaults to `path`'s stem, so `remove_siblings(dir / "results.yaml")` deletes
+    `results.json`, `results.jsonc` and `results.yml` left over from a format switch. Missing
+    files are fine; directories of those names are left alone.
+    """
+    base = stem if stem is not None else path.stem
+    removed: list[Path] = []
+    for ext in exts:
+        other = path.with_name(f"{base}.{ext}")
+        if other.name == path.name or not other.is_file():
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            other.unlink()
+            removed.append(other)
+    return removed

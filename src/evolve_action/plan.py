@@ -1,0 +1,742 @@
+"""Planning: which cases run, for which model, and why (engine spec §7, report spec §1.5).
+
+Owns: the `Reason` a case × model runs for, the planning inputs (`SetInput`, `PlanModel`,
+`Selection`), `plan()` (scope filters `--plugin`/`--skill`/`--model`/`--eval`/tiers, the
+per-case reasons of `--new`/`--modified`/`--failed`, the baseline need of §9.7), the `Plan`
+value in sweep order (eval set → model → triggers before evals), its renderings (`render` for
+`--dry-run`, `to_json_lines` for `--dry-run --json`), CI sharding (`shard`), the staleness
+predicates used by reports (§7.4), and `build_inputs`, which gathers the inputs of a repository
+(specs, fingerprints, stored results).
+
+Guarantees: `plan`, `render`, `to_json_lines`, `shard` and the predicates are pure; the same
+inputs give the same plan. Only `build_inputs` reads files. A case runs iff its reason is not
+`Reason.NONE`; without any of `--new/--modified/--failed` every applicable case runs with
+`Reason.SELECTED`. Never does: run agents, write results, print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from evolve_action import results as res
+from evolve_action.errors import SpecError, UsageError
+from evolve_action.gocompat import trim_space
+
+if TYPE_CHECKING:
+    from evolve_action.catalog import BoundModel
+    from evolve_action.repo import EvalSet
+
+__all__ = [
+    "BuiltInputs",
+    "EvalCaseInput",
+    "Plan",
+    "PlanModel",
+    "PlannedCase",
+    "PlannedUnit",
+    "Reason",
+    "Selection",
+    "SetInput",
+    "Tier",
+    "TriggerCaseInput",
+    "build_inputs",
+    "eval_reason",
+    "is_modified",
+    "model_allowed",
+    "needs_baseline",
+    "plan",
+    "render",
+    "shard",
+    "stale_tier",
+    "to_json_lines",
+    "trigger_reason",
+]
+
+
+class Tier(StrEnum):
+    """An agent tier."""
+
+    TRIGGERS = "triggers"
+    EVALS = "evals"
+
+
+class Reason(StrEnum):
+    """Why a case runs for a model (engine spec §7.2); `NONE` means it does not run."""
+
+    NONE = "none"
+    SELECTED = "selected"
+    """No `--new/--modified/--failed` flag: every applicable case runs."""
+    FAILED = "failed"
+    """`--failed`: the stored verdict is `passed: false`."""
+    ERRORED = "errored"
+    """`--failed` or `--new`: the stored eval has a `runtime_error`."""
+    MODIFIED = "modified"
+    """`--modified`: the stored `spec_hash` or entry `content_hash` no longer matches the files."""
+    NEW = "new"
+    """`--new`: no stored result for this case and model (the case is *missing*)."""
+    INCOMPLETE = "incomplete"
+    """`--new`: a stored result lacks a verdict, run counts or timing."""
+    MISSING_INPUT_TOKENS = "missing_input_tokens"
+    """`--new`: a usage-reporting harness left no `measured.input_tokens`."""
+    MISSING_OUTPUT_TOKENS = "missing_output_tokens"
+    """`--new`: no `measured.output_tokens`."""
+    MISSING_COSTS = "missing_costs"
+    """`--new`: a priced model's result has no `measured.cost_usd`."""
+    NEEDS_BASELINE = "needs_baseline"
+    """Selection flags set, nothing else applies, but the without-skill baseline is missing/stale."""
+
+    @property
+    def label(self) -> str:
+        """evolve's wording of the reason (what `--dry-run` prints)."""
+        return _LABELS[self]
+
+
+_LABELS: dict[Reason, str] = {
+    Reason.NONE: "up to date",
+    Reason.SELECTED: "selected",
+    Reason.FAILED: "not passing",
+    Reason.ERRORED: "errored",
+    Reason.MODIFIED: "modified",
+    Reason.NEW: "new",
+    Reason.INCOMPLETE: "incomplete run",
+    Reason.MISSING_INPUT_TOKENS: "missing input tokens",
+    Reason.MISSING_OUTPUT_TOKENS: "missing output tokens",
+    Reason.MISSING_COSTS: "missing measured costs",
+    Reason.NEEDS_BASELINE: "needs baseline",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerCaseInput:
+    """One authored trigger query with its current `spec_hash`."""
+
+    query: str
+    should_trigger: bool = False
+    spec_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalCaseInput:
+    """One authored eval with its current fingerprint (stored as result `spec_hash`)."""
+
+    id: str
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetInput:
+    """Everything planning needs to know about one eval set (one results file)."""
+
+    plugin: str
+    skill: str
+    results_dir: Path | None = None
+    restriction: tuple[str, ...] = ()
+    """The evals file's `models` restriction (applies to both tiers); empty = none."""
+    triggers: tuple[TriggerCaseInput, ...] | None = None
+    """Authored queries in order; None when there is no triggers file."""
+    evals: tuple[EvalCaseInput, ...] | None = None
+    """Authored evals in order; None when there is no evals file."""
+    trigger_content_hash: str = ""
+    """Fresh trigger-tier `content_hash` (SKILL.md frontmatter)."""
+    eval_content_hash: str = ""
+    """Fresh eval-tier `content_hash` (whole skill directory)."""
+    stored: res.ResultsFile | None = None
+    """The stored results file (already migrated), if any."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanModel:
+    """A selected model as planning sees it."""
+
+    key: str
+    """`provider/bare-id` (the results key)."""
+    provider: str
+    model: str
+    """Bare model id."""
+    harness: str = ""
+    executes: bool = True
+    """The tier really runs agents for it (harness available and not count-only)."""
+    reports_usage: bool = True
+    """Its harness reports token usage (claude, codex, grok)."""
+    priced: bool = True
+    """The model has both input and output prices."""
+
+    @classmethod
+    def from_bound(cls, bound: BoundModel, *, executes: bool = True) -> PlanModel:
+        """Build from a catalog `BoundModel`."""
+        from evolve_action.catalog import USAGE_HARNESSES
+
+        m = bound.model
+        return cls(
+            key=m.key,
+            provider=m.provider,
+            model=m.id,
+            harness=bound.harness,
+            executes=executes,
+            reports_usage=bound.harness in USAGE_HARNESSES,
+            priced=m.pricing is not None,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """What the user asked for on the command line."""
+
+    new: bool = False
+    modified: bool = False
+    failed: bool = False
+    plugins: tuple[str, ...] = ()
+    """`--plugin`: exact plugin names; empty = all."""
+    skills: tuple[str, ...] = ()
+    """`--skill`: exact skill directory names; empty = all."""
+    models: tuple[str, ...] = ()
+    """`--model` tokens (provider, `provider/id`, bare id, `all`); empty = every given model."""
+    eval_ids: tuple[str, ...] = ()
+    """`--eval`: exact normalized eval ids (evals tier only); empty = all."""
+    tiers: tuple[Tier, ...] = (Tier.TRIGGERS, Tier.EVALS)
+    baseline: bool = True
+    """Without-skill baselines on (`--baseline`, default)."""
+
+    @property
+    def flagged(self) -> bool:
+        """Any of `--new`, `--modified`, `--failed` is set."""
+        return self.new or self.modified or self.failed
+
+
+# --------------------------------------------------------------------------------------------
+# The plan
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedCase:
+    """One case × model that runs, and why."""
+
+    plugin: str
+    skill: str
+    model: str
+    """Model key."""
+    tier: Tier
+    case: str
+    """The trigger query or the eval id."""
+    reason: Reason
+    baseline: bool = False
+    """Evals: the without-skill baseline must (re-)run before this case."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedUnit:
+    """One (skill, model, tier) unit: the cases to run and the cases its entry keeps."""
+
+    plugin: str
+    skill: str
+    model: str
+    tier: Tier
+    results_dir: Path | None = None
+    cases: tuple[PlannedCase, ...] = ()
+    """Cases to run, in authored order; empty = "skip: results complete"."""
+    valid_keys: tuple[str, ...] = ()
+    """Every case valid for this model in authored order (the merge list of §7.3)."""
+
+    @property
+    def runs(self) -> bool:
+        """The unit has something to run."""
+        return bool(self.cases)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """Units in sweep order: eval set (plugin, skill) → model → triggers before evals."""
+
+    units: tuple[PlannedUnit, ...] = ()
+    selection: Selection = field(default_factory=Selection)
+
+    @property
+    def cases(self) -> tuple[PlannedCase, ...]:
+        """Every planned case, in sweep order."""
+        return tuple(c for u in self.units for c in u.cases)
+
+    @property
+    def runnable(self) -> tuple[PlannedUnit, ...]:
+        """Units with at least one case to run."""
+        return tuple(u for u in self.units if u.cases)
+
+    def counts(self) -> dict[tuple[Tier, Reason], int]:
+        """Planned cases per (tier, reason), in first-seen order."""
+        out: dict[tuple[Tier, Reason], int] = {}
+        for c in self.cases:
+            out[(c.tier, c.reason)] = out.get((c.tier, c.reason), 0) + 1
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Predicates
+# --------------------------------------------------------------------------------------------
+
+
+def model_allowed(restriction: Sequence[str], *, provider: str, key: str, model: str) -> bool:
+    """§4.4: no restriction, or a trimmed token `all`, the provider id, the key or the bare id."""
+    toks = [trim_space(t) for t in restriction]
+    if not restriction:
+        return True
+    return any(t in ("all", provider, key, model) for t in toks)
+
+
+def is_modified(stored_spec: str, stored_content: str, fresh_spec: str, fresh_content: str) -> bool:
+    """§6.7: `stored_spec != ""` and (spec differs, or both content hashes known and different)."""
+    if stored_spec == "":
+        return False
+    if stored_spec != fresh_spec:
+        return True
+    return stored_content != "" and stored_content != fresh_content
+
+
+def _matches_model(tokens: Sequence[str], m: PlanModel) -> bool:
+    toks = [t.strip() for part in tokens for t in part.split(",") if t.strip()]
+    return not toks or any(t in ("all", m.provider, m.key, m.model) for t in toks)
+
+
+def trigger_reason(
+    stored: res.TriggerResult | None,
+    *,
+    fresh_spec_hash: str,
+    stored_content_hash: str,
+    fresh_content_hash: str,
+    selection: Selection,
+    executes: bool,
+) -> Reason:
+    """The reason a trigger case runs (engine spec §7.2, first match wins)."""
+    if not selection.flagged:
+        return Reason.SELECTED
+    if selection.failed and executes and stored is not None and stored.passed is False:
+        return Reason.FAILED
+    if (
+        selection.modified
+        and stored is not None
+        and is_modified(stored.spec_hash, stored_content_hash, fresh_spec_hash, fresh_content_hash)
+    ):
+        return Reason.MODIFIED
+    if selection.new:
+        if stored is None:
+            return Reason.NEW
+        if executes and (
+            stored.hits is None
+            or stored.runs is None
+            or stored.passed is None
+            or stored.avg_run_seconds is None
+        ):
+            return Reason.INCOMPLETE
+    return Reason.NONE
+
+
+def eval_reason(
+    stored: res.EvalResult | None,
+    *,
+    fresh_fingerprint: str,
+    stored_content_hash: str,
+    fresh_content_hash: str,
+    selection: Selection,
+    executes: bool,
+    reports_usage: bool,
+    priced: bool,
+) -> Reason:
+    """The reason an eval case runs before the baseline rule (engine spec §7.2, first match wins)."""
+    if not selection.flagged:
+        return Reason.SELECTED
+    if selection.failed and executes and stored is not None:
+        if stored.runtime_error:
+            return Reason.ERRORED
+        if stored.passed is False:
+            return Reason.FAILED
+    if (
+        selection.modified
+        and stored is not None
+        and is_modified(
+            stored.spec_hash, stored_content_hash, fresh_fingerprint, fresh_content_hash
+        )
+    ):
+        return Reason.MODIFIED
+    if selection.new:
+        if stored is None:
+            return Reason.NEW
+        if executes:
+            if stored.runtime_error:
+                return Reason.ERRORED
+            if (
+                stored.passed is None
+                or stored.timing is None
+                or stored.timing.executor_duration_seconds is None
+            ):
+                return Reason.INCOMPLETE
+            if reports_usage:
+                if stored.measured is None or stored.measured.input_tokens is None:
+                    return Reason.MISSING_INPUT_TOKENS
+                if stored.measured.output_tokens is None:
+                    return Reason.MISSING_OUTPUT_TOKENS
+            if priced and (stored.measured is None or stored.measured.cost_usd is None):
+                return Reason.MISSING_COSTS
+    return Reason.NONE
+
+
+def needs_baseline(entry: res.EvalsEntry | None, eval_id: str, fingerprint: str) -> bool:
+    """§9.7: the stored entry has no baseline, no baseline row for `eval_id`, or a stale one."""
+    if entry is None or entry.baseline is None:
+        return True
+    for r in entry.baseline.results:
+        if r.id == eval_id:
+            return r.fingerprint != fingerprint
+    return True
+
+
+def stale_tier(
+    entries: Iterable[res.TriggersEntry | res.EvalsEntry | None],
+    *,
+    fresh_specs: Mapping[str, str],
+    fresh_content_hash: str,
+) -> bool:
+    """§7.4: any model's entry has a result that is modified against the fresh hashes.
+
+    `fresh_specs` maps query/id → current spec hash (trigger `spec_hash` / eval fingerprint); a
+    stored case no longer in the spec compares against `""` (so it counts as modified).
+    """
+    for entry in entries:
+        if entry is None:
+            continue
+        content = entry.header.content_hash
+        for r in entry.results:
+            key = r.query if isinstance(r, res.TriggerResult) else r.id
+            if is_modified(r.spec_hash, content, fresh_specs.get(key, ""), fresh_content_hash):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Planning
+# --------------------------------------------------------------------------------------------
+
+
+def _unique(keys: Iterable[str]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for k in keys:
+        if k not in seen:
+            seen.add(k)
+            out.append(k)
+    return tuple(out)
+
+
+def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
+    if s.triggers is None:
+        return None
+    entry = s.stored.models.get(m.key, res.ModelEntry()).triggers if s.stored else None
+    by_query: dict[str, res.TriggerResult] = {}
+    for r in entry.results if entry else ():
+        by_query.setdefault(r.query, r)
+    stored_content = entry.header.content_hash if entry else ""
+    cases: list[PlannedCase] = []
+    seen: set[str] = set()
+    for c in s.triggers:
+        if c.query in seen:
+            continue
+        seen.add(c.query)
+        reason = trigger_reason(
+            by_query.get(c.query),
+            fresh_spec_hash=c.spec_hash,
+            stored_content_hash=stored_content,
+            fresh_content_hash=s.trigger_content_hash,
+            selection=sel,
+            executes=m.executes,
+        )
+        if reason is not Reason.NONE:
+            cases.append(
+                PlannedCase(
+                    plugin=s.plugin,
+                    skill=s.skill,
+                    model=m.key,
+                    tier=Tier.TRIGGERS,
+                    case=c.query,
+                    reason=reason,
+                )
+            )
+    return PlannedUnit(
+        plugin=s.plugin,
+        skill=s.skill,
+        model=m.key,
+        tier=Tier.TRIGGERS,
+        results_dir=s.results_dir,
+        cases=tuple(cases),
+        valid_keys=_unique(c.query for c in s.triggers),
+    )
+
+
+def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
+    if s.evals is None:
+        return None
+    narrowed = [c for c in s.evals if not sel.eval_ids or c.id in sel.eval_ids]
+    if not narrowed:
+        return None  # `--eval` matched nothing here: the tier is skipped silently.
+    entry = s.stored.models.get(m.key, res.ModelEntry()).evals if s.stored else None
+    by_id: dict[str, res.EvalResult] = {}
+    for r in entry.results if entry else ():
+        by_id.setdefault(r.id, r)
+    stored_content = entry.header.content_hash if entry else ""
+    use_baseline = sel.baseline and m.executes
+    cases: list[PlannedCase] = []
+    seen: set[str] = set()
+    for c in narrowed:
+        if c.id in seen:
+            continue
+        seen.add(c.id)
+        reason = eval_reason(
+            by_id.get(c.id),
+            fresh_fingerprint=c.fingerprint,
+            stored_content_hash=stored_content,
+            fresh_content_hash=s.eval_content_hash,
+            selection=sel,
+            executes=m.executes,
+            reports_usage=m.reports_usage,
+            priced=m.priced,
+        )
+        stored = by_id.get(c.id)
+        base = use_baseline and needs_baseline(entry, c.id, c.fingerprint)
+        # Deliberate difference from evolve: "needs baseline" re-runs a case that *has* a stored
+        # with-skill result (so it gets a contemporaneous one); a case never run is `--new`'s
+        # business, so `--modified`/`--failed` alone never start evals that have no results.
+        if reason is Reason.NONE and sel.flagged and base and stored is not None:
+            reason = Reason.NEEDS_BASELINE
+        if reason is not Reason.NONE:
+            cases.append(
+                PlannedCase(
+                    plugin=s.plugin,
+                    skill=s.skill,
+                    model=m.key,
+                    tier=Tier.EVALS,
+                    case=c.id,
+                    reason=reason,
+                    baseline=base,
+                )
+            )
+    return PlannedUnit(
+        plugin=s.plugin,
+        skill=s.skill,
+        model=m.key,
+        tier=Tier.EVALS,
+        results_dir=s.results_dir,
+        cases=tuple(cases),
+        # Unlike evolve (engine spec §13.10b) `--eval` does not narrow the merge list, so other
+        # evals' stored results survive a `--eval X` run.
+        valid_keys=_unique(c.id for c in s.evals),
+    )
+
+
+def plan(sets: Sequence[SetInput], models: Sequence[PlanModel], selection: Selection) -> Plan:
+    """Decide, per case × model, whether it runs and why.
+
+    `sets` are in repository order, `models` in selection order. Filters: `--plugin`/`--skill`
+    (exact, ANDed), `--model` tokens, the evals file's model restriction (a model outside it has
+    no unit at all for that skill), `--eval` (evals tier only). Units with nothing to run are
+    kept (with no cases) so front ends can print "skip: results complete".
+    """
+    units: list[PlannedUnit] = []
+    chosen = [m for m in models if _matches_model(selection.models, m)]
+    for s in sets:
+        if selection.plugins and s.plugin not in selection.plugins:
+            continue
+        if selection.skills and s.skill not in selection.skills:
+            continue
+        for m in chosen:
+            if not model_allowed(s.restriction, provider=m.provider, key=m.key, model=m.model):
+                continue
+            for tier in (Tier.TRIGGERS, Tier.EVALS):
+                if tier not in selection.tiers:
+                    continue
+                unit = (
+                    _trigger_unit(s, m, selection)
+                    if tier is Tier.TRIGGERS
+                    else _eval_unit(s, m, selection)
+                )
+                if unit is not None:
+                    units.append(unit)
+    return Plan(units=tuple(units), selection=selection)
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+
+
+def to_json_lines(p: Plan) -> str:
+    """`--dry-run --json`: one JSON object per planned case, one per line (UTF-8, no escaping).
+
+    Keys: `plugin`, `skill`, `model`, `tier`, `case`, `reason` (the `Reason` value), and for
+    evals `baseline` (whether the without-skill baseline re-runs too).
+    """
+    lines: list[str] = []
+    for c in p.cases:
+        obj: dict[str, object] = {
+            "plugin": c.plugin,
+            "skill": c.skill,
+            "model": c.model,
+            "tier": str(c.tier),
+            "case": c.case,
+            "reason": str(c.reason),
+        }
+        if c.tier is Tier.EVALS:
+            obj["baseline"] = c.baseline
+        lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    return "".join(line + "\n" for line in lines)
+
+
+def _short(text: str, n: int = 70) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= n else one[: n - 1] + "…"
+
+
+def render(p: Plan) -> str:
+    """The human `--dry-run` listing: one block per unit, then a total line."""
+    out: list[str] = []
+    for u in p.units:
+        if not u.cases:
+            out.append(
+                f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier} (skip: results complete) ==="
+            )
+            continue
+        out.append(f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier}: {len(u.cases)} to run ===")
+        for c in u.cases:
+            extra = " +baseline" if c.baseline else ""
+            out.append(f"  {c.reason.label:<22} {_short(c.case)}{extra}")
+    runnable = p.runnable
+    n_cases = sum(len(u.cases) for u in runnable)
+    skipped = len(p.units) - len(runnable)
+    by_tier: dict[Tier, int] = {}
+    for c in p.cases:
+        by_tier[c.tier] = by_tier.get(c.tier, 0) + 1
+    tiers = ", ".join(f"{by_tier[t]} {t}" for t in (Tier.TRIGGERS, Tier.EVALS) if t in by_tier)
+    total = f"plan: {n_cases} case(s) in {len(runnable)} unit(s) to run"
+    if tiers:
+        total += f" ({tiers})"
+    total += f"; {skipped} unit(s) up to date"
+    out.append(total)
+    return "\n".join(out) + "\n"
+
+
+def shard(p: Plan, index: int, total: int, *, by: Literal["set", "unit"] = "set") -> Plan:
+    """The part of `p` that shard `index` (0-based) of `total` runs, for CI matrix splits.
+
+    `by="set"` (default) keeps every unit of one eval set in the same shard, so each results
+    file is written by exactly one shard and shard outputs never conflict. `by="unit"` splits
+    finer (shards then write different model entries of the same file, which a later merge must
+    combine). Assignment is deterministic: groups are taken by descending planned-case count
+    (ties in sweep order) and each goes to the least-loaded shard (ties: lowest index). Units
+    with no cases stay with their group. Raises `UsageError` for a bad index/total.
+    """
+    if total < 1 or not 0 <= index < total:
+        raise UsageError(f"--shard {index}/{total}: want 0 <= index < total")
+
+    def group_of(u: PlannedUnit) -> tuple[str, ...]:
+        return (u.plugin, u.skill) if by == "set" else (u.plugin, u.skill, u.model, str(u.tier))
+
+    groups: dict[tuple[str, ...], list[PlannedUnit]] = {}
+    for u in p.units:
+        groups.setdefault(group_of(u), []).append(u)
+    order = sorted(
+        enumerate(groups.items()),
+        key=lambda item: (-sum(len(u.cases) for u in item[1][1]), item[0]),
+    )
+    load = [0] * total
+    owner: dict[tuple[str, ...], int] = {}
+    for _, (k, us) in order:
+        target = min(range(total), key=lambda i: (load[i], i))
+        owner[k] = target
+        load[target] += sum(len(u.cases) for u in us)
+    keep = tuple(u for u in p.units if owner[group_of(u)] == index)
+    return Plan(units=keep, selection=p.selection)
+
+
+# --------------------------------------------------------------------------------------------
+# Gathering inputs from a repository (the only I/O here)
+# --------------------------------------------------------------------------------------------
+
+
+class BuiltInputs(NamedTuple):
+    """Planning inputs plus the warnings met while reading stored results."""
+
+    sets: list[SetInput]
+    warnings: list[str]
+
+
+def build_inputs(
+    eval_sets: Sequence[EvalSet],
+    *,
+    tiers: Sequence[Tier] = (Tier.TRIGGERS, Tier.EVALS),
+    root: Path | None = None,
+) -> BuiltInputs:
+    """Load specs, fingerprints and stored results for each eval set (repository order).
+
+    The evals file is read for the model restriction even when only triggers run; when it
+    cannot be parsed, a triggers-only sweep runs unrestricted (engine spec §4.4), while a sweep
+    including evals fails with its `SpecError`. A results file with a newer schema raises
+    `SpecError`; an unreadable one is planned as absent with a warning.
+    """
+    from evolve_action import fingerprint, specs
+
+    out: list[SetInput] = []
+    warnings: list[str] = []
+    for es in eval_sets:
+        restriction: tuple[str, ...] = ()
+        evals: tuple[EvalCaseInput, ...] | None = None
+        eval_content = ""
+        if es.evals_path is not None:
+            try:
+                spec = specs.load_evals(es.evals_path)
+            except SpecError:
+                if Tier.EVALS in tiers:
+                    raise
+                spec = None
+            if spec is not None:
+                restriction = spec.models
+                if Tier.EVALS in tiers:
+                    evals = tuple(
+                        EvalCaseInput(id=c.id, fingerprint=fingerprint.eval_fingerprint(c))
+                        for c in spec.evals
+                    )
+                    eval_content = fingerprint.eval_content_hash(es.skill_dir)
+        triggers: tuple[TriggerCaseInput, ...] | None = None
+        trigger_content = ""
+        if es.triggers_path is not None and Tier.TRIGGERS in tiers:
+            tspec = specs.load_triggers(es.triggers_path)
+            triggers = tuple(
+                TriggerCaseInput(
+                    query=q.query,
+                    should_trigger=q.should_trigger,
+                    spec_hash=fingerprint.trigger_spec_hash(q.query, q.should_trigger),
+                )
+                for q in tspec.queries
+            )
+            trigger_content = fingerprint.skill_content_hash(es.skill_dir / "SKILL.md")
+        loaded = res.load_results(es.results_dir, plugin=es.plugin, skill=es.skill, root=root)
+        if loaded.warning:
+            warnings.append(loaded.warning)
+        out.append(
+            SetInput(
+                plugin=es.plugin,
+                skill=es.skill,
+                results_dir=es.results_dir,
+                restriction=restriction,
+                triggers=triggers,
+                evals=evals,
+                trigger_content_hash=trigger_content,
+                eval_content_hash=eval_content,
+                stored=loaded.file,
+            )
+        )
+    return BuiltInputs(out, warnings)

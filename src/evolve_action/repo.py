@@ -1,0 +1,451 @@
+"""The repository model: layout detection, root resolution, plugins, skills, eval sets, manifests.
+
+Owns: `discover` (engine spec §1: marketplace → multi → single, `--layout`, `--root`, the walk up
+from the working directory and its exact error messages), the frozen `Repository`/`Plugin`/`Skill`/
+`EvalSet` values, SKILL.md frontmatter parsing (§5.3, with line numbers) and strict JSON manifest
+reading (`plugin.json`, `marketplace.json`).
+
+Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
+symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
+`EvolveError` subclass naming the path. Never does: printing, reading `os.environ`, writing files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from evolve_action.errors import SpecError, UsageError
+
+Layout = Literal["marketplace", "multi", "single"]
+"""A detected (or forced) repository kind."""
+
+LAYOUTS: tuple[Layout, ...] = ("marketplace", "multi", "single")
+"""Auto-detection order: the first kind whose marker is present wins."""
+
+CLAUDE_MANIFEST = ".claude-plugin/plugin.json"
+CODEX_MANIFEST = ".codex-plugin/plugin.json"
+CLAUDE_MARKETPLACE = ".claude-plugin/marketplace.json"
+CODEX_MARKETPLACE = ".agents/plugins/marketplace.json"
+
+MANIFEST_PATHS: dict[str, str] = {"claude": CLAUDE_MANIFEST, "codex": CODEX_MANIFEST}
+"""Plugin manifest kind (`checks.plugin_manifests`) → path inside the plugin directory."""
+
+MAX_TEXT_BYTES = 10 * 1024 * 1024
+"""SKILL.md and manifests larger than this are refused (a user error, never a slow parse)."""
+
+NOT_RECOGNIZED = (
+    "is not a recognized plugin repository (no .claude-plugin/marketplace.json, "
+    "plugins/*/.claude-plugin/plugin.json, or .claude-plugin/plugin.json)"
+)
+NOT_FOUND = (
+    "no plugin repository found walking up from the working directory; recognized layouts: "
+    "marketplace (.claude-plugin/marketplace.json), multi (plugins/*/.claude-plugin/plugin.json), "
+    "single (.claude-plugin/plugin.json)"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plugin:
+    """One plugin of the repository."""
+
+    name: str
+    """Directory name (multi/marketplace) or the root manifest's `name` (single)."""
+    dir: Path
+    """Absolute plugin directory (the root itself in the single layout)."""
+    rel: str
+    """`dir` relative to the root with `/` separators (`.` for the single layout)."""
+    skills_dir: Path
+    """`<dir>/skills`."""
+    evals_dir: Path
+    """`<dir>/evals`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skill:
+    """A `skills/<name>/SKILL.md` found by the checks glob."""
+
+    name: str
+    """The skill directory name."""
+    plugin: str
+    dir: Path
+    """Absolute skill directory."""
+    skill_md: Path
+    """Absolute path of its SKILL.md."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalSet:
+    """A skill with authored definitions: `evals/<skill>/` holding a triggers and/or evals file."""
+
+    plugin: str
+    plugin_dir: Path
+    plugin_rel: str
+    skill: str
+    """Skill name = the eval directory name (authoritative over any `skill_name` field)."""
+    skill_dir: Path
+    """`<plugin>/skills/<skill>` (may not exist; the checks flag it)."""
+    results_dir: Path
+    """`<plugin>/evals/<skill>`: where triggers, evals, fixtures and results live."""
+    triggers_path: Path | None
+    evals_path: Path | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Repository:
+    """A detected plugin repository."""
+
+    root: Path
+    """Absolute root (made absolute without resolving symlinks)."""
+    layout: Layout
+    plugins: tuple[Plugin, ...]
+
+    def rel(self, path: Path) -> str:
+        """Render `path` relative to the root with `/` separators; absolute when outside it."""
+        return rel_path(self.root, path)
+
+    def plugin(self, name: str) -> Plugin | None:
+        """The plugin named `name`, if any."""
+        return next((p for p in self.plugins if p.name == name), None)
+
+    def eval_sets(self) -> list[EvalSet]:
+        """Every eval set in (plugin, skill) order — the sweep order (spec §1.3).
+
+        Raises `SpecError` when a directory holds two files for one basename.
+        """
+        return list(_eval_sets(self))
+
+    def skills(self) -> list[Skill]:
+        """Every `skills/*/SKILL.md` of every plugin, in plugin then path order."""
+        found: list[Skill] = []
+        for plugin in self.plugins:
+            found.extend(plugin_skills(plugin))
+        return found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Frontmatter:
+    """The `key: value` lines of a SKILL.md frontmatter block, read the way evolve reads them."""
+
+    fields: dict[str, str] = field(default_factory=dict)
+    """Key → value (trimmed, one pair of matching quotes removed); later duplicates win."""
+    lines: dict[str, int] = field(default_factory=dict)
+    """Key → 1-based line number of its (last) occurrence."""
+    end_line: int = 0
+    """1-based line of the closing `---`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Manifest:
+    """A JSON manifest read for the checks: either a decoded value or the problem with it."""
+
+    path: Path
+    exists: bool
+    """True when `path` is a regular file."""
+    value: Any = None
+    """The decoded JSON value (any type) when it parsed."""
+    error: str | None = None
+    """`read …: …` or `invalid JSON: …` when it could not be used."""
+    line: int | None = None
+    """Line of the JSON syntax error, when known."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the file exists and parsed as JSON (of any type)."""
+        return self.exists and self.error is None
+
+
+def parse_layout(value: str | None) -> Layout | None:
+    """Validate a `--layout`/config value: `None` means auto-detect."""
+    if value is None or value in ("", "auto"):
+        return None
+    if value in LAYOUTS:
+        return value
+    raise UsageError(f'unknown layout "{value}" (want auto, marketplace, multi, or single)')
+
+
+def classify(directory: Path, forced: Layout | None = None) -> Layout | None:
+    """The kind of `directory` by its markers (only the forced kind's marker when given)."""
+    kinds: Iterable[Layout] = (forced,) if forced else LAYOUTS
+    for kind in kinds:
+        if kind == "marketplace" and (directory / CLAUDE_MARKETPLACE).is_file():
+            return kind
+        if kind == "multi" and _has_multi_marker(directory):
+            return kind
+        if kind == "single" and (directory / CLAUDE_MANIFEST).is_file():
+            return kind
+    return None
+
+
+def _has_multi_marker(directory: Path) -> bool:
+    plugins = directory / "plugins"
+    try:
+        entries = os.scandir(plugins)
+    except OSError:
+        return False
+    with entries:
+        # Go's filepath.Glob: any entry type, dot names included; lexists (a dangling link counts).
+        return any(os.path.lexists(Path(e.path) / CLAUDE_MANIFEST) for e in entries)
+
+
+def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Repository:
+    """Find and model the plugin repository (spec §1.2).
+
+    `root` given: only it is classified (made absolute against `cwd`, symlinks kept). Otherwise walk
+    from `cwd` up to `/`. Raises `UsageError` for a bad `--root`/`--layout`, `SpecError` when no
+    repository is found.
+    """
+    forced = parse_layout(layout)
+    if root is not None:
+        base = absolute(cwd / root)
+        if not base.is_dir():
+            raise UsageError(f"--root {root} is not a directory", path=base)
+        kind = classify(base, forced)
+        if kind is None:
+            raise SpecError(
+                f"{base} {NOT_RECOGNIZED}",
+                hint="pass --root at the repository root, or --layout to force a kind",
+            )
+        return _build(base, kind)
+    here = absolute(cwd)
+    while True:
+        kind = classify(here, forced)
+        if kind is not None:
+            return _build(here, kind)
+        if here.parent == here:
+            raise SpecError(NOT_FOUND, hint="run inside a plugin repository or pass --root")
+        here = here.parent
+
+
+def _build(root: Path, kind: Layout) -> Repository:
+    if kind == "single":
+        plugins: tuple[Plugin, ...] = (
+            Plugin(
+                name=_single_name(root),
+                dir=root,
+                rel=".",
+                skills_dir=root / "skills",
+                evals_dir=root / "evals",
+            ),
+        )
+    else:
+        plugins = tuple(
+            Plugin(
+                name=name,
+                dir=path,
+                rel=rel_path(root, path),
+                skills_dir=path / "skills",
+                evals_dir=path / "evals",
+            )
+            for name, path in _subdirs(root / "plugins")
+        )
+    return Repository(root=root, layout=kind, plugins=plugins)
+
+
+def _single_name(root: Path) -> str:
+    manifest = read_manifest(root / CLAUDE_MANIFEST)
+    if manifest.ok and isinstance(manifest.value, dict):
+        name = manifest.value.get("name")
+        if isinstance(name, str):
+            return name
+    return root.name
+
+
+def _subdirs(directory: Path) -> list[tuple[str, Path]]:
+    """Non-symlink directory entries of `directory`, sorted by name bytes (missing → empty)."""
+    try:
+        with os.scandir(directory) as entries:
+            found = [
+                (e.name, directory / e.name) for e in entries if e.is_dir(follow_symlinks=False)
+            ]
+    except OSError:
+        return []
+    return sorted(found, key=lambda item: item[0].encode("utf-8", "surrogateescape"))
+
+
+def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
+    from evolve_action.encoding import find_one
+
+    for plugin in repo.plugins:
+        for skill, directory in _subdirs(plugin.evals_dir):
+            triggers = find_one(directory, "triggers")
+            evals = find_one(directory, "evals")
+            if triggers is None and evals is None:
+                continue
+            yield EvalSet(
+                plugin=plugin.name,
+                plugin_dir=plugin.dir,
+                plugin_rel=plugin.rel,
+                skill=skill,
+                skill_dir=plugin.skills_dir / skill,
+                results_dir=directory,
+                triggers_path=triggers,
+                evals_path=evals,
+            )
+
+
+def plugin_skills(plugin: Plugin) -> list[Skill]:
+    """Glob `<plugin>/skills/*/SKILL.md` like Go: any entry type, dot names included, sorted."""
+    try:
+        with os.scandir(plugin.skills_dir) as entries:
+            names = sorted(
+                (e.name for e in entries), key=lambda n: n.encode("utf-8", "surrogateescape")
+            )
+    except OSError:
+        return []
+    found: list[Skill] = []
+    for name in names:
+        skill_md = plugin.skills_dir / name / "SKILL.md"
+        if os.path.lexists(skill_md):
+            found.append(
+                Skill(
+                    name=name, plugin=plugin.name, dir=plugin.skills_dir / name, skill_md=skill_md
+                )
+            )
+    return found
+
+
+def absolute(path: Path) -> Path:
+    """Make `path` absolute and lexically clean, without resolving symlinks (evolve's rule)."""
+    return Path(os.path.abspath(path))  # noqa: PTH100 - Path.resolve() would follow symlinks
+
+
+def rel_path(root: Path, path: Path) -> str:
+    """`path` relative to `root` with `/` separators (`.` for the root), absolute when outside."""
+    try:
+        rel = absolute(path).relative_to(root)
+    except ValueError:
+        return absolute(path).as_posix()
+    text = rel.as_posix()
+    return text if text else "."
+
+
+# --- SKILL.md frontmatter (spec §5.3) --------------------------------------------------------
+
+_KEY_LINE = re.compile(r"([A-Za-z][0-9A-Za-z_-]*):[ \t\n\f\r]*(.*)", re.ASCII | re.DOTALL)
+
+
+def split_lines(text: str) -> list[str]:
+    """Go `SplitLines`: CRLF and lone CR become LF, one trailing LF dropped, split on LF."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text == "":
+        return []
+    if text.endswith("\n"):
+        text = text[:-1]
+    return text.split("\n")
+
+
+_GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def trim_space(text: str) -> str:
+    """Go `strings.TrimSpace` (Unicode White_Space only)."""
+    return text.strip(_GO_SPACE)
+
+
+def parse_frontmatter(text: str) -> Frontmatter | None:
+    """Parse the leading `---` block as evolve does; `None` when absent or unterminated.
+
+    Only flat `key: value` lines count; nested or multi-line YAML is not understood
+    (`description: >` yields `>`), exactly like evolve.
+    """
+    lines = split_lines(text)
+    if not lines or trim_space(lines[0]) != "---":
+        return None
+    fields: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if trim_space(line) == "---":
+            return Frontmatter(fields=fields, lines=where, end_line=index + 1)
+        match = _KEY_LINE.fullmatch(line)
+        if match is None:
+            continue
+        value = trim_space(match.group(2))
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        fields[match.group(1)] = value
+        where[match.group(1)] = index + 1
+    return None
+
+
+def read_text(path: Path, *, limit: int = MAX_TEXT_BYTES) -> str:
+    """Read a UTF-8 text file, refusing huge or non-UTF-8 files with an `OSError`-style reason.
+
+    Raises `SpecError` (naming the path) so callers can turn it into a finding or a fatal error.
+    """
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise SpecError(
+                f"file is {size} bytes; the limit is {limit // (1024 * 1024)} MiB", path=path
+            )
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"read {path}: {exc.strerror or exc}", path=path) from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecError(
+            f"invalid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}, line {line}",
+            path=path,
+            line=line,
+            hint="save the file as UTF-8",
+        ) from exc
+
+
+# --- JSON manifests -------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Read a JSON manifest strictly (Go `encoding/json`: no comments, NaN or BOM); never raises."""
+    if not path.is_file():
+        return Manifest(path=path, exists=False)
+    try:
+        text = read_text(path)
+    except SpecError as exc:
+        return Manifest(path=path, exists=True, error=f"read {path}: {exc.message}", line=exc.line)
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return Manifest(
+            path=path,
+            exists=True,
+            error=f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+            line=exc.lineno,
+        )
+    except ValueError as exc:
+        return Manifest(path=path, exists=True, error=f"invalid JSON: {exc}")
+    return Manifest(path=path, exists=True, value=value)
+
+
+def go_str(value: Any) -> str:
+    """Go `fmt.Sprint` of a decoded JSON value as the checks print it (null → ``)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + " ".join(go_str(v) for v in value) + "]"
+    if isinstance(value, dict):
+        inner = " ".join(f"{k}:{go_str(v)}" for k, v in sorted(value.items()))
+        return f"map[{inner}]"
+    return str(value)

@@ -1,0 +1,125 @@
+"""Throwaway agent workspaces: a temp dir, skills installed, a git repository with one commit.
+
+Owns: `create_trigger_workspace` (every skill of the plugin symlinked under `.claude/skills/`, engine
+spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`
+and `plugin_skill_dirs`. Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
+`GIT_CONFIG_SYSTEM` = /dev/null, fixed identity) and an allowlisted environment (`procenv.safe_env`);
+failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never touches
+the repository (skills are linked, not copied), never reads `os.environ` (callers pass `environ`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from evolve_action import procenv
+from evolve_action.errors import EnvironmentProblem
+
+SKILLS_DIR = Path(".claude") / "skills"
+"""Where Claude Code discovers project skills, relative to the workspace."""
+
+
+def plugin_skill_dirs(skills_dir: Path) -> list[Path]:
+    """Every non-symlink subdirectory of `skills_dir` holding a regular `SKILL.md`, absolute, sorted."""
+    try:
+        with os.scandir(skills_dir) as entries:
+            names = sorted(
+                (e.name for e in entries if e.is_dir(follow_symlinks=False)),
+                key=lambda n: n.encode("utf-8", "surrogateescape"),
+            )
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        skill = (skills_dir / name).absolute()
+        if (skill / "SKILL.md").is_file():
+            out.append(skill)
+    return out
+
+
+def create_workspace(
+    *,
+    prefix: str,
+    skills: Iterable[Path],
+    environ: Mapping[str, str],
+    files: Iterable[tuple[str, bytes]] = (),
+    tmp_root: Path | None = None,
+) -> Path:
+    """Make a temp workspace: stage `files`, link `skills` under `.claude/skills/`, `git init` + commit."""
+    ws = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_root))
+    try:
+        for rel, data in files:
+            dest = ws / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            dest.chmod(0o644)
+        target = ws / SKILLS_DIR
+        target.mkdir(parents=True, exist_ok=True)
+        for skill in skills:
+            (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
+        _git_init(ws, environ)
+    except BaseException:
+        shutil.rmtree(ws, ignore_errors=True)
+        raise
+    return ws
+
+
+def create_trigger_workspace(
+    skills_dir: Path, *, environ: Mapping[str, str], tmp_root: Path | None = None
+) -> Path:
+    """A `triggers.*` workspace with every skill of the plugin installed (engine spec §8.2)."""
+    return create_workspace(
+        prefix="triggers.",
+        skills=plugin_skill_dirs(skills_dir),
+        environ=environ,
+        tmp_root=tmp_root,
+    )
+
+
+def remove_workspace(ws: Path) -> None:
+    """Delete a workspace (symlinked skills are unlinked, never followed)."""
+    shutil.rmtree(ws, ignore_errors=True)
+
+
+def _git_init(ws: Path, environ: Mapping[str, str]) -> None:
+    env = procenv.safe_env(
+        environ,
+        extra={"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull},
+    )
+    for args in (
+        ["-c", "init.defaultBranch=main", "init", "-q"],
+        ["-c", "core.excludesFile=/dev/null", "add", "-A"],
+        [
+            "-c",
+            "user.name=evolve",
+            "-c",
+            "user.email=evolve@workspace.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "initial workspace state",
+        ],
+    ):
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=ws,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"git {' '.join(args)}: {exc}", hint="install git (workspaces are git repositories)"
+            ) from exc
+        if proc.returncode != 0:
+            output = (proc.stdout + proc.stderr).strip()
+            raise EnvironmentProblem(f"git {' '.join(args)}: exit {proc.returncode}: {output}")

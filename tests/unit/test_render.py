@@ -1,0 +1,229 @@
+"""Cell formulas and the document grammar of render.py (report spec §3.2, §3.5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve_action.catalog import BUILTIN_CATALOG
+from evolve_action.render import (
+    EM,
+    MARKER,
+    cell_text,
+    group,
+    pct,
+    render_plugin_page,
+    render_root,
+    secs,
+    spct,
+    usd,
+)
+from evolve_action.report import LoadedFile, LoadedPlugin, plugin_summary, provider_caps
+from evolve_action.results import (
+    EntryHeader,
+    EvalResult,
+    EvalsEntry,
+    EvalSummary,
+    GradedAssertion,
+    GradeSummary,
+    ModelEntry,
+    ResultsFile,
+    Timing,
+    TriggerResult,
+    TriggersEntry,
+    TriggerSummary,
+)
+
+
+@pytest.mark.parametrize(
+    ("fn", "value", "want"),
+    [
+        (pct, None, EM),
+        (pct, 0.981818, "98%"),
+        (pct, 0.005, "0%"),  # correctly rounded binary value: 0.5 → "0"
+        (spct, 0.0, "+0%"),
+        (spct, -0.002, "-0%"),
+        (spct, -1.0, "-100%"),
+        (spct, 0.538462, "+54%"),
+        (spct, None, EM),
+        (secs, 6.25, "6.2s"),
+        (secs, 102.0, "102.0s"),
+        (secs, None, EM),
+        (usd, 1.49755, "$1.4975"),
+        (usd, 0.0, "$0.0000"),
+        (group, 1276101, "1,276,101"),
+        (group, 999, "999"),
+        (group, -1234, "-1,234"),
+    ],
+)
+def test_primitives(fn: object, value: object, want: str) -> None:
+    assert fn(value) == want  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("a|b\nc", "a\\|b c"),
+        ("x" * 160, "x" * 160),
+        ("x" * 161, "x" * 160 + "…"),
+        ("|" * 81, "\\|" * 80 + "…"),  # escaping happens before the cut
+        ("a" + "é" * 80, "a" + "é" * 79 + "…"),  # never splits a character
+    ],
+    ids=["escape", "at-limit", "over", "escape-then-cut", "utf8-boundary"],
+)
+def test_cell_text(text: str, want: str) -> None:
+    assert cell_text(text) == want
+
+
+def _plugin() -> LoadedPlugin:
+    head = EntryHeader(
+        provider="anthropic", model="claude-sonnet-5", display="Claude Sonnet 5", executed=True
+    )
+    trig = TriggersEntry(
+        header=head,
+        results=(
+            TriggerResult(
+                query="q1\nline",
+                should_trigger=False,
+                hits=0,
+                runs=3,
+                passed=True,
+                avg_run_seconds=1.0,
+            ),
+        ),
+        summary=TriggerSummary(passed=1, failed=0, total=1, pass_rate=1, avg_run_seconds=1.0),
+    )
+    fail = GradedAssertion(
+        type="llm", text="says `hi` | politely", passed=False, evidence="said bye"
+    )
+    evals = EvalsEntry(
+        header=head,
+        results=(
+            EvalResult(
+                id="7",
+                name="Greets",
+                passed=False,
+                expectations=(fail,),
+                summary=GradeSummary(passed=0, failed=1, total=1, pass_rate=0),
+                timing=Timing(executor_duration_seconds=2.0),
+            ),
+        ),
+        summary=EvalSummary(passed=0, failed=1, total=1, pass_rate=0, avg_run_seconds=2.0),
+    )
+    f = LoadedFile(
+        skill="greet",
+        results=ResultsFile(
+            plugin="demo",
+            skill="greet",
+            models={"anthropic/claude-sonnet-5": ModelEntry(triggers=trig, evals=evals)},
+        ),
+    )
+    return LoadedPlugin(name="demo", rel_dir="plugins/demo", files=(f,))
+
+
+SEP8 = "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+SEP11 = "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+
+
+def test_plugin_page_grammar() -> None:
+    caps = provider_caps(BUILTIN_CATALOG)
+    page = render_plugin_page(_plugin(), active=None, caps=caps)
+    assert page == (
+        MARKER + "\n\n# demo evaluations\n"
+        "\n## greet\n"
+        "\n### Triggers\n"
+        "\n#### q1 line (expected: no)\n\n"
+        "| Provider | Model | Result | Rate | Δ rate | Avg run | Input tokens | Est. cost |\n"
+        + SEP8
+        + "| Anthropic | Claude Sonnet 5 (`claude-sonnet-5`) | PASS | 0/3 | — | 1.0s | — | n/a |\n"
+        "\n### Evals\n"
+        "\n#### 7 — Greets\n\n"
+        "| Provider | Model | Result | Δ rate | Lift vs base | Avg run | Input tokens | Est. cost "
+        "| Measured in/out | Cache rd/wr | Measured cost |\n"
+        + SEP11
+        + "| Anthropic | Claude Sonnet 5 (`claude-sonnet-5`) | FAIL | — | — | 2.0s | — | n/a | — | — | n/a |\n"
+        "\n- `claude-sonnet-5` failed `says `hi` | politely`: said bye\n"
+    )
+    # Filtered to nothing: just the title.
+    assert (
+        render_plugin_page(_plugin(), active=frozenset(), caps=caps)
+        == MARKER + "\n\n# demo evaluations\n"
+    )
+
+
+def test_root_grammar_with_excluded_and_single_detail() -> None:
+    caps = provider_caps(BUILTIN_CATALOG)
+    plugin = _plugin()
+    summaries = {"demo": plugin_summary(plugin, None)}
+    root = render_root(
+        [plugin],
+        summaries,
+        single=True,
+        active=None,
+        caps=caps,
+        excluded=[("Google", "all models")],
+    )
+    lines = root.split("\n")
+    assert lines[0] == MARKER
+    assert lines[1:3] == ["", "# Skill evaluations"]
+    methodology = lines[4:11]
+    assert len(methodology) == 7 and all(line and line == line.rstrip() for line in methodology)
+    assert "evolve-action report" in " ".join(methodology)
+    rest = "\n".join(lines[11:])
+    assert rest.startswith(
+        "\n## Excluded models\n\n"
+        "Only the configured `models` appear below; these are excluded from this report:\n\n"
+        "| Provider | Excluded models |\n| --- | --- |\n| Google | all models |\n"
+        "\n## demo\n\n### Triggers\n\n"
+        "| Provider | Model | Passed | Pass rate | Δ rate | Avg run | Input tokens | Est. input cost |\n"
+        + SEP8
+        + "| Anthropic | Claude Sonnet 5 (`claude-sonnet-5`) | 1/1 | 100% | — | 1.0s | — | n/a |\n"
+        "\n### Evals\n\n"
+    )
+    assert "\n## greet\n\n### Triggers\n\n#### q1 line (expected: no)\n" in root
+    assert root.endswith("said bye\n") and not root.endswith("\n\n")
+    # Not single: no detail.
+    multi = render_root([plugin], summaries, single=False, active=None, caps=caps, excluded=[])
+    assert "## greet" not in multi and "Excluded" not in multi
+    assert multi.endswith("| — | n/a |\n")
+
+
+def _rollup(rate: float, *, prev: float | None = None) -> dict[str, object]:
+    r: dict[str, object] = {
+        "provider": "anthropic",
+        "display": "Claude | Sonnet 5",
+        "passed": 3,
+        "failed": 1,
+        "total": 4,
+        "pass_rate": rate,
+    }
+    if prev is not None:
+        r["previous_delta"] = {"rate": prev}
+    return r
+
+
+def test_pr_summary_previous_and_base() -> None:
+    from evolve_action.render import render_pr_summary
+
+    cur = {"schema": 3, "plugins": {"p": {"triggers": {"anthropic/claude-sonnet-5": _rollup(0.75, prev=0.25)}}}}
+    text = render_pr_summary(cur, issues=["FAIL: p: triggers: x | y"])
+    assert text == (
+        "### Skill evaluations\n\n"
+        "| Plugin | Model | Triggers | Δ | Evals | Δ | Lift vs base |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
+        "| p | Claude \\| Sonnet 5 (`claude-sonnet-5`) | 3/4 (75%) | +25% | — | — | — |\n"
+        "\nΔ is the change in pass rate against each model's previous run.\n"
+        "\n**Gate**\n\n- FAIL: p: triggers: x \\| y\n"
+    )
+    base = {"plugins": {"p": {"triggers": {"anthropic/claude-sonnet-5": _rollup(0.5)}}}}
+    assert "| 3/4 (75%) | +25% |" in render_pr_summary(cur, base)
+    assert "| 3/4 (75%) | new |" in render_pr_summary(cur, {"plugins": {}})
+    assert render_pr_summary({}) == "### Skill evaluations\n\nNo stored results yet.\n"
+
+
+def test_pr_summary_is_size_capped() -> None:
+    from evolve_action.render import render_pr_summary
+
+    many = {f"anthropic/m{i:03}": _rollup(0.5) for i in range(200)}
+    text = render_pr_summary({"plugins": {"p": {"triggers": many}}}, max_bytes=4000)
+    assert len(text.encode()) <= 4000
+    assert "more row(s) not shown" in text
