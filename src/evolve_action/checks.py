@@ -325,7 +325,7 @@ def _plugin_checks(
             out.add(f"{rel}: manifest is not a JSON object", check="plugin.manifest", path=rel)
         else:
             loaded[kind] = manifest.value
-    if kinds and len(loaded) == len(kinds):
+    if kinds and len(loaded) == len(set(kinds)):
         _agreement_checks(out, repo, plugin, label, expected, loaded)
     if "claude" in kinds and "codex" in kinds and (plugin.dir / "hooks").is_dir():
         out.add(

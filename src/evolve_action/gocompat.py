@@ -129,13 +129,16 @@ _ANSI_RE = re.compile(
 )
 
 
+_ANSI_START = re.compile("[\x1b\x80-\x9f]")
+
+
 def strip_ansi(s: str) -> str:
     """Remove ANSI/ECMA-48 escape sequences (CSI, OSC, DCS/SOS/PM/APC, single ESC, C1 controls).
 
     Approximates `charmbracelet/x/ansi.Strip` (exact parity is not promised by evolve's spec either).
     Printable text, tabs and newlines are kept.
     """
-    if "\x1b" not in s and not any("\x80" <= c <= "\x9f" for c in s):
+    if _ANSI_START.search(s) is None:
         return s
     return _ANSI_RE.sub("", s)
 

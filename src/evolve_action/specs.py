@@ -3,14 +3,14 @@
 Owns: the trigger and eval models (`TriggerSpec`, `TriggerQuery`, `EvalsSpec`, `EvalCase`,
 `Assertion`, `FixtureRef`), loading with evolve's normalization (engine spec §4.2.1: integer ids
 become strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
-assertions), the fixture staging rule (§4.3), the model restriction (§4.4), and validation against
-our JSON Schemas plus evolve's semantic rules (§4.2.2) as `Finding`s.
+assertions), the fixture staging rule (§4.3), the model restriction (§4.4), RE2 compilation with
+Go-worded errors, and a lenient parse that collects every problem for `validation` (which owns the
+JSON Schemas and the §4.2.2 rules; `validate_triggers`/`validate_evals` here delegate to it).
 
-Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback; every
-validation problem is a `Finding` naming the file relative to the root, the JSON pointer and the
-line where the format allows; messages use evolve's wording where evolve has one. Values are decoded
-with Go's rules (exact key match first, then case-insensitive; `null` is the zero value; a wrong type
-is an error). Never does: printing, running anything, writing files.
+Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
+are decoded with Go's rules (exact key match first, then case-insensitive; later keys win; `null` is
+the zero value; a wrong type is an error), so a file means here what it means to evolve. Never does:
+printing, running anything, writing files.
 
 Deliberate difference from evolve: an assertion *object* without a `type` but with a `text` (the shape
 skill-creator writes, `{"id": "assertion-1", "text": "…"}`) is an `llm` assertion here, so a verbatim
@@ -392,6 +392,7 @@ class LoadProblem(Exception):
 
 
 def value_kind(value: Any) -> str:
+    """The JSON type name of a decoded value (`string`, `integer`, `number`, `object`, …)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -444,6 +445,7 @@ def decode_fields(obj: Mapping[str, Any], names: Sequence[str]) -> dict[str, tup
 
 
 def json_pointer(*parts: str | int) -> str:
+    """RFC 6901 pointer from reference tokens: `json_pointer("evals", 2, "id") == "/evals/2/id"`."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
@@ -518,7 +520,7 @@ def _yaml_ints(value: Any) -> Any:
 
 
 def _prepare(raw: Any, path: Path) -> Any:
-    return _yaml_ints(raw) if path.suffix in (".yaml", ".yml") else raw
+    return _yaml_ints(raw) if path.suffix.lower() in (".yaml", ".yml") else raw
 
 
 def _parse_triggers(raw: Any, path: Path) -> TriggerSpec:

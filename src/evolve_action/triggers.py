@@ -329,8 +329,13 @@ async def run(
     harness: Harness,
     *,
     counter: TokenCounter | None = None,
+    make_workspace: Callable[..., Path] = create_trigger_workspace,
 ) -> TriggersOutcome:
-    """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish."""
+    """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish.
+
+    `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the shared per-set workspace (tests
+    inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`).
+    """
     p, set_inputs, warnings = make_plan(options)
     for w in warnings:
         reporter.emit(events.Warning(message=w))
@@ -391,7 +396,7 @@ async def run(
                 skill=es.skill,
             )
             ws = await asyncio.to_thread(
-                create_trigger_workspace,
+                make_workspace,
                 es.skill_dir.parent,
                 environ=options.environ,
                 tmp_root=options.tmp_root,

@@ -190,17 +190,20 @@ def _leaves(err: jsonschema.ValidationError) -> Iterator[jsonschema.ValidationEr
 
 
 def _covered(err: jsonschema.ValidationError) -> bool:
-    """Schema errors that restate a semantic rule evolve words itself (reported by that rule).
+    """Schema errors that restate a semantic rule evolve words itself (that rule reports them).
 
-    Only used when the document loaded: then the semantic pass reports missing ids, prompts, texts,
-    paths, unknown assertion types, empty queries and blank model tokens in evolve's words.
+    Inside `evals[i]`, `triggers[i]` and `models[i]`: missing or empty ids, prompts, queries, texts,
+    paths, patterns, runs and tools, unknown assertion types, blank model tokens, and `null` values
+    (Go reads `null` as the zero value, so the semantic rule describes the consequence).
     """
     path = list(err.absolute_path)
-    if err.validator not in ("required", "minLength", "minItems", "anyOf", "enum", "pattern"):
+    if not (len(path) >= 2 and path[0] in ("evals", "triggers", "models")):
         return False
-    return (
-        len(path) >= 2 and path[0] in ("evals", "triggers", "models") and isinstance(path[1], int)
-    )
+    if not isinstance(path[1], int):
+        return False
+    if err.validator == "type":
+        return err.instance is None
+    return err.validator in ("required", "minLength", "minItems", "anyOf", "enum", "pattern")
 
 
 class _Reporter:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.conftest import EXAMPLES
 
 from evolve_action.cli import main
-from tests.conftest import EXAMPLES
 
 RT = "plugins/release-tools"
 PT = "plugins/project-tools"
@@ -173,7 +173,7 @@ CASES: list[Case] = [
         lambda r: edit(
             r,
             LICENSE_EVALS,
-            '"type": "file_absent"' if False else '"type": "tool_call"',
+            '"type": "tool_call"',
             '"type": "contains"',
         ),
         1,

@@ -8,16 +8,17 @@ import io
 import json
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.e2e.conftest import GoldenCheck
 from tests.helpers.report_fixtures import make_marketplace, make_single
 
 from evolve_action.cli import build_parser, main
 from evolve_action.commands.report import generate, resolve_options
 
 PINNED_VERSION = "0.0.0-golden"
+GoldenCheck = Callable[[str, bytes], None]
 
 
 def run(argv: list[str], cwd: Path) -> tuple[int, str, str]:
@@ -324,3 +325,17 @@ def test_corpus_report_and_check(tmp_path: Path, corpus: Path) -> None:
         "FAIL: python: evals: openai/gpt-5.3-codex-spark pass rate 76.9% below threshold 77.0%",
         "FAIL: python: evals: openai/gpt-5.4-mini pass rate 76.9% below threshold 77.0%",
     ]
+
+
+def test_stale_results_drop_prunes_foreign_models(tmp_path: Path) -> None:
+    root = make_marketplace(tmp_path / "repo")
+    target = root / "plugins/alpha/evals/beta-skill/results.json"
+    untouched = hashes(root / "plugins/alpha/evals/alpha-skill", "results.*")
+    code, _, err = run(["report", "--root", str(root), "--stale-results", "drop"], tmp_path)
+    assert code == 0
+    assert err == (
+        "stale-results: dropped 1 model(s) outside the configured models: google/gemini-3.5-flash\n"
+    )
+    assert "google/gemini-3.5-flash" not in json.loads(target.read_text())["models"]
+    assert hashes(root / "plugins/alpha/evals/alpha-skill", "results.*") == untouched
+    assert run(["report", "--root", str(root)], tmp_path)[2] == ""

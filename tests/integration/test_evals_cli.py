@@ -42,7 +42,7 @@ EVALS: dict[str, Any] = {
             "id": "write-and-run",
             "prompt": "[case-write] Create hello.txt and copy the input data.",
             "expected_output": "hello.txt with a greeting and copy.txt with the input data",
-            "files": ["files/data/input.txt", "fixtures/cfg/settings.ini"],
+            "files": ["files/data/input.txt", "files/data/marker", "fixtures/cfg/settings.ini"],
             "expectations": [f"hello.txt greets the user {OK}"],
             "assertions": [
                 {"type": "file_exists", "path": "hello.txt"},
@@ -152,6 +152,8 @@ rules:
 """
 
 OTHER_MODEL_ENTRY = "anthropic/claude-opus-5"
+# Claude Code's Write tool refuses to create files for some older model ids ("File has not been read
+# yet"), so the scripted agent runs as claude-sonnet-5.
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -219,14 +221,14 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
         "INPUT_ANTHROPIC_API_KEY": "sk-input-must-not-leak",
         "INPUT_SECRET": "input-secret",
     }
-    args = ["run", "evals", "--root", str(repo), "--model", "claude-haiku-4-5", "--jobs", "3", "--timeout", "120"]
+    args = ["run", "evals", "--root", str(repo), "--model", "claude-sonnet-5", "--jobs", "3", "--timeout", "120"]
     code, out, err = run_cli(args, env, tmp_path)
     assert code == 0, err
     assert "WARN: evals: some evals failed (pass --strict to exit 1)" in err
 
     doc = json.loads(results_path.read_text())
     assert doc["models"][OTHER_MODEL_ENTRY]["evals"] == stored_other_model()
-    entry = doc["models"]["anthropic/claude-haiku-4-5"]["evals"]
+    entry = doc["models"]["anthropic/claude-sonnet-5"]["evals"]
     assert entry["executed"] is True and entry["harness"] == "claude" and entry["timeout_seconds"] == 120
     by_id = {r["id"]: r for r in entry["results"]}
     assert list(by_id) == ["write-and-run", "all-fail", "lift", "crash", "slow", "loop"]

@@ -97,11 +97,29 @@ Mutation = Callable[[Path], None]
 
 
 def _json(rel: str, value: object) -> Mutation:
-    return lambda root: write(root, rel, json.dumps(value)) and None
+    return _text(rel, json.dumps(value))
 
 
 def _text(rel: str, text: str) -> Mutation:
-    return lambda root: write(root, rel, text) and None
+    def apply(root: Path) -> None:
+        write(root, rel, text)
+
+    return apply
+
+
+def _seq(*steps: Mutation) -> Mutation:
+    def apply(root: Path) -> None:
+        for step in steps:
+            step(root)
+
+    return apply
+
+
+def _bytes(rel: str, data: bytes) -> Mutation:
+    def apply(root: Path) -> None:
+        (root / rel).write_bytes(data)
+
+    return apply
 
 
 def _rm(rel: str) -> Mutation:
@@ -230,13 +248,7 @@ MARKETPLACE_CASES: list[tuple[str, Mutation, list[str]]] = [
     ),
     (
         "version-number-and-missing",
-        lambda root: (
-            (
-                write(root, A_CLAUDE, json.dumps({"name": "alpha", "version": 1})),
-                write(root, A_CODEX, json.dumps({"name": "alpha"})),
-            )
-            and None
-        ),
+        _seq(_json(A_CLAUDE, {"name": "alpha", "version": 1}), _json(A_CODEX, {"name": "alpha"})),
         [
             "plugins/alpha: version '1' is not strict semver",
             "plugins/alpha: version '' is not strict semver",
@@ -276,12 +288,9 @@ MARKETPLACE_CASES: list[tuple[str, Mutation, list[str]]] = [
     ),
     (
         "name-too-long",
-        lambda root: (
-            (
-                _rm("plugins/alpha/skills/one")(root),
-                write(root, f"plugins/alpha/skills/{'a' * 65}/SKILL.md", skill_md("a" * 65)),
-            )
-            and None
+        _seq(
+            _rm("plugins/alpha/skills/one"),
+            _text(f"plugins/alpha/skills/{'a' * 65}/SKILL.md", skill_md("a" * 65)),
         ),
         [f"plugins/alpha/skills/{'a' * 65}/SKILL.md: name longer than 64 chars"],
     ),
@@ -329,9 +338,7 @@ MARKETPLACE_CASES: list[tuple[str, Mutation, list[str]]] = [
     ),
     (
         "unreadable-non-utf8",
-        lambda root: (
-            (root / A_SKILL).write_bytes(b"---\nname: one\ndescription: \xff\n---\n") and None
-        ),
+        _bytes(A_SKILL, b"---\nname: one\ndescription: \xff\n---\n"),
         [f"{A_SKILL}: unreadable (invalid UTF-8: byte 0xff at offset 27, line 3)"],
     ),
     (
@@ -344,13 +351,10 @@ MARKETPLACE_CASES: list[tuple[str, Mutation, list[str]]] = [
     ),
     (
         "ambiguous-eval-files-stop-eval-checks",
-        lambda root: (
-            (
-                write(root, "plugins/alpha/evals/one/triggers.json", "{}"),
-                write(root, "plugins/alpha/evals/one/triggers.yaml", "{}"),
-                write(root, "plugins/beta/evals/ghost/triggers.json", "{}"),
-            )
-            and None
+        _seq(
+            _text("plugins/alpha/evals/one/triggers.json", "{}"),
+            _text("plugins/alpha/evals/one/triggers.yaml", "{}"),
+            _text("plugins/beta/evals/ghost/triggers.json", "{}"),
         ),
         [
             "enumerating evals: ambiguous triggers: found {root}/plugins/alpha/evals/one/triggers.json, {root}/plugins/alpha/evals/one/triggers.yaml; keep exactly one"
@@ -495,7 +499,7 @@ def test_custom_description_pattern_and_cap(tmp_path: Path) -> None:
 
 def test_invalid_description_pattern_is_fatal(tmp_path: Path) -> None:
     write(tmp_path, ".evolve.yaml", "checks:\n  description_pattern: '(?<=x)'\n")
-    with pytest.raises(ConfigError, match="checks.description_pattern: invalid pattern"):
+    with pytest.raises(ConfigError, match=r"checks\.description_pattern: invalid pattern"):
         load_config(tmp_path, {})
 
 

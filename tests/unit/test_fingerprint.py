@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -262,7 +261,7 @@ def test_fingerprint_of_a_missing_fixture_embeds_go_error_text(tmp_path: Path) -
     evals_dir = tmp_path / "evals" / "s"
     evals_dir.mkdir(parents=True)
     case = one_eval({"id": "a", "prompt": "p", "files": ["files/gone.txt"]}, evals_dir)
-    source = os.path.abspath(evals_dir / "files" / "gone.txt")
+    source = str(evals_dir / "files" / "gone.txt")  # tmp_path is absolute
     marker = (
         b"\x00evolve:fixture-error:open " + source.encode() + b": no such file or directory\x00"
     )
@@ -273,7 +272,7 @@ def test_fingerprint_of_a_directory_fixture_is_a_read_error(tmp_path: Path) -> N
     evals_dir = tmp_path / "evals" / "s"
     (evals_dir / "fixtures" / "dir").mkdir(parents=True)
     case = one_eval({"id": "a", "prompt": "p", "files": ["fixtures/dir"]}, evals_dir)
-    source = os.path.abspath(evals_dir / "fixtures" / "dir")
+    source = str(evals_dir / "fixtures" / "dir")
     marker = b"\x00evolve:fixture-error:read " + source.encode() + b": is a directory\x00"
     assert fp.eval_fingerprint(case) == _manual_fingerprint(case, [("dir", marker)])
 

@@ -284,6 +284,7 @@ MATCHES = [
     ),
     ({"tool_choice": "verdict"}, {}, False),
     ({"path": "count_tokens"}, {}, False),
+    ({"called": "^Bash .*ls"}, {}, False),
 ]
 
 
@@ -295,6 +296,14 @@ def test_match_conditions(when: dict[str, Any], extra: dict[str, Any], hit: bool
     body.update(extra)
     d = decide({"rules": [{"name": "r", "when": when, "text": "hit"}]}, body)
     assert (d.rule == "r") is hit
+
+
+def test_called_match() -> None:
+    policy = {
+        "rules": [{"name": "r", "when": {"called": '^Bash \\{"command":"ls"'}, "text": "after ls"}]
+    }
+    assert decide(policy, cc_body("x", assistant_turns=1)).rule == "r"
+    assert decide(policy, cc_body("x")).rule == "default"
 
 
 def test_tool_result_match() -> None:
@@ -546,3 +555,19 @@ def test_error_body(status: int, kind: str) -> None:
         "type": "error",
         "error": {"type": kind, "message": "boom"},
     }
+
+
+def test_session_ordinal_selects_one_run() -> None:
+    engine = Engine(
+        Policy.from_yaml("rules: [{name: flaky, when: {prompt: q, session: 2}, status: 400}]")
+    )
+    rules = [
+        engine.decide(view(cc_body("q"), session=s)).rule for s in ["a", "a", "b", "b", "c", "a"]
+    ]
+    assert rules == ["default", "default", "flaky", "flaky", "default", "default"]
+
+
+def test_session_falls_back_to_metadata() -> None:
+    body = cc_body("q", metadata={"user_id": json.dumps({"device_id": "d", "session_id": "s-1"})})
+    assert view(body).session == "s-1"
+    assert view(body, session="hdr").session == "hdr"

@@ -204,7 +204,10 @@ def _rollup(rate: float, *, prev: float | None = None) -> dict[str, object]:
 def test_pr_summary_previous_and_base() -> None:
     from evolve_action.render import render_pr_summary
 
-    cur = {"schema": 3, "plugins": {"p": {"triggers": {"anthropic/claude-sonnet-5": _rollup(0.75, prev=0.25)}}}}
+    cur = {
+        "schema": 3,
+        "plugins": {"p": {"triggers": {"anthropic/claude-sonnet-5": _rollup(0.75, prev=0.25)}}},
+    }
     text = render_pr_summary(cur, issues=["FAIL: p: triggers: x | y"])
     assert text == (
         "### Skill evaluations\n\n"

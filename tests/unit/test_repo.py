@@ -275,7 +275,15 @@ def test_read_manifest_missing_and_directory(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("value", "want"),
-    [(None, ""), ("s", "s"), (1, "1"), (1.5, "1.5"), (2.0, "2"), (True, "true"), (["a", 1], "[a 1]")],
+    [
+        (None, ""),
+        ("s", "s"),
+        (1, "1"),
+        (1.5, "1.5"),
+        (2.0, "2"),
+        (True, "true"),
+        (["a", 1], "[a 1]"),
+    ],
 )
 def test_go_str(value: object, want: str) -> None:
     assert go_str(value) == want

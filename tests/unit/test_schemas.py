@@ -396,7 +396,7 @@ def test_rollup_sample_validates_and_rejects_junk() -> None:
         "previous_delta": {"rate": -0.1, "avg_run_seconds": 0.5},
         "baseline_delta": {"rate": 0.454546},
     }
-    doc = {
+    doc: dict[str, Any] = {
         "schema": 3,
         "tool_version": "0.1.0",
         "latest_run": "2026-08-16T09:27:39Z",

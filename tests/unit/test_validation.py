@@ -324,3 +324,16 @@ def test_corpus_validates_apart_from_removed_fixtures(corpus: Path) -> None:
     assert all(
         f.line and f.pointer and f.path and f.path.startswith("plugins/") for f in all_findings
     )
+
+
+def test_nulls_are_zero_values_reported_in_evolve_words(tmp_path: Path) -> None:
+    text = '{"evals": [{"id": null, "prompt": null, "assertions": [{"type": "llm", "text": null}, null]}, null]}'
+    assert [m for _, _, m in validate(tmp_path, text)] == [
+        f"{E}: evals[0]: missing id",
+        f"{E}: evals[0]: missing prompt",
+        f"{E}: evals[0] assertions[0]: missing text",
+        f'{E}: evals[0] assertions[1]: unknown assertion type ""',
+        f"{E}: evals[1]: missing id",
+        f"{E}: evals[1]: missing prompt",
+        f"{E}: evals[1]: no expectations or assertions",
+    ]

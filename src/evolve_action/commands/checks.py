@@ -61,10 +61,12 @@ def handle(inv: Invocation) -> int:
             "checks.marketplace": False if args.no_marketplace else None,
         },
     )
+    actions = inv.environ.get("GITHUB_ACTIONS") == "true"
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
+        if actions:
+            annotate(inv.stderr if args.json else inv.stdout, "warning", warning)
     report = run_checks(repo, config, CheckOptions())
-    actions = inv.environ.get("GITHUB_ACTIONS") == "true"
     prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
     if args.json:
         inv.stdout.write(json.dumps(report_document(report, config.warnings), indent=2) + "\n")

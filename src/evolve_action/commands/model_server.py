@@ -48,7 +48,12 @@ def run(inv: Invocation) -> int:
     if args.log is not None:
         log = args.log if args.log.is_absolute() else inv.cwd / args.log
     server = ModelServer(
-        policy, host=args.host, port=args.port, log_path=log, log_bodies=not args.no_log_bodies
+        policy,
+        host=args.host,
+        port=args.port,
+        log_path=log,
+        log_bodies=not args.no_log_bodies,
+        keep_requests=False,
     )
     server.start()
     inv.stdout.write(f"{server.base_url}\n")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from evolve_action import __version__, encoding
+from evolve_action import __version__, encoding, fsio
 from evolve_action.catalog import Catalog, build_catalog
 from evolve_action.commands._common import Invocation, add_repo_flags
 from evolve_action.config import Config, load_config, with_flags
@@ -205,19 +205,6 @@ def resolve_options(
 # The engine (I/O edge)
 
 
-def _write(path: Path, text: str) -> None:
-    """Plain (non-atomic) write, like evolve's report writes; parent directories are created."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
-
-
-def _remove_other_formats(path: Path) -> None:
-    for ext in encoding.EXTENSIONS:
-        other = path.with_name(f"{path.stem}.{ext}")
-        if other != path and other.is_file():
-            other.unlink()
-
-
 def _plugin_version(plugin_dir: Path) -> str | None:
     m = read_manifest(plugin_dir / CLAUDE_MANIFEST)
     if m.ok and isinstance(m.value, dict):
@@ -383,19 +370,19 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
         excluded=excluded_rows(catalog, active),
     )
     root_md = repo.root / "EVALUATION.md"
-    _write(root_md, md)
+    fsio.write_text(root_md, md)
     written.append(root_md)
     rollup_path = repo.root / f"EVALUATION.{opts.results_format}"
-    _write(
+    fsio.write_text(
         rollup_path,
         encoding.encode_document(doc.to_json(), opts.results_format, encoding.ROLLUP_COMMENT),
     )
-    _remove_other_formats(rollup_path)
+    fsio.remove_siblings(rollup_path)
     written.append(rollup_path)
     if not single:
         for lp in with_files:
             page = repo.root / lp.rel_dir / "EVALUATION.md"
-            _write(page, render_plugin_page(lp, active=active, caps=caps))
+            fsio.write_text(page, render_plugin_page(lp, active=active, caps=caps))
             written.append(page)
     stdout.write(
         f"report: regenerated EVALUATION.md and EVALUATION.{opts.results_format} "
@@ -404,7 +391,7 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
 
     if opts.junit is not None:
         junit_path = opts.junit if opts.junit.is_absolute() else cwd / opts.junit
-        _write(junit_path, render_junit(build_suites(with_files, active)))
+        fsio.write_text(junit_path, render_junit(build_suites(with_files, active)))
         written.append(junit_path)
 
     issues: list[Issue] = []

@@ -7,6 +7,7 @@ Never reads `os.environ`: callers pass what they were given.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TextIO
 
 
@@ -49,6 +50,6 @@ def mask(stream: TextIO, secret: str) -> None:
             stream.write(f"::add-mask::{escape_data(part)}\n")
 
 
-def is_actions(environ: dict[str, str] | None) -> bool:
+def is_actions(environ: Mapping[str, str] | None) -> bool:
     """True when running as a GitHub Actions step."""
-    return bool(environ) and environ.get("GITHUB_ACTIONS") == "true"
+    return environ is not None and environ.get("GITHUB_ACTIONS") == "true"

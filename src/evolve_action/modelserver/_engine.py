@@ -176,15 +176,20 @@ def _bare(name: str) -> str:
     return name.rsplit(":", 1)[-1]
 
 
-_CWD = re.compile(
-    r"(?:Working directory|Primary working directory|cwd):\s*(\S.*?)\s*$", re.MULTILINE
+_CWDS = tuple(
+    re.compile(rf"^\W*{label}:\s*(\S.*?)\s*$", re.MULTILINE)
+    for label in ("Primary working directory", "Working directory")
 )
 
 
 def working_directory(view: RequestView) -> str:
-    """The agent's working directory as stated in the system prompt (Claude Code's `<env>`), else ``."""
-    m = _CWD.search(view.system)
-    return m.group(1) if m else ""
+    """The agent's working directory as Claude Code states it (`Primary working directory: …` in its
+    environment section; older versions: `Working directory: …`), else ``."""
+    for pattern in _CWDS:
+        m = pattern.search(view.system)
+        if m:
+            return m.group(1)
+    return ""
 
 
 def _fill(value: Any, names: Mapping[str, str]) -> Any:
@@ -206,6 +211,7 @@ class Engine:
         self._lock = threading.Lock()
         self._answered: dict[str, int] = {}
         self._attempts: dict[tuple[str, str], int] = {}
+        self._sessions: dict[str, dict[str, int]] = {}
         self._ids = 0
 
     def _next_id(self) -> str:
@@ -233,6 +239,10 @@ class Engine:
         for pattern, text in checks:
             if pattern is not None and not pattern.search(text):
                 return False
+        if m.called is not None and not any(
+            m.called.search(f"{name} {dumps(dict(args))}") for name, args in view.tool_uses
+        ):
+            return False
         if m.tool_choice is not None and (
             view.forced_tool is None or not m.tool_choice.search(view.forced_tool)
         ):
@@ -245,7 +255,14 @@ class Engine:
             return False
         if m.no_tools is not None and m.no_tools != (not view.tools):
             return False
-        return m.stream is None or m.stream == view.stream
+        if m.stream is not None and m.stream != view.stream:
+            return False
+        if m.session:
+            with self._lock:
+                seen = self._sessions.setdefault(rule.name, {})
+                ordinal = seen.setdefault(view.session, len(seen) + 1)
+            return ordinal in m.session
+        return True
 
     def _key(self, view: RequestView) -> str:
         return f"{view.path}|{view.model}|{view.prompt}|{view.turn}|{len(view.all_tool_results)}"
@@ -362,7 +379,7 @@ class Engine:
         skill, score = best_skill(view.prompt, view.skills, route)
         if skill is None:
             note = f"no skill above {route.threshold} (best score {score:.2f}, {len(view.skills)} listed)"
-            return self._blocks(rule, view, Step(text=route.answer), note=note)
+            return self._blocks(rule, view, Step(text=route.miss), note=note)
         name = skill.name
         if route.namespace and ":" not in name:
             name = f"{route.namespace}:{name}"

@@ -70,7 +70,9 @@ class Route:
     namespace: str | None = None
     """Call `Skill` with `<namespace>:<name>` instead of the bare listed name."""
     answer: str = "Done."
-    """Text of the final answer (after the skill's tool result, or when no skill matches)."""
+    """Text of the final answer after the skill was called (or read, with `read_only`)."""
+    miss: str = "Done."
+    """Text of the answer when no listed skill scores above the threshold."""
     skills: tuple[str, ...] = ()
     """When non-empty, only these listed skills are candidates."""
 
@@ -142,6 +144,11 @@ class Match:
     stream: bool | None = None
     path: re.Pattern[str] | None = None
     """Request path (e.g. `count_tokens`); rules match `/v1/messages` unless this is set."""
+    called: re.Pattern[str] | None = None
+    """Some earlier assistant tool use, written `Name {compact JSON input}`, matches (e.g. `^Skill`)."""
+    session: tuple[int, ...] = ()
+    """Only the Nth distinct client sessions (1-based, in order of first arrival) that reach this rule
+    with every other condition true. Lets one run of a repeated query fail (a flaky query)."""
 
 
 Action = Literal["text", "steps", "route", "judge", "echo", "fault"]
@@ -266,6 +273,8 @@ _MATCH_KEYS = frozenset(
         "tool_choice",
         "stream",
         "path",
+        "session",
+        "called",
     }
 )
 _POLICY_KEYS = frozenset({"rules", "default", "seed", "latency_ms", "faults", "cache"})
@@ -473,6 +482,7 @@ class _Parser:
             "system",
             "tool_choice",
             "path",
+            "called",
         ):
             if key in data:
                 kwargs[key] = self.regex(data[key], f"{where}.{key}")
@@ -488,6 +498,10 @@ class _Parser:
         for key in ("no_tools", "stream"):
             if key in data:
                 kwargs[key] = self.boolean(data[key], f"{where}.{key}")
+        if "session" in data:
+            sessions = data["session"]
+            items = sessions if isinstance(sessions, list) else [sessions]
+            kwargs["session"] = tuple(self.integer(n, f"{where}.session", minimum=1) for n in items)
         return Match(**kwargs)
 
     def turn(self, value: Any, where: str) -> tuple[int, int | None]:
@@ -521,7 +535,9 @@ class _Parser:
         data = self.mapping(raw, where)
         self.keys(
             data,
-            frozenset({"threshold", "read_first", "read_only", "namespace", "answer", "skills"}),
+            frozenset(
+                {"threshold", "read_first", "read_only", "namespace", "answer", "miss", "skills"}
+            ),
             where,
         )
         kwargs: dict[str, Any] = {}
@@ -532,8 +548,9 @@ class _Parser:
                 kwargs[key] = self.boolean(data[key], f"{where}.{key}")
         if "namespace" in data:
             kwargs["namespace"] = self.string(data["namespace"], f"{where}.namespace")
-        if "answer" in data:
-            kwargs["answer"] = self.string(data["answer"], f"{where}.answer")
+        for key in ("answer", "miss"):
+            if key in data:
+                kwargs[key] = self.string(data[key], f"{where}.{key}")
         if "skills" in data:
             skills = data["skills"]
             if not isinstance(skills, list):

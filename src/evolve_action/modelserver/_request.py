@@ -67,6 +67,8 @@ class RequestView:
     """The skill listing (from the `Skill` tool description or a system reminder)."""
     tool_uses: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     """Every `tool_use` (name, input) the assistant made earlier in the conversation."""
+    session: str = ""
+    """The client's session id: header `X-Claude-Code-Session-Id`, else `metadata.user_id.session_id`."""
     body: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -257,8 +259,24 @@ def parse_assertions(text: str) -> tuple[Assertion, ...]:
     return tuple(out.values())
 
 
-def view(body: Mapping[str, Any], *, path: str = "/v1/messages") -> RequestView:
-    """Extract the policy-relevant facts of a request body."""
+def session_of(body: Mapping[str, Any]) -> str:
+    """The session id Claude Code puts in `metadata.user_id` (a JSON string), or ``."""
+    meta = body.get("metadata")
+    user = meta.get("user_id") if isinstance(meta, Mapping) else None
+    if isinstance(user, str) and user.startswith("{"):
+        try:
+            data = json.loads(user)
+        except ValueError:
+            return ""
+        sid = data.get("session_id") if isinstance(data, Mapping) else None
+        return sid if isinstance(sid, str) else ""
+    return ""
+
+
+def view(
+    body: Mapping[str, Any], *, path: str = "/v1/messages", session: str | None = None
+) -> RequestView:
+    """Extract the policy-relevant facts of a request body (`session`: the session header, if any)."""
     msgs = _messages(body)
     users = [m for m in msgs if m.get("role") == "user"]
     prompt = ""
@@ -300,6 +318,7 @@ def view(body: Mapping[str, Any], *, path: str = "/v1/messages") -> RequestView:
         tool_choice=choice_type if isinstance(choice_type, str) else "auto",
         skills=find_skills(body),
         tool_uses=tuple(tool_uses),
+        session=session or session_of(body),
         body=body,
     )
 

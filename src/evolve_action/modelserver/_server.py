@@ -10,6 +10,7 @@ Never does: listen on anything but the given host (loopback by default); read th
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -32,7 +33,17 @@ from evolve_action.modelserver._wire import (
     usage_for,
 )
 
-LOGGED_HEADERS = ("user-agent", "anthropic-version", "anthropic-beta", "x-app", "x-stainless-lang")
+log = logging.getLogger(__name__)
+
+LOGGED_HEADERS = (
+    "user-agent",
+    "anthropic-version",
+    "anthropic-beta",
+    "x-app",
+    "x-stainless-lang",
+    "x-stainless-retry-count",
+    "x-claude-code-session-id",
+)
 """Request headers copied into each log entry."""
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -44,6 +55,10 @@ class _HTTPServer(ThreadingHTTPServer):
     block_on_close = False
     allow_reuse_address = True
     owner: ModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-response is normal here (timeouts, killed sessions): log quietly."""
+        log.debug("model server: error while serving %s", client_address, exc_info=True)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -99,7 +114,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         owner = self.server.owner
         parts = urlsplit(self.path)
-        length = int(self.headers.get("content-length") or 0)
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            self._send_json(400, error_body(400, "bad or missing content-length"))
+            return
         raw = self.rfile.read(length) if length else b""
         headers = {h: self.headers[h] for h in LOGGED_HEADERS if self.headers.get(h) is not None}
         try:
@@ -152,7 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
         self, body: dict[str, Any], path: str, query: str, headers: dict[str, str]
     ) -> None:
         owner = self.server.owner
-        req = view(body, path=path)
+        req = view(body, path=path, session=headers.get("x-claude-code-session-id"))
         engine = owner._engine
         decision = engine.decide(req)
         seq = owner._next_seq()
@@ -163,6 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = decision.fault
         entry: dict[str, Any] = {
             "seq": seq,
+            "session": req.session,
             "path": path,
             "query": query,
             "headers": headers,
@@ -288,17 +311,20 @@ class ModelServer:
         port: int = 0,
         log_path: Path | str | None = None,
         log_bodies: bool = True,
+        keep_requests: bool = True,
     ) -> None:
         """`policy` may be a `Policy`, a dict, YAML text or a `Path`; `port=0` picks a free port.
 
         `log_path` appends each request as one JSON line; `log_bodies=False` leaves request bodies out
-        of that file (they stay in `requests`).
+        of that file (they stay in `requests`). `keep_requests=False` keeps nothing in memory
+        (`requests` stays empty), for long-running servers such as the CLI's.
         """
         self._engine = Engine(Policy.coerce(policy))
         self._host = host
         self._port = port
         self._log_path = Path(log_path) if log_path is not None else None
         self._log_bodies = log_bodies
+        self._keep_requests = keep_requests
         self._log_file: IO[str] | None = None
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
@@ -318,7 +344,10 @@ class ModelServer:
         httpd.owner = self
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, name="model-server", daemon=True
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="model-server",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -406,7 +435,8 @@ class ModelServer:
 
     def _log(self, entry: dict[str, Any]) -> None:
         with self._lock:
-            self._requests.append(entry)
+            if self._keep_requests:
+                self._requests.append(entry)
             if self._log_file is not None:
                 shown = (
                     entry if self._log_bodies else {k: v for k, v in entry.items() if k != "body"}
