@@ -112,42 +112,42 @@ EVALS: dict[str, Any] = {
     ],
 }
 
-POLICY = f"""
+POLICY = """
 rules:
   - name: judge
-    when: {{tools: [submit_verdicts]}}
-    judge: {{pass: '\\[ok\\]', fail: '\\[bad\\]'}}
+    when: {tools: [submit_verdicts]}
+    judge: {pass: '\\[ok\\]', fail: '\\[bad\\]'}
   - name: write
-    when: {{prompt: '\\[case-write\\]'}}
+    when: {prompt: '\\[case-write\\]'}
     steps:
-      - {{tool: Write, input: {{file_path: "{{cwd}}/hello.txt", content: "Hello, user!\\n"}}}}
-      - {{tool: Bash, input: {{command: "cat data/input.txt > copy.txt && env && echo copied"}}}}
+      - {tool: Write, input: {file_path: "{cwd}/hello.txt", content: "Hello, user!\\n"}}
+      - {tool: Bash, input: {command: "cat data/input.txt > copy.txt && env && echo copied"}}
       - "Created hello.txt and copy.txt."
   - name: lift-write
-    when: {{prompt: '\\[case-lift\\]', any_tool_result: 'greeter', turn: 2}}
+    when: {prompt: '\\[case-lift\\]', any_tool_result: 'greeter', turn: 2}
     tool: Write
-    input: {{file_path: "{{cwd}}/greeting.txt", content: "Hello from greeter\\n"}}
+    input: {file_path: "{cwd}/greeting.txt", content: "Hello from greeter\\n"}
   - name: lift-done
-    when: {{prompt: '\\[case-lift\\]', turn: '>=3'}}
+    when: {prompt: '\\[case-lift\\]', turn: '>=3'}
     text: "Greeting written."
   - name: lift-route
-    when: {{prompt: '\\[case-lift\\]'}}
-    route: {{skills: [greeter], threshold: 0.05, answer: "I have no greeting instructions."}}
+    when: {prompt: '\\[case-lift\\]'}
+    route: {skills: [greeter], threshold: 0.05, answer: "I have no greeting instructions."}
   - name: crash
-    when: {{prompt: '\\[case-crash\\]'}}
+    when: {prompt: '\\[case-crash\\]'}
     status: 400
     message: "scripted invalid request"
   - name: slow
-    when: {{prompt: '\\[case-slow\\]'}}
+    when: {prompt: '\\[case-slow\\]'}
     delay_ms: 30000
     text: "too late"
   - name: loop
-    when: {{prompt: '\\[case-loop\\]'}}
+    when: {prompt: '\\[case-loop\\]'}
     steps:
-      - {{tool: Bash, input: {{command: "echo 1"}}}}
-      - {{tool: Bash, input: {{command: "echo 2"}}}}
-      - {{tool: Bash, input: {{command: "echo 3"}}}}
-      - {{tool: Bash, input: {{command: "echo 4"}}}}
+      - {tool: Bash, input: {command: "echo 1"}}
+      - {tool: Bash, input: {command: "echo 2"}}
+      - {tool: Bash, input: {command: "echo 3"}}
+      - {tool: Bash, input: {command: "echo 4"}}
       - "never reached"
 """
 
@@ -187,7 +187,12 @@ def stored_other_model() -> dict[str, Any]:
         "timeout_seconds": 600,
         "pricing": {"input_per_mtok": 5, "output_per_mtok": 25},
         "results": [
-            {"id": "write-and-run", "passed": True, "spec_hash": "old", "timing": {"executor_duration_seconds": 12.5}}
+            {
+                "id": "write-and-run",
+                "passed": True,
+                "spec_hash": "old",
+                "timing": {"executor_duration_seconds": 12.5},
+            }
         ],
         "summary": {"passed": 1, "failed": 0, "total": 1, "pass_rate": 1, "avg_run_seconds": 12.5},
     }
@@ -205,7 +210,12 @@ def verdicts(result: dict[str, Any]) -> list[tuple[str, bool | None]]:
 
 def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    other = {"schema": 5, "plugin": "demo", "skill": "greeter", "models": {OTHER_MODEL_ENTRY: {"evals": stored_other_model()}}}
+    other = {
+        "schema": 5,
+        "plugin": "demo",
+        "skill": "greeter",
+        "models": {OTHER_MODEL_ENTRY: {"evals": stored_other_model()}},
+    }
     results_path = repo / "evals/greeter/results.json"
     results_path.write_text(json.dumps(other, indent=2) + "\n")
     srv = model_server(POLICY)
@@ -221,7 +231,18 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
         "INPUT_ANTHROPIC_API_KEY": "sk-input-must-not-leak",
         "INPUT_SECRET": "input-secret",
     }
-    args = ["run", "evals", "--root", str(repo), "--model", "claude-sonnet-5", "--jobs", "3", "--timeout", "120"]
+    args = [
+        "run",
+        "evals",
+        "--root",
+        str(repo),
+        "--model",
+        "claude-sonnet-5",
+        "--jobs",
+        "3",
+        "--timeout",
+        "120",
+    ]
     code, out, err = run_cli(args, env, tmp_path)
     assert code == 0, err
     assert "WARN: evals: some evals failed (pass --strict to exit 1)" in err
@@ -229,7 +250,11 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
     doc = json.loads(results_path.read_text())
     assert doc["models"][OTHER_MODEL_ENTRY]["evals"] == stored_other_model()
     entry = doc["models"]["anthropic/claude-sonnet-5"]["evals"]
-    assert entry["executed"] is True and entry["harness"] == "claude" and entry["timeout_seconds"] == 120
+    assert (
+        entry["executed"] is True
+        and entry["harness"] == "claude"
+        and entry["timeout_seconds"] == 120
+    )
     by_id = {r["id"]: r for r in entry["results"]}
     assert list(by_id) == ["write-and-run", "all-fail", "lift", "crash", "slow", "loop"]
 
@@ -269,12 +294,19 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
     # The baseline ran without the skill: the lift case fails there and passes with the skill.
     assert by_id["lift"]["passed"] is True
     base = {r["id"]: r for r in entry["baseline"]["results"]}
-    assert base["lift"]["passed"] is False and base["lift"]["fingerprint"] == by_id["lift"]["spec_hash"]
+    assert (
+        base["lift"]["passed"] is False
+        and base["lift"]["fingerprint"] == by_id["lift"]["spec_hash"]
+    )
     assert base["write-and-run"]["passed"] is True
     assert "spec_hash" not in base["lift"] and "estimate" not in base["lift"]
 
     # The judge conversation went through the SDK, one per case with llm assertions (with + baseline).
-    judge_reqs = [r for r in srv.requests if "submit_verdicts" in json.dumps(r.get("body", {}).get("tools", []))]
+    judge_reqs = [
+        r
+        for r in srv.requests
+        if "submit_verdicts" in json.dumps(r.get("body", {}).get("tools", []))
+    ]
     assert len(judge_reqs) == 4
 
     # Nothing secret reached the agent's shell or the command assertion (workspaces are gone, so the
@@ -286,7 +318,11 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
 
     # A second run with --new plans nothing for the complete cases: no new agent session.
     before = len(srv.requests)
-    code, out, err = run_cli([*args, "--new", "--no-baseline", "--eval", "write-and-run", "--eval", "lift"], env, tmp_path)
+    code, out, err = run_cli(
+        [*args, "--new", "--no-baseline", "--eval", "write-and-run", "--eval", "lift"],
+        env,
+        tmp_path,
+    )
     assert code == 0, err
     assert len(srv.requests) == before
     assert "skip" in out

@@ -261,6 +261,14 @@ def test_cli_command_prints_url_and_serves(tmp_path: Path) -> None:
     assert json.loads(log.read_text(encoding="utf-8").splitlines()[0])["rule"] == "default"
 
 
+def test_port_in_use_is_an_environment_problem(model_server: Callable[..., ModelServer]) -> None:
+    from evolve_action.errors import EnvironmentProblem
+
+    srv = model_server({})
+    with pytest.raises(EnvironmentProblem, match=f"cannot listen on 127.0.0.1:{srv.port}"):
+        ModelServer({}, port=srv.port).start()
+
+
 def test_command_rejects_a_bad_policy(tmp_path: Path) -> None:
     import argparse
     import io

@@ -5,7 +5,7 @@ One fixture plugin (`docs-kit`) with three skills: `pdf-tools` (under test), its
 sends, plus scripted cases: a `Read` of another file before the `Skill` call, a namespaced
 `docs-kit:pdf-tools` call, a direct `Read` of SKILL.md, a query whose first session gets only 529s (retried
 as a new session), one whose first stream is cut (retried by the CLI), and one whose first run gets a
-non-retryable 400 (recorded as an errored run). Every assertion reads what the CLI wrote or what the
+non-retryable 400 (recorded as an errored run, verdict from the completed runs). Every assertion reads what the CLI wrote or what the
 server logged.
 """
 
@@ -55,9 +55,8 @@ rules:
     fault: {disconnect: true, times: 1}
     route: {threshold: 0.1}
   - name: broken
-    when: {prompt: "^broken"}
-    fault: {status: 400, times: 1}
-    route: {threshold: 0.1}
+    when: {prompt: "^broken", session: [1]}
+    fault: {status: 400}
   - name: route
     route: {threshold: 0.3}
 """
@@ -224,7 +223,7 @@ def test_triggers_end_to_end_and_partial_reruns(setup: tuple[Path, Any, dict[str
     statuses = Counter(
         (r.get("rule"), r.get("status")) for r in log if r.get("path") == "/v1/messages"
     )
-    assert statuses[("flaky", 529)] >= 1 and statuses[("broken", 400)] == 1
+    assert statuses[("flaky", 529)] >= 1 and statuses[("broken", 400)] >= 1
     sessions = prompts(log)
     assert sessions["Please merge these two PDF forms into one file"] == 2
     assert sessions["flaky: merge two PDF documents"] >= 3  # a third session replaced the 529 one

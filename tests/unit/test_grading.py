@@ -32,7 +32,9 @@ def a(type_: str, **kw: Any) -> Assertion:
 def ws(tmp_path: Path) -> Path:
     (tmp_path / "hello.txt").write_text("Hello, world\nsecond line\n", encoding="utf-8")
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "a.go").write_text("package a\n\nfunc A() error { return fmt.Errorf(\"x: %w\", err) }\n")
+    (tmp_path / "sub" / "a.go").write_text(
+        'package a\n\nfunc A() error { return fmt.Errorf("x: %w", err) }\n'
+    )
     (tmp_path / "link").symlink_to(tmp_path / "hello.txt")
     return tmp_path
 
@@ -42,13 +44,25 @@ CASES: list[tuple[str, Assertion, Sequence[ToolCall] | None, bool | None, str]] 
     ("exists-pass", a("file_exists", path="hello.txt"), CALLS, True, "hello.txt exists"),
     ("exists-fail", a("file_exists", path="nope.txt"), CALLS, False, "nope.txt missing"),
     ("exists-symlink", a("file_exists", path="link"), CALLS, True, "link exists"),
-    ("exists-abs-stays-in-ws", a("file_exists", path="/hello.txt"), CALLS, True, "/hello.txt exists"),
+    (
+        "exists-abs-stays-in-ws",
+        a("file_exists", path="/hello.txt"),
+        CALLS,
+        True,
+        "/hello.txt exists",
+    ),
     ("exists-dir", a("file_exists", path="sub"), CALLS, True, "sub exists"),
     ("absent-pass", a("file_absent", path="nope.txt"), CALLS, True, "nope.txt missing"),
     ("absent-fail", a("file_absent", path="hello.txt"), CALLS, False, "hello.txt exists"),
     ("regex-file-pass", a("regex", path="hello.txt", pattern=r"^second"), CALLS, True, "second"),
     ("regex-file-fail", a("regex", path="hello.txt", pattern="goodbye"), CALLS, False, "no match"),
-    ("regex-missing-file", a("regex", path="nope.txt", pattern="x"), CALLS, False, "nope.txt missing"),
+    (
+        "regex-missing-file",
+        a("regex", path="nope.txt", pattern="x"),
+        CALLS,
+        False,
+        "nope.txt missing",
+    ),
     ("regex-output-pass", a("regex", pattern=r"Created \S+"), CALLS, True, "Created hello.txt"),
     ("regex-output-fail", a("regex", pattern=r"^Failed"), CALLS, False, "no match"),
     ("regex-multiline-dollar", a("regex", pattern=r"done\.$"), CALLS, True, "done."),
@@ -56,30 +70,91 @@ CASES: list[tuple[str, Assertion, Sequence[ToolCall] | None, bool | None, str]] 
     ("regex-invalid", a("regex", pattern=r"(?=x)"), CALLS, False, "invalid pattern: "),
     ("regex-backref-rejected", a("regex", pattern=r"(a)\1"), CALLS, False, "invalid pattern: "),
     ("regex-nested-path", a("regex", path="sub/a.go", pattern="%w"), CALLS, True, "%w"),
-    ("not-regex-pass", a("not_regex", path="hello.txt", pattern="log\\.Printf"), CALLS, True, "no match"),
+    (
+        "not-regex-pass",
+        a("not_regex", path="hello.txt", pattern="log\\.Printf"),
+        CALLS,
+        True,
+        "no match",
+    ),
     ("not-regex-fail", a("not_regex", path="hello.txt", pattern="world"), CALLS, False, "world"),
-    ("not-regex-missing-file-fails", a("not_regex", path="nope.txt", pattern="x"), CALLS, False, "nope.txt missing"),
+    (
+        "not-regex-missing-file-fails",
+        a("not_regex", path="nope.txt", pattern="x"),
+        CALLS,
+        False,
+        "nope.txt missing",
+    ),
     ("not-regex-output-pass", a("not_regex", pattern="error"), CALLS, True, "no match"),
     ("not-regex-output-fail", a("not_regex", pattern="exit=\\d"), CALLS, False, "exit=0"),
     ("tool-pass", a("tool_call", tool="^Skill$"), CALLS, True, "Skill"),
     ("tool-unanchored", a("tool_call", tool="rit"), CALLS, True, "Write"),
     ("tool-fail", a("tool_call", tool="^Edit$"), CALLS, False, "no tool_call matched /^Edit$/"),
-    ("tool-args-pass", a("tool_call", tool="Bash", pattern=r"go test"), CALLS, True, 'Bash {"command":"go test ./..."}'),
-    ("tool-args-fail", a("tool_call", tool="Bash", pattern=r"gofmt"), CALLS, False, "no tool_call matched /Bash/"),
-    ("tool-args-raw-json", a("tool_call", tool="Write", pattern=r'"content":"hi <b>"'), CALLS, True, 'Write {"file_path":"/ws/hello.txt","content":"hi <b>"}'),
-    ("tool-no-calls-fails", a("tool_call", tool="Skill"), (), False, "no tool_call matched /Skill/"),
-    ("tool-unknown-skips", a("tool_call", tool="Skill"), None, None, "skipped: harness does not report tool calls"),
+    (
+        "tool-args-pass",
+        a("tool_call", tool="Bash", pattern=r"go test"),
+        CALLS,
+        True,
+        'Bash {"command":"go test ./..."}',
+    ),
+    (
+        "tool-args-fail",
+        a("tool_call", tool="Bash", pattern=r"gofmt"),
+        CALLS,
+        False,
+        "no tool_call matched /Bash/",
+    ),
+    (
+        "tool-args-raw-json",
+        a("tool_call", tool="Write", pattern=r'"content":"hi <b>"'),
+        CALLS,
+        True,
+        'Write {"file_path":"/ws/hello.txt","content":"hi <b>"}',
+    ),
+    (
+        "tool-no-calls-fails",
+        a("tool_call", tool="Skill"),
+        (),
+        False,
+        "no tool_call matched /Skill/",
+    ),
+    (
+        "tool-unknown-skips",
+        a("tool_call", tool="Skill"),
+        None,
+        None,
+        "skipped: harness does not report tool calls",
+    ),
     ("tool-invalid-tool", a("tool_call", tool="("), CALLS, False, "invalid tool pattern: "),
-    ("tool-invalid-pattern", a("tool_call", tool="Bash", pattern="(?<=x)"), CALLS, False, "invalid pattern: "),
+    (
+        "tool-invalid-pattern",
+        a("tool_call", tool="Bash", pattern="(?<=x)"),
+        CALLS,
+        False,
+        "invalid pattern: ",
+    ),
     ("unknown-type", a("shell", run="true"), CALLS, False, "unknown assertion type: shell"),
 ]
 
 
-@pytest.mark.parametrize(("assertion", "calls", "passed", "evidence"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_deterministic(ws: Path, assertion: Assertion, calls: Sequence[ToolCall] | None, passed: bool | None, evidence: str) -> None:
+@pytest.mark.parametrize(
+    ("assertion", "calls", "passed", "evidence"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_deterministic(
+    ws: Path,
+    assertion: Assertion,
+    calls: Sequence[ToolCall] | None,
+    passed: bool | None,
+    evidence: str,
+) -> None:
     v = asyncio.run(
         grading.grade_deterministic(
-            assertion, workspace=ws, final_text=FINAL, tool_calls=calls, timeout_seconds=5, environ={}
+            assertion,
+            workspace=ws,
+            final_text=FINAL,
+            tool_calls=calls,
+            timeout_seconds=5,
+            environ={},
         )
     )
     assert v.passed is passed
@@ -93,7 +168,12 @@ def test_regex_evidence_truncated_to_120_bytes(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x" * 500)
     v = asyncio.run(
         grading.grade_deterministic(
-            a("regex", path="f", pattern="x+"), workspace=tmp_path, final_text="", tool_calls=(), timeout_seconds=5, environ={}
+            a("regex", path="f", pattern="x+"),
+            workspace=tmp_path,
+            final_text="",
+            tool_calls=(),
+            timeout_seconds=5,
+            environ={},
         )
     )
     assert v.passed is True and v.evidence == "x" * 120
@@ -103,7 +183,12 @@ def test_tool_call_evidence_truncates_args() -> None:
     long = ToolCall(name="Write", input_json='{"content":"' + "y" * 300 + '"}')
     v = asyncio.run(
         grading.grade_deterministic(
-            a("tool_call", tool="Write", pattern="y"), workspace=Path("/nonexistent"), final_text="", tool_calls=[long], timeout_seconds=5, environ={}
+            a("tool_call", tool="Write", pattern="y"),
+            workspace=Path("/nonexistent"),
+            final_text="",
+            tool_calls=[long],
+            timeout_seconds=5,
+            environ={},
         )
     )
     assert v.passed is True
@@ -140,8 +225,12 @@ SUMMARY = [
 ]
 
 
-@pytest.mark.parametrize(("verdicts", "passed", "counts"), [s[1:] for s in SUMMARY], ids=[s[0] for s in SUMMARY])
-def test_case_verdict_and_summary(verdicts: list[bool | None], passed: bool, counts: tuple[int, int, int, float | None]) -> None:
+@pytest.mark.parametrize(
+    ("verdicts", "passed", "counts"), [s[1:] for s in SUMMARY], ids=[s[0] for s in SUMMARY]
+)
+def test_case_verdict_and_summary(
+    verdicts: list[bool | None], passed: bool, counts: tuple[int, int, int, float | None]
+) -> None:
     vs = [Verdict(passed=p) for p in verdicts]
     assert grading.case_passed(vs) is passed
     s = grading.summarize(vs)
@@ -165,7 +254,15 @@ def test_grade_case_order_and_one_judge_call(ws: Path) -> None:
         return [Verdict(passed=True, evidence="ok 1"), Verdict(passed=False, evidence="bad 2")]
 
     out = asyncio.run(
-        grading.grade_case(assertions, workspace=ws, final_text=FINAL, tool_calls=CALLS, timeout_seconds=5, environ={}, judge=judge)
+        grading.grade_case(
+            assertions,
+            workspace=ws,
+            final_text=FINAL,
+            tool_calls=CALLS,
+            timeout_seconds=5,
+            environ={},
+            judge=judge,
+        )
     )
     assert calls == [[0, 2]]
     assert [v.passed for v in out.verdicts] == [True, True, False, False]
@@ -179,14 +276,26 @@ def test_grade_case_without_llm_does_not_call_judge(ws: Path) -> None:
         raise AssertionError("judge must not be called")
 
     out = asyncio.run(
-        grading.grade_case([a("file_exists", path="hello.txt")], workspace=ws, final_text="", tool_calls=(), timeout_seconds=5, environ={}, judge=judge)
+        grading.grade_case(
+            [a("file_exists", path="hello.txt")],
+            workspace=ws,
+            final_text="",
+            tool_calls=(),
+            timeout_seconds=5,
+            environ={},
+            judge=judge,
+        )
     )
     assert out.passed is True
 
 
 @pytest.mark.parametrize(
     ("behaviour", "evidence"),
-    [("raise", "judge error: boom"), ("short", "judge error: wrong number of verdicts"), ("none", "judge error: judge unavailable")],
+    [
+        ("raise", "judge error: boom"),
+        ("short", "judge error: wrong number of verdicts"),
+        ("none", "judge error: judge unavailable"),
+    ],
 )
 def test_judge_failure_fails_llm_only(ws: Path, behaviour: str, evidence: str) -> None:
     async def judge(indices: Sequence[int]) -> Sequence[Verdict]:

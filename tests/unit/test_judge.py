@@ -7,7 +7,6 @@ the real SDK against the scripted server is exercised in tests/integration/test_
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,9 @@ class _Resp:
 class FakeClient:
     """Answers each `messages.create` call with the next scripted reply (or a callable of the request)."""
 
-    def __init__(self, replies: list[Reply | Callable[[dict[str, Any]], Reply] | Exception]) -> None:
+    def __init__(
+        self, replies: list[Reply | Callable[[dict[str, Any]], Reply] | Exception]
+    ) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.messages = self
@@ -91,8 +92,13 @@ def test_prompt_format(ws: Path) -> None:
         workspace=ws,
     )
     text = judge.build_prompt(req)
-    assert text.startswith("You are grading an AI coding agent's work against 2 numbered assertions.\n\n")
-    assert "Assertions to verify:\n<assertions>\n1. The README explains usage\n2. No TODO left\n</assertions>\n" in text
+    assert text.startswith(
+        "You are grading an AI coding agent's work against 2 numbered assertions.\n\n"
+    )
+    assert (
+        "Assertions to verify:\n<assertions>\n1. The README explains usage\n2. No TODO left\n</assertions>\n"
+        in text
+    )
     assert (
         "The eval author's description of the expected output (context, not a separate assertion):\n"
         "---\nA README with a usage section\n---\n\nThe agent's final response was:\n---\ndone\n---\n"
@@ -110,15 +116,25 @@ def test_prompt_without_expected_output_and_truncation(ws: Path) -> None:
 def test_verdicts_matched_by_id_in_any_order(ws: Path) -> None:
     client = FakeClient([verdicts((2, False, "no usage"), (1, True, "README exists"))])
     out = grade(client, request(ws))
-    assert out == [Verdict(passed=True, evidence="README exists"), Verdict(passed=False, evidence="no usage")]
+    assert out == [
+        Verdict(passed=True, evidence="README exists"),
+        Verdict(passed=False, evidence="no usage"),
+    ]
     req = client.requests[0]
     assert req["model"] == "claude-sonnet-5"
-    assert [t["name"] for t in req["tools"]] == ["list_files", "read_file", "grep", "submit_verdicts"]
+    assert [t["name"] for t in req["tools"]] == [
+        "list_files",
+        "read_file",
+        "grep",
+        "submit_verdicts",
+    ]
     assert req["tool_choice"] == {"type": "any"}
 
 
 def test_missing_duplicate_out_of_range_and_string_ids(ws: Path) -> None:
-    client = FakeClient([verdicts(("1", True, "first"), (1, False, "dup ignored"), (7, True, "out of range"))])
+    client = FakeClient(
+        [verdicts(("1", True, "first"), (1, False, "dup ignored"), (7, True, "out of range"))]
+    )
     out = grade(client, request(ws, n=3))
     assert out[0] == Verdict(passed=True, evidence="first")
     assert out[1] == Verdict(passed=False, evidence="judge error: no verdict for assertion 2")
@@ -197,7 +213,14 @@ def test_timeout(ws: Path) -> None:
 
 # --- workspace confinement ------------------------------------------------------------------
 
-REFUSED = ["../secret.txt", "/etc/passwd", "escape", "escape_dir", "escape_dir/secret.txt", "src/../../secret.txt"]
+REFUSED = [
+    "../secret.txt",
+    "/etc/passwd",
+    "escape",
+    "escape_dir",
+    "escape_dir/secret.txt",
+    "src/../../secret.txt",
+]
 
 
 @pytest.mark.parametrize("path", REFUSED)
@@ -229,13 +252,16 @@ def test_inside_paths_allowed(ws: Path) -> None:
     assert tools.call("read_file", {"path": str(ws / "README.md"), "limit": 1}) == "# Demo"
     assert tools.call("list_files", {"path": "src", "recursive": True}) == "src/main.py"
     link = ws / "inner"
-    os.symlink(ws / "README.md", link)
+    link.symlink_to(ws / "README.md")
     assert tools.call("read_file", {"path": "inner"}).startswith("# Demo")
 
 
 def test_resolve_judge_model() -> None:
     assert judge.resolve_judge_model(BUILTIN_CATALOG, None).key == "anthropic/claude-sonnet-5"
-    assert judge.resolve_judge_model(BUILTIN_CATALOG, "claude-haiku-4-5").key == "anthropic/claude-haiku-4-5"
+    assert (
+        judge.resolve_judge_model(BUILTIN_CATALOG, "claude-haiku-4-5").key
+        == "anthropic/claude-haiku-4-5"
+    )
     with pytest.raises(ConfigError, match='judge model "gpt-9": not a known model'):
         judge.resolve_judge_model(BUILTIN_CATALOG, "gpt-9")
     with pytest.raises(ConfigError, match="only Anthropic models"):

@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from evolve_action.errors import EnvironmentProblem
 from evolve_action.modelserver._engine import Decision, Engine
 from evolve_action.modelserver._policy import Policy
 from evolve_action.modelserver._request import count_tokens, view
@@ -334,13 +335,32 @@ class ModelServer:
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> ModelServer:
-        """Bind and serve in a daemon thread; returns self. Idempotent."""
+        """Bind and serve in a daemon thread; returns self. Idempotent.
+
+        Raises `EnvironmentProblem` when the address is taken or the log file cannot be opened.
+        """
         if self._httpd is not None:
             return self
         if self._log_path is not None:
-            self._log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = self._log_path.open("a", encoding="utf-8")
-        httpd = _HTTPServer((self._host, self._port), _Handler)
+            try:
+                self._log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log_file = self._log_path.open("a", encoding="utf-8")
+            except OSError as exc:
+                raise EnvironmentProblem(
+                    f"cannot open the request log: {exc.strerror or exc}",
+                    path=self._log_path,
+                    hint="pass a writable --log path",
+                ) from exc
+        try:
+            httpd = _HTTPServer((self._host, self._port), _Handler)
+        except OSError as exc:
+            if self._log_file is not None:
+                self._log_file.close()
+                self._log_file = None
+            raise EnvironmentProblem(
+                f"cannot listen on {self._host}:{self._port}: {exc.strerror or exc}",
+                hint="pick another --port, or 0 for a free one",
+            ) from exc
         httpd.owner = self
         self._httpd = httpd
         self._thread = threading.Thread(

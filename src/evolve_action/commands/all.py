@@ -1,0 +1,199 @@
+"""`evolve-action run all`: checks → triggers → evals → report, in one command.
+
+Owns: the flags of `run all` (the union of the triggers and evals flags, engine spec §2.3) and the
+order of the steps. Each step calls the owning engine's public API: `checks.run_checks`,
+`triggers.run`, `evals.run_evals`, and `commands.report.generate`. Differences from evolve, on
+purpose: the tiers run one after the other over the whole repository (all trigger units, then all eval
+units) rather than interleaved per skill, so each engine keeps its own sweep; the results are the
+same. Timeouts: 120 s per trigger session and 600 s per eval run unless `--timeout` is given (then it
+applies to both). Check failures only count under `--strict`. Exit codes: 0 done, 1 failures under
+`--strict`, 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from evolve_action import __version__, evals, plan
+from evolve_action.commands._common import Invocation
+from evolve_action.commands.evals import (
+    add_eval_flags,
+    add_selection_flags,
+    options_from_args,
+    pick_reporter,
+)
+from evolve_action.config import Config, resolve_repository
+from evolve_action.encoding import Format
+from evolve_action.errors import UsageError
+from evolve_action.findings import Severity
+from evolve_action.repo import Repository
+
+
+def register(subparsers: Any) -> None:
+    """Add `all` to `evolve-action run`."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "all",
+        help="run checks, triggers and evals, then regenerate the reports",
+        description=(
+            "Tier 0 checks, then Tier 1 triggers, then Tier 2 evals (each with its own plan and "
+            "--new/--modified/--failed selection), then regenerate EVALUATION.md. Check findings only "
+            "fail the command under --strict."
+        ),
+    )
+    add_selection_flags(parser)
+    add_eval_flags(parser)
+    parser.add_argument(
+        "--runs", type=int, default=3, help="trigger sessions per query (default 3)"
+    )
+    parser.add_argument(
+        "--no-early-stop",
+        action="store_true",
+        help="always make every trigger run (default: stop once a query's verdict cannot change)",
+    )
+    parser.add_argument("--no-report", action="store_true", help="do not regenerate the reports")
+    parser.set_defaults(handler=handle)
+
+
+def handle(inv: Invocation) -> int:
+    """Run the four steps in order; return the exit code."""
+    args = inv.args
+    args.eval = None
+    options = options_from_args(args)
+    if args.runs < 1:
+        raise UsageError(f"--runs {args.runs}: want at least 1")
+    repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+    for warning in config.warnings:
+        inv.stderr.write(f"warn: {warning}\n")
+    failed = _checks(inv, repository, config)
+    trig_failed = _triggers(inv, repository, config, options)
+    planned = evals.plan_evals(repository, config, options, environ=inv.environ)
+    if args.dry_run:
+        for w in planned.warnings:
+            inv.stderr.write(f"{w}\n")
+        out = plan.to_json_lines(planned.plan) if args.json else plan.render(planned.plan)
+        inv.stdout.write(out)
+        return 0
+    if not args.json:
+        inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")
+    outcome = asyncio.run(
+        evals.run_evals(
+            repository,
+            config,
+            options,
+            environ=inv.environ,
+            reporter=pick_reporter(inv),
+            planned=planned,
+        )
+    )
+    if not args.no_report:
+        _report(inv, repository, config, options)
+    if failed or trig_failed or not outcome.ok:
+        if args.strict:
+            return 1
+        inv.stderr.write("WARN: run: some checks or cases failed (pass --strict to exit 1)\n")
+    return 0
+
+
+def _checks(inv: Invocation, repository: Repository, config: Config) -> bool:
+    from evolve_action.checks import CheckOptions, run_checks
+
+    report = run_checks(repository, config, CheckOptions(signals=False))
+    for finding in report.findings:
+        tag = "FAIL" if finding.severity == Severity.ERROR else "WARN"
+        inv.stderr.write(f"{tag}: {finding.message}\n")
+    if not report.failures:
+        inv.stdout.write(f"checks: all checks passed ({report.layout} layout)\n")
+    else:
+        inv.stdout.write(f"checks: {report.failures} failure(s)\n")
+    return report.failures > 0 and bool(inv.args.strict)
+
+
+def _triggers(
+    inv: Invocation, repository: Repository, config: Config, options: evals.EvalsOptions
+) -> bool:
+    """Tier 1 through E's engine; returns True when a query failed."""
+    from evolve_action import triggers
+    from evolve_action.catalog import build_catalog, resolve_models
+    from evolve_action.harness import ClaudeCodeHarness
+    from evolve_action.tokens import default_cache_path
+
+    args = inv.args
+    selection = resolve_models(
+        build_catalog(config.providers),
+        model_flags=options.models,
+        config_models=config.models,
+        config_harnesses=config.harnesses,
+        harness_flags=options.harnesses,
+        available=_available(inv),
+        tier="triggers",
+    )
+    topts = triggers.TriggerOptions(
+        repo=repository,
+        models=tuple(b for b in selection.models if b.harness == "claude"),
+        environ=dict(inv.environ),
+        selection=plan.Selection(
+            new=options.new,
+            modified=options.modified,
+            failed=options.failed,
+            plugins=options.plugins,
+            skills=options.skills,
+            tiers=(plan.Tier.TRIGGERS,),
+        ),
+        runs=args.runs,
+        jobs=options.jobs,
+        timeout_seconds=options.timeout or triggers.DEFAULT_TIMEOUT_SECONDS,
+        early_stop=not args.no_early_stop,
+        keep_workspaces=options.keep_workspaces,
+        dry_run=args.dry_run,
+        results_format=_format(options, config),
+        tool_version=__version__,
+        token_cache=default_cache_path(inv.environ, config.cache_dir),
+    )
+    if args.dry_run:
+        p, _, warnings = triggers.make_plan(topts)
+        for w in warnings:
+            inv.stderr.write(f"warn: {w}\n")
+        inv.stdout.write(plan.to_json_lines(p) if args.json else plan.render(p))
+        return False
+    if not topts.models:
+        inv.stderr.write("warn: triggers: no model has an available harness; skipped\n")
+        return False
+    outcome = asyncio.run(triggers.run(topts, pick_reporter(inv), ClaudeCodeHarness(inv.environ)))
+    return outcome.failed
+
+
+def _format(options: evals.EvalsOptions, config: Config) -> Format:
+    fmt = options.results_format or config.results_format
+    if fmt == "json":
+        return "json"
+    if fmt == "jsonc":
+        return "jsonc"
+    if fmt in ("yaml", "yml"):
+        return "yaml"
+    raise UsageError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')
+
+
+def _available(inv: Invocation) -> set[str]:
+    from evolve_action.errors import EnvironmentProblem
+    from evolve_action.harness import find_cli
+
+    try:
+        find_cli(inv.environ)
+    except EnvironmentProblem:
+        return set()
+    return {"claude"}
+
+
+def _report(
+    inv: Invocation, repository: Repository, config: Config, options: evals.EvalsOptions
+) -> None:
+    from evolve_action.commands.report import ReportOptions, generate
+
+    generate(
+        ReportOptions(repo=repository, config=config, results_format=_format(options, config)),
+        stdout=inv.stdout,
+        stderr=inv.stderr,
+        cwd=inv.cwd,
+    )
