@@ -12,6 +12,15 @@ EXAMPLES = REPO / "examples"
 CORPUS = REPO.parent / "shared" / "corpus" / "bitwise-skills"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite golden files under tests/golden/ instead of comparing",
+    )
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Point HOME/XDG/CLAUDE_CONFIG_DIR at temp dirs, drop GitHub/Anthropic/INPUT_ vars, pin git identity."""

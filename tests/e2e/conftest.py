@@ -1,6 +1,6 @@
 """E2E fixtures: the `--update-golden` flag and a byte-exact golden comparison helper.
 
-`pytest tests/e2e --update-golden` rewrites the golden files under `tests/golden/`; a normal run
+`pytest --update-golden` rewrites the golden files under `tests/golden/`; a normal run
 never writes them and fails with a unified diff on any byte difference.
 """
 
@@ -13,15 +13,6 @@ from pathlib import Path
 import pytest
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--update-golden",
-        action="store_true",
-        default=False,
-        help="rewrite golden files under tests/golden/ instead of comparing",
-    )
 
 
 GoldenCheck = Callable[[str, bytes], None]
@@ -39,7 +30,7 @@ def golden(request: pytest.FixtureRequest) -> GoldenCheck:
             path.write_bytes(data)
             return
         if not path.is_file():
-            pytest.fail(f"missing golden file {path}; run pytest tests/e2e --update-golden")
+            pytest.fail(f"missing golden file {path}; run pytest --update-golden")
         want = path.read_bytes()
         if want != data:
             diff = "".join(

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -70,6 +71,7 @@ _SDK_VARS = (
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LIMIT_RE = re.compile(r"(?i)usage limit reached|limit reached.*resets")
 _STDERR_LINES = 40
+_BACKSTOP_SECONDS = 30.0
 DEFAULT_CLI_RETRIES = 2
 """HTTP retries the CLI itself makes per API call (`CLAUDE_CODE_MAX_RETRIES`); safe, same request."""
 
@@ -134,8 +136,13 @@ def build_options(
     )
 
 
-def exec_wrapper_script(real_cli: Path, keep: Iterable[str]) -> str:
-    """A POSIX sh script that runs `real_cli` with only the `keep` variables (`env -i`)."""
+def exec_wrapper_script(real_cli: Path, keep: Iterable[str], pidfile: Path | None = None) -> str:
+    """A POSIX sh script that execs `real_cli` with only the `keep` variables (`env -i`).
+
+    The CLI keeps the wrapper's pid, written to `pidfile` (so an early stop or a timeout can SIGKILL
+    it at once), and becomes a process-group leader through `setsid` when available (so its tool
+    subprocesses die with it).
+    """
     names = sorted({n for n in keep if _NAME_RE.match(n)})
     lines = [
         "#!/bin/sh",
@@ -144,6 +151,11 @@ def exec_wrapper_script(real_cli: Path, keep: Iterable[str]) -> str:
         f"for n in {' '.join(names)}; do",
         '  eval "if [ -n \\"\\${$n+x}\\" ]; then set -- \\"$n=\\${$n}\\" \\"\\$@\\"; fi"',
         "done",
+    ]
+    if pidfile is not None:
+        lines.append(f"echo $$ > {_sh_quote(str(pidfile))}")
+    lines += [
+        'if command -v setsid >/dev/null 2>&1; then exec setsid env -i "$@"; fi',
         'exec env -i "$@"',
         "",
     ]
@@ -357,11 +369,23 @@ async def run_session(
             spec, environ=environ, config_dir=config_dir, is_root=root, cli_retries=cli_retries
         )
         wrapper = config_dir / "evolve-exec.sh"
-        wrapper.write_text(exec_wrapper_script(real_cli, [*env, *_SDK_VARS]), encoding="utf-8")
+        script = exec_wrapper_script(real_cli, [*env, *_SDK_VARS], config_dir / "agent.pid")
+        wrapper.write_text(script, encoding="utf-8")
         wrapper.chmod(0o700)
         options = build_options(spec, env=env, cli_path=wrapper, stderr=tail.append)
+        pidfile = config_dir / "agent.pid"
+        killed_for = ""
+
+        def kill(reason: str) -> None:
+            nonlocal killed_for
+            killed_for = killed_for or reason
+            _kill_agent(pidfile)
+
+        # Our own bound: kill the agent (its stream then ends) rather than cancel the SDK mid-read;
+        # the asyncio timeout is only a backstop for a CLI that never started.
+        watchdog = asyncio.get_running_loop().call_later(spec.timeout_seconds, kill, "timeout")
         try:
-            async with asyncio.timeout(spec.timeout_seconds):
+            async with asyncio.timeout(spec.timeout_seconds + _BACKSTOP_SECONDS):
                 stream = cast(
                     "AsyncGenerator[Any, None]", query(prompt=spec.prompt, options=options)
                 )
@@ -370,6 +394,7 @@ async def run_session(
                         messages.append(msg)
                         if stop is not None and any(stop(c) for c in tool_calls_of(msg)):
                             stopped = True
+                            kill("stop")  # SIGKILL now: no grace period for a settled session
                             break
         except TimeoutError:
             timed_out = True
@@ -378,6 +403,12 @@ async def run_session(
         except Exception as exc:  # ProcessError/ResultError after the result, parse errors…
             if not any(isinstance(m, ResultMessage) for m in messages):
                 crash = f"agent CLI failed: {type(exc).__name__}: {_first_line(str(exc))}"
+        finally:
+            watchdog.cancel()
+            if not stopped and killed_for != "stop":
+                _kill_agent(pidfile)  # reap a straggler (e.g. the backstop fired)
+        if killed_for == "timeout" and not stopped:
+            timed_out = True
     return parse_messages(
         messages,
         duration_seconds=time.monotonic() - started,
@@ -386,6 +417,19 @@ async def run_session(
         crash=crash,
         stderr_tail="\n".join(tail)[-4096:],
     )
+
+
+def _kill_agent(pidfile: Path) -> None:
+    """SIGKILL the agent CLI (and its process group, when the wrapper made it a group leader)."""
+    try:
+        pid = int(pidfile.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
 
 
 def _first_line(s: str) -> str:
