@@ -451,6 +451,9 @@ class _Sweep:
     max_turns: int
     timeout: int
     counter: Any
+    make_workspace: Callable[..., Path]
+    reported: set[str] = field(default_factory=set)
+    """Token-counter warnings already emitted (the set is mutated; the sweep runs on one loop)."""
 
 
 def _now_rfc3339(now: Callable[[], datetime.datetime]) -> str:
@@ -469,7 +472,7 @@ async def run_case(
     timeout = case.timeout_seconds if case.timeout_seconds > 0 else sweep.timeout
     turns = case.max_turns if case.max_turns > 0 else sweep.max_turns
     ws = await asyncio.to_thread(
-        stage_workspace, case, skill_dir=skill_dir, environ=sweep.environ, baseline=baseline
+        sweep.make_workspace, case, skill_dir=skill_dir, environ=sweep.environ, baseline=baseline
     )
     try:
         spec = SessionSpec(
@@ -562,12 +565,16 @@ async def run_evals(
     judge_: judge.Judge | None = None,
     now: Callable[[], datetime.datetime] | None = None,
     planned: EvalsPlan | None = None,
+    counter: Any = None,
+    make_workspace: Callable[..., Path] = stage_workspace,
 ) -> EvalsOutcome:
     """Plan and run the evals tier; write results after every finished case.
 
     `harness` defaults to Claude Code bound to `environ`; `judge_` to the resolved judge model with
-    credentials from `environ`. Raises `EvolveError` for unusable input (the sweep stops; finished
-    cases are already on disk).
+    credentials from `environ`; `counter` (token estimates) to a `tokens.TokenCounter` with the
+    configured cache; `make_workspace(case, skill_dir=…, environ=…, baseline=…)` to
+    `stage_workspace` (tests inject stubs). Raises `EvolveError` for unusable input (the sweep
+    stops; finished cases are already on disk).
     """
     from evolve_action.harness import ClaudeCodeHarness
     from evolve_action.tokens import TokenCounter, default_cache_path
@@ -581,11 +588,13 @@ async def run_evals(
         the_judge, jwarn = make_judge(config, options, environ=environ)
         for w in jwarn:
             reporter.emit(Warning(message=w))
-    counter = TokenCounter(
-        environ,
-        cache_path=default_cache_path(environ, config.cache_dir),
-        concurrency=max(options.jobs, 1),
-    )
+    own_counter = counter is None
+    if counter is None:
+        counter = TokenCounter(
+            environ,
+            cache_path=default_cache_path(environ, config.cache_dir),
+            concurrency=max(options.jobs, 1),
+        )
     sweep = _Sweep(
         harness=harness or ClaudeCodeHarness(environ),
         judge=the_judge,
@@ -595,6 +604,7 @@ async def run_evals(
         max_turns=ep.max_turns,
         timeout=ep.timeout,
         counter=counter,
+        make_workspace=make_workspace,
     )
     counts = _Counts()
     sem = asyncio.Semaphore(max(options.jobs, 1))
@@ -643,8 +653,11 @@ async def run_evals(
                 tier_timeout=ep.timeout,
             )
     finally:
-        counter.save()
-        await counter.aclose()
+        if own_counter:
+            counter.save()
+            await counter.aclose()
+        if judge_ is None:
+            await the_judge.aclose()
     return EvalsOutcome(
         planned=len(ep.plan.cases),
         executed=counts.executed,
@@ -734,7 +747,9 @@ async def _run_unit(
         *(_estimate(sweep.counter, model, skill_md, case.prompt) for _, case in planned)
     )
     for w in getattr(sweep.counter, "warnings", []):
-        reporter.emit(Warning(message=w))
+        if w not in sweep.reported:
+            sweep.reported.add(w)
+            reporter.emit(Warning(message=w))
     fresh: list[res.EvalResult] = []
     path_holder: list[Path] = []
 

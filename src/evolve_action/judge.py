@@ -486,6 +486,13 @@ class Judge:
         self.max_turns = max(1, max_turns)
         self.unavailable = unavailable or "no Anthropic credentials for the judge"
 
+    async def aclose(self) -> None:
+        """Close the SDK client's HTTP connections (idempotent)."""
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
     async def grade(self, request: JudgeRequest) -> list[Verdict]:
         """Grade all assertions of one case in one conversation; never raises for judge failures."""
         n = len(request.assertions)

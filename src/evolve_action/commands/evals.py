@@ -214,6 +214,11 @@ def handle(inv: Invocation) -> int:
             inv.stderr.write(f"{w}\n")
         print_plan(inv.stdout, planned.plan, as_json=args.json)
         return 0
+    if not planned.models:
+        raise UsageError(
+            "no model to run: no selected model has an available harness (claude)",
+            hint="check --model and the config's models/harnesses",
+        )
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")
     outcome = asyncio.run(
