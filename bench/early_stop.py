@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -72,7 +73,11 @@ POLICY = {
             "tool": "Skill",
             "input": {"skill": "csv-clean"},
         },
-        {"name": "ambiguous-rest", "when": {"prompt": "^ambiguous"}, "text": "Which files do you mean?"},
+        {
+            "name": "ambiguous-rest",
+            "when": {"prompt": "^ambiguous"},
+            "text": "Which files do you mean?",
+        },
         {"name": "route", "route": {"threshold": 0.3}},
     ]
 }
@@ -80,11 +85,15 @@ POLICY = {
 
 def make_fixture(root: Path) -> Path:
     (root / ".claude-plugin").mkdir(parents=True)
-    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "bench-kit", "version": "1.0.0"}\n')
+    (root / ".claude-plugin" / "plugin.json").write_text(
+        '{"name": "bench-kit", "version": "1.0.0"}\n'
+    )
     for name, desc in SKILLS.items():
         d = root / "skills" / name
         d.mkdir(parents=True)
-        (d / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {desc}\n---\n# {name}\n\nSteps.\n")
+        (d / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {desc}\n---\n# {name}\n\nSteps.\n"
+        )
         e = root / "evals" / name
         e.mkdir(parents=True)
         doc = {"triggers": [{"query": q, "should_trigger": s} for q, s in QUERIES[name]]}
@@ -92,7 +101,9 @@ def make_fixture(root: Path) -> Path:
     return root
 
 
-def sweep(root: Path, srv: ModelServer, *, early: bool, runs: int, jobs: int) -> tuple[TriggersOutcome, float, int]:
+def sweep(
+    root: Path, srv: ModelServer, *, early: bool, runs: int, jobs: int
+) -> tuple[TriggersOutcome, float, int]:
     srv.set_policy(Policy.from_dict(POLICY))  # fresh counters: both sweeps see the same script
     before = len(srv.messages())
     environ = {
@@ -101,10 +112,10 @@ def sweep(root: Path, srv: ModelServer, *, early: bool, runs: int, jobs: int) ->
         "ANTHROPIC_BASE_URL": srv.base_url,
         "ANTHROPIC_API_KEY": "sk-bench",
     }
-    import os
-
     environ["PATH"] = os.environ.get("PATH", environ["PATH"])
-    models = resolve_models(build_catalog(), model_flags=["claude-sonnet-4-6"], available={"claude"}).models
+    models = resolve_models(
+        build_catalog(), model_flags=["claude-sonnet-4-6"], available={"claude"}
+    ).models
     options = TriggerOptions(
         repo=discover(root, root),
         models=models,
@@ -131,26 +142,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-early-stop.") as tmp:
-        with ModelServer(Policy.from_dict(POLICY), port=0, log_path=None) as srv:
-            rows = {}
-            for label, early in (("early-stop", True), ("no-early-stop", False)):
-                root = make_fixture(Path(tmp) / label / "repo")
-                outcome, seconds, requests = sweep(root, srv, early=early, runs=args.runs, jobs=args.jobs)
-                rows[label] = {
-                    "sessions": outcome.sessions,
-                    "runs": sum(len(q.runs) for u in outcome.units for q in u.queries),
-                    "errored_runs": sum(q.errored for u in outcome.units for q in u.queries),
-                    "api_requests": requests,
-                    "wall_seconds": round(seconds, 1),
-                    "queries": sum(len(u.queries) for u in outcome.units),
-                    "passed": sum(1 for u in outcome.units for q in u.queries if q.passed),
-                    "verdicts": verdicts(outcome),
-                }
+    rows: dict[str, dict[str, Any]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-early-stop.") as tmp,
+        ModelServer(Policy.from_dict(POLICY), port=0, log_path=None) as srv,
+    ):
+        for label, early in (("early-stop", True), ("no-early-stop", False)):
+            root = make_fixture(Path(tmp) / label / "repo")
+            outcome, seconds, requests = sweep(
+                root, srv, early=early, runs=args.runs, jobs=args.jobs
+            )
+            rows[label] = {
+                "sessions": outcome.sessions,
+                "runs": sum(len(q.runs) for u in outcome.units for q in u.queries),
+                "errored_runs": sum(q.errored for u in outcome.units for q in u.queries),
+                "api_requests": requests,
+                "wall_seconds": round(seconds, 1),
+                "queries": sum(len(u.queries) for u in outcome.units),
+                "passed": sum(1 for u in outcome.units for q in u.queries if q.passed),
+                "verdicts": verdicts(outcome),
+            }
     a, b = rows["early-stop"], rows["no-early-stop"]
     same = a.pop("verdicts") == b.pop("verdicts")
     saved = 1 - a["sessions"] / b["sessions"] if b["sessions"] else 0.0
-    report = {"runs": args.runs, "jobs": args.jobs, "identical_verdicts": same, "sessions_saved": round(saved, 3), **rows}
+    report = {
+        "runs": args.runs,
+        "jobs": args.jobs,
+        "identical_verdicts": same,
+        "sessions_saved": round(saved, 3),
+        **rows,
+    }
     if args.json:
         print(json.dumps(report, indent=2))
     else:

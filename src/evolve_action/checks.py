@@ -20,6 +20,7 @@ from typing import Any, Literal
 from evolve_action.config import Config
 from evolve_action.errors import EvolveError
 from evolve_action.findings import Finding, Severity
+from evolve_action.gocompat import split_lines
 from evolve_action.repo import (
     CLAUDE_MANIFEST,
     CLAUDE_MARKETPLACE,
@@ -33,9 +34,14 @@ from evolve_action.repo import (
     plugin_skills,
     read_manifest,
     read_text,
-    split_lines,
-    trim_space,
+    rel_path,
 )
+from evolve_action.signals import HEDGE_WORDS as HEDGE_WORDS
+from evolve_action.signals import SkillSignal as SkillSignal
+from evolve_action.signals import conciseness_score as conciseness_score
+from evolve_action.signals import prose_lines as prose_lines
+from evolve_action.signals import size_score as size_score
+from evolve_action.signals import skill_signals as skill_signals
 
 MAX_NAME_RUNES = 64
 MAX_DESCRIPTION_RUNES = 1024
@@ -55,24 +61,6 @@ class CheckOptions:
     """`--no-marketplace` → False."""
     check_fixtures: bool = True
     """Whether a missing `files` fixture is a finding."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SkillSignal:
-    """Advisory size/conciseness scores of one SKILL.md (never affect the verdict)."""
-
-    skill: str
-    plugin: str
-    path: str
-    """SKILL.md relative to the root."""
-    lines: int
-    size: float
-    """100 up to the ideal line count, 0 at the cap, quadratic in between."""
-    concise: float
-    """Mean of the sentence-length, hedge-word and duplicate-line sub-scores (0–100)."""
-    overall: float
-    note: str
-    """`<n> lines (ideal ≤<ideal>, cap <cap>)`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +108,7 @@ class _Collector:
     ) -> None:
         shown: str | None
         if isinstance(path, Path):
-            shown = _rel(self.root, path)
+            shown = rel_path(self.root, path)
         else:
             shown = path
         self.findings.append(
@@ -133,12 +121,6 @@ class _Collector:
                 severity=severity,
             )
         )
-
-
-def _rel(root: Path, path: Path) -> str:
-    from evolve_action.repo import rel_path
-
-    return rel_path(root, path)
 
 
 def run_checks(
@@ -309,7 +291,7 @@ def _plugin_checks(
         manifest_rel = MANIFEST_PATHS[kind]
         path = plugin.dir / manifest_rel
         manifest = read_manifest(path)
-        rel = _rel(repo.root, path)
+        rel = rel_path(repo.root, path)
         if not manifest.exists:
             out.add(
                 f'{label}: missing {manifest_rel} (remove "{kind}" from '
@@ -352,7 +334,7 @@ def _agreement_checks(
 ) -> None:
     if expected is not None:
         for kind, value in loaded.items():
-            rel = _rel(repo.root, plugin.dir / MANIFEST_PATHS[kind])
+            rel = rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind])
             name = go_str(value.get("name"))
             if name != expected:
                 out.add(
@@ -367,14 +349,14 @@ def _agreement_checks(
             out.add(
                 f"{label}: manifests disagree on plugin name: {_go_list(names)}",
                 check="plugin.name",
-                path=_rel(repo.root, plugin.dir / CLAUDE_MANIFEST),
+                path=rel_path(repo.root, plugin.dir / CLAUDE_MANIFEST),
             )
         for name in names:
             if not _KEBAB.fullmatch(name):
                 out.add(
                     f"{label}: plugin name '{name}' not kebab-case",
                     check="plugin.name",
-                    path=_rel(repo.root, plugin.dir / CLAUDE_MANIFEST),
+                    path=rel_path(repo.root, plugin.dir / CLAUDE_MANIFEST),
                     pointer="/name",
                 )
     versions: list[tuple[str, str]] = []
@@ -385,7 +367,7 @@ def _agreement_checks(
             out.add(
                 f"{label}: version '{version}' is not strict semver",
                 check="plugin.version",
-                path=_rel(repo.root, plugin.dir / MANIFEST_PATHS[kind]),
+                path=rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind]),
                 pointer="/version",
             )
     if len({v for _, v in versions}) > 1:
@@ -393,7 +375,7 @@ def _agreement_checks(
         out.add(
             f"{label}: version mismatch ({pairs})",
             check="plugin.version",
-            path=_rel(repo.root, plugin.dir / MANIFEST_PATHS[versions[-1][0]]),
+            path=rel_path(repo.root, plugin.dir / MANIFEST_PATHS[versions[-1][0]]),
             pointer="/version",
         )
 
@@ -409,7 +391,7 @@ def _skill_checks(
     license_: str | None,
     config: Config,
 ) -> None:
-    rel = _rel(repo.root, skill.skill_md)
+    rel = rel_path(repo.root, skill.skill_md)
     try:
         text = read_text(skill.skill_md)
     except EvolveError as exc:
@@ -521,143 +503,13 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
         if not eval_set.skill_dir.is_dir():
             out.add(
                 f"{eval_set.plugin_rel}: evals/{eval_set.skill} has no matching skill at "
-                f"{_rel(repo.root, eval_set.skill_dir)}",
+                f"{rel_path(repo.root, eval_set.skill_dir)}",
                 check="evals.skill",
                 path=eval_set.results_dir,
             )
 
 
 def _load_finding(repo: Repository, path: Path, exc: EvolveError, check: str) -> Finding:
-    rel = _rel(repo.root, path)
+    rel = rel_path(repo.root, path)
     where = f"{rel}:{exc.line}" if exc.line else rel
     return Finding(message=f"{where}: {exc.message}", path=rel, line=exc.line, check=check)
-
-
-# --- advisory signals (§5.6) ----------------------------------------------------------------
-
-HEDGE_WORDS: tuple[str, ...] = (
-    "might",
-    "may",
-    "maybe",
-    "perhaps",
-    "possibly",
-    "probably",
-    "likely",
-    "unlikely",
-    "somewhat",
-    "fairly",
-    "quite",
-    "rather",
-    "relatively",
-    "generally",
-    "usually",
-    "typically",
-    "often",
-    "sometimes",
-    "arguably",
-    "presumably",
-    "apparently",
-    "seemingly",
-    "seems",
-    "appears",
-    "could",
-    "basically",
-    "essentially",
-)
-"""The 27 hedge terms counted by the conciseness signal (case-insensitive, whole words)."""
-
-_HEDGE = re.compile(r"\b(?:" + "|".join(HEDGE_WORDS) + r")\b", re.IGNORECASE | re.ASCII)
-_SENTENCE_END = re.compile(r"[.!?]+\s+")
-_MARKER = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|>\s*|\d+[.)]\s+)+")
-
-
-def skill_signals(repo: Repository, config: Config) -> list[SkillSignal]:
-    """Size and conciseness scores for every SKILL.md (path order); unreadable files are skipped."""
-    ideal = config.checks.ideal_skill_lines
-    cap = config.checks.max_skill_lines
-    found: list[SkillSignal] = []
-    for skill in repo.skills():
-        try:
-            text = read_text(skill.skill_md)
-        except EvolveError:
-            continue
-        lines = split_lines(text)
-        size = size_score(len(lines), ideal, cap)
-        concise = conciseness_score(text)
-        found.append(
-            SkillSignal(
-                skill=skill.name,
-                plugin=skill.plugin,
-                path=_rel(repo.root, skill.skill_md),
-                lines=len(lines),
-                size=size,
-                concise=concise,
-                overall=(size + concise) / 2,
-                note=f"{len(lines)} lines (ideal ≤{ideal}, cap {cap})",
-            )
-        )
-    return found
-
-
-def size_score(lines: int, ideal: int, cap: int) -> float:
-    """100 at ≤ ideal, 0 at ≥ cap, `100*(1-t²)` in between (a step when cap ≤ ideal)."""
-    if lines <= ideal:
-        return 100.0
-    if cap <= ideal or lines >= cap:
-        return 0.0
-    t = (lines - ideal) / (cap - ideal)
-    return 100.0 * (1 - t * t)
-
-
-def _linear(value: float, best: float, worst: float) -> float:
-    if value <= best:
-        return 100.0
-    if value >= worst:
-        return 0.0
-    return 100.0 * (worst - value) / (worst - best)
-
-
-def prose_lines(text: str) -> list[str]:
-    """Body lines without frontmatter, fenced code blocks and leading Markdown markers."""
-    lines = split_lines(text)
-    start = 0
-    if lines and trim_space(lines[0]) == "---":
-        for index in range(1, len(lines)):
-            if trim_space(lines[index]) == "---":
-                start = index + 1
-                break
-    prose: list[str] = []
-    fence: str | None = None
-    for line in lines[start:]:
-        stripped = trim_space(line)
-        if fence is not None:
-            if stripped.startswith(fence):
-                fence = None
-            continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            continue
-        prose.append(_MARKER.sub("", stripped))
-    return prose
-
-
-def conciseness_score(text: str) -> float:
-    """Mean of sentence length (100 at ≤20 words, 0 at ≥35), hedges per 100 words (0→100, 6→0)
-    and duplicate-line fraction among trimmed lines of ≥12 bytes (0→100, 0.15→0)."""
-    prose = prose_lines(text)
-    body = " ".join(line for line in prose if line)
-    words = body.split()
-    sentences = [s for s in _SENTENCE_END.split(body) if s.strip()]
-    avg = len(words) / len(sentences) if sentences else 0.0
-    hedges = len(_HEDGE.findall(body))
-    per_100 = hedges * 100 / len(words) if words else 0.0
-    long_lines = [line for line in prose if len(line.encode("utf-8")) >= 12]
-    seen: set[str] = set()
-    dupes = 0
-    for line in long_lines:
-        if line in seen:
-            dupes += 1
-        seen.add(line)
-    fraction = dupes / len(long_lines) if long_lines else 0.0
-    parts = (_linear(avg, 20, 35), _linear(per_100, 0, 6), _linear(fraction, 0, 0.15))
-    return sum(parts) / 3

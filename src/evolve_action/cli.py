@@ -22,7 +22,7 @@ from evolve_action.github.workflow import annotate
 
 # Subcommands of `evolve-action run …` and top-level subcommands, by module name under `commands/`.
 RUN_COMMANDS: tuple[str, ...] = ("checks", "triggers", "evals", "all")
-TOP_COMMANDS: tuple[str, ...] = ("model_server", "report")
+TOP_COMMANDS: tuple[str, ...] = ("model_server", "report", "demo")
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

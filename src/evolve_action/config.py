@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from evolve_action.catalog import HARNESSES
 from evolve_action.errors import ConfigError, EvolveError
 
 if TYPE_CHECKING:
@@ -27,15 +28,8 @@ if TYPE_CHECKING:
 CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
 """Candidate config file names, in discovery order."""
 
-KNOWN_HARNESSES: tuple[str, ...] = (
-    "claude",
-    "codex",
-    "gemini",
-    "cursor",
-    "copilot",
-    "antigravity",
-    "grok",
-)
+KNOWN_HARNESSES: tuple[str, ...] = HARNESSES
+"""Harness ids accepted in `harnesses` (the catalog's built-in list)."""
 MANIFEST_KINDS: tuple[str, ...] = ("claude", "codex")
 DEFAULT_DESCRIPTION_PATTERN = "Use (when|after|before)"
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import datetime
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +35,6 @@ from evolve_action import plan as planning
 from evolve_action import results as res
 from evolve_action import workspace as wsmod
 from evolve_action.catalog import (
-    USAGE_HARNESSES,
     BoundModel,
     Catalog,
     build_catalog,
@@ -173,6 +171,9 @@ def plan_evals(
 ) -> EvalsPlan:
     """Select models, load specs/fingerprints/stored results and plan the evals tier (pure-ish: reads files)."""
     cat = catalog or build_catalog(config.providers)
+    if options.judge_model is not None or config.is_set("judge_model"):
+        # An explicit judge model that cannot be used is fatal at command start (§10.3).
+        judge.resolve_judge_model(cat, options.judge_model or config.judge_model)
     avail = _available_harnesses(environ) if available is None else available
     selection = resolve_models(
         cat,
@@ -588,6 +589,12 @@ async def run_evals(
         the_judge, jwarn = make_judge(config, options, environ=environ)
         for w in jwarn:
             reporter.emit(Warning(message=w))
+        if not jwarn and not the_judge.available and _has_llm(ep):
+            reporter.emit(
+                Warning(
+                    message=f"WARN: judge unavailable: {the_judge.unavailable}; llm assertions will fail"
+                )
+            )
     own_counter = counter is None
     if counter is None:
         counter = TokenCounter(
@@ -651,6 +658,7 @@ async def run_evals(
                 counts=counts,
                 ran_at=_now_rfc3339(clock),
                 tier_timeout=ep.timeout,
+                root=repository.root,
             )
     finally:
         if own_counter:
@@ -667,6 +675,20 @@ async def run_evals(
         baselines=counts.baselines,
         results_paths=tuple(dict.fromkeys(counts.paths)),
     )
+
+
+def _has_llm(ep: EvalsPlan) -> bool:
+    """Whether any planned case has an `llm` assertion (so a missing judge matters)."""
+    wanted = {(c.plugin, c.skill, c.case) for c in ep.plan.cases}
+    for es in ep.eval_sets:
+        if es.evals_path is None or not any(w[:2] == (es.plugin, es.skill) for w in wanted):
+            continue
+        for case in specs.load_evals(es.evals_path).evals:
+            if (es.plugin, es.skill, case.id) in wanted and any(
+                a.type == "llm" for a in case.assertions
+            ):
+                return True
+    return False
 
 
 async def _estimate(
@@ -696,6 +718,7 @@ async def _run_unit(
     counts: _Counts,
     ran_at: str,
     tier_timeout: int,
+    root: Path,
 ) -> None:
     reporter = sweep.reporter
     skill_md_path = eval_set.skill_dir / "SKILL.md"
@@ -834,7 +857,7 @@ async def _run_unit(
             passed=sum(1 for r in done if r.passed is True and not r.runtime_error),
             total=len(done),
             errored=sum(1 for r in done if r.runtime_error),
-            results_path=str(path_holder[-1]) if path_holder else "",
+            results_path=repo.rel_path(root, path_holder[-1]) if path_holder else "",
             extra=extra,
         )
     )
@@ -871,11 +894,3 @@ def _first_evolve_error(group: BaseExceptionGroup[Any]) -> EvolveError | None:
             if found is not None:
                 return found
     return None
-
-
-def usage_reporting(model: BoundModel) -> bool:
-    """Whether the model's harness reports token usage (so `measured` is expected)."""
-    return model.harness in USAGE_HARNESSES
-
-
-_ = dataclasses

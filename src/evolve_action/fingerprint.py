@@ -13,15 +13,14 @@ Pure apart from reading the files being hashed. Never does: writing, printing, s
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evolve_action.encode import encode_json_compact as go_compact_json
 from evolve_action.errors import SpecError
-from evolve_action.gocompat import go_float, trim_space
+from evolve_action.gocompat import trim_space
 
 if TYPE_CHECKING:
     from evolve_action.specs import EvalCase
@@ -44,44 +43,6 @@ NO_FRONTMATTER = b"\x00evolve:no-frontmatter\x00"
 """What the trigger `content_hash` hashes when SKILL.md has no terminated frontmatter block."""
 
 _FIXTURE_ERROR = b"\x00evolve:fixture-error:"
-
-
-def _go_string(s: str) -> str:
-    out = json.dumps(s, ensure_ascii=False)
-    return (
-        out.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
-
-
-def go_compact_json(value: Any) -> str:
-    """Go `json.Marshal` bytes (as text) of a JSON data-model value: compact, HTML-escaped.
-
-    Dict insertion order is the field order. Non-ASCII stays raw; `<`, `>`, `&`, U+2028 and U+2029
-    are escaped as `\\u003c`-style sequences; control characters as Go writes them (`\\n`, `\\u001b`);
-    floats in Go's shortest form. Raises `TypeError` for values outside the JSON data model.
-    """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, str):
-        return _go_string(value)
-    if isinstance(value, Mapping):
-        items = (f"{_go_string(str(k))}:{go_compact_json(v)}" for k, v in value.items())
-        return "{" + ",".join(items) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(go_compact_json(v) for v in value) + "]"
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
 def _sha(data: bytes) -> str:

@@ -486,6 +486,11 @@ class Judge:
         self.max_turns = max(1, max_turns)
         self.unavailable = unavailable or "no Anthropic credentials for the judge"
 
+    @property
+    def available(self) -> bool:
+        """False when every verdict will be a `judge unavailable` error (no client)."""
+        return self._client is not None
+
     async def aclose(self) -> None:
         """Close the SDK client's HTTP connections (idempotent)."""
         client, self._client = self._client, None

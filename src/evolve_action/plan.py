@@ -434,6 +434,34 @@ def _unique(keys: Iterable[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _case(
+    s: SetInput, m: PlanModel, tier: Tier, case: str, reason: Reason, *, baseline: bool = False
+) -> PlannedCase:
+    return PlannedCase(
+        plugin=s.plugin,
+        skill=s.skill,
+        model=m.key,
+        tier=tier,
+        case=case,
+        reason=reason,
+        baseline=baseline,
+    )
+
+
+def _unit(
+    s: SetInput, m: PlanModel, tier: Tier, cases: list[PlannedCase], valid_keys: tuple[str, ...]
+) -> PlannedUnit:
+    return PlannedUnit(
+        plugin=s.plugin,
+        skill=s.skill,
+        model=m.key,
+        tier=tier,
+        results_dir=s.results_dir,
+        cases=tuple(cases),
+        valid_keys=valid_keys,
+    )
+
+
 def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
     if s.triggers is None:
         return None
@@ -457,25 +485,8 @@ def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | No
             executes=m.executes,
         )
         if reason is not Reason.NONE:
-            cases.append(
-                PlannedCase(
-                    plugin=s.plugin,
-                    skill=s.skill,
-                    model=m.key,
-                    tier=Tier.TRIGGERS,
-                    case=c.query,
-                    reason=reason,
-                )
-            )
-    return PlannedUnit(
-        plugin=s.plugin,
-        skill=s.skill,
-        model=m.key,
-        tier=Tier.TRIGGERS,
-        results_dir=s.results_dir,
-        cases=tuple(cases),
-        valid_keys=_unique(c.query for c in s.triggers),
-    )
+            cases.append(_case(s, m, Tier.TRIGGERS, c.query, reason))
+    return _unit(s, m, Tier.TRIGGERS, cases, _unique(c.query for c in s.triggers))
 
 
 def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
@@ -514,28 +525,10 @@ def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
         if reason is Reason.NONE and sel.flagged and base and stored is not None:
             reason = Reason.NEEDS_BASELINE
         if reason is not Reason.NONE:
-            cases.append(
-                PlannedCase(
-                    plugin=s.plugin,
-                    skill=s.skill,
-                    model=m.key,
-                    tier=Tier.EVALS,
-                    case=c.id,
-                    reason=reason,
-                    baseline=base,
-                )
-            )
-    return PlannedUnit(
-        plugin=s.plugin,
-        skill=s.skill,
-        model=m.key,
-        tier=Tier.EVALS,
-        results_dir=s.results_dir,
-        cases=tuple(cases),
-        # Unlike evolve (engine spec §13.10b) `--eval` does not narrow the merge list, so other
-        # evals' stored results survive a `--eval X` run.
-        valid_keys=_unique(c.id for c in s.evals),
-    )
+            cases.append(_case(s, m, Tier.EVALS, c.id, reason, baseline=base))
+    # Unlike evolve (engine spec §13.10b) `--eval` does not narrow the merge list, so other
+    # evals' stored results survive a `--eval X` run.
+    return _unit(s, m, Tier.EVALS, cases, _unique(c.id for c in s.evals))
 
 
 def plan(sets: Sequence[SetInput], models: Sequence[PlanModel], selection: Selection) -> Plan:

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evolve_action.errors import SpecError, UsageError
+from evolve_action.gocompat import split_lines as split_lines
+from evolve_action.gocompat import trim_space as trim_space
 
 Layout = Literal["marketplace", "multi", "single"]
 """A detected (or forced) repository kind."""
@@ -328,24 +330,6 @@ def rel_path(root: Path, path: Path) -> str:
 # --- SKILL.md frontmatter (spec §5.3) --------------------------------------------------------
 
 _KEY_LINE = re.compile(r"([A-Za-z][0-9A-Za-z_-]*):[ \t\n\f\r]*(.*)", re.ASCII | re.DOTALL)
-
-
-def split_lines(text: str) -> list[str]:
-    """Go `SplitLines`: CRLF and lone CR become LF, one trailing LF dropped, split on LF."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if text == "":
-        return []
-    if text.endswith("\n"):
-        text = text[:-1]
-    return text.split("\n")
-
-
-_GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-
-
-def trim_space(text: str) -> str:
-    """Go `strings.TrimSpace` (Unicode White_Space only)."""
-    return text.strip(_GO_SPACE)
 
 
 def parse_frontmatter(text: str) -> Frontmatter | None:

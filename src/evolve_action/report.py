@@ -12,13 +12,19 @@ Never does: I/O, printing, reading the environment (the edges live in `commands/
 
 from __future__ import annotations
 
-import enum
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evolve_action.catalog import USAGE_HARNESSES, Catalog
+from evolve_action.gate import GATEABLE as GATEABLE
+from evolve_action.gate import GateOptions as GateOptions
+from evolve_action.gate import GatePlugin as GatePlugin
+from evolve_action.gate import Issue as Issue
+from evolve_action.gate import Maturity as Maturity
+from evolve_action.gate import classify_maturity as classify_maturity
+from evolve_action.gate import gate_issues as gate_issues
+from evolve_action.gate import parse_maturity as parse_maturity
 from evolve_action.gocompat import round1, round6
 from evolve_action.results import (
     Estimate,
@@ -30,11 +36,13 @@ from evolve_action.results import (
     TriggersEntry,
     TriggerSummary,
 )
+from evolve_action.results_codec import estimate_json, measured_json
 
 __all__ = [
     "ROLLUP_SCHEMA",
     "Delta",
     "GateOptions",
+    "GatePlugin",
     "Issue",
     "LoadedFile",
     "LoadedPlugin",
@@ -305,29 +313,9 @@ def _put_stats(out: dict[str, Any], s: RollupStats) -> None:
     if s.avg_run_seconds is not None:
         out["avg_run_seconds"] = s.avg_run_seconds
     if s.estimate is not None:
-        out["estimate"] = _estimate_json(s.estimate)
+        out["estimate"] = estimate_json(s.estimate)
     if s.measured is not None:
-        out["measured"] = _measured_json(s.measured)
-
-
-def _estimate_json(e: Estimate) -> dict[str, Any]:
-    out: dict[str, Any] = {"input_tokens": e.input_tokens}
-    if e.input_cost_usd is not None:
-        out["input_cost_usd"] = e.input_cost_usd
-    return out
-
-
-_MEASURED_FIELDS = (
-    "input_tokens",
-    "cache_read_input_tokens",
-    "cache_creation_input_tokens",
-    "output_tokens",
-    "cost_usd",
-)
-
-
-def _measured_json(m: Measured) -> dict[str, Any]:
-    return {f: getattr(m, f) for f in _MEASURED_FIELDS if getattr(m, f) is not None}
+        out["measured"] = measured_json(s.measured)
 
 
 def sum_estimates(a: Estimate | None, b: Estimate | None) -> Estimate | None:
@@ -611,166 +599,3 @@ def build_rollup_document(summaries: Iterable[PluginSummary], tool_version: str)
     included = {s.name: s for s in summaries if s.has_rollups}
     latest = max((s.latest for s in included.values()), default="")
     return RollupDocument(tool_version=tool_version, latest_run=latest, plugins=included)
-
-
-# ---------------------------------------------------------------------------------------------
-# Maturity (report spec §5.3)
-
-
-class Maturity(enum.StrEnum):
-    """A plugin's release maturity, from its manifest version."""
-
-    STABLE = "stable"
-    UNSTABLE = "unstable"
-    PRERELEASE = "prerelease"
-    UNKNOWN = "unknown"
-
-
-GATEABLE = (Maturity.STABLE, Maturity.UNSTABLE, Maturity.PRERELEASE)
-
-# hashicorp/go-version's lenient pattern: optional `v`, 1..n numeric parts, optional prerelease
-# (with or without `-`), optional `+metadata`.
-_VERSION_RE = re.compile(
-    r"^v?([0-9]+(?:\.[0-9]+)*)"
-    r"(?:-?([0-9A-Za-z\-~]+(?:\.[0-9A-Za-z\-~]+)*))?"
-    r"(?:\+([0-9A-Za-z\-~]+(?:\.[0-9A-Za-z\-~]+)*))?$"
-)
-
-
-def classify_maturity(version: str | None) -> Maturity:
-    """`prerelease` with a prerelease tag, else `unstable` below 1.0.0, else `stable`.
-
-    A missing or unparseable version is `unknown` (never gated).
-    """
-    if not version:
-        return Maturity.UNKNOWN
-    m = _VERSION_RE.match(version.strip())
-    if m is None:
-        return Maturity.UNKNOWN
-    if m.group(2):
-        return Maturity.PRERELEASE
-    parts = [int(p) for p in m.group(1).split(".")]
-    return Maturity.UNSTABLE if parts[0] < 1 else Maturity.STABLE
-
-
-def parse_maturity(tokens: Iterable[str]) -> frozenset[Maturity]:
-    """Parse gated maturity levels (`stable,unstable`); ValueError on unknown or empty."""
-    out: set[Maturity] = set()
-    for raw in tokens:
-        for tok in raw.split(","):
-            t = tok.strip()
-            if not t:
-                continue
-            if t not in {m.value for m in GATEABLE}:
-                raise ValueError(
-                    f'unknown maturity level "{t}" (want stable, unstable, or prerelease)'
-                )
-            out.add(Maturity(t))
-    if not out:
-        raise ValueError("no maturity levels given (want stable, unstable, or prerelease)")
-    return frozenset(out)
-
-
-# ---------------------------------------------------------------------------------------------
-# The gate (report spec §5.4)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GateOptions:
-    """Thresholds and scope of `report --check`."""
-
-    triggers_min_pass_rate: float = 0.5
-    """Minimum trigger gate rate."""
-    evals_min_pass_rate: float = 0.66
-    """Minimum eval gate rate."""
-    models: tuple[str, ...] | None = None
-    """Pinned model keys (`report.thresholds.models`), or None."""
-    maturity: frozenset[Maturity] = frozenset(GATEABLE)
-    """Gated maturity levels."""
-    strict: bool = False
-    """Strict mode: Defined model set and staleness issues."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Issue:
-    """One gate finding: FAIL for a gated plugin, WARN otherwise."""
-
-    level: Literal["WARN", "FAIL"]
-    """Severity."""
-    plugin: str
-    """Plugin the issue belongs to."""
-    text: str
-    """Issue text as printed after `WARN: ` / `FAIL: `."""
-
-    def line(self) -> str:
-        """`WARN: <text>` or `FAIL: <text>`."""
-        return f"{self.level}: {self.text}"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GatePlugin:
-    """What the gate needs per plugin with authored eval sets."""
-
-    name: str
-    """Plugin name."""
-    version: str | None
-    """Manifest version (maturity)."""
-    authored_triggers: bool
-    """Some eval set defines triggers."""
-    authored_evals: bool
-    """Some eval set defines evals."""
-    summary: PluginSummary | None
-    """Active-filtered rollups, or None when the plugin has no loaded results."""
-    stale: tuple[tuple[Tier, str], ...] = ()
-    """Stale `(tier, skill)` pairs in skill order (only consulted under strict)."""
-
-
-def gate_issues(
-    plugins: Sequence[GatePlugin], opts: GateOptions, defined: Sequence[str]
-) -> list[Issue]:
-    """The issues of `report --check`, in printing order within each plugin.
-
-    `defined` is the Defined model set (catalog models matching config `models`) used under strict
-    when no pinned `models` are configured.
-    """
-    issues: list[Issue] = []
-    for p in sorted(plugins, key=lambda p: p.name):
-        level: Literal["WARN", "FAIL"] = (
-            "FAIL" if classify_maturity(p.version) in opts.maturity else "WARN"
-        )
-        texts: list[str] = []
-        for tier, authored, minimum in (
-            ("triggers", p.authored_triggers, opts.triggers_min_pass_rate),
-            ("evals", p.authored_evals, opts.evals_min_pass_rate),
-        ):
-            if not authored:
-                continue
-            rollups = (
-                {}
-                if p.summary is None
-                else (p.summary.triggers if tier == "triggers" else p.summary.evals)
-            )
-            if opts.models is not None:
-                keys = sorted(set(opts.models))
-            elif opts.strict:
-                keys = sorted(set(defined))
-            else:
-                keys = [k for k in sorted(rollups) if rollups[k].stats.executed > 0]
-            for key in keys:
-                r = rollups.get(key)
-                if r is None or r.stats.passed is None or r.stats.executed == 0:
-                    texts.append(f"{p.name}: {tier}: no stored results for {key}")
-                    continue
-                rate = r.stats.passed / r.stats.executed
-                if rate < minimum:
-                    texts.append(
-                        f"{p.name}: {tier}: {key} pass rate {rate * 100:.1f}% "
-                        f"below threshold {minimum * 100:.1f}%"
-                    )
-        if opts.strict:
-            texts.extend(
-                f"{tier}: {skill} stored results are stale (authored content changed)"
-                for tier, skill in p.stale
-            )
-        issues.extend(Issue(level=level, plugin=p.name, text=t) for t in texts)
-    return issues

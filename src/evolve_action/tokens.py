@@ -115,7 +115,9 @@ class TokenCounter:
             return None
         client = self._anthropic()
         if client is None:
-            self._warn(provider, f"[{provider}] no API key or OAuth token set; token counts omitted")
+            self._warn(
+                provider, f"[{provider}] no API key or OAuth token set; token counts omitted"
+            )
             return None
         async with self._sem:
             self.requests += 1
@@ -131,7 +133,9 @@ class TokenCounter:
                 )
                 return None
             except anthropic.APIError as exc:
-                self._warn(f"{provider}/{model}", f"[{provider}/{model}] count_tokens failed: {exc}")
+                self._warn(
+                    f"{provider}/{model}", f"[{provider}/{model}] count_tokens failed: {exc}"
+                )
                 return None
         tokens = int(resp.input_tokens)
         self._cache[key] = tokens

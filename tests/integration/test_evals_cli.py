@@ -3,7 +3,7 @@
 One sweep of a single-plugin fixture (6 evals, baselines on) covers: an agent that writes files and
 runs commands, every assertion type passing and failing where it should, the judge's verdicts matched
 by id (the scripted server answers the judge through the `anthropic` SDK), a lift over the
-without-skill baseline, runtime-error rows for a crash, a timeout and `max_turns`, an untouched stored
+without-skill baseline, runtime-error rows for a crash (the agent's shell kills the CLI), a timeout and `max_turns`, an untouched stored
 entry of another model, the environment allowlist (the agent's shell and `command` assertions never see
 `GITHUB_TOKEN`/`INPUT_*`), and a second `--new` run that starts no session at all.
 """
@@ -135,8 +135,9 @@ rules:
     route: {skills: [greeter], threshold: 0.05, answer: "I have no greeting instructions."}
   - name: crash
     when: {prompt: '\\[case-crash\\]'}
-    status: 400
-    message: "scripted invalid request"
+    steps:
+      - {tool: Bash, input: {command: "kill -9 $CLAUDE_PID"}}
+      - "survived"
   - name: slow
     when: {prompt: '\\[case-slow\\]'}
     delay_ms: 30000
@@ -284,7 +285,11 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
     assert bad["expectations"][4]["evidence"] == "missing.txt missing"
 
     # Runtime errors are rows with reasons, never graded.
-    for rid, needle in (("crash", "400"), ("slow", "timed out after 4s"), ("loop", "max_turns")):
+    for rid, needle in (
+        ("crash", "exit code -9"),
+        ("slow", "timed out after 4s"),
+        ("loop", "max_turns"),
+    ):
         row = by_id[rid]
         assert needle in row["runtime_error"], row
         assert "passed" not in row and "expectations" not in row
@@ -326,3 +331,78 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
     assert code == 0, err
     assert len(srv.requests) == before
     assert "skip" in out
+
+
+ALL_POLICY = """
+rules:
+  - name: judge
+    when: {tools: [submit_verdicts]}
+    judge: {}
+  - name: eval-write
+    when: {prompt: 'case-all'}
+    steps:
+      - {tool: Write, input: {file_path: "{cwd}/greeting.txt", content: "Hello from greeter\\n"}}
+      - "Wrote greeting.txt."
+  - name: route
+    route: {threshold: 0.2, answer: "Done."}
+"""
+
+
+def test_run_all_checks_triggers_evals_report(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    repo = tmp_path / "repo"
+    write(repo, ".claude-plugin/plugin.json", json.dumps({"name": "demo", "version": "1.0.0"}))
+    write(repo, "skills/greeter/SKILL.md", SKILL_MD)
+    write(
+        repo,
+        "evals/greeter/triggers.json",
+        json.dumps(
+            {"triggers": [{"query": "write a friendly greeting file", "should_trigger": True}]}
+        ),
+    )
+    evals_doc = {
+        "evals": [
+            {
+                "id": "g",
+                "prompt": "[case-all] greet",
+                "assertions": [{"type": "file_exists", "path": "greeting.txt"}, "friendly"],
+            }
+        ]
+    }
+    write(repo, "evals/greeter/evals.json", json.dumps(evals_doc))
+    srv = model_server(ALL_POLICY)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "ANTHROPIC_BASE_URL": srv.base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+    args = [
+        "run",
+        "all",
+        "--root",
+        str(repo),
+        "--model",
+        "claude-sonnet-5",
+        "--runs",
+        "1",
+        "--no-baseline",
+    ]
+    code, out, err = run_cli([*args, "--dry-run", "--json"], env, tmp_path)
+    assert code == 0, err
+    planned = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(p["tier"], p["case"]) for p in planned] == [
+        ("triggers", "write a friendly greeting file"),
+        ("evals", "g"),
+    ]
+    assert srv.requests == []
+    code, out, err = run_cli(args, env, tmp_path)
+    assert code == 0, err
+    doc = json.loads((repo / "evals/greeter/results.json").read_text())
+    entry = doc["models"]["anthropic/claude-sonnet-5"]
+    assert entry["triggers"]["results"][0]["passed"] is True
+    assert entry["evals"]["results"][0]["passed"] is True
+    assert "baseline" not in entry["evals"]
+    assert (repo / "EVALUATION.md").is_file()
+    assert out.index("checks:") < out.index("[triggers]") < out.index("[evals]")

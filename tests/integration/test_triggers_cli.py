@@ -164,7 +164,7 @@ def check_file(root: Path, skill: str) -> None:
     doc = json.loads(data)
     errors = sorted(schema_validator("results").iter_errors(doc), key=str)
     assert not errors, errors[0]
-    loaded = res.load_results(path.parent)
+    loaded = res.load_results(path.parent, plugin="docs-kit", skill=skill)
     assert loaded.file is not None
     again = encoding.encode_document(res.to_document(loaded.file), "json", encoding.RESULTS_COMMENT)
     assert again.encode("utf-8") == data

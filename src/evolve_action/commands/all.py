@@ -59,7 +59,6 @@ def register(subparsers: Any) -> None:
 def handle(inv: Invocation) -> int:
     """Run the four steps in order; return the exit code."""
     args = inv.args
-    args.eval = None
     options = options_from_args(args)
     if args.runs < 1:
         raise UsageError(f"--runs {args.runs}: want at least 1")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import gc
 import json
 import os
 import re
@@ -409,6 +410,9 @@ async def run_session(
                 _kill_agent(pidfile)  # reap a straggler (e.g. the backstop fired)
         if killed_for == "timeout" and not stopped:
             timed_out = True
+    # The SDK drops its reaped process without closing the asyncio transport; collect it while the
+    # loop is alive (otherwise its finaliser runs after `asyncio.run` and complains the loop is closed).
+    gc.collect()
     return parse_messages(
         messages,
         duration_seconds=time.monotonic() - started,

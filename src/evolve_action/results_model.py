@@ -1,0 +1,343 @@
+"""The typed model of a schema-5 results file: frozen dataclasses, no behaviour.
+
+Owns: `ResultsFile` → `ModelEntry` → `TriggersEntry` / `EvalsEntry` with their `EntryHeader`,
+case results (`TriggerResult`, `EvalResult` with `GradedAssertion`, `ExecutionMetrics`,
+`Timing`), summaries and `previous`/`baseline` snapshots; `make_header` (the header a run writes)
+and `format_ran_at`.
+
+Guarantees: every value is a frozen, slotted, keyword-only dataclass; optional fields use `None`
+for Go pointer fields (omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
+`omitempty` value fields, so the codec (`results_codec`) can reproduce evolve's bytes. Maps
+(`models`, `tool_calls`) are plain dicts inside frozen dataclasses: never mutate them. Never does:
+I/O, encoding, clocks (`now` is a parameter).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from evolve_action import catalog
+
+__all__ = [
+    "MIGRATABLE",
+    "SCHEMA_VERSION",
+    "BaselineSnapshot",
+    "EntryHeader",
+    "Estimate",
+    "EvalResult",
+    "EvalSnapshot",
+    "EvalSummary",
+    "EvalsEntry",
+    "ExecutionMetrics",
+    "GradeSummary",
+    "GradedAssertion",
+    "Measured",
+    "ModelEntry",
+    "PreviousSnapshot",
+    "Pricing",
+    "ResultsFile",
+    "Timing",
+    "TriggerResult",
+    "TriggerSnapshot",
+    "TriggerSummary",
+    "TriggersEntry",
+    "format_ran_at",
+    "make_header",
+]
+
+SCHEMA_VERSION = 5
+"""The results schema this tool reads natively and writes."""
+
+MIGRATABLE = (3, 4)
+"""Older schemas migrated in memory (report spec §2)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pricing:
+    """USD per million tokens at run time; a rate is `None` when unpublished."""
+
+    input_per_mtok: float | None = None
+    output_per_mtok: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """Counting-API token estimate of `SKILL.md + "\\n\\n" + query/prompt`."""
+
+    input_tokens: int = 0
+    input_cost_usd: float | None = None
+    """round6(tokens / 1e6 × input rate); `None` when the model has no input rate."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured:
+    """Usage the harness reported for an eval run (each field optional)."""
+
+    input_tokens: int | None = None
+    """Fresh, uncached input tokens only."""
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    """Reported total cost, else computed from both rates; round6."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryHeader:
+    """The header written inline at the start of both entry kinds (report spec §1.1)."""
+
+    provider: str = ""
+    model: str = ""
+    """Bare vendor model id (`claude-sonnet-5`), never the harness CLI id."""
+    display: str = ""
+    harness: str = ""
+    tool_version: str = ""
+    ran_at: str = ""
+    """UTC RFC 3339 to the second (`2026-07-02T19:14:43Z`)."""
+    executed: bool = False
+    """True when agents really ran; False for a count-only pass."""
+    content_hash: str = ""
+    runs_per_query: int = 0
+    """Triggers only: `--runs`, set only when executed."""
+    timeout_seconds: int = 0
+    pricing: Pricing | None = None
+    """Written as explicit `null` when the model is unpriced."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerResult:
+    """One trigger query's outcome."""
+
+    query: str = ""
+    should_trigger: bool = False
+    hits: int | None = None
+    runs: int | None = None
+    passed: bool | None = None
+    avg_run_seconds: float | None = None
+    estimate: Estimate | None = None
+    spec_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerSummary:
+    """Aggregate over an entry's merged trigger results (§1.3)."""
+
+    passed: int | None = None
+    failed: int | None = None
+    total: int = 0
+    pass_rate: float | None = None
+    avg_run_seconds: float | None = None
+    estimate: Estimate | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerSnapshot:
+    """A trigger entry's `previous`: the replaced entry's summary and whole results."""
+
+    ran_at: str = ""
+    summary: TriggerSummary = field(default_factory=TriggerSummary)
+    results: tuple[TriggerResult, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GradedAssertion:
+    """One graded assertion: the authored assertion echo, then the grading fields."""
+
+    type: str = ""
+    path: str = ""
+    pattern: str = ""
+    run: str = ""
+    cwd: str = ""
+    tool: str = ""
+    requires: str = ""
+    expect_exit: int | None = None
+    text: str = ""
+    """The assertion's description (the authored `text` is shadowed by it)."""
+    passed: bool | None = None
+    """`None` = skipped (written as `null`)."""
+    evidence: str = ""
+    source: str = ""
+    """`expectation` or `assertion`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GradeSummary:
+    """Per-case assertion counts."""
+
+    passed: int = 0
+    failed: int = 0
+    total: int = 0
+    pass_rate: float | None = None
+    skipped: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionMetrics:
+    """Tool-call counts the harness reported (claude, codex)."""
+
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    total_tool_calls: int | None = None
+    total_steps: int | None = None
+    files_created: tuple[str, ...] = ()
+    errors_encountered: int | None = None
+    output_chars: int | None = None
+    transcript_chars: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timing:
+    """Timing and token totals of one eval run (usually only two fields are set)."""
+
+    total_tokens: int | None = None
+    duration_ms: int | None = None
+    total_duration_seconds: float | None = None
+    executor_start: str = ""
+    executor_end: str = ""
+    executor_duration_seconds: float | None = None
+    grader_start: str = ""
+    grader_end: str = ""
+    grader_duration_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalResult:
+    """One eval case's outcome (also the shape of trimmed snapshot results)."""
+
+    id: str = ""
+    name: str = ""
+    runtime_error: str = ""
+    """Non-empty: the agent produced no usable output; `passed` is then absent."""
+    passed: bool | None = None
+    estimate: Estimate | None = None
+    measured: Measured | None = None
+    expectations: tuple[GradedAssertion, ...] = ()
+    summary: GradeSummary | None = None
+    execution_metrics: ExecutionMetrics | None = None
+    timing: Timing | None = None
+    spec_hash: str = ""
+    fingerprint: str = ""
+    """Only on baseline-snapshot results: the eval fingerprint the baseline ran against."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalSummary:
+    """Aggregate over an entry's merged eval results (§1.3)."""
+
+    passed: int | None = None
+    failed: int | None = None
+    errored: int | None = None
+    """Present only when > 0."""
+    total: int = 0
+    pass_rate: float | None = None
+    avg_run_seconds: float | None = None
+    estimate: Estimate | None = None
+    measured: Measured | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalSnapshot:
+    """An eval entry's `previous` or `baseline` snapshot (results trimmed, §1.4)."""
+
+    ran_at: str = ""
+    summary: EvalSummary = field(default_factory=EvalSummary)
+    results: tuple[EvalResult, ...] = ()
+
+
+PreviousSnapshot = TriggerSnapshot | EvalSnapshot
+"""A `previous` snapshot: the shape follows the tier (triggers keep whole results)."""
+
+BaselineSnapshot = EvalSnapshot
+"""The without-skill `baseline` snapshot of an eval entry (results carry `fingerprint`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggersEntry:
+    """A model's Tier 1 entry."""
+
+    header: EntryHeader = field(default_factory=EntryHeader)
+    results: tuple[TriggerResult, ...] = ()
+    summary: TriggerSummary = field(default_factory=TriggerSummary)
+    previous: TriggerSnapshot | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalsEntry:
+    """A model's Tier 2 entry (`baseline` is written before `previous`)."""
+
+    header: EntryHeader = field(default_factory=EntryHeader)
+    results: tuple[EvalResult, ...] = ()
+    summary: EvalSummary = field(default_factory=EvalSummary)
+    baseline: EvalSnapshot | None = None
+    previous: EvalSnapshot | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelEntry:
+    """Both tiers for one model key (`provider/bare-id`)."""
+
+    triggers: TriggersEntry | None = None
+    evals: EvalsEntry | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultsFile:
+    """A whole schema-5 results file."""
+
+    schema: int = SCHEMA_VERSION
+    plugin: str = ""
+    skill: str = ""
+    models: dict[str, ModelEntry] = field(default_factory=dict)
+    """Keyed by `provider/bare-id`; written sorted by key."""
+
+
+def make_header(
+    model: catalog.Model,
+    *,
+    harness: str,
+    tool_version: str,
+    ran_at: str,
+    executed: bool,
+    content_hash: str,
+    timeout_seconds: int,
+    runs_per_query: int = 0,
+) -> EntryHeader:
+    """The header a run writes for `model` (engine spec §12.2).
+
+    `ran_at` is UTC RFC 3339 to the second (`format_ran_at`); `runs_per_query` is kept only for
+    executed trigger entries (pass 0 for evals); `pricing` is the catalog price at run time, or
+    None (written as `null`).
+    """
+    pricing = (
+        Pricing(
+            input_per_mtok=model.pricing.input_per_mtok,
+            output_per_mtok=model.pricing.output_per_mtok,
+        )
+        if model.pricing is not None
+        else None
+    )
+    return EntryHeader(
+        provider=model.provider,
+        model=model.id,
+        display=model.display,
+        harness=harness,
+        tool_version=tool_version,
+        ran_at=ran_at,
+        executed=executed,
+        content_hash=content_hash,
+        runs_per_query=runs_per_query if executed else 0,
+        timeout_seconds=timeout_seconds,
+        pricing=pricing,
+    )
+
+
+def format_ran_at(now: datetime) -> str:
+    """`YYYY-MM-DDTHH:MM:SSZ` in UTC (naive datetimes are rejected)."""
+    if now.tzinfo is None:
+        raise ValueError("format_ran_at needs an aware datetime")
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
