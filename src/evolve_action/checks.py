@@ -1,13 +1,15 @@
 """Tier 0: static checks of a plugin repository (engine spec §5).
 
 Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
-emission order and wording, the verdict, and the advisory skill signals (size and conciseness).
+emission order and wording — and the verdict (`CheckReport`). The advisory skill signals live in
+`signals` (re-exported here: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
+`prose_lines`, `HEDGE_WORDS`).
 
 Guarantees: pure over the repository (reads files, never writes or prints); every problem is a
 `Finding` whose message starts with the path relative to the root (or is evolve's path-less
 repository message), with the line where known; the same repository always yields the same
-findings in the same order. Eval-file validation is delegated to `specs` (one source of truth).
-Never does: reading `os.environ`, raising for a broken authored file (that is a finding).
+findings in the same order. Eval-file validation is delegated to `validation` (one source of
+truth). Never does: reading `os.environ`, raising for a broken authored file (that is a finding).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.config import Config
+from evolve_action.config import Config, compile_description_pattern
 from evolve_action.errors import EvolveError
 from evolve_action.findings import Finding, Severity
 from evolve_action.gocompat import split_lines
@@ -132,7 +134,7 @@ def run_checks(
     license_ = opts.license if opts.license is not None else settings.license
     marketplace = settings.marketplace if opts.marketplace is None else opts.marketplace
     signals = settings.signals if opts.signals is None else opts.signals
-    pattern = _compile(settings.description_pattern)
+    pattern = compile_description_pattern(settings.description_pattern)
     out = _Collector(repo.root)
     kinds = settings.plugin_manifests
 
@@ -169,17 +171,6 @@ def run_checks(
         findings=tuple(out.findings),
         signals=scores,
     )
-
-
-def _compile(pattern: str) -> Any:
-    import re2  # google-re2: Go regexp semantics for the description pattern
-
-    from evolve_action.config import _compile_pattern
-
-    _compile_pattern(pattern)  # raises ConfigError naming the key
-    options = re2.Options()
-    options.log_errors = False
-    return re2.compile(pattern, options)
 
 
 # --- marketplace (§5.4) ---------------------------------------------------------------------
@@ -474,7 +465,7 @@ def _skill_checks(
 
 
 def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> None:
-    from evolve_action import specs
+    from evolve_action import validation
 
     try:
         sets = repo.eval_sets()
@@ -488,13 +479,13 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
     for eval_set in sets:
         if eval_set.triggers_path is not None:
             try:
-                found = specs.validate_triggers(eval_set.triggers_path, repo.root)
+                found = validation.validate_triggers(eval_set.triggers_path, repo.root)
             except EvolveError as exc:
                 found = [_load_finding(repo, eval_set.triggers_path, exc, "triggers.load")]
             out.findings.extend(found)
         if eval_set.evals_path is not None:
             try:
-                found = specs.validate_evals(
+                found = validation.validate_evals(
                     eval_set.evals_path, repo.root, check_fixtures=opts.check_fixtures
                 )
             except EvolveError as exc:

@@ -421,7 +421,7 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
                     f'checks.plugin_manifests: unknown manifest "{item}" (want one of claude, codex)'
                 )
     if key == "checks.description_pattern":
-        _compile_pattern(value)
+        compile_description_pattern(value)
     if key in ("max_turns", "checks.max_skill_lines", "checks.ideal_skill_lines") and value < 0:
         raise ConfigError(f"{where}: must not be negative (got {value})")
     if key.startswith("report.thresholds.") and key.endswith("_rate") and not 0 <= value <= 1:
@@ -429,13 +429,14 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
     return value
 
 
-def _compile_pattern(pattern: str) -> None:
+def compile_description_pattern(pattern: str) -> Any:
+    """Compile `checks.description_pattern` with Go's RE2 semantics; `ConfigError` when invalid."""
     import re2  # google-re2: Go regexp (RE2) syntax and semantics
 
     options = re2.Options()
     options.log_errors = False
     try:
-        re2.compile(pattern, options)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):

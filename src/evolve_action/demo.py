@@ -107,18 +107,21 @@ def choose_backend(environ: Mapping[str, str], *, scripted: bool, yes: bool) -> 
     return BackendChoice(backend=None, credential=found)
 
 
-def copy_examples(source: Path, out: Path | None, *, tmp_parent: Path | None = None) -> Path:
+def copy_examples(
+    source: Path, out: Path | None, *, tmp_parent: Path | None = None, label: str | None = None
+) -> Path:
     """Copy the example repository `source` into `out` (or a fresh temp dir) and return the copy.
 
     `out` must not exist or be an empty directory, so a previous run is never overwritten. Without
     `out`, the copy is `<fresh temp dir>/<source name>` (under `tmp_parent` when given). Raises
     `UsageError` when `source` is missing, `out` is unusable, or `out` lies inside `source`.
+    `label` is how the user wrote `source` (for messages; default: the path).
     """
+    shown = label or str(source)
     src = source.resolve()
     if not src.is_dir():
         raise UsageError(
-            f"example repository not found: {source}",
-            path=source,
+            f"example repository not found: {shown} (looked for {src})",
             hint="run the demo from an evolve-action checkout (it has examples/), "
             "or pass --root DIR pointing at a plugin repository",
         )
@@ -129,7 +132,7 @@ def copy_examples(source: Path, out: Path | None, *, tmp_parent: Path | None = N
         dest = out.resolve()
         if dest == src or dest.is_relative_to(src):
             raise UsageError(
-                f"--out {out}: inside the example repository {source}",
+                f"--out {out}: inside the example repository {shown}",
                 hint="pick a directory outside it; the demo never writes into the source tree",
             )
         if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
@@ -141,7 +144,7 @@ def copy_examples(source: Path, out: Path | None, *, tmp_parent: Path | None = N
         shutil.copytree(src, dest, symlinks=True, ignore=_IGNORE, dirs_exist_ok=True)
     except OSError as exc:
         raise UsageError(
-            f"copying {source} to {dest}: {exc.strerror or exc}", hint="check --out"
+            f"copying {shown} to {dest}: {exc.strerror or exc}", hint="check --out"
         ) from None
     return dest
 

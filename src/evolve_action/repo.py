@@ -2,8 +2,10 @@
 
 Owns: `discover` (engine spec §1: marketplace → multi → single, `--layout`, `--root`, the walk up
 from the working directory and its exact error messages), the frozen `Repository`/`Plugin`/`Skill`/
-`EvalSet` values, SKILL.md frontmatter parsing (§5.3, with line numbers) and strict JSON manifest
-reading (`plugin.json`, `marketplace.json`).
+`EvalSet` values, SKILL.md frontmatter parsing (§5.3, with line numbers, on `gocompat`'s
+`split_lines`/`trim_space`, re-exported here) and strict JSON manifest reading (`plugin.json`,
+`marketplace.json`) with the Go-`encoding/json` error wording the checks print (§5.2; deliberately
+not `encoding.decode_path`, whose messages and empty-file rule are for authored spec files).
 
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an

@@ -1,9 +1,10 @@
-"""Rollups, the rollup document (`EVALUATION.<fmt>`, schema 3), maturity and the `--check` gate.
+"""Rollups and the rollup document (`EVALUATION.<fmt>`, schema 3).
 
 Owns: the per plugin × model and per skill × model aggregation of stored results (report spec §3.4),
 the schema-3 rollup document (§4), the active-model filter (§3.1 step 3), provider capabilities
-(§3.1 step 4), the Excluded-models rows (§3.2), plugin maturity (§5.3) and the issue algorithm of
-`report --check` (§5.4).
+(§3.1 step 4) and the Excluded-models rows (§3.2). Maturity and the `report --check` gate live in
+`gate` (re-exported here: `GateOptions`, `GatePlugin`, `Issue`, `Maturity`, `classify_maturity`,
+`parse_maturity`, `gate_issues`).
 
 Guarantees: every function here is pure (data in, data out) and deterministic; sums and rates use
 the Go-compatible rounding helpers (`round1`, `round6`) exactly where evolve applies them.

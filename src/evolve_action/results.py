@@ -1,30 +1,22 @@
-"""The schema-5 results file (`<plugin>/evals/<skill>/results.<ext>`): model, read, merge, write.
+"""The schema-5 results file (`<plugin>/evals/<skill>/results.<ext>`): the facade, I/O and recording.
 
-Owns: the typed model of a results file (`ResultsFile` → `ModelEntry` → `TriggersEntry` /
-`EvalsEntry` with their `EntryHeader`, case results, summaries and `previous`/`baseline`
-snapshots); decoding it with Go's rules (`from_document`, `load_results`, in-memory migration of
-schemas 3 and 4); encoding it in evolve's exact field order and omission rules (`to_document`,
-`write_results`); summary aggregation (`summarise_triggers`, `summarise_evals`,
-`summarise_grades`); entry replacement with partial-rerun merging and snapshot rotation
-(`replace_trigger_entry`, `replace_eval_entry`); the write-after-each-unit path (`ResultsWriter`,
-`TriggerUnitRecord`, `EvalUnitRecord`); `report --migrate` (`migrate_in_place`); and pruning of
-model keys outside the configured models (`drop_models`).
+Owns: reading a results file from disk (`load_results`: first of `results.{json,jsonc,yaml,yml}`,
+in-memory migration of schemas 3 and 4, "start fresh" on an unreadable file), writing it
+(`write_results`, `results_path`), `report --migrate` (`migrate_in_place`) and the
+write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`, `EvalUnitRecord`). It is also
+the facade of the results package of modules, re-exporting (in `__all__`) the model
+(`results_model`: `ResultsFile`, entries, headers, `make_header`), the codec (`results_codec`:
+`from_document`, `to_document`, `migrate_document`, `probe_schema`) and the pure operations
+(`results_merge`: summaries, `merge_cases`, `replace_*_entry`, `drop_models`, …), so engines keep
+importing everything from `evolve_action.results`.
 
 Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically
-  through `encoding.encode_json` (field order, A/P/Z emission rules of report spec §1.1, int vs
-  float kinds, Go rounding). Unknown keys are dropped on read, exactly as evolve drops them.
+  through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
 - Writes are atomic (`fsio.atomic_write_text`) and remove `results.*` siblings of other formats.
-- Everything except `load_results`, `write_results`, `migrate_in_place` and `ResultsWriter` is pure.
+- Only `load_results`, `write_results`, `migrate_in_place` and `ResultsWriter` touch the disk.
 
 Never does: decide which cases run (see `plan`), run agents, or print (warnings are returned).
-
-Model choice. Every value is a frozen, slotted, keyword-only dataclass; optional fields use `None`
-for Go pointer fields (rule P: omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
-`omitempty` value fields (rule Z). Raw dicts exist only at the boundary (`from_document` /
-`to_document`), so TypedDicts would add a second description of the same shape without buying
-safety; the dataclasses are the one description. Maps (`models`, `tool_calls`) are plain dicts
-inside frozen dataclasses: never mutate them, build new ones.
 
 Write-after-each-unit contract (DESIGN §3 "record"). Engines keep, per (skill, model, tier) unit,
 the entry as stored when the unit started (`old`) and the fresh results finished so far. After

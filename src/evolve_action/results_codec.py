@@ -2,13 +2,16 @@
 
 Owns: `from_document` (decode with Go's rules: exact-then-case-insensitive keys, strict kinds,
 null → zero value, unknown keys dropped), `probe_schema`, `migrate_document` (schemas 3 and 4 →
-5 in memory, report spec §2), `to_document` (evolve's field order and A/P/Z emission rules of
-report spec §1.1) and the `Estimate`/`Measured` object encoders the rollup reuses
-(`estimate_json`, `measured_json`).
+5 in memory, report spec §2), `to_document` (evolve's field order and the A/P/Z emission rules of
+report spec §1.1) and the `Estimate`/`Measured` object encoders that the rollup reuses
+(`estimate_json`, `measured_json`). One decoder and one encoder serve every model dataclass:
+both walk its fields in declaration order, the decoder by field type, the encoder by the
+`results_model.ALWAYS` mark or else the type (pointer / nested object / omitempty value).
 
 Guarantees: `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote
 byte-identically through `encoding.encode_json` (int vs float kinds kept). A value of the wrong
-JSON kind raises `ValueError`. Never does: I/O (see `results.load_results`), merging.
+JSON kind raises `ValueError` naming where. Never does: I/O (see `results.load_results`), merging
+(see `results_merge`).
 """
 
 from __future__ import annotations
@@ -27,12 +30,9 @@ from evolve_action.results_model import (
     EvalsEntry,
     EvalSnapshot,
     EvalSummary,
-    ExecutionMetrics,
-    GradedAssertion,
     GradeSummary,
     Measured,
     ModelEntry,
-    Pricing,
     ResultsFile,
     Timing,
     TriggerResult,
@@ -294,218 +294,68 @@ def from_document(doc: Any, *, plugin: str = "", skill: str = "") -> ResultsFile
 # --------------------------------------------------------------------------------------------
 
 
-def _put_p(d: dict[str, Any], key: str, value: Any) -> None:
-    if value is not None:
-        d[key] = value
+_POINTER, _OMITEMPTY, _ALWAYS, _INLINE = "pointer", "omitempty", "always", "inline"
+_ENCODE_PLANS: dict[type, list[tuple[str, str]]] = {}
 
 
-def _put_z(d: dict[str, Any], key: str, value: Any) -> None:
-    if value:
-        d[key] = value
+def _encode_plan(cls: type) -> list[tuple[str, str]]:
+    """(field, rule) in field order: `results_model.ALWAYS` marks, else the rule of the type."""
+    plan = _ENCODE_PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        plan = []
+        for f in dataclasses.fields(cls):
+            hint = hints[f.name]
+            if f.name == "header":
+                rule = _INLINE
+            elif f.metadata.get("always") or dataclasses.is_dataclass(hint):
+                rule = _ALWAYS
+            elif typing.get_origin(hint) is types.UnionType:
+                rule = _POINTER
+            else:
+                rule = _OMITEMPTY
+            plan.append((f.name, rule))
+        _ENCODE_PLANS[cls] = plan
+    return plan
 
 
-def _e_pricing(p: Pricing) -> dict[str, Any]:
-    return {"input_per_mtok": p.input_per_mtok, "output_per_mtok": p.output_per_mtok}
+def _encode(value: Any) -> Any:
+    """The JSON data model of a results value (dataclass, tuple, map or scalar)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        d: dict[str, Any] = {}
+        for name, rule in _encode_plan(type(value)):
+            v = getattr(value, name)
+            if rule == _INLINE:
+                d.update(_encode(v))
+            elif rule == _ALWAYS or (v is not None if rule == _POINTER else bool(v)):
+                d[name] = _encode(v)
+        return d
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(value[k]) for k in sorted(value)}
+    return value
 
 
 def estimate_json(e: Estimate | None) -> dict[str, Any] | None:
-    if e is None:
-        return None
-    d: dict[str, Any] = {"input_tokens": e.input_tokens}
-    _put_p(d, "input_cost_usd", e.input_cost_usd)
-    return d
+    """An `estimate` object (`input_cost_usd` omitted when unknown); None for None."""
+    return None if e is None else typing.cast(dict[str, Any], _encode(e))
 
 
 def measured_json(m: Measured | None) -> dict[str, Any] | None:
-    if m is None:
-        return None
-    d: dict[str, Any] = {}
-    _put_p(d, "input_tokens", m.input_tokens)
-    _put_p(d, "cache_read_input_tokens", m.cache_read_input_tokens)
-    _put_p(d, "cache_creation_input_tokens", m.cache_creation_input_tokens)
-    _put_p(d, "output_tokens", m.output_tokens)
-    _put_p(d, "cost_usd", m.cost_usd)
-    return d
-
-
-def _e_header(d: dict[str, Any], h: EntryHeader) -> None:
-    d["provider"] = h.provider
-    d["model"] = h.model
-    d["display"] = h.display
-    _put_z(d, "harness", h.harness)
-    d["tool_version"] = h.tool_version
-    d["ran_at"] = h.ran_at
-    d["executed"] = h.executed
-    _put_z(d, "content_hash", h.content_hash)
-    _put_z(d, "runs_per_query", h.runs_per_query)
-    d["timeout_seconds"] = h.timeout_seconds
-    d["pricing"] = None if h.pricing is None else _e_pricing(h.pricing)
-
-
-def _e_trigger_result(r: TriggerResult) -> dict[str, Any]:
-    d: dict[str, Any] = {"query": r.query, "should_trigger": r.should_trigger}
-    _put_p(d, "hits", r.hits)
-    _put_p(d, "runs", r.runs)
-    _put_p(d, "passed", r.passed)
-    _put_p(d, "avg_run_seconds", r.avg_run_seconds)
-    _put_p(d, "estimate", estimate_json(r.estimate))
-    _put_z(d, "spec_hash", r.spec_hash)
-    return d
-
-
-def _e_trigger_summary(s: TriggerSummary) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    _put_p(d, "passed", s.passed)
-    _put_p(d, "failed", s.failed)
-    d["total"] = s.total
-    _put_p(d, "pass_rate", s.pass_rate)
-    _put_p(d, "avg_run_seconds", s.avg_run_seconds)
-    _put_p(d, "estimate", estimate_json(s.estimate))
-    return d
-
-
-def _e_trigger_snapshot(s: TriggerSnapshot | None) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    d: dict[str, Any] = {}
-    _put_z(d, "ran_at", s.ran_at)
-    d["summary"] = _e_trigger_summary(s.summary)
-    _put_z(d, "results", [_e_trigger_result(r) for r in s.results])
-    return d
-
-
-def _e_graded(a: GradedAssertion) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": a.type}
-    _put_z(d, "path", a.path)
-    _put_z(d, "pattern", a.pattern)
-    _put_z(d, "run", a.run)
-    _put_z(d, "cwd", a.cwd)
-    _put_z(d, "tool", a.tool)
-    _put_z(d, "requires", a.requires)
-    _put_p(d, "expect_exit", a.expect_exit)
-    d["text"] = a.text
-    d["passed"] = a.passed
-    d["evidence"] = a.evidence
-    _put_z(d, "source", a.source)
-    return d
-
-
-def _e_grade_summary(s: GradeSummary | None) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    d: dict[str, Any] = {"passed": s.passed, "failed": s.failed, "total": s.total}
-    _put_p(d, "pass_rate", s.pass_rate)
-    _put_z(d, "skipped", s.skipped)
-    return d
-
-
-def _e_metrics(m: ExecutionMetrics | None) -> dict[str, Any] | None:
-    if m is None:
-        return None
-    d: dict[str, Any] = {}
-    _put_z(d, "tool_calls", {k: m.tool_calls[k] for k in sorted(m.tool_calls)})
-    _put_p(d, "total_tool_calls", m.total_tool_calls)
-    _put_p(d, "total_steps", m.total_steps)
-    _put_z(d, "files_created", list(m.files_created))
-    _put_p(d, "errors_encountered", m.errors_encountered)
-    _put_p(d, "output_chars", m.output_chars)
-    _put_p(d, "transcript_chars", m.transcript_chars)
-    return d
-
-
-def _e_timing(t: Timing | None) -> dict[str, Any] | None:
-    if t is None:
-        return None
-    d: dict[str, Any] = {}
-    _put_p(d, "total_tokens", t.total_tokens)
-    _put_p(d, "duration_ms", t.duration_ms)
-    _put_p(d, "total_duration_seconds", t.total_duration_seconds)
-    _put_z(d, "executor_start", t.executor_start)
-    _put_z(d, "executor_end", t.executor_end)
-    _put_p(d, "executor_duration_seconds", t.executor_duration_seconds)
-    _put_z(d, "grader_start", t.grader_start)
-    _put_z(d, "grader_end", t.grader_end)
-    _put_p(d, "grader_duration_seconds", t.grader_duration_seconds)
-    return d
-
-
-def _e_eval_result(r: EvalResult) -> dict[str, Any]:
-    d: dict[str, Any] = {"id": r.id}
-    _put_z(d, "name", r.name)
-    _put_z(d, "runtime_error", r.runtime_error)
-    _put_p(d, "passed", r.passed)
-    _put_p(d, "estimate", estimate_json(r.estimate))
-    _put_p(d, "measured", measured_json(r.measured))
-    _put_z(d, "expectations", [_e_graded(a) for a in r.expectations])
-    _put_p(d, "summary", _e_grade_summary(r.summary))
-    _put_p(d, "execution_metrics", _e_metrics(r.execution_metrics))
-    _put_p(d, "timing", _e_timing(r.timing))
-    _put_z(d, "spec_hash", r.spec_hash)
-    _put_z(d, "fingerprint", r.fingerprint)
-    return d
-
-
-def _e_eval_summary(s: EvalSummary) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    _put_p(d, "passed", s.passed)
-    _put_p(d, "failed", s.failed)
-    _put_p(d, "errored", s.errored)
-    d["total"] = s.total
-    _put_p(d, "pass_rate", s.pass_rate)
-    _put_p(d, "avg_run_seconds", s.avg_run_seconds)
-    _put_p(d, "estimate", estimate_json(s.estimate))
-    _put_p(d, "measured", measured_json(s.measured))
-    return d
-
-
-def _e_eval_snapshot(s: EvalSnapshot | None) -> dict[str, Any] | None:
-    if s is None:
-        return None
-    d: dict[str, Any] = {}
-    _put_z(d, "ran_at", s.ran_at)
-    d["summary"] = _e_eval_summary(s.summary)
-    _put_z(d, "results", [_e_eval_result(r) for r in s.results])
-    return d
-
-
-def _e_triggers_entry(e: TriggersEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    _e_header(d, e.header)
-    d["results"] = [_e_trigger_result(r) for r in e.results]
-    d["summary"] = _e_trigger_summary(e.summary)
-    _put_p(d, "previous", _e_trigger_snapshot(e.previous))
-    return d
-
-
-def _e_evals_entry(e: EvalsEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {}
-    _e_header(d, e.header)
-    d["results"] = [_e_eval_result(r) for r in e.results]
-    d["summary"] = _e_eval_summary(e.summary)
-    _put_p(d, "baseline", _e_eval_snapshot(e.baseline))
-    _put_p(d, "previous", _e_eval_snapshot(e.previous))
-    return d
+    """A `measured` object (each absent field omitted); None for None."""
+    return None if m is None else typing.cast(dict[str, Any], _encode(m))
 
 
 def to_document(file: ResultsFile) -> dict[str, Any]:
     """The JSON data model of `file` in evolve's field order, ready for `encoding.encode_json`.
 
     Floats stay `float` (encoded with Go's shortest form, `10.0` → `10`), counts stay `int`;
-    `models` is sorted by key; pointer fields are omitted only when `None`, omitempty value
-    fields when zero/empty, and always-fields are written (`pricing: null` for unpriced models).
+    maps (`models`, `tool_calls`) are sorted by key; pointer fields are omitted only when `None`,
+    omitempty value fields when zero/empty, and always-fields are written (`pricing: null` for
+    unpriced models).
     """
-    d: dict[str, Any] = {"schema": file.schema, "plugin": file.plugin, "skill": file.skill}
-    models: dict[str, Any] = {}
-    for key in sorted(file.models):
-        entry = file.models[key]
-        m: dict[str, Any] = {}
-        if entry.triggers is not None:
-            m["triggers"] = _e_triggers_entry(entry.triggers)
-        if entry.evals is not None:
-            m["evals"] = _e_evals_entry(entry.evals)
-        models[key] = m
-    _put_z(d, "models", models)
-    return d
+    return typing.cast(dict[str, Any], _encode(file))
 
 
 # --------------------------------------------------------------------------------------------

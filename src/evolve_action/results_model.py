@@ -6,20 +6,27 @@ case results (`TriggerResult`, `EvalResult` with `GradedAssertion`, `ExecutionMe
 and `format_ran_at`.
 
 Guarantees: every value is a frozen, slotted, keyword-only dataclass; optional fields use `None`
-for Go pointer fields (omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
-`omitempty` value fields, so the codec (`results_codec`) can reproduce evolve's bytes. Maps
-(`models`, `tool_calls`) are plain dicts inside frozen dataclasses: never mutate them. Never does:
-I/O, encoding, clocks (`now` is a parameter).
+for Go pointer fields (rule P: omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
+`omitempty` value fields (rule Z), so the codec (`results_codec`) reproduces evolve's bytes and
+decodes each field by its declared type. Maps (`models`, `tool_calls`) are plain dicts inside
+frozen dataclasses: never mutate them, build new ones. Never does: I/O, encoding, clocks (`now`
+is a parameter).
+
+Model choice: raw dicts exist only at the codec boundary, so TypedDicts would add a second
+description of the same shape without buying safety; the dataclasses are the one description.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import MappingProxyType
 
 from evolve_action import catalog
 
 __all__ = [
+    "ALWAYS",
     "MIGRATABLE",
     "SCHEMA_VERSION",
     "BaselineSnapshot",
@@ -49,6 +56,14 @@ __all__ = [
 SCHEMA_VERSION = 5
 """The results schema this tool reads natively and writes."""
 
+ALWAYS: Mapping[str, bool] = MappingProxyType({"always": True})
+"""Field metadata: the field is always written (Go: no `omitempty`; a nil pointer as `null`).
+
+Unmarked fields follow the type: `X | None` is a Go pointer, omitted only when `None`; a nested
+dataclass is always written; any other value is `omitempty`, omitted when zero or empty. Field
+order is the JSON field order.
+"""
+
 MIGRATABLE = (3, 4)
 """Older schemas migrated in memory (report spec §2)."""
 
@@ -62,15 +77,15 @@ MIGRATABLE = (3, 4)
 class Pricing:
     """USD per million tokens at run time; a rate is `None` when unpublished."""
 
-    input_per_mtok: float | None = None
-    output_per_mtok: float | None = None
+    input_per_mtok: float | None = field(default=None, metadata=ALWAYS)
+    output_per_mtok: float | None = field(default=None, metadata=ALWAYS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Estimate:
     """Counting-API token estimate of `SKILL.md + "\\n\\n" + query/prompt`."""
 
-    input_tokens: int = 0
+    input_tokens: int = field(default=0, metadata=ALWAYS)
     input_cost_usd: float | None = None
     """round6(tokens / 1e6 × input rate); `None` when the model has no input rate."""
 
@@ -92,21 +107,21 @@ class Measured:
 class EntryHeader:
     """The header written inline at the start of both entry kinds (report spec §1.1)."""
 
-    provider: str = ""
-    model: str = ""
+    provider: str = field(default="", metadata=ALWAYS)
+    model: str = field(default="", metadata=ALWAYS)
     """Bare vendor model id (`claude-sonnet-5`), never the harness CLI id."""
-    display: str = ""
+    display: str = field(default="", metadata=ALWAYS)
     harness: str = ""
-    tool_version: str = ""
-    ran_at: str = ""
+    tool_version: str = field(default="", metadata=ALWAYS)
+    ran_at: str = field(default="", metadata=ALWAYS)
     """UTC RFC 3339 to the second (`2026-07-02T19:14:43Z`)."""
-    executed: bool = False
+    executed: bool = field(default=False, metadata=ALWAYS)
     """True when agents really ran; False for a count-only pass."""
     content_hash: str = ""
     runs_per_query: int = 0
     """Triggers only: `--runs`, set only when executed."""
-    timeout_seconds: int = 0
-    pricing: Pricing | None = None
+    timeout_seconds: int = field(default=0, metadata=ALWAYS)
+    pricing: Pricing | None = field(default=None, metadata=ALWAYS)
     """Written as explicit `null` when the model is unpriced."""
 
 
@@ -114,8 +129,8 @@ class EntryHeader:
 class TriggerResult:
     """One trigger query's outcome."""
 
-    query: str = ""
-    should_trigger: bool = False
+    query: str = field(default="", metadata=ALWAYS)
+    should_trigger: bool = field(default=False, metadata=ALWAYS)
     hits: int | None = None
     runs: int | None = None
     passed: bool | None = None
@@ -130,7 +145,7 @@ class TriggerSummary:
 
     passed: int | None = None
     failed: int | None = None
-    total: int = 0
+    total: int = field(default=0, metadata=ALWAYS)
     pass_rate: float | None = None
     avg_run_seconds: float | None = None
     estimate: Estimate | None = None
@@ -149,7 +164,7 @@ class TriggerSnapshot:
 class GradedAssertion:
     """One graded assertion: the authored assertion echo, then the grading fields."""
 
-    type: str = ""
+    type: str = field(default="", metadata=ALWAYS)
     path: str = ""
     pattern: str = ""
     run: str = ""
@@ -157,11 +172,11 @@ class GradedAssertion:
     tool: str = ""
     requires: str = ""
     expect_exit: int | None = None
-    text: str = ""
+    text: str = field(default="", metadata=ALWAYS)
     """The assertion's description (the authored `text` is shadowed by it)."""
-    passed: bool | None = None
+    passed: bool | None = field(default=None, metadata=ALWAYS)
     """`None` = skipped (written as `null`)."""
-    evidence: str = ""
+    evidence: str = field(default="", metadata=ALWAYS)
     source: str = ""
     """`expectation` or `assertion`."""
 
@@ -170,9 +185,9 @@ class GradedAssertion:
 class GradeSummary:
     """Per-case assertion counts."""
 
-    passed: int = 0
-    failed: int = 0
-    total: int = 0
+    passed: int = field(default=0, metadata=ALWAYS)
+    failed: int = field(default=0, metadata=ALWAYS)
+    total: int = field(default=0, metadata=ALWAYS)
     pass_rate: float | None = None
     skipped: int = 0
 
@@ -209,7 +224,7 @@ class Timing:
 class EvalResult:
     """One eval case's outcome (also the shape of trimmed snapshot results)."""
 
-    id: str = ""
+    id: str = field(default="", metadata=ALWAYS)
     name: str = ""
     runtime_error: str = ""
     """Non-empty: the agent produced no usable output; `passed` is then absent."""
@@ -233,7 +248,7 @@ class EvalSummary:
     failed: int | None = None
     errored: int | None = None
     """Present only when > 0."""
-    total: int = 0
+    total: int = field(default=0, metadata=ALWAYS)
     pass_rate: float | None = None
     avg_run_seconds: float | None = None
     estimate: Estimate | None = None
@@ -261,7 +276,7 @@ class TriggersEntry:
     """A model's Tier 1 entry."""
 
     header: EntryHeader = field(default_factory=EntryHeader)
-    results: tuple[TriggerResult, ...] = ()
+    results: tuple[TriggerResult, ...] = field(default=(), metadata=ALWAYS)
     summary: TriggerSummary = field(default_factory=TriggerSummary)
     previous: TriggerSnapshot | None = None
 
@@ -271,7 +286,7 @@ class EvalsEntry:
     """A model's Tier 2 entry (`baseline` is written before `previous`)."""
 
     header: EntryHeader = field(default_factory=EntryHeader)
-    results: tuple[EvalResult, ...] = ()
+    results: tuple[EvalResult, ...] = field(default=(), metadata=ALWAYS)
     summary: EvalSummary = field(default_factory=EvalSummary)
     baseline: EvalSnapshot | None = None
     previous: EvalSnapshot | None = None
@@ -289,9 +304,9 @@ class ModelEntry:
 class ResultsFile:
     """A whole schema-5 results file."""
 
-    schema: int = SCHEMA_VERSION
-    plugin: str = ""
-    skill: str = ""
+    schema: int = field(default=SCHEMA_VERSION, metadata=ALWAYS)
+    plugin: str = field(default="", metadata=ALWAYS)
+    skill: str = field(default="", metadata=ALWAYS)
     models: dict[str, ModelEntry] = field(default_factory=dict)
     """Keyed by `provider/bare-id`; written sorted by key."""
 

@@ -5,7 +5,7 @@ Owns: the trigger and eval models (`TriggerSpec`, `TriggerQuery`, `EvalsSpec`, `
 become strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
 assertions), the fixture staging rule (§4.3), the model restriction (§4.4), RE2 compilation with
 Go-worded errors, and a lenient parse that collects every problem for `validation` (which owns the
-JSON Schemas and the §4.2.2 rules; `validate_triggers`/`validate_evals` here delegate to it).
+JSON Schemas and the §4.2.2 rules, `validation.validate_triggers`/`validate_evals`).
 
 Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
 are decoded with Go's rules (exact key match first, then case-insensitive; later keys win; `null` is
@@ -25,7 +25,7 @@ import contextvars
 import functools
 import os
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -35,7 +35,6 @@ import re2
 
 from evolve_action import encoding
 from evolve_action.errors import SpecError
-from evolve_action.findings import Finding
 from evolve_action.gocompat import trim_space
 
 __all__ = [
@@ -66,8 +65,6 @@ __all__ = [
     "parse_triggers_lenient",
     "resolve_fixture",
     "staged_path",
-    "validate_evals",
-    "validate_triggers",
     "value_kind",
 ]
 
@@ -788,25 +785,3 @@ def parse_evals_lenient(raw: Any, path: Path) -> tuple[EvalsSpec, list[LoadProbl
     """Like `parse_evals`, but collect every problem; escaping `files` entries are left out of
     `fixtures` (still listed in `files`)."""
     return _lenient(_parse_evals, raw, path)
-
-
-def validate_triggers(path: Path, root: Path) -> list[Finding]:
-    """Schema + §4.1 rules for a triggers file (see `evolve_action.validation`)."""
-    from evolve_action import validation
-
-    return validation.validate_triggers(path, root)
-
-
-def validate_evals(
-    path: Path,
-    root: Path,
-    *,
-    known_models: Iterable[tuple[str, str]] | None = None,
-    check_fixtures: bool = True,
-) -> list[Finding]:
-    """Schema + §4.2.2 rules and the models restriction (see `evolve_action.validation`)."""
-    from evolve_action import validation
-
-    return validation.validate_evals(
-        path, root, known_models=known_models, check_fixtures=check_fixtures
-    )

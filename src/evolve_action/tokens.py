@@ -16,10 +16,12 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-
-import anthropic
+from typing import TYPE_CHECKING
 
 from evolve_action import fsio
+
+if TYPE_CHECKING:  # the SDK is imported when a count is first needed (it is slow to import)
+    import anthropic
 
 CREDENTIAL_VARS: tuple[str, ...] = (
     "EVOLVE_ANTHROPIC_API_KEY",
@@ -87,6 +89,8 @@ class TokenCounter:
         name = next((n for n in CREDENTIAL_VARS if self._environ.get(n)), None)
         if name is None:
             return None
+        import anthropic
+
         value = self._environ[name]
         base_url = self._environ.get("ANTHROPIC_BASE_URL") or None
         if name.endswith("_API_KEY"):
@@ -119,6 +123,8 @@ class TokenCounter:
                 provider, f"[{provider}] no API key or OAuth token set; token counts omitted"
             )
             return None
+        import anthropic
+
         async with self._sem:
             self.requests += 1
             try:

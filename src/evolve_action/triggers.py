@@ -600,8 +600,8 @@ async def _estimate(
 
 
 def _short(text: str, n: int = 70) -> str:
-    data = text.encode("utf-8")[:n]
-    return data.decode("utf-8", "ignore")
+    """The first `n` bytes of a query (evolve's console width), never splitting a character."""
+    return text.encode("utf-8")[:n].decode("utf-8", "ignore")
 
 
 async def _run_query(

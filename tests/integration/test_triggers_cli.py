@@ -216,6 +216,11 @@ def test_triggers_end_to_end_and_partial_reruns(setup: tuple[Path, Any, dict[str
         "Merge these PDF forms": (0, 2, True),
     }
     assert "errored=1" in out and "API error 400" in out
+    # Estimates came from the server's count_tokens and are cached in evolve's format.
+    assert all(r.estimate and r.estimate.input_tokens > 0 for r in entry.results)
+    assert entry.summary.estimate is not None and entry.summary.estimate.input_cost_usd
+    cache = json.loads((root.parent / "cache" / "evolve" / "token-counts.json").read_text())
+    assert len(cache) == len(PDF_QUERIES) + len(CSV_QUERIES)
     for skill in ("pdf-tools", "csv-clean"):
         check_file(root, skill)
 
@@ -346,3 +351,128 @@ def test_timeout_is_an_error_not_a_miss(
     assert t.error is not None and t.error.value == "timeout"
     assert 3 <= t.duration_seconds < 15
     shutil.rmtree(ws)
+
+
+def test_kill_9_then_new_completes_the_rest_without_duplicates(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    """A run killed with SIGKILL keeps every finished query; `--new` runs exactly the others."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    queries = [(f"Tidy up CSV spreadsheet number {i}", True) for i in range(1, 5)]
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "docs-kit", "version": "1.0.0"}\n')
+    write(
+        root,
+        "skills/csv-clean/SKILL.md",
+        skill_md("csv-clean", "Tidy CSV spreadsheets. Use when asked to tidy CSV."),
+    )
+    write(root, "evals/csv-clean/triggers.json", triggers_doc(queries))
+    srv = model_server(
+        {"latency_ms": 400, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
+    )
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANTHROPIC_BASE_URL": srv.base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+    args = [
+        "run",
+        "triggers",
+        "--root",
+        str(root),
+        "--model",
+        "claude-sonnet-4-6",
+        "--jobs",
+        "1",
+        "--runs",
+        "1",
+    ]
+    results = root / "evals" / "csv-clean" / "results.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve_action", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        done: list[str] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            if results.exists():
+                done = [
+                    r["query"]
+                    for r in json.loads(results.read_text())["models"][MODEL]["triggers"]["results"]
+                ]
+                if len(done) >= 2:
+                    break
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert 2 <= len(done) < len(queries), "the run finished before it could be killed"
+    srv.clear()
+    code, _, err = run_cli([*args, "--new"], env, root)
+    assert code == 0, err
+    rerun = {
+        q
+        for q, _ in queries
+        if any(q in json.dumps(r.get("body", {}).get("messages", [])[:1]) for r in srv.messages())
+    }
+    assert rerun == {q for q, _ in queries} - set(done)
+    final = entry_of(root, "csv-clean")
+    assert [r.query for r in final.results] == [q for q, _ in queries]
+    assert all(r.runs == 1 and r.passed for r in final.results)
+
+
+def corpus_keys(corpus: Path) -> set[str]:
+    keys: set[str] = set()
+    for path in corpus.glob("plugins/*/evals/*/results.json"):
+        keys |= set(json.loads(path.read_text()).get("models", {}))
+    return keys
+
+
+def test_corpus_modified_dry_run_plans_only_stale_entries(corpus: Path, tmp_path: Path) -> None:
+    """`--modified --dry-run --json` on the real corpus plans exactly the results whose hashes moved."""
+    from evolve_action import fingerprint
+
+    code, out, err = run_cli(
+        ["run", "triggers", "--modified", "--dry-run", "--json", "--root", str(corpus)],
+        {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)},
+        tmp_path,
+    )
+    assert code == 0, err
+    planned = {(p["skill"], p["model"], p["case"]) for p in map(json.loads, out.splitlines())}
+    assert all(json.loads(line)["reason"] == "modified" for line in out.splitlines())
+    # The corpus config selects anthropic, openai and xai; only Claude Code is available here.
+    models = {key for key in corpus_keys(corpus) if key.startswith("anthropic/")}
+    expected = set()
+    for results_path in sorted(corpus.glob("plugins/*/evals/*/results.json")):
+        skill_dir = results_path.parent
+        trig = skill_dir / "triggers.json"
+        if not trig.exists():
+            continue
+        spec = {
+            t["query"]: t.get("should_trigger", False)
+            for t in json.loads(trig.read_text())["triggers"]
+        }
+        skill_md_path = skill_dir.parent.parent / "skills" / skill_dir.name / "SKILL.md"
+        content = fingerprint.trigger_content_hash(skill_md_path.read_bytes())
+        for key, entry in json.loads(results_path.read_text()).get("models", {}).items():
+            t = entry.get("triggers")
+            if key not in models or not t:
+                continue
+            for r in t["results"]:
+                if r["query"] not in spec or not r.get("spec_hash"):
+                    continue
+                fresh = fingerprint.trigger_spec_hash(r["query"], spec[r["query"]])
+                stale_content = t.get("content_hash") and t["content_hash"] != content
+                if r["spec_hash"] != fresh or stale_content:
+                    expected.add((skill_dir.name, key, r["query"]))
+    assert planned == expected
+    assert len(planned) > 0

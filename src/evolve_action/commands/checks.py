@@ -4,6 +4,10 @@ Owns: the flags of `run checks`, rendering a `CheckReport` as evolve does (`FAIL
 stderr, the summary line, the advisory signals table on stdout), the `--json` document, and GitHub
 Actions annotations. Exit codes: 0 ok (or findings without `--strict`), 1 findings under
 `--strict`, 2 unusable input (raised as `EvolveError`, mapped by `cli.main`).
+
+Guarantees: output is a pure function of the `CheckReport` (same report, same bytes); findings
+go to the streams of the `Invocation`, never to `sys.stdout` directly. Never does: run checks
+itself (that is `checks.run_checks`), read `os.environ` outside the invocation, write files.
 """
 
 from __future__ import annotations

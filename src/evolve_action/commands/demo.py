@@ -26,6 +26,8 @@ from evolve_action.errors import UsageError
 
 DEFAULT_RUNS = 1
 """Trigger sessions per query in the demo (`run all` defaults to 3; one keeps the demo quick)."""
+DEFAULT_MODEL = "anthropic/claude-sonnet-5"
+"""The one model the demo evaluates (`run all` would evaluate every configured model)."""
 
 
 def register(subparsers: Any) -> None:
@@ -55,13 +57,22 @@ def register(subparsers: Any) -> None:
         help="where to put the copy: a new or empty directory (default: a fresh temp dir, printed)",
     )
     parser.add_argument(
-        "--jobs", type=int, default=None, help="concurrent agent sessions (default: (CPUs+1)/2)"
+        "--jobs",
+        type=int,
+        default=None,
+        help="concurrent agent sessions (default: (CPUs+1)/2, at least 2)",
     )
     parser.add_argument(
         "--runs",
         type=int,
         default=DEFAULT_RUNS,
         help=f"trigger sessions per query (default {DEFAULT_RUNS})",
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        metavar="ID",
+        help=f"model(s) to evaluate, as for run all (default: {DEFAULT_MODEL})",
     )
     parser.add_argument(
         "--keep", action="store_true", help="keep the agents' temp workspaces (paths are printed)"
@@ -87,11 +98,15 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-def _run_all_args(root: Path, *, jobs: int, runs: int, keep: bool) -> argparse.Namespace:
+def _run_all_args(
+    root: Path, *, jobs: int, runs: int, keep: bool, models: list[str]
+) -> argparse.Namespace:
     """The parsed flags of `run all --root ROOT …`, from `run all`'s own parser."""
     parser = argparse.ArgumentParser(prog="evolve-action run")
     run_all.register(parser.add_subparsers(dest="tier"))
     argv = ["all", "--root", str(root), "--jobs", str(jobs), "--runs", str(runs)]
+    for model in models:
+        argv += ["--model", model]
     if keep:
         argv.append("--keep-workspaces")
     return parser.parse_args(argv)
@@ -101,7 +116,7 @@ def handle(inv: Invocation) -> int:
     """Copy the examples, pick the model backend, run `run all` on the copy, print the summary."""
     args = inv.args
     out, err = inv.stdout, inv.stderr
-    jobs = args.jobs if args.jobs is not None else default_jobs()
+    jobs = args.jobs if args.jobs is not None else max(2, default_jobs())
     if jobs < 1:
         raise UsageError(f"--jobs {jobs}: want a positive number of concurrent sessions")
     if args.runs < 1:
@@ -118,7 +133,7 @@ def handle(inv: Invocation) -> int:
     target = (
         None if args.out is None else args.out if args.out.is_absolute() else inv.cwd / args.out
     )
-    copy = demo.copy_examples(source, target)
+    copy = demo.copy_examples(source, target, label=str(args.root))
     out.write(f"demo: copied {args.root} to {copy} (your tree is not modified)\n")
     with ExitStack() as stack:
         if choice.backend is demo.Backend.SCRIPTED:
@@ -145,7 +160,9 @@ def handle(inv: Invocation) -> int:
             environ = dict(inv.environ)
             out.write(f"demo: using the real Anthropic API ({choice.credential}, --yes)\n")
         out.flush()
-        run_args = _run_all_args(copy, jobs=jobs, runs=args.runs, keep=args.keep)
+        run_args = _run_all_args(
+            copy, jobs=jobs, runs=args.runs, keep=args.keep, models=args.model or [DEFAULT_MODEL]
+        )
         code = run_all.handle(
             Invocation(args=run_args, environ=environ, stdout=out, stderr=err, cwd=inv.cwd)
         )

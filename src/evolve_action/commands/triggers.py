@@ -20,7 +20,6 @@ from evolve_action.commands._common import Invocation, add_repo_flags
 from evolve_action.config import resolve_repository
 from evolve_action.errors import EnvironmentProblem, UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
-from evolve_action.harness import ClaudeCodeHarness, find_cli
 from evolve_action.tokens import default_cache_path
 
 
@@ -117,6 +116,8 @@ def options_from(inv: Invocation) -> triggers.TriggerOptions:
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     catalog = build_catalog(config.providers)
+    from evolve_action.harness import find_cli
+
     try:
         find_cli(inv.environ)
         available: set[str] = {"claude"}
@@ -179,6 +180,8 @@ def handle(inv: Invocation) -> int:
         raise UsageError("no model to run: no selected model has an available harness (claude)")
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
+    from evolve_action.harness import ClaudeCodeHarness
+
     harness = ClaudeCodeHarness(inv.environ)
     outcome = asyncio.run(triggers.run(options, reporter, harness))
     if outcome.failed:

@@ -25,7 +25,6 @@ import gc
 import json
 import os
 import re
-import shutil
 import signal
 import tempfile
 import time
@@ -45,8 +44,8 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import RateLimitEvent, SystemPromptPreset
 
 from evolve_action import procenv
-from evolve_action.errors import EnvironmentProblem
 from evolve_action.gocompat import strip_ansi
+from evolve_action.harness._locate import find_cli
 from evolve_action.harness.base import (
     ErrorClass,
     RateLimit,
@@ -75,22 +74,6 @@ _STDERR_LINES = 40
 _BACKSTOP_SECONDS = 30.0
 DEFAULT_CLI_RETRIES = 2
 """HTTP retries the CLI itself makes per API call (`CLAUDE_CODE_MAX_RETRIES`); safe, same request."""
-
-
-def find_cli(environ: Mapping[str, str] | None = None) -> Path:
-    """The Claude Code CLI: the one bundled in `claude-agent-sdk`, else `claude` on PATH."""
-    import claude_agent_sdk
-
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    if bundled.is_file() and os.access(bundled, os.X_OK):
-        return bundled
-    found = shutil.which("claude", path=(environ or {}).get("PATH"))
-    if found:
-        return Path(found)
-    raise EnvironmentProblem(
-        "Claude Code CLI not found (neither bundled in claude-agent-sdk nor `claude` on PATH)",
-        hint="pip install claude-agent-sdk (it bundles the CLI) or install Claude Code",
-    )
 
 
 def agent_env(
@@ -393,6 +376,9 @@ async def run_session(
                 async with contextlib.aclosing(stream) as gen:
                     async for msg in gen:
                         messages.append(msg)
+                        if isinstance(msg, ResultMessage):
+                            # Finished: from here the SDK reaps the CLI, so never signal its pid.
+                            watchdog.cancel()
                         if stop is not None and any(stop(c) for c in tool_calls_of(msg)):
                             stopped = True
                             kill("stop")  # SIGKILL now: no grace period for a settled session
@@ -406,8 +392,8 @@ async def run_session(
                 crash = f"agent CLI failed: {type(exc).__name__}: {_first_line(str(exc))}"
         finally:
             watchdog.cancel()
-            if not stopped and killed_for != "stop":
-                _kill_agent(pidfile)  # reap a straggler (e.g. the backstop fired)
+        if timed_out:
+            _kill_agent(pidfile)  # the backstop fired: the SDK's close may not have run to the end
         if killed_for == "timeout" and not stopped:
             timed_out = True
     # The SDK drops its reaped process without closing the asyncio transport; collect it while the

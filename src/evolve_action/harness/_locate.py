@@ -1,0 +1,31 @@
+"""Locating the Claude Code CLI without importing `claude-agent-sdk` (slow to import).
+
+Owns: `find_cli`. Guarantees: prefers the CLI bundled in the installed `claude-agent-sdk` wheel, then
+`claude` on the given PATH; raises `EnvironmentProblem` when neither exists. Never starts processes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from evolve_action.errors import EnvironmentProblem
+
+
+def find_cli(environ: Mapping[str, str] | None = None) -> Path:
+    """The Claude Code CLI: the one bundled in `claude-agent-sdk`, else `claude` on PATH."""
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is not None and spec.origin:
+        bundled = Path(spec.origin).parent / "_bundled" / "claude"
+        if bundled.is_file() and os.access(bundled, os.X_OK):
+            return bundled
+    found = shutil.which("claude", path=(environ or {}).get("PATH"))
+    if found:
+        return Path(found)
+    raise EnvironmentProblem(
+        "Claude Code CLI not found (neither bundled in claude-agent-sdk nor `claude` on PATH)",
+        hint="pip install claude-agent-sdk (it bundles the CLI) or install Claude Code",
+    )

@@ -1,0 +1,115 @@
+"""`evolve-action demo` end to end: the real Claude Code CLI against the in-process scripted server."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tests.conftest import EXAMPLES, REPO
+
+from evolve_action.cli import main
+
+pytestmark = pytest.mark.integration
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """Relative path → sha256 of every file (and symlink target) under `root`."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            out[rel] = "link:" + str(path.readlink())
+        elif path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _claude_available() -> bool:
+    from evolve_action.errors import EnvironmentProblem
+    from evolve_action.harness import find_cli
+
+    try:
+        find_cli(os.environ)
+    except EnvironmentProblem:
+        return False
+    return True
+
+
+def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
+    if not _claude_available():
+        pytest.skip("the Claude Code CLI (bundled in claude-agent-sdk) is not available")
+    before = _tree_digest(EXAMPLES)
+    out_dir = tmp_path / "demo"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    code = main(
+        ["demo", "--out", str(out_dir), "--runs", "1", "--jobs", "2"],
+        environ,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=REPO,  # the default --root is `examples`, relative to the working directory
+    )
+
+    text = stdout.getvalue()
+    assert code == 0, text + stderr.getvalue()
+    assert "scripted model server" in text
+    assert f"report:             {out_dir / 'EVALUATION.md'}" in text
+    # The user's tree is untouched; everything was written into the copy.
+    assert _tree_digest(EXAMPLES) == before
+    report = (out_dir / "EVALUATION.md").read_text(encoding="utf-8")
+    assert "## project-tools" in report and "## release-tools" in report
+    assert (out_dir / "EVALUATION.json").is_file()
+
+    triggers = [0, 0]
+    evals = [0, 0]
+    baseline = [0, 0]
+    skills = ("csv-report", "license-header", "changelog", "commit-message")
+    for results in sorted(out_dir.glob("plugins/*/evals/*/results.json")):
+        doc = json.loads(results.read_text(encoding="utf-8"))
+        assert doc["schema"] == 5
+        (entry,) = doc["models"].values()  # the demo evaluates one model
+        t, e = entry["triggers"]["summary"], entry["evals"]["summary"]
+        b = entry["evals"]["baseline"]["summary"]
+        for acc, s in ((triggers, t), (evals, e), (baseline, b)):
+            acc[0] += s["passed"]
+            acc[1] += s["passed"] + s["failed"]
+    assert sorted(p.parent.name for p in out_dir.glob("plugins/*/evals/*/results.json")) == sorted(
+        skills
+    )
+    # 4 skills × 7 queries, 4 skills × 2 evals; non-trivial rates and a positive lift.
+    assert triggers[1] == 28 and evals[1] == 8 and baseline[1] == 8
+    assert triggers[0] / triggers[1] >= 0.75
+    assert evals[0] / evals[1] >= 0.75
+    assert baseline[0] < evals[0]
+    assert "lift:" in text and "+" in text.split("lift:")[1].splitlines()[0]
+
+
+def test_demo_refuses_to_spend_money_without_yes(tmp_path: Path) -> None:
+    out_dir = tmp_path / "demo"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(
+        ["demo", "--out", str(out_dir)],
+        {"ANTHROPIC_API_KEY": "sk-real", "PATH": os.environ.get("PATH", "")},
+        stdout=stdout,
+        stderr=stderr,
+        cwd=REPO,
+    )
+    assert code == 2
+    assert "ANTHROPIC_API_KEY is set" in stderr.getvalue()
+    assert "--scripted" in stderr.getvalue()
+    assert not out_dir.exists()
+
+
+def test_demo_without_examples_says_what_to_do(tmp_path: Path) -> None:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = main(
+        ["demo"], {"PATH": os.environ.get("PATH", "")}, stdout=stdout, stderr=stderr, cwd=tmp_path
+    )
+    assert code == 2
+    assert "example repository not found: examples" in stderr.getvalue()
+    assert "--root" in stderr.getvalue()

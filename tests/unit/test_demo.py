@@ -1,0 +1,170 @@
+"""The demo's pure pieces: backend choice, scripted environment, copying, policy, summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evolve_action import demo
+from evolve_action.errors import UsageError
+from evolve_action.modelserver import Skill, route_score
+
+
+@pytest.mark.parametrize(
+    ("environ", "scripted", "yes", "backend", "credential"),
+    [
+        ({}, False, False, demo.Backend.SCRIPTED, None),
+        ({"ANTHROPIC_API_KEY": ""}, False, False, demo.Backend.SCRIPTED, None),
+        ({"ANTHROPIC_API_KEY": "k"}, False, False, None, "ANTHROPIC_API_KEY"),
+        ({"CLAUDE_CODE_OAUTH_TOKEN": "t"}, False, False, None, "CLAUDE_CODE_OAUTH_TOKEN"),
+        ({"ANTHROPIC_API_KEY": "k"}, True, False, demo.Backend.SCRIPTED, "ANTHROPIC_API_KEY"),
+        ({"ANTHROPIC_API_KEY": "k"}, False, True, demo.Backend.REAL, "ANTHROPIC_API_KEY"),
+        ({}, False, True, demo.Backend.SCRIPTED, None),
+    ],
+    ids=["none", "empty", "key", "oauth", "key-scripted", "key-yes", "yes-without-key"],
+)
+def test_choose_backend(
+    environ: dict[str, str],
+    scripted: bool,
+    yes: bool,
+    backend: demo.Backend | None,
+    credential: str | None,
+) -> None:
+    choice = demo.choose_backend(environ, scripted=scripted, yes=yes)
+    assert choice.backend is backend
+    assert choice.credential == credential
+
+
+def test_scripted_environ_replaces_credentials_and_endpoints(tmp_path: Path) -> None:
+    environ = {
+        "PATH": "/bin",
+        "ANTHROPIC_API_KEY": "real",
+        "CLAUDE_CODE_OAUTH_TOKEN": "real",
+        "ANTHROPIC_AUTH_TOKEN": "real",
+        "EVOLVE_ANTHROPIC_API_KEY": "real",
+        "ANTHROPIC_BASE_URL": "https://proxy.example",
+        "CLAUDE_CODE_USE_BEDROCK": "1",
+    }
+    env = demo.scripted_environ(environ, base_url="http://127.0.0.1:1", cache_dir=tmp_path)
+    assert env == {
+        "PATH": "/bin",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:1",
+        "ANTHROPIC_API_KEY": demo.DUMMY_KEY,
+        "EVOLVE_CACHE_DIR": str(tmp_path),
+    }
+
+
+def _source(tmp_path: Path) -> Path:
+    src = tmp_path / "examples"
+    (src / "plugins" / "p" / "skills" / "s").mkdir(parents=True)
+    (src / "plugins" / "p" / "skills" / "s" / "SKILL.md").write_text("x", encoding="utf-8")
+    (src / ".git").mkdir()
+    (src / ".git" / "HEAD").write_text("ref", encoding="utf-8")
+    return src
+
+
+def test_copy_examples_into_out_and_temp(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    out = demo.copy_examples(src, tmp_path / "out")
+    assert out == (tmp_path / "out").resolve()
+    assert (out / "plugins" / "p" / "skills" / "s" / "SKILL.md").read_text(encoding="utf-8") == "x"
+    assert not (out / ".git").exists()
+    fresh = demo.copy_examples(src, None, tmp_parent=tmp_path)
+    assert fresh.name == "examples" and fresh.parent.parent == tmp_path
+    assert (fresh / "plugins" / "p" / "skills" / "s" / "SKILL.md").is_file()
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "example repository not found: ex"),
+        ("non-empty", "exists and is not an empty directory"),
+        ("inside", "inside the example repository"),
+    ],
+)
+def test_copy_examples_errors(tmp_path: Path, setup: str, message: str) -> None:
+    src = _source(tmp_path)
+    out = tmp_path / "out"
+    if setup == "missing":
+        src = tmp_path / "nope"
+    elif setup == "non-empty":
+        out.mkdir()
+        (out / "f").write_text("", encoding="utf-8")
+    else:
+        out = src / "sub"
+    with pytest.raises(UsageError, match=message):
+        demo.copy_examples(src, out, label="ex")
+
+
+def test_demo_policy_is_packaged_and_parses() -> None:
+    policy = demo.demo_policy()
+    names = [r.name for r in policy.rules]
+    assert names[-1] == "route"
+    assert "judge-fails-the-rest" in names
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Summarise sales.csv into report.md with totals per region", "csv-report"),
+        ("Which files in src/ have no license header?", "license-header"),
+        ("Explain the difference between the MIT and Apache-2.0 licenses", None),
+        ("Total the amount column of orders.csv", "csv-report"),
+    ],
+)
+def test_example_skills_route_as_documented(query: str, expected: str | None) -> None:
+    """The route threshold of the demo policy separates the example queries as docs/demo.md says."""
+    from tests.conftest import EXAMPLES
+
+    from evolve_action.repo import parse_frontmatter
+
+    skills = []
+    for name in ("csv-report", "license-header"):
+        text = (EXAMPLES / "plugins/project-tools/skills" / name / "SKILL.md").read_text("utf-8")
+        fm = parse_frontmatter(text)
+        assert fm is not None
+        skills.append(Skill(name=name, description=fm.fields["description"]))
+    scores = {s.name: route_score(query, s) for s in skills}
+    best = max(scores, key=lambda n: scores[n])
+    assert (best if scores[best] >= 0.25 else None) == expected
+
+
+def _figures(tp: int, tt: int, ep: int, et: int, bp: int, bt: int) -> demo.SkillFigures:
+    return demo.SkillFigures(
+        plugin="p",
+        skill=f"s{tp}{ep}",
+        model="anthropic/m",
+        triggers_passed=tp,
+        triggers_total=tt,
+        evals_passed=ep,
+        evals_total=et,
+        baseline_passed=bp,
+        baseline_total=bt,
+    )
+
+
+def test_summary_rates_lift_and_rendering(tmp_path: Path) -> None:
+    summary = demo.DemoSummary(
+        root=tmp_path,
+        skills=(_figures(6, 7, 2, 2, 0, 2), _figures(7, 7, 1, 2, 1, 2)),
+        report_path=tmp_path / "EVALUATION.md",
+    )
+    assert summary.tier("triggers") == (13, 14)
+    assert summary.tier("evals") == (3, 4)
+    assert summary.tier("baseline") == (1, 4)
+    assert summary.lift == pytest.approx(0.5)
+    text = demo.render_summary(summary)
+    assert "triggers:           13/14 (93%) of queries pass" in text
+    assert "evals (with skill): 3/4 (75%) of cases pass" in text
+    assert "evals (baseline):   1/4 (25%) of cases pass" in text
+    assert "lift:               +50 points from the skills" in text
+    assert f"report:             {tmp_path / 'EVALUATION.md'}" in text
+
+
+def test_summary_without_results(tmp_path: Path) -> None:
+    summary = demo.DemoSummary(root=tmp_path, skills=(), report_path=None)
+    assert summary.lift is None
+    text = demo.render_summary(summary)
+    assert "n/a" in text and "lift" not in text and "report:" not in text
