@@ -1,7 +1,7 @@
 """Go standard-library behaviours that evolve's file formats depend on, restated in Python.
 
 Owns: half-away-from-zero rounding (`round1`, `round6`), Go `SplitLines` and `strings.TrimSpace`,
-`filepath.Join` semantics (`go_join`), UTF-8 byte truncation (`truncate_bytes`, `tail_bytes`),
+`filepath.Clean`/`filepath.Join` semantics (`go_clean`, `go_join`), UTF-8 byte truncation (`truncate_bytes`, `tail_bytes`),
 ANSI/ECMA-48 escape stripping (`strip_ansi`) and Go's shortest float formatting (`go_float`).
 
 Guarantees: every function is pure and total (no exceptions on any `str`/`float` input, except
@@ -16,6 +16,7 @@ import re
 from decimal import Decimal
 
 __all__ = [
+    "go_clean",
     "go_float",
     "go_join",
     "round1",
@@ -75,6 +76,14 @@ def trim_space(s: str) -> str:
     return s.strip(_GO_SPACE)
 
 
+def go_clean(p: str) -> str:
+    """Go `path.Clean` (= `filepath.Clean` on POSIX): lexical `.`/`..`/`//` cleanup, `""` → `.`."""
+    out = posixpath.normpath(p)
+    if out.startswith("//"):  # POSIX keeps a leading "//"; Go's Clean does not
+        out = "/" + out.lstrip("/")
+    return out
+
+
 def go_join(base: str, p: str) -> str:
     """Go `filepath.Join(base, p)` on POSIX: joins and cleans, and never discards `base`.
 
@@ -84,10 +93,7 @@ def go_join(base: str, p: str) -> str:
     parts = [x for x in (base, p) if x != ""]
     if not parts:
         return ""
-    out = posixpath.normpath("/".join(parts))
-    if out.startswith("//"):  # POSIX keeps a leading "//"; Go's Clean does not
-        out = "/" + out.lstrip("/")
-    return out
+    return go_clean("/".join(parts))
 
 
 def truncate_bytes(s: str, n: int) -> str:

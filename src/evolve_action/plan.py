@@ -6,7 +6,8 @@ per-case reasons of `--new`/`--modified`/`--failed`, the baseline need of §9.7)
 value in sweep order (eval set → model → triggers before evals), its renderings (`render` for
 `--dry-run`, `to_json_lines` for `--dry-run --json`), CI sharding (`shard`), the staleness
 predicates used by reports (§7.4), and `build_inputs`, which gathers the inputs of a repository
-(specs, fingerprints, stored results).
+(specs, fingerprints, stored results). The §4.4 model restriction is `specs.model_allowed` and
+the §6.7 "modified" predicate is `fingerprint.is_modified` (re-exported here): one rule each.
 
 Guarantees: `plan`, `render`, `to_json_lines`, `shard` and the predicates are pure; the same
 inputs give the same plan. Only `build_inputs` reads files. A case runs iff its reason is not
@@ -17,15 +18,16 @@ inputs give the same plan. Only `build_inputs` reads files. A case runs iff its 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from evolve_action import results as res
 from evolve_action.errors import SpecError, UsageError
-from evolve_action.gocompat import trim_space
+from evolve_action.fingerprint import is_modified
+from evolve_action.specs import model_allowed
 
 if TYPE_CHECKING:
     from evolve_action.catalog import BoundModel
@@ -46,7 +48,6 @@ __all__ = [
     "build_inputs",
     "eval_reason",
     "is_modified",
-    "model_allowed",
     "needs_baseline",
     "plan",
     "render",
@@ -283,23 +284,6 @@ class Plan:
 # --------------------------------------------------------------------------------------------
 
 
-def model_allowed(restriction: Sequence[str], *, provider: str, key: str, model: str) -> bool:
-    """§4.4: no restriction, or a trimmed token `all`, the provider id, the key or the bare id."""
-    toks = [trim_space(t) for t in restriction]
-    if not restriction:
-        return True
-    return any(t in ("all", provider, key, model) for t in toks)
-
-
-def is_modified(stored_spec: str, stored_content: str, fresh_spec: str, fresh_content: str) -> bool:
-    """§6.7: `stored_spec != ""` and (spec differs, or both content hashes known and different)."""
-    if stored_spec == "":
-        return False
-    if stored_spec != fresh_spec:
-        return True
-    return stored_content != "" and stored_content != fresh_content
-
-
 def _matches_model(tokens: Sequence[str], m: PlanModel) -> bool:
     toks = [t.strip() for part in tokens for t in part.split(",") if t.strip()]
     return not toks or any(t in ("all", m.provider, m.key, m.model) for t in toks)
@@ -424,14 +408,19 @@ def stale_tier(
 # --------------------------------------------------------------------------------------------
 
 
+_X = TypeVar("_X")
+
+
 def _unique(keys: Iterable[str]) -> tuple[str, ...]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for k in keys:
-        if k not in seen:
-            seen.add(k)
-            out.append(k)
-    return tuple(out)
+    return tuple(dict.fromkeys(keys))
+
+
+def _first_by(items: Iterable[_X], key: Callable[[_X], str]) -> dict[str, _X]:
+    """The first item of each key, in first-seen order (duplicates are ignored, like evolve)."""
+    out: dict[str, _X] = {}
+    for item in items:
+        out.setdefault(key(item), item)
+    return out
 
 
 def _case(
@@ -466,16 +455,10 @@ def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | No
     if s.triggers is None:
         return None
     entry = s.stored.models.get(m.key, res.ModelEntry()).triggers if s.stored else None
-    by_query: dict[str, res.TriggerResult] = {}
-    for r in entry.results if entry else ():
-        by_query.setdefault(r.query, r)
+    by_query = _first_by(entry.results if entry else (), lambda r: r.query)
     stored_content = entry.header.content_hash if entry else ""
     cases: list[PlannedCase] = []
-    seen: set[str] = set()
-    for c in s.triggers:
-        if c.query in seen:
-            continue
-        seen.add(c.query)
+    for c in _first_by(s.triggers, lambda q: q.query).values():
         reason = trigger_reason(
             by_query.get(c.query),
             fresh_spec_hash=c.spec_hash,
@@ -496,17 +479,11 @@ def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
     if not narrowed:
         return None  # `--eval` matched nothing here: the tier is skipped silently.
     entry = s.stored.models.get(m.key, res.ModelEntry()).evals if s.stored else None
-    by_id: dict[str, res.EvalResult] = {}
-    for r in entry.results if entry else ():
-        by_id.setdefault(r.id, r)
+    by_id = _first_by(entry.results if entry else (), lambda r: r.id)
     stored_content = entry.header.content_hash if entry else ""
     use_baseline = sel.baseline and m.executes
     cases: list[PlannedCase] = []
-    seen: set[str] = set()
-    for c in narrowed:
-        if c.id in seen:
-            continue
-        seen.add(c.id)
+    for c in _first_by(narrowed, lambda e: e.id).values():
         reason = eval_reason(
             by_id.get(c.id),
             fresh_fingerprint=c.fingerprint,
@@ -547,7 +524,7 @@ def plan(sets: Sequence[SetInput], models: Sequence[PlanModel], selection: Selec
         if selection.skills and s.skill not in selection.skills:
             continue
         for m in chosen:
-            if not model_allowed(s.restriction, provider=m.provider, key=m.key, model=m.model):
+            if not model_allowed(s.restriction, provider=m.provider, model=m.model):
                 continue
             for tier in (Tier.TRIGGERS, Tier.EVALS):
                 if tier not in selection.tiers:
