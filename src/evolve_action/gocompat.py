@@ -1,8 +1,9 @@
 """Go standard-library behaviours that evolve's file formats depend on, restated in Python.
 
 Owns: half-away-from-zero rounding (`round1`, `round6`), Go `SplitLines` and `strings.TrimSpace`,
-`filepath.Clean`/`filepath.Join` semantics (`go_clean`, `go_join`), UTF-8 byte truncation (`truncate_bytes`, `tail_bytes`),
-ANSI/ECMA-48 escape stripping (`strip_ansi`) and Go's shortest float formatting (`go_float`).
+`filepath.Clean`/`filepath.Join` semantics (`go_clean`, `go_join`), UTF-8 byte truncation
+(`truncate_bytes`, `tail_bytes`), ANSI/ECMA-48 escape stripping (`strip_ansi`) and Go's shortest
+float formatting (`go_float`).
 
 Guarantees: every function is pure and total (no exceptions on any `str`/`float` input, except
 `go_float` on NaN/infinity, which Go's JSON encoder rejects too). Never does: I/O.

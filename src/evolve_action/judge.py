@@ -66,15 +66,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from evolve_action.catalog import Catalog, Model
 from evolve_action.errors import ConfigError
 from evolve_action.gocompat import truncate_bytes
 from evolve_action.grading import Verdict, compile_re2
 from evolve_action.tokens import CREDENTIAL_VARS
+
+if TYPE_CHECKING:  # the SDK is imported lazily: it costs seconds at CLI start
+    import anthropic
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -220,6 +221,8 @@ def client_from_env(
     `_API_KEY` is sent as `x-api-key`, any other as a bearer token with the OAuth beta header. `ANTHROPIC_BASE_URL` is honoured (the scripted model server). The SDK retries
     429/529/5xx and connection errors itself, with exponential backoff, `max_retries` times.
     """
+    import anthropic
+
     base_url = environ.get("ANTHROPIC_BASE_URL") or None
     name = next((n for n in CREDENTIAL_VARS if environ.get(n)), None)
     if name is None:
@@ -500,6 +503,8 @@ class Judge:
 
     async def grade(self, request: JudgeRequest) -> list[Verdict]:
         """Grade all assertions of one case in one conversation; never raises for judge failures."""
+        import anthropic
+
         n = len(request.assertions)
         if n == 0:
             return []

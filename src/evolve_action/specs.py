@@ -1,11 +1,13 @@
-"""Authored Tier 1/Tier 2 definitions: `triggers.<ext>` and `evals.<ext>`.
+"""Loading authored Tier 1/Tier 2 definitions: `triggers.<ext>` and `evals.<ext>`.
 
-Owns: the trigger and eval models (`TriggerSpec`, `TriggerQuery`, `EvalsSpec`, `EvalCase`,
-`Assertion`, `FixtureRef`), loading with evolve's normalization (engine spec §4.2.1: integer ids
-become strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
-assertions), the fixture staging rule (§4.3), the model restriction (§4.4), RE2 compilation with
-Go-worded errors, and a lenient parse that collects every problem for `validation` (which owns the
-JSON Schemas and the §4.2.2 rules, `validation.validate_triggers`/`validate_evals`).
+Owns: decoding and normalizing them with evolve's rules (engine spec §4.2.1: integer ids become
+strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
+assertions) into the values of `specs_model` (re-exported here: `TriggerSpec`, `EvalsSpec`,
+`EvalCase`, `Assertion`, `FixtureRef`, the staging rule and `model_allowed`), RE2 compilation with
+Go-worded errors, the Go-rule field decoding helpers shared with `validation` (`decode_fields`,
+`describe_value`, `json_pointer`, `line_for`, `LoadProblem`), and a lenient parse that collects
+every problem for `validation` (which owns the JSON Schemas and the §4.2.2 rules,
+`validation.validate_triggers`/`validate_evals`).
 
 Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
 are decoded with Go's rules (exact key match first, then case-insensitive; later keys win; `null` is
@@ -172,10 +174,8 @@ def describe_value(value: Any) -> str:
 
 def go_json_text(value: Any) -> str:
     """Compact Go JSON text of a value, for messages (`id 1.5: …`)."""
-    from evolve_action.fingerprint import go_compact_json
-
     try:
-        return go_compact_json(value)
+        return encoding.encode_json_compact(value)
     except (TypeError, ValueError):
         return repr(value)
 
@@ -196,7 +196,7 @@ def decode_fields(obj: Mapping[str, Any], names: Sequence[str]) -> dict[str, tup
 
 def json_pointer(*parts: str | int) -> str:
     """RFC 6901 pointer from reference tokens: `json_pointer("evals", 2, "id") == "/evals/2/id"`."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return functools.reduce(encoding.pointer_join, parts, "")
 
 
 _SINK: contextvars.ContextVar[list[LoadProblem] | None] = contextvars.ContextVar(

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from evolve_action.errors import SpecError
 from evolve_action.gocompat import go_clean, trim_space
