@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evolve_action.errors import ConfigError, UsageError
-from evolve_action.gocompat import round6
+from evolve_action.gocompat import go_str_list, round6
+from evolve_action.specs_model import model_allowed
 
 __all__ = [
     "BUILTIN_CATALOG",
@@ -474,9 +475,11 @@ def split_tokens(values: str | Iterable[str] | None) -> list[str]:
 
 
 def model_matches(model: Model, tokens: Iterable[str]) -> bool:
-    """The eval-set `models` restriction: no tokens means unrestricted, else any token matches."""
-    toks = [t.strip() for t in tokens if t.strip()]
-    return not toks or any(model.matched_by(t) for t in toks)
+    """The eval-set `models` restriction (engine spec §4.4) for a catalog model.
+
+    No tokens means unrestricted, else any trimmed token matches (`specs_model.model_allowed`).
+    """
+    return model_allowed(tuple(tokens), provider=model.provider, model=model.id)
 
 
 def check_config_harnesses(harnesses: Iterable[str]) -> list[str]:
@@ -512,10 +515,6 @@ class Selection:
     """User-facing warnings (without a `WARN:` prefix), e.g. for dropped models."""
     universe: tuple[Model, ...] = ()
     """The catalog restricted to config `models` (what reports may show)."""
-
-
-def _go_list(items: Iterable[str]) -> str:
-    return "[" + " ".join(items) + "]"
 
 
 def resolve_models(
@@ -554,7 +553,7 @@ def resolve_models(
         if h not in HARNESSES:
             raise UsageError(f'--harness "{h}" is not a known harness')
         if cfg_h and h not in cfg_h:
-            raise UsageError(f'--harness "{h}" is not in configured harnesses {_go_list(cfg_h)}')
+            raise UsageError(f'--harness "{h}" is not in configured harnesses {go_str_list(cfg_h)}')
     eligible = [
         h
         for h in allowed
@@ -570,7 +569,7 @@ def resolve_models(
         if not any(m.matched_by(t) for m in catalog.models):
             raise UsageError(f'unknown provider or model in --model: "{t}"')
         if configured and not any(m.matched_by(t) for m in universe):
-            raise UsageError(f'--model "{t}" is not in configured models {_go_list(cfg_models)}')
+            raise UsageError(f'--model "{t}" is not in configured models {go_str_list(cfg_models)}')
     tokens = flag_tokens or cfg_models or ["all"]
     selected = [m for m in Catalog(models=tuple(universe)).match(tokens)]
 

@@ -22,12 +22,13 @@ from typing import Any, Literal
 from evolve_action.config import Config, compile_description_pattern
 from evolve_action.errors import EvolveError
 from evolve_action.findings import Finding, Severity
-from evolve_action.gocompat import split_lines
+from evolve_action.gocompat import go_str_list, split_lines
 from evolve_action.repo import (
     CLAUDE_MANIFEST,
     CLAUDE_MARKETPLACE,
     CODEX_MARKETPLACE,
     MANIFEST_PATHS,
+    Manifest,
     Plugin,
     Repository,
     Skill,
@@ -173,6 +174,19 @@ def run_checks(
     )
 
 
+def _manifest_object(
+    out: _Collector, manifest: Manifest, rel: str, check: str
+) -> dict[str, Any] | None:
+    """The manifest's top-level object, or None after reporting why it is unusable (§5.2)."""
+    if manifest.error is not None:
+        out.add(f"{rel}: {manifest.error}", check=check, path=rel, line=manifest.line)
+        return None
+    if not isinstance(manifest.value, dict):
+        out.add(f"{rel}: manifest is not a JSON object", check=check, path=rel)
+        return None
+    return manifest.value
+
+
 # --- marketplace (§5.4) ---------------------------------------------------------------------
 
 
@@ -188,17 +202,8 @@ def _marketplace_checks(out: _Collector, repo: Repository) -> None:
                 path=rel,
             )
             continue
-        if manifest.error is not None:
-            out.add(
-                f"{rel}: {manifest.error}",
-                check="marketplace.json",
-                path=rel,
-                line=manifest.line,
-            )
-            continue
-        value = manifest.value
-        if not isinstance(value, dict):
-            out.add(f"{rel}: manifest is not a JSON object", check="marketplace.json", path=rel)
+        value = _manifest_object(out, manifest, rel, "marketplace.json")
+        if value is None:
             continue
         plugins = value.get("plugins")
         if go_str(value.get("name")) == "" or not isinstance(plugins, list) or not plugins:
@@ -245,8 +250,8 @@ def _marketplace_checks(out: _Collector, repo: Repository) -> None:
         names = {kind: sorted(_plugin_names(value)) for kind, value in loaded.items()}
         if names["claude"] != names["codex"]:
             out.add(
-                f"marketplaces disagree on plugins: claude={_go_list(names['claude'])} "
-                f"codex={_go_list(names['codex'])}",
+                f"marketplaces disagree on plugins: claude={go_str_list(names['claude'])} "
+                f"codex={go_str_list(names['codex'])}",
                 check="marketplace.agree",
                 path=CODEX_MARKETPLACE,
             )
@@ -257,10 +262,6 @@ def _plugin_names(value: dict[str, Any]) -> list[str]:
     if not isinstance(plugins, list):
         return []
     return [go_str(p.get("name") if isinstance(p, dict) else None) for p in plugins]
-
-
-def _go_list(items: list[str]) -> str:
-    return "[" + " ".join(items) + "]"
 
 
 # --- plugins (§5.2) -------------------------------------------------------------------------
@@ -290,14 +291,8 @@ def _plugin_checks(
                 check="plugin.manifest",
                 path=rel,
             )
-        elif manifest.error is not None:
-            out.add(
-                f"{rel}: {manifest.error}", check="plugin.manifest", path=rel, line=manifest.line
-            )
-        elif not isinstance(manifest.value, dict):
-            out.add(f"{rel}: manifest is not a JSON object", check="plugin.manifest", path=rel)
-        else:
-            loaded[kind] = manifest.value
+        elif (value := _manifest_object(out, manifest, rel, "plugin.manifest")) is not None:
+            loaded[kind] = value
     if kinds and len(loaded) == len(set(kinds)):
         _agreement_checks(out, repo, plugin, label, expected, loaded)
     if "claude" in kinds and "codex" in kinds and (plugin.dir / "hooks").is_dir():
@@ -338,7 +333,7 @@ def _agreement_checks(
         names = sorted({go_str(v.get("name")) for v in loaded.values()})
         if len(names) > 1:
             out.add(
-                f"{label}: manifests disagree on plugin name: {_go_list(names)}",
+                f"{label}: manifests disagree on plugin name: {go_str_list(names)}",
                 check="plugin.name",
                 path=rel_path(repo.root, plugin.dir / CLAUDE_MANIFEST),
             )

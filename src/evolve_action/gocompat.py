@@ -1,9 +1,9 @@
 """Go standard-library behaviours that evolve's file formats depend on, restated in Python.
 
 Owns: half-away-from-zero rounding (`round1`, `round6`), Go `SplitLines` and `strings.TrimSpace`,
-`filepath.Clean`/`filepath.Join` semantics (`go_clean`, `go_join`), UTF-8 byte truncation
-(`truncate_bytes`, `tail_bytes`), ANSI/ECMA-48 escape stripping (`strip_ansi`) and Go's shortest
-float formatting (`go_float`).
+`filepath.Clean`/`filepath.Join` semantics (`go_clean`, `go_join`), `fmt.Sprint` of a string
+slice (`go_str_list`), UTF-8 byte truncation (`truncate_bytes`, `tail_bytes`), ANSI/ECMA-48
+escape stripping (`strip_ansi`) and Go's shortest float formatting (`go_float`).
 
 Guarantees: every function is pure and total (no exceptions on any `str`/`float` input, except
 `go_float` on NaN/infinity, which Go's JSON encoder rejects too). Never does: I/O.
@@ -14,12 +14,14 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+from collections.abc import Iterable
 from decimal import Decimal
 
 __all__ = [
     "go_clean",
     "go_float",
     "go_join",
+    "go_str_list",
     "round1",
     "round6",
     "round_half_away",
@@ -83,6 +85,11 @@ def go_clean(p: str) -> str:
     if out.startswith("//"):  # POSIX keeps a leading "//"; Go's Clean does not
         out = "/" + out.lstrip("/")
     return out
+
+
+def go_str_list(items: Iterable[str]) -> str:
+    """Go `fmt.Sprint` of a `[]string`: `[a b c]` (space-separated, nothing quoted)."""
+    return "[" + " ".join(items) + "]"
 
 
 def go_join(base: str, p: str) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evolve_action.errors import SpecError, UsageError
+from evolve_action.gocompat import go_str_list
 from evolve_action.gocompat import split_lines as split_lines
 from evolve_action.gocompat import trim_space as trim_space
 
@@ -430,7 +431,7 @@ def go_str(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, list):
-        return "[" + " ".join(go_str(v) for v in value) + "]"
+        return go_str_list(go_str(v) for v in value)
     if isinstance(value, dict):
         inner = " ".join(f"{k}:{go_str(v)}" for k, v in sorted(value.items()))
         return f"map[{inner}]"

@@ -7,8 +7,10 @@ import math
 import pytest
 
 from evolve_action.gocompat import (
+    go_clean,
     go_float,
     go_join,
+    go_str_list,
     round1,
     round6,
     round_half_away,
@@ -133,6 +135,26 @@ def test_trim_space(s: str, want: str) -> None:
 )
 def test_go_join(base: str, p: str, want: str) -> None:
     assert go_join(base, p) == want
+
+
+@pytest.mark.parametrize(
+    ("p", "want"),
+    [
+        ("", "."),
+        (".", "."),
+        ("a/./b/../c/", "a/c"),
+        ("//x//y", "/x/y"),  # POSIX normpath keeps a leading "//"; Go does not
+        ("../a", "../a"),
+        ("/..", "/"),
+    ],
+)
+def test_go_clean(p: str, want: str) -> None:
+    assert go_clean(p) == want
+
+
+@pytest.mark.parametrize(("items", "want"), [([], "[]"), (["a"], "[a]"), (["a", "b c"], "[a b c]")])
+def test_go_str_list(items: list[str], want: str) -> None:
+    assert go_str_list(items) == want
 
 
 @pytest.mark.parametrize(

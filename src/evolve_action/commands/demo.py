@@ -143,7 +143,7 @@ def handle(inv: Invocation) -> int:
                 ModelServer(
                     demo.demo_policy(),
                     port=0,
-                    log_path=args.log,
+                    log_path=None if args.log is None else inv.cwd / args.log,
                     log_bodies=False,
                     keep_requests=False,
                 )
