@@ -571,3 +571,31 @@ def test_session_falls_back_to_metadata() -> None:
     body = cc_body("q", metadata={"user_id": json.dumps({"device_id": "d", "session_id": "s-1"})})
     assert view(body).session == "s-1"
     assert view(body, session="hdr").session == "hdr"
+
+
+def test_working_directory_and_skills_found_in_a_user_reminder() -> None:
+    """Some models get the environment section and skill listing in a user-message reminder."""
+    from evolve_action.modelserver._engine import working_directory
+    from evolve_action.modelserver._request import view
+
+    reminder = (
+        "<system-reminder>\nPrimary working directory: /tmp/ws-123\n"
+        "The following skills are available for use with the Skill tool:\n\n"
+        "- csv-report: Use when summarising CSV files.\n</system-reminder>"
+    )
+    body = {
+        "model": "claude-haiku-4-5",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": reminder},
+                    {"type": "text", "text": "summarise sales.csv"},
+                ],
+            }
+        ],
+    }
+    request = view(body)
+    assert working_directory(request) == "/tmp/ws-123"
+    assert "csv-report" in request.system
+    assert request.prompt == "summarise sales.csv"

@@ -119,10 +119,17 @@ def system_text(body: Mapping[str, Any]) -> str:
 
 
 def context_text(body: Mapping[str, Any]) -> str:
-    """The system prompt plus the text of every `role: "system"` message (Claude Code 2.1 puts its
-    environment section, working directory and skill listing in such a message)."""
+    """The system prompt, the text of every `role: "system"` message and every `<system-reminder>`
+    of a user message: depending on the model, Claude Code puts its environment section (working
+    directory) and skill listing in either place, so conditions must see both."""
     parts = [system_text(body)]
-    parts.extend(_text_of(m.get("content")) for m in _messages(body) if m.get("role") == "system")
+    for m in _messages(body):
+        if m.get("role") == "system":
+            parts.append(_text_of(m.get("content")))
+        elif m.get("role") == "user":
+            parts.extend(
+                r.group(0) for text in _texts(m.get("content")) for r in _REMINDER.finditer(text)
+            )
     return "\n".join(p for p in parts if p)
 
 
