@@ -22,13 +22,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     """Point HOME/XDG/CLAUDE_CONFIG_DIR at temp dirs, drop GitHub/Anthropic/INPUT_ vars, pin git identity."""
     import os
 
     home = tmp_path_factory.mktemp("home")
     for name in list(os.environ):
-        if name.startswith(("GITHUB_", "INPUT_", "ANTHROPIC_", "EVOLVE_", "CLAUDE_")) or name == "CI":
+        if (
+            name.startswith(("GITHUB_", "INPUT_", "ANTHROPIC_", "EVOLVE_", "CLAUDE_"))
+            or name == "CI"
+        ):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

@@ -124,13 +124,7 @@ class Assertion:
 
     def spec_object(self) -> dict[str, Any]:
         """The ordered JSON object of this assertion in the eval spec JSON (engine spec §6.4)."""
-        obj: dict[str, Any] = {"type": "" if self.implied_type else self.type}
-        for key in ("path", "pattern", "run", "cwd", "tool", "requires"):
-            value = getattr(self, key)
-            if value:
-                obj[key] = value
-        if self.expect_exit is not None:
-            obj["expect_exit"] = self.expect_exit
+        obj = self._with_operands({"type": "" if self.implied_type else self.type})
         if self.text:
             obj["text"] = self.text
         return obj
@@ -138,7 +132,10 @@ class Assertion:
     def echo(self) -> dict[str, Any]:
         """The authored-assertion fields a results `GradedAssertion` starts with (report spec §1.1):
         `type, path?, pattern?, run?, cwd?, tool?, requires?, expect_exit?` (no `text`)."""
-        obj: dict[str, Any] = {"type": self.type}
+        return self._with_operands({"type": self.type})
+
+    def _with_operands(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """`obj` plus the set operands `path, pattern, run, cwd, tool, requires, expect_exit`."""
         for key in ("path", "pattern", "run", "cwd", "tool", "requires"):
             value = getattr(self, key)
             if value:
@@ -256,6 +253,14 @@ def is_local(rel: str) -> bool:
     return not (rel.startswith("/") or rel == ".." or rel.startswith("../"))
 
 
+def _local_ref(ref: str) -> str:
+    """The cleaned ref (`clean_ref`); `SpecError` when it escapes the evals directory."""
+    rel = clean_ref(ref)
+    if not is_local(rel):
+        raise SpecError(f'files entry "{ref}" escapes the evals directory')
+    return rel
+
+
 def _dest_of(rel: str) -> str:
     return rel[len("files/") :] if rel.startswith("files/") else posixpath.basename(rel)
 
@@ -266,17 +271,12 @@ def staged_path(ref: str) -> str:
 
     Raises `SpecError` when the ref escapes the evals directory.
     """
-    rel = clean_ref(ref)
-    if not is_local(rel):
-        raise SpecError(f'files entry "{ref}" escapes the evals directory')
-    return _dest_of(rel)
+    return _dest_of(_local_ref(ref))
 
 
 def resolve_fixture(ref: str, evals_dir: Path) -> FixtureRef:
     """Apply the staging rule to one authored `files` entry; `SpecError` when it escapes."""
-    rel = clean_ref(ref)
-    if not is_local(rel):
-        raise SpecError(f'files entry "{ref}" escapes the evals directory')
+    rel = _local_ref(ref)
     base = os.path.abspath(evals_dir)  # noqa: PTH100 - no symlink resolution, as in Go
     source = Path(base) if rel == "." else Path(base, rel)
     return FixtureRef(authored=ref, rel=rel, dest=_dest_of(rel), source=source)

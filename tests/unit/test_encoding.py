@@ -842,3 +842,25 @@ def test_corpus_results_round_trip_byte_identical(corpus: Path) -> None:
     for p in files:
         raw = p.read_bytes()
         assert encode_json(decode_path(p)).encode() == raw, p
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("a<b>&c", '"a\\u003cb\\u003e\\u0026c"'),
+        ("line\u2028sep\u2029", '"line\\u2028sep\\u2029"'),
+        ("\x1b[0m\n", '"\\u001b[0m\\n"'),
+        ("é日", '"é日"'),
+        ("bad\ud800", '"bad\ufffd"'),  # invalid UTF-8 on the Go side becomes U+FFFD
+    ],
+)
+def test_go_json_string(value: str, want: str) -> None:
+    assert encoding.go_json_string(value) == want
+
+
+def test_encode_json_compact_is_go_marshal() -> None:
+    doc = {"id": "1", "n": 10.0, "f": 0.5, "ok": True, "none": None, "list": [1, "<"], "o": {}}
+    want = '{"id":"1","n":10,"f":0.5,"ok":true,"none":null,"list":[1,"\\u003c"],"o":{}}'
+    assert encoding.encode_json_compact(doc) == want
+    with pytest.raises(TypeError):
+        encoding.encode_json_compact({"x": object()})

@@ -10,7 +10,6 @@ does: I/O or sleeping (the server applies delays).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ from evolve_action.modelserver._request import (
     Skill,
     parse_assertions,
 )
+from evolve_action.modelserver._wire import dumps
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -563,8 +563,3 @@ def judge_input(
 class _Default(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON used for tool inputs on the wire."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -22,7 +22,8 @@ JSON_CHUNK = 48
 """Characters per `input_json_delta`."""
 
 
-def _dumps(value: Any) -> str:
+def dumps(value: Any) -> str:
+    """Compact JSON (raw non-ASCII) as tool inputs travel on the wire and rules match them."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -52,7 +53,7 @@ def usage_for(
     out_chars = "".join(
         str(b.get("text", ""))
         if b.get("type") == "text"
-        else str(b.get("name", "")) + _dumps(b.get("input", {}))
+        else str(b.get("name", "")) + dumps(b.get("input", {}))
         for b in blocks
     )
     if cache:
@@ -151,7 +152,7 @@ def sse_events(
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             deltas = [{"type": "input_json_delta", "partial_json": ""}] + [
                 {"type": "input_json_delta", "partial_json": c}
-                for c in _chunks(_dumps(block.get("input", {})), JSON_CHUNK)
+                for c in _chunks(dumps(block.get("input", {})), JSON_CHUNK)
             ]
         else:
             start = {"type": "text", "text": ""}
@@ -195,7 +196,7 @@ def sse_events(
 
 def encode_event(name: str, data: Mapping[str, Any]) -> bytes:
     """One SSE frame: `event: <name>\\ndata: <json>\\n\\n`."""
-    return f"event: {name}\ndata: {_dumps(data)}\n\n".encode()
+    return f"event: {name}\ndata: {dumps(data)}\n\n".encode()
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
