@@ -5,7 +5,10 @@ before `git init`, only the skill under test installed, baselines with none), th
 evals (§9.3: permissions bypassed; `max_turns`/`timeout_seconds` from the case, else the run's flags or
 config, else 20 turns / 600 s), the runtime-error gate (§9.5: an errored run is never graded), grading
 plus one judge conversation per case (§10), baseline runs (§9.7) and the assembly of fresh eval results
-(§12.2), handed to `results.EvalUnitRecord` and written after every finished case.
+(§12.2), handed to `results.EvalUnitRecord` and written after every finished case. Workspace
+staging and result assembly live in `eval_assembly` (re-exported here: `stage_workspace`,
+`CaseRun`, `build_result`, `graded_assertions`, `error_detail`); this module keeps planning and
+the sweep.
 
 Guarantees: engines never print (events go to the `Reporter`); a failed agent session or a judge
 outage is data (a `runtime_error` row, failed `llm` verdicts), never an exception; results are written
@@ -22,9 +25,7 @@ workspace, an isolated agent config dir and an allowlisted environment (no `GITH
 from __future__ import annotations
 
 import asyncio
-import collections
 import datetime
-import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,13 +39,18 @@ from evolve_action.catalog import (
     BoundModel,
     Catalog,
     build_catalog,
-    estimate_cost_usd,
-    measured_cost_usd,
     resolve_models,
 )
 from evolve_action.config import Config
 from evolve_action.encoding import Format
 from evolve_action.errors import ConfigError, EnvironmentProblem, EvolveError, SpecError
+from evolve_action.eval_assembly import (
+    CaseRun,
+    build_result,
+    error_detail,
+    graded_assertions,
+    stage_workspace,
+)
 from evolve_action.events import (
     ItemDone,
     ItemStarted,
@@ -54,8 +60,9 @@ from evolve_action.events import (
     UnitStarted,
     Warning,
 )
-from evolve_action.gocompat import round1, tail_bytes, trim_space
+from evolve_action.gocompat import round1
 from evolve_action.harness import ErrorClass, Harness, SessionSpec, Transcript, runtime_error
+from evolve_action.tokens import estimate as token_estimate
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -65,6 +72,8 @@ __all__ = [
     "EvalsOutcome",
     "EvalsPlan",
     "build_result",
+    "error_detail",
+    "graded_assertions",
     "plan_evals",
     "run_evals",
     "stage_workspace",
@@ -133,17 +142,6 @@ class EvalsOutcome:
     def ok(self) -> bool:
         """True when no executed eval failed or errored."""
         return self.failed == 0 and self.errored == 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaseRun:
-    """One finished agent run of a case (with or without the skill), graded or errored."""
-
-    transcript: Transcript
-    runtime_error: str
-    graded: grading.GradedCase | None
-    """None when the run errored (never graded)."""
-    workspace: Path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,173 +257,6 @@ def make_judge(
         why = "no Anthropic credentials (set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)"
         return judge.Judge(None, model=model.id, unavailable=why), warnings
     return judge.Judge(client, model=model.id), warnings
-
-
-# ---------------------------------------------------------------------------------------------
-# Workspaces
-
-
-def _check_dest(dest: str) -> str:
-    clean = posixpath.normpath(dest.replace("\\", "/"))
-    if clean.startswith("/") or clean == ".." or clean.startswith("../") or clean == ".":
-        raise SpecError(f'fixture path "{dest}" escapes the workspace')
-    return clean
-
-
-def stage_workspace(
-    case: specs.EvalCase,
-    *,
-    skill_dir: Path | None,
-    environ: Mapping[str, str],
-    baseline: bool = False,
-) -> Path:
-    """A fresh `evals.*` (or `baseline.*`) workspace for `case` (engine spec §4.3, §9.2).
-
-    Fixtures land at their staged destination (`files/a/b` → `a/b`, other refs by basename),
-    byte-for-byte with mode 0644; only `skill_dir` is installed under `.claude/skills/` (none for a
-    baseline); then `git init` and one commit holding everything. A missing fixture raises
-    `SpecError` (`fixture <dest>: <error>`), which aborts the sweep as in evolve.
-    """
-    files: list[tuple[str, bytes]] = []
-    for ref in case.fixtures:
-        dest = _check_dest(ref.dest)
-        try:
-            data = ref.source.read_bytes()
-        except OSError as exc:
-            raise SpecError(
-                f"fixture {dest}: {exc.strerror or exc}",
-                path=ref.source,
-                hint="add the file or fix `files`",
-            ) from None
-        files.append((dest, data))
-    skills = [] if baseline or skill_dir is None else [skill_dir]
-    return wsmod.create_workspace(
-        prefix="baseline." if baseline else "evals.",
-        skills=skills,
-        environ=environ,
-        files=files,
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Result assembly (pure)
-
-
-def _measured(t: Transcript, model: BoundModel) -> res.Measured | None:
-    u = t.usage
-    if u is None:
-        return None
-    cost = measured_cost_usd(
-        model.model.pricing,
-        input_tokens=u.input_tokens,
-        output_tokens=u.output_tokens or 0,
-        cache_read_input_tokens=u.cache_read_input_tokens,
-        cache_creation_input_tokens=u.cache_creation_input_tokens,
-        reported_usd=t.total_cost_usd,
-    )
-    return res.Measured(
-        input_tokens=u.input_tokens,
-        cache_read_input_tokens=u.cache_read_input_tokens,
-        cache_creation_input_tokens=u.cache_creation_input_tokens,
-        output_tokens=u.output_tokens,
-        cost_usd=cost,
-    )
-
-
-def _total_tokens(m: res.Measured | None) -> int | None:
-    if m is None:
-        return None
-    parts = [
-        m.input_tokens,
-        m.cache_read_input_tokens,
-        m.cache_creation_input_tokens,
-        m.output_tokens,
-    ]
-    present = [p for p in parts if p is not None]
-    return sum(present) if present else None
-
-
-def _metrics(t: Transcript) -> res.ExecutionMetrics:
-    counts = collections.Counter(c.name for c in t.tool_calls)
-    return res.ExecutionMetrics(
-        tool_calls=dict(sorted(counts.items())), total_tool_calls=len(t.tool_calls)
-    )
-
-
-def graded_assertions(
-    assertions: Sequence[specs.Assertion], verdicts: Sequence[grading.Verdict]
-) -> tuple[res.GradedAssertion, ...]:
-    """Results `expectations`: the normalised assertion echo, `text` = describe(), verdict, source."""
-    return tuple(
-        res.GradedAssertion(
-            type=a.type,
-            path=a.path,
-            pattern=a.pattern,
-            run=a.run,
-            cwd=a.cwd,
-            tool=a.tool,
-            requires=a.requires,
-            expect_exit=a.expect_exit,
-            text=grading.describe(a),
-            passed=v.passed,
-            evidence=v.evidence,
-            source=str(a.source),
-        )
-        for a, v in zip(assertions, verdicts, strict=True)
-    )
-
-
-def build_result(
-    case: specs.EvalCase,
-    run: CaseRun,
-    *,
-    model: BoundModel,
-    fingerprint_hex: str,
-    estimate: res.Estimate | None,
-    baseline: bool = False,
-) -> res.EvalResult:
-    """The eval result of one run (§12.2); a baseline result carries `fingerprint`, no estimate/hash."""
-    timing_secs = round1(run.transcript.duration_seconds)
-    spec_hash = "" if baseline else fingerprint_hex
-    fp = fingerprint_hex if baseline else ""
-    est = None if baseline else estimate
-    if run.runtime_error or run.graded is None:
-        return res.EvalResult(
-            id=case.id,
-            name=case.name,
-            runtime_error=run.runtime_error or "not graded",
-            estimate=est,
-            timing=res.Timing(executor_duration_seconds=timing_secs),
-            spec_hash=spec_hash,
-            fingerprint=fp,
-        )
-    measured = _measured(run.transcript, model)
-    expectations = graded_assertions(case.assertions, run.graded.verdicts)
-    return res.EvalResult(
-        id=case.id,
-        name=case.name,
-        passed=run.graded.passed,
-        estimate=est,
-        measured=measured,
-        expectations=expectations,
-        summary=res.summarise_grades(expectations),
-        execution_metrics=_metrics(run.transcript),
-        timing=res.Timing(
-            total_tokens=_total_tokens(measured), executor_duration_seconds=timing_secs
-        ),
-        spec_hash=spec_hash,
-        fingerprint=fp,
-    )
-
-
-def error_detail(t: Transcript, reason: str) -> str:
-    """evolve's `[ERROR]` detail: the reason plus the trimmed stderr tail (last 200 bytes)."""
-    tail = " ".join(trim_space(t.stderr_tail).split("\n"))
-    if len(tail.encode("utf-8")) > 200:
-        tail = "…" + tail_bytes(tail, 200)
-    if reason and tail:
-        return f"{reason}; stderr: {tail}"
-    return reason or tail or "(no error output)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -555,6 +386,13 @@ def _item_done(
     )
 
 
+def _check_writable(ep: EvalsPlan, root: Path) -> None:
+    """Refuse to start when a results file the sweep will write cannot be written."""
+    dirs = {(es.plugin, es.skill): es.results_dir for es in ep.eval_sets}
+    for key in dict.fromkeys((u.plugin, u.skill) for u in ep.plan.units if u.cases):
+        res.check_writable(dirs[key], ep.results_format, root=root)
+
+
 async def run_evals(
     repository: repo.Repository,
     config: Config,
@@ -584,6 +422,7 @@ async def run_evals(
     ep = planned or plan_evals(repository, config, options, environ=environ)
     for w in ep.warnings:
         reporter.emit(Warning(message=w))
+    _check_writable(ep, repository.root)
     the_judge = judge_
     if the_judge is None:
         the_judge, jwarn = make_judge(config, options, environ=environ)
@@ -662,7 +501,10 @@ async def run_evals(
             )
     finally:
         if own_counter:
+            before = len(counter.warnings)
             counter.save()
+            for w in counter.warnings[before:]:
+                reporter.emit(Warning(message=f"warn: {w}"))
             await counter.aclose()
         if judge_ is None:
             await the_judge.aclose()
@@ -689,21 +531,6 @@ def _has_llm(ep: EvalsPlan) -> bool:
             ):
                 return True
     return False
-
-
-async def _estimate(
-    counter: Any, model: BoundModel, skill_md: bytes, prompt: str
-) -> res.Estimate | None:
-    from evolve_action.tokens import estimate_payload
-
-    tokens = await counter.count(
-        model.model.provider, model.model.id, estimate_payload(skill_md, prompt)
-    )
-    if tokens is None:
-        return None
-    return res.Estimate(
-        input_tokens=tokens, input_cost_usd=estimate_cost_usd(model.model.pricing, tokens)
-    )
 
 
 async def _run_unit(
@@ -767,7 +594,7 @@ async def _run_unit(
         )
     )
     estimates = await asyncio.gather(
-        *(_estimate(sweep.counter, model, skill_md, case.prompt) for _, case in planned)
+        *(token_estimate(sweep.counter, model, skill_md, case.prompt) for _, case in planned)
     )
     for w in getattr(sweep.counter, "warnings", []):
         if w not in sweep.reported:

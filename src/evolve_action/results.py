@@ -1,7 +1,7 @@
 """The schema-5 results file (`<plugin>/evals/<skill>/results.<ext>`): the facade, I/O and recording.
 
 Owns: reading a results file from disk (`load_results`: first of `results.{json,jsonc,yaml,yml}`,
-in-memory migration of schemas 3 and 4, "start fresh" on an unreadable file), writing it
+in-memory migration of schemas 3 and 4, "start fresh" on a file that is too old), writing it
 (`write_results`, `results_path`), `report --migrate` (`migrate_in_place`) and the
 write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`, `EvalUnitRecord`). It is also
 the facade of the results package of modules, re-exporting (in `__all__`) the model
@@ -15,6 +15,16 @@ Guarantees:
   through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
 - Writes are atomic (`fsio.atomic_write_text`) and remove `results.*` siblings of other formats.
 - Only `load_results`, `write_results`, `migrate_in_place` and `ResultsWriter` touch the disk.
+- Stored results are never destroyed because of a typo. `load_results` distinguishes:
+  * the file does not parse (a syntax error, a git merge-conflict marker, not UTF-8, unreadable
+    on disk) → `SpecError` naming `file:line` with a hint; the file is left untouched and the run
+    stops before writing anything. (Deliberate deviation from evolve, which starts fresh and so
+    overwrites the stored results of a file someone merely broke.)
+  * it parses and claims schema 3, 4 or 5 but a value has the wrong JSON kind → `SpecError`
+    naming the offending key, file untouched (same reason: it is our file, hand-damaged);
+  * it parses but has no integer `schema`, or a schema older than 3 → "starting fresh" warning
+    and replaced on the next save, as the spec says (evolve does this for old schemas);
+  * schema newer than 5 → `SpecError`, file untouched.
 
 Never does: decide which cases run (see `plan`), run agents, or print (warnings are returned).
 
@@ -31,9 +41,10 @@ run therefore loses at most the cases still in flight.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from evolve_action import encoding, fsio
 from evolve_action.errors import SpecError, display_path
@@ -109,6 +120,7 @@ __all__ = [
     "TriggerSummary",
     "TriggerUnitRecord",
     "TriggersEntry",
+    "check_writable",
     "drop_models",
     "foreign_model_keys",
     "format_ran_at",
@@ -172,9 +184,10 @@ def load_results(
 
     `plugin`/`skill` overwrite the stored names (default: the directory names
     `<plugin>/evals/<skill>`). Schema 5 is decoded; 3 and 4 are migrated in memory; a newer
-    schema raises `SpecError` (the file must never be overwritten); anything unreadable or
-    older is treated as absent with a "starting fresh" `warning` (`root` only shortens the
-    path in it). Returns an empty result when there is no results file.
+    schema, a file that does not parse, or a schema 3-5 file with a value of the wrong kind
+    raises `SpecError` (the file must never be overwritten: see the module docstring); a file
+    with no schema or one older than 3 is treated as absent with a "starting fresh" `warning`
+    (`root` only shortens the path in it). Returns an empty result when there is no results file.
     """
     path = encoding.find_results(results_dir)
     if path is None:
@@ -184,14 +197,11 @@ def load_results(
         f"{display_path(path, root)} has an old or unreadable results schema; "
         f"starting fresh (schema {SCHEMA_VERSION})"
     )
-    try:
-        doc = encoding.decode_path(path)
-    except SpecError:
-        return LoadedResults(None, path, fresh, None)
+    doc = _decode_stored(path)
     n = probe_schema(doc)
     if n is not None and n > SCHEMA_VERSION:
         raise SpecError(
-            f"{path} is schema {n}, written by a newer evolve (this tool writes schema "
+            f"results file is schema {n}, written by a newer evolve (this tool writes schema "
             f"{SCHEMA_VERSION}); upgrade evolve-action",
             path=path,
             hint="the file is left untouched",
@@ -201,9 +211,76 @@ def load_results(
             return LoadedResults(from_document(doc, plugin=pl, skill=sk), path, None, None)
         if n in MIGRATABLE:
             return LoadedResults(migrate_document(doc, plugin=pl, skill=sk), path, None, n)
-    except ValueError:
-        pass
+    except ValueError as exc:
+        raise SpecError(
+            f"schema {n} results hold a value of the wrong kind: {exc}",
+            path=path,
+            hint="fix the value, or delete it to start fresh; the file is left untouched",
+        ) from None
     return LoadedResults(None, path, fresh, None)
+
+
+def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None = None) -> None:
+    """Raise `SpecError` unless `results.<fmt>` in `results_dir` can be (re)written.
+
+    Engines call it for every eval set they will write before the first agent session starts,
+    so a read-only results file or directory stops the run with a clear message instead of
+    failing after minutes of agent time. An existing read-only results file is refused rather
+    than replaced (the atomic rename would otherwise overwrite it silently).
+    """
+    where = display_path(results_dir, root)
+    if not results_dir.is_dir() or not os.access(results_dir, os.W_OK | os.X_OK):
+        raise SpecError(
+            f"cannot write results: directory {where} is not writable",
+            path=results_dir,
+            hint="make it writable (chmod u+w) and re-run; nothing was written",
+        )
+    target = results_path(results_dir, fmt)
+    if target.exists() and not target.is_file():
+        raise SpecError(
+            "cannot write results: the path exists and is not a regular file",
+            path=target,
+            hint="move it out of the way and re-run; nothing was written",
+        )
+    for name in (target.name, *(f"results.{e}" for e in encoding.EXTENSIONS)):
+        candidate = results_dir / name
+        if candidate.is_file() and not os.access(candidate, os.W_OK):
+            raise SpecError(
+                "cannot write results: the file is read-only",
+                path=candidate,
+                hint="make it writable (chmod u+w) and re-run; nothing was written",
+            )
+
+
+def _decode_stored(path: Path) -> Any:
+    """Decode a stored results file; a file that does not parse is a `SpecError`, never "fresh"."""
+    try:
+        return encoding.decode_path(path)
+    except SpecError as exc:
+        marker = _conflict_marker_line(path)
+        raise SpecError(
+            "stored results hold an unresolved git merge conflict"
+            if marker
+            else f"stored results do not parse: {exc.message}",
+            path=exc.path or path,
+            line=marker or exc.line,
+            hint=(
+                "fix the file (resolve any git merge conflict), or delete it to start fresh; "
+                "it is left untouched"
+            ),
+        ) from None
+
+
+def _conflict_marker_line(path: Path) -> int | None:
+    """The 1-based line of the first git conflict marker (`<<<<<<< `) in `path`, if any."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(("<<<<<<<", "=======", ">>>>>>>")):
+            return i
+    return None
 
 
 def write_results(results_dir: Path, file: ResultsFile, fmt: encoding.Format) -> Path:
@@ -235,13 +312,13 @@ def migrate_in_place(
     path = encoding.find_results(results_dir)
     if path is None:
         return None
-    doc = encoding.decode_path(path)
+    doc = _decode_stored(path)
     n = probe_schema(doc)
     if n == SCHEMA_VERSION:
         return None
     if n is not None and n > SCHEMA_VERSION:
         raise SpecError(
-            f"{path} is schema {n}, written by a newer evolve (this tool writes schema "
+            f"results file is schema {n}, written by a newer evolve (this tool writes schema "
             f"{SCHEMA_VERSION}); upgrade evolve-action",
             path=path,
         )
@@ -312,7 +389,16 @@ class ResultsWriter:
         return self._write()
 
     def _write(self) -> Path:
-        path = write_results(self.results_dir, self._file, self.fmt)
+        try:
+            path = write_results(self.results_dir, self._file, self.fmt)
+        except OSError as exc:
+            target = results_path(self.results_dir, self.fmt)
+            raise SpecError(
+                f"cannot write results: {exc.strerror or exc}",
+                path=target,
+                hint="results written before this point are on disk; fix the problem and "
+                "re-run with --new to continue",
+            ) from exc
         self.writes += 1
         return path
 

@@ -2,7 +2,8 @@
 
 Owns: `TokenCounter` (Anthropic `messages.count_tokens` through the `anthropic` SDK, `ANTHROPIC_BASE_URL`
 honoured, concurrency bounded), the evolve-compatible cache file `token-counts.json` (engine spec §8.7:
-`{sha256(provider NUL model NUL payload): tokens}`, pretty JSON, saved atomically) and `default_cache_path`.
+`{sha256(provider NUL model NUL payload): tokens}`, pretty JSON, saved atomically), `default_cache_path`
+and `estimate` (the results `estimate` of one query/prompt, shared by both tiers).
 
 Guarantees: counting never fails a run: a missing credential or an API error yields `None` and one
 warning per scope (returned in `warnings`, the engine forwards them). Cache hits skip the network.
@@ -16,12 +17,15 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from evolve_action import fsio
 
 if TYPE_CHECKING:  # the SDK is imported when a count is first needed (it is slow to import)
     import anthropic
+
+    from evolve_action.catalog import BoundModel
+    from evolve_action.results_model import Estimate
 
 CREDENTIAL_VARS: tuple[str, ...] = (
     "EVOLVE_ANTHROPIC_API_KEY",
@@ -52,6 +56,31 @@ def cache_key(provider: str, model: str, payload: str) -> str:
 def estimate_payload(skill_md: bytes, text: str) -> str:
     """What is counted: the SKILL.md bytes, a blank line, then the query or prompt."""
     return skill_md.decode("utf-8", "replace") + "\n\n" + text
+
+
+class Counter(Protocol):
+    """What `estimate` needs from a counter (`TokenCounter`, or a test fake)."""
+
+    async def count(self, provider: str, model: str, payload: str) -> int | None:
+        """Input tokens of `payload` for the model, or None when unknown."""
+        ...
+
+
+async def estimate(
+    counter: Counter, model: BoundModel, skill_md: bytes, text: str
+) -> Estimate | None:
+    """The results `estimate` of one query/prompt: counted tokens and their input cost, or None."""
+    from evolve_action.catalog import estimate_cost_usd
+    from evolve_action.results_model import Estimate
+
+    tokens = await counter.count(
+        model.model.provider, model.model.id, estimate_payload(skill_md, text)
+    )
+    if tokens is None:
+        return None
+    return Estimate(
+        input_tokens=tokens, input_cost_usd=estimate_cost_usd(model.model.pricing, tokens)
+    )
 
 
 class TokenCounter:
@@ -152,9 +181,14 @@ class TokenCounter:
         """Write the cache (pretty JSON, atomic) when anything new was counted."""
         if not self._dirty or self._cache_path is None:
             return
-        self._cache_path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(dict(sorted(self._cache.items())), indent=2) + "\n"
-        fsio.atomic_write_text(self._cache_path, text)
+        try:
+            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
+            fsio.atomic_write_text(self._cache_path, text)
+        except OSError as exc:
+            # A cache is an optimisation: never fail a run (or mask its real error) over it.
+            self._warn("save", f"token cache {self._cache_path} not saved: {exc.strerror or exc}")
+            return
         self._dirty = False
 
     async def aclose(self) -> None:

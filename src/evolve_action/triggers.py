@@ -3,7 +3,8 @@
 Owns: `TriggerOptions`, `run()` (plan → per eval set one shared workspace with every skill of the
 plugin installed → per model one unit → each query × `--runs` sessions → verdicts → results written
 after every finished query), hit detection (`is_hit`), verdict-preserving early stop (`decided`,
-`should_launch`), scoring (`score`), retries of transient failures, and the outcome values the CLI
+`should_launch`), scoring (`score`) — the pure core lives in `trigger_verdicts` and is re-exported
+here — retries of transient failures, and the outcome values the CLI
 renders (`TriggersOutcome`, `UnitOutcome`, `QueryOutcome`).
 
 Guarantees:
@@ -27,11 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
 from evolve_action import events, plan, specs
@@ -39,11 +38,45 @@ from evolve_action import results as res
 from evolve_action.catalog import BoundModel
 from evolve_action.encoding import Format
 from evolve_action.errors import SpecError
-from evolve_action.gocompat import round1
-from evolve_action.harness import ErrorClass, Harness, SessionSpec, ToolCall, Transcript
+from evolve_action.harness import Harness, SessionSpec
 from evolve_action.repo import EvalSet, Repository
-from evolve_action.tokens import TokenCounter, estimate_payload
+from evolve_action.tokens import TokenCounter
+from evolve_action.tokens import estimate as token_estimate
+from evolve_action.trigger_verdicts import (
+    QueryOutcome,
+    RunRecord,
+    RunResult,
+    classify_run,
+    decided,
+    is_hit,
+    passes,
+    query_line,
+    score,
+    should_launch,
+)
 from evolve_action.workspace import create_trigger_workspace, remove_workspace
+
+__all__ = [
+    "DEFAULT_RUNS",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "TRIGGER_MAX_TURNS",
+    "TRIGGER_TOOLS",
+    "QueryOutcome",
+    "RunRecord",
+    "RunResult",
+    "TriggerOptions",
+    "TriggersOutcome",
+    "UnitOutcome",
+    "classify_run",
+    "decided",
+    "is_hit",
+    "make_plan",
+    "passes",
+    "query_line",
+    "run",
+    "score",
+    "should_launch",
+]
 
 TIER = "triggers"
 DEFAULT_RUNS = 3
@@ -52,174 +85,6 @@ TRIGGER_MAX_TURNS = 2
 """evolve's fixed trigger turn cap (`--max-turns 2`)."""
 TRIGGER_TOOLS = ("Skill", "Read")
 """Auto-approved in trigger sessions (evolve's `--allowedTools "Skill Read"`); other tools are denied."""
-
-
-class RunResult(StrEnum):
-    """The outcome of one trigger session."""
-
-    HIT = "hit"
-    MISS = "miss"
-    ERROR = "error"
-
-
-# ------------------------------------------------------------------------------------------------
-# Pure core: hits, verdicts, early stop
-# ------------------------------------------------------------------------------------------------
-
-
-def is_hit(call: ToolCall, skill: str) -> bool:
-    """True when `call` invokes `skill`: `Skill` naming it exactly (optionally `ns:`), or a `Read` of its SKILL.md."""
-    if call.name == "Skill":
-        named = call.input.get("skill")
-        if not isinstance(named, str):
-            return False
-        named = named.strip().lstrip("/")
-        return named == skill or (":" in named and named.rsplit(":", 1)[1] == skill)
-    if call.name == "Read":
-        path = call.input.get("file_path")
-        if not isinstance(path, str) or not path:
-            return False
-        norm = posixpath.normpath(path.replace("\\", "/"))
-        tail = f"skills/{skill}/SKILL.md"
-        return norm == tail or norm.endswith("/" + tail)
-    return False
-
-
-def classify_run(t: Transcript, skill: str) -> RunResult:
-    """HIT if any tool call hit (even in a session that later failed), ERROR for failed sessions, else MISS.
-
-    A session that used up its turn cap (`error_max_turns`) completed normally for triggers: a miss.
-    """
-    if any(is_hit(c, skill) for c in t.tool_calls):
-        return RunResult.HIT
-    if t.error is None:
-        return RunResult.MISS
-    if t.error is ErrorClass.RUN_ERROR and t.subtype == "error_max_turns":
-        return RunResult.MISS
-    return RunResult.ERROR
-
-
-def passes(hits: int, completed: int, should_trigger: bool) -> bool:
-    """Spec §8.6: rate = hits/completed; should-trigger passes at rate ≥ 0.5, should-not at < 0.5."""
-    if should_trigger:
-        return 2 * hits >= completed
-    return 2 * hits < completed
-
-
-def decided(hits: int, misses: int, remaining: int, should_trigger: bool) -> bool:
-    """True when no outcome of the `remaining` runs (hit, miss or error) can change the verdict.
-
-    With no completed run yet nothing is decided (unless nothing remains either).
-    """
-    if hits + misses == 0:
-        return remaining == 0
-    low = passes(hits, hits + misses + remaining, should_trigger)
-    high = passes(hits + remaining, hits + misses + remaining, should_trigger)
-    mid = passes(hits, hits + misses, should_trigger)
-    return low == high == mid
-
-
-def should_launch(
-    *, hits: int, misses: int, in_flight: int, remaining: int, should_trigger: bool
-) -> bool:
-    """Early-stop scheduling: start another run only if the runs in flight cannot settle the verdict.
-
-    `remaining` counts runs not started yet. A run starts when the verdict is open and no way the
-    in-flight runs can come back (any mix of hits and misses) would settle it. So a 3-run query
-    starts two runs, and the third only when they disagree (or one errored): the fewest sessions
-    for the same verdict, at the cost of some latency per query (other queries fill the slots).
-    """
-    if remaining <= 0 or decided(hits, misses, in_flight + remaining, should_trigger):
-        return False
-    return not any(
-        decided(hits + k, misses + in_flight - k, remaining, should_trigger)
-        for k in range(in_flight + 1)
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunRecord:
-    """One trigger session as the engine saw it."""
-
-    result: RunResult
-    seconds: float
-    attempts: int = 1
-    error: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QueryOutcome:
-    """One query's runs and verdict."""
-
-    query: str
-    should_trigger: bool
-    runs: tuple[RunRecord, ...] = ()
-    reason: str = ""
-    """Why it ran (plan reason)."""
-
-    @property
-    def hits(self) -> int:
-        """Runs that hit."""
-        return sum(1 for r in self.runs if r.result is RunResult.HIT)
-
-    @property
-    def completed(self) -> int:
-        """Runs that completed (hit or miss)."""
-        return sum(1 for r in self.runs if r.result is not RunResult.ERROR)
-
-    @property
-    def errored(self) -> int:
-        """Runs that failed."""
-        return sum(1 for r in self.runs if r.result is RunResult.ERROR)
-
-    @property
-    def passed(self) -> bool | None:
-        """The verdict over completed runs; None when every run errored."""
-        if self.completed == 0:
-            return None
-        return passes(self.hits, self.completed, self.should_trigger)
-
-    @property
-    def avg_run_seconds(self) -> float | None:
-        """round1(mean wall seconds of the completed runs)."""
-        done = [r.seconds for r in self.runs if r.result is not RunResult.ERROR]
-        return round1(sum(done) / len(done)) if done else None
-
-    @property
-    def status(self) -> str:
-        """`passed`, `failed` or `errored` (no completed run)."""
-        p = self.passed
-        return "errored" if p is None else ("passed" if p else "failed")
-
-
-def score(q: QueryOutcome, *, spec_hash: str, estimate: res.Estimate | None) -> res.TriggerResult:
-    """The stored result of one query (schema 5): counts over completed runs only."""
-    if q.completed == 0:
-        return res.TriggerResult(
-            query=q.query, should_trigger=q.should_trigger, estimate=estimate, spec_hash=spec_hash
-        )
-    return res.TriggerResult(
-        query=q.query,
-        should_trigger=q.should_trigger,
-        hits=q.hits,
-        runs=q.completed,
-        passed=q.passed,
-        avg_run_seconds=q.avg_run_seconds,
-        estimate=estimate,
-        spec_hash=spec_hash,
-    )
-
-
-def query_line(q: QueryOutcome) -> str:
-    """The per-query detail: `rate=0.67 avg=1.2s expect=yes` plus run and error counts."""
-    rate = q.hits / q.completed if q.completed else 0.0
-    avg = q.avg_run_seconds if q.avg_run_seconds is not None else 0.0
-    text = f"rate={rate:.2f} avg={avg:.1f}s expect={'yes' if q.should_trigger else 'no'}"
-    text += f" hits={q.hits}/{q.completed}"
-    if q.errored:
-        first = next((r.error for r in q.runs if r.error), "")
-        text += f" errored={q.errored}" + (f" ({first})" if first else "")
-    return text
 
 
 # ------------------------------------------------------------------------------------------------
@@ -343,6 +208,10 @@ async def run(
         return TriggersOutcome(plan=p, warnings=tuple(warnings))
     by_key = {(s.plugin, s.skill): s for s in set_inputs}
     eval_sets = {(es.plugin, es.skill): es for es in options.repo.eval_sets()}
+    for key in dict.fromkeys((u.plugin, u.skill) for u in p.units if u.cases):
+        res.check_writable(
+            eval_sets[key].results_dir, options.results_format, root=options.repo.root
+        )
     models = {m.model.key: m for m in options.models}
     own_counter = counter is None
     if counter is None:
@@ -352,7 +221,12 @@ async def run(
             concurrency=options.jobs,
             enabled=options.count_tokens,
         )
-    sem = asyncio.Semaphore(max(options.jobs, 1))
+    sweep = _Sweep(
+        options=options,
+        reporter=reporter,
+        harness=harness,
+        sem=asyncio.Semaphore(max(options.jobs, 1)),
+    )
     units: list[UnitOutcome] = []
     kept: list[Path] = []
     all_warnings = list(warnings)
@@ -411,11 +285,8 @@ async def run(
                             workspace=ws,
                             writer=writer,
                             skill_md=skill_md,
-                            options=options,
-                            reporter=reporter,
-                            harness=harness,
+                            sweep=sweep,
                             counter=counter,
-                            sem=sem,
                         )
                     )
             finally:
@@ -488,6 +359,17 @@ def _header(options: TriggerOptions, model: BoundModel, content_hash: str) -> re
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Sweep:
+    """What every unit, query and session of one `run` shares."""
+
+    options: TriggerOptions
+    reporter: events.Reporter
+    harness: Harness
+    sem: asyncio.Semaphore
+    """Bounds concurrent agent sessions to `options.jobs`."""
+
+
 async def _run_unit(
     unit: plan.PlannedUnit,
     *,
@@ -496,33 +378,30 @@ async def _run_unit(
     workspace: Path,
     writer: res.ResultsWriter,
     skill_md: bytes,
-    options: TriggerOptions,
-    reporter: events.Reporter,
-    harness: Harness,
+    sweep: _Sweep,
     counter: TokenCounter,
-    sem: asyncio.Semaphore,
 ) -> UnitOutcome:
     cases = {c.query: c for c in set_input.triggers or ()}
     stored = set_input.stored.models.get(unit.model) if set_input.stored else None
     old = stored.triggers if stored is not None else None
     record = res.TriggerUnitRecord(
         old,
-        header=_header(options, model, set_input.trigger_content_hash),
+        header=_header(sweep.options, model, set_input.trigger_content_hash),
         valid_queries=unit.valid_keys,
         planned=[c.case for c in unit.cases],
     )
-    reporter.emit(
+    sweep.reporter.emit(
         events.UnitStarted(
             plugin=unit.plugin,
             skill=unit.skill,
             model=unit.model,
             tier=TIER,
             items=len(unit.cases),
-            detail=f"{len(unit.cases)} queries x {options.runs} runs, run",
+            detail=f"{len(unit.cases)} queries x {sweep.options.runs} runs, run",
         )
     )
     estimates = await asyncio.gather(
-        *(_estimate(counter, model, skill_md, c.case) for c in unit.cases)
+        *(token_estimate(counter, model, skill_md, c.case) for c in unit.cases)
     )
     outcomes: list[QueryOutcome | None] = [None] * len(unit.cases)
     path_box: list[Path] = []
@@ -534,16 +413,13 @@ async def _run_unit(
             skill=unit.skill,
             model=model,
             workspace=workspace,
-            options=options,
-            reporter=reporter,
-            harness=harness,
-            sem=sem,
+            sweep=sweep,
             reason=str(case.reason),
         )
         outcomes[i] = outcome
         entry = record.add(score(outcome, spec_hash=q.spec_hash, estimate=estimates[i]))
         path_box[:] = [writer.put_triggers(unit.model, entry)]
-        reporter.emit(
+        sweep.reporter.emit(
             events.ItemDone(
                 skill=unit.skill,
                 model=unit.model,
@@ -560,7 +436,7 @@ async def _run_unit(
     done = tuple(o for o in outcomes if o is not None)
     path = path_box[0] if path_box else None
     summary = record.entry(final=True).summary
-    reporter.emit(
+    sweep.reporter.emit(
         events.UnitFinished(
             plugin=unit.plugin,
             skill=unit.skill,
@@ -569,7 +445,7 @@ async def _run_unit(
             passed=sum(1 for o in done if o.passed is True),
             total=len(done),
             errored=sum(1 for o in done if o.passed is None),
-            results_path=options.repo.rel(path) if path else "",
+            results_path=sweep.options.repo.rel(path) if path else "",
             extra={
                 "sessions": sum(r.attempts for o in done for r in o.runs),
                 "runs": sum(len(o.runs) for o in done),
@@ -584,21 +460,6 @@ async def _run_unit(
     )
 
 
-async def _estimate(
-    counter: TokenCounter, model: BoundModel, skill_md: bytes, query: str
-) -> res.Estimate | None:
-    tokens = await counter.count(
-        model.model.provider, model.model.id, estimate_payload(skill_md, query)
-    )
-    if tokens is None:
-        return None
-    from evolve_action.catalog import estimate_cost_usd
-
-    return res.Estimate(
-        input_tokens=tokens, input_cost_usd=estimate_cost_usd(model.model.pricing, tokens)
-    )
-
-
 def _short(text: str, n: int = 70) -> str:
     """The first `n` bytes of a query (evolve's console width), never splitting a character."""
     return text.encode("utf-8")[:n].decode("utf-8", "ignore")
@@ -610,13 +471,10 @@ async def _run_query(
     skill: str,
     model: BoundModel,
     workspace: Path,
-    options: TriggerOptions,
-    reporter: events.Reporter,
-    harness: Harness,
-    sem: asyncio.Semaphore,
+    sweep: _Sweep,
     reason: str,
 ) -> QueryOutcome:
-    total = max(options.runs, 1)
+    total = max(sweep.options.runs, 1)
     finished: list[RunRecord] = []
     queue: asyncio.Queue[RunRecord] = asyncio.Queue()
     started = 0
@@ -628,10 +486,7 @@ async def _run_query(
                 skill=skill,
                 model=model,
                 workspace=workspace,
-                options=options,
-                reporter=reporter,
-                harness=harness,
-                sem=sem,
+                sweep=sweep,
                 label=f"{_short(q.query)} #{index + 1}",
             )
         except Exception as exc:  # a bug below must not take the other queries down
@@ -652,7 +507,7 @@ async def _run_query(
             while started < total:
                 hits, misses = counts()
                 in_flight = started - len(finished)
-                if options.early_stop and not should_launch(
+                if sweep.options.early_stop and not should_launch(
                     hits=hits,
                     misses=misses,
                     in_flight=in_flight,
@@ -678,18 +533,15 @@ async def _run_once(
     skill: str,
     model: BoundModel,
     workspace: Path,
-    options: TriggerOptions,
-    reporter: events.Reporter,
-    harness: Harness,
-    sem: asyncio.Semaphore,
+    sweep: _Sweep,
     label: str,
 ) -> RunRecord:
     spec = SessionSpec(
         prompt=query,
         workspace=workspace,
         model=model.cli_model,
-        max_turns=options.max_turns,
-        timeout_seconds=float(options.timeout_seconds),
+        max_turns=sweep.options.max_turns,
+        timeout_seconds=float(sweep.options.timeout_seconds),
         allowed_tools=TRIGGER_TOOLS,
         permission_mode="default",
     )
@@ -697,12 +549,12 @@ async def _run_once(
     attempts = 0
     while True:
         attempts += 1
-        async with sem:
-            reporter.emit(
+        async with sweep.sem:
+            sweep.reporter.emit(
                 events.ItemStarted(skill=skill, model=model.model.key, tier=TIER, label=label)
             )
             began = time.monotonic()
-            t = await harness.run(spec, stop=lambda c: is_hit(c, skill))
+            t = await sweep.harness.run(spec, stop=lambda c: is_hit(c, skill))
             seconds += time.monotonic() - began
         result = classify_run(t, skill)
         retry = (
@@ -710,11 +562,11 @@ async def _run_once(
             and t.error is not None
             and t.error.retryable
             and not t.tool_calls
-            and attempts <= options.retries
+            and attempts <= sweep.options.retries
         )
         if not retry:
             break
-        await asyncio.sleep(options.retry_backoff_seconds * (2 ** (attempts - 1)))
+        await asyncio.sleep(sweep.options.retry_backoff_seconds * (2 ** (attempts - 1)))
     return RunRecord(
         result=result,
         seconds=seconds,

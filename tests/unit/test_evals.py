@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from evolve_action import evals, grading, specs
+from evolve_action import eval_assembly, evals, grading, specs
 from evolve_action.catalog import BUILTIN_CATALOG, BoundModel
 from evolve_action.config import resolve_repository
 from evolve_action.errors import SpecError
@@ -359,10 +359,10 @@ SONNET = BoundModel(
 )
 def test_check_dest(dest: str, ok: bool) -> None:
     if ok:
-        assert evals._check_dest(dest) == dest
+        assert eval_assembly._check_dest(dest) == dest
     else:
         with pytest.raises(SpecError, match="escapes the workspace"):
-            evals._check_dest(dest)
+            eval_assembly._check_dest(dest)
 
 
 @pytest.mark.parametrize(

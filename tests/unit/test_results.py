@@ -824,11 +824,9 @@ def test_load_results_schema5_overwrites_names(tmp_path: Path) -> None:
     "text",
     [
         '{"schema": 2, "models": {}}',
-        "{not json",
-        '{"schema": 5, "models": {"k": {"triggers": {"results": 3}}}}',
         "[]",
     ],
-    ids=["too-old", "syntax", "wrong-kind", "not-object"],
+    ids=["too-old", "not-object"],
 )
 def test_load_results_unreadable_starts_fresh(tmp_path: Path, text: str) -> None:
     d = tmp_path / "evals" / "s"

@@ -1,12 +1,22 @@
-"""Shared pieces of the subcommand modules: the invocation object and common flags."""
+"""Shared pieces of the subcommand modules: the invocation object, common flags and their checks.
+
+Owns the flag definitions that `run triggers`, `run evals` and `run all` have in common
+(`add_selection_flags`), the comma/repeat list splitting (`split_list`), the default `--jobs`
+(`default_jobs`), the positive-number checks (`require_positive`) and the filter check
+(`check_filters`). Never does: resolve models or plan (the engines do).
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from evolve_action.errors import UsageError
+from evolve_action.repo import Repository
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,3 +46,121 @@ def add_repo_flags(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="force the layout: auto, marketplace, multi or single (default: auto)",
     )
+
+
+def check_filters(repo: Repository, *, plugins: Sequence[str], skills: Sequence[str]) -> None:
+    """Raise `UsageError` when a `--plugin` / `--skill` name matches nothing in the repository.
+
+    A typo in a filter would otherwise plan nothing and exit 0 ("0 cases to run"), which reads
+    like success. A skill counts when it has a `skills/<name>/` or an `evals/<name>/` directory
+    in one of the selected plugins.
+    """
+    known_plugins = [p.name for p in repo.plugins]
+    unknown = [n for n in dict.fromkeys(plugins) if n not in known_plugins]
+    if unknown:
+        raise UsageError(
+            f"--plugin {', '.join(unknown)}: no such plugin in {repo.root}",
+            hint=f"plugins: {', '.join(known_plugins) or '(none)'}",
+        )
+    if not skills:
+        return
+    chosen = [p for p in repo.plugins if not plugins or p.name in plugins]
+    names = {s.name for s in repo.skills() if s.plugin in {p.name for p in chosen}}
+    for plugin in chosen:
+        if plugin.evals_dir.is_dir():
+            names.update(d.name for d in plugin.evals_dir.iterdir() if d.is_dir())
+    missing = [n for n in dict.fromkeys(skills) if n not in names]
+    if missing:
+        scope = "the selected plugins" if plugins else "any plugin"
+        raise UsageError(
+            f"--skill {', '.join(missing)}: no such skill in {scope}",
+            hint=f"skills: {', '.join(sorted(names)) or '(none)'}",
+        )
+
+
+def default_jobs() -> int:
+    """evolve's default `--jobs`: `(NumCPU + 1) // 2`."""
+    return ((os.cpu_count() or 1) + 1) // 2
+
+
+def split_list(values: Sequence[str] | None) -> tuple[str, ...]:
+    """Repeatable, comma-separated flag values as one tuple (blank items dropped)."""
+    return tuple(t.strip() for v in values or () for t in v.split(",") if t.strip())
+
+
+def require_positive(flag: str, value: int, want: str) -> None:
+    """`UsageError("<flag> <value>: want <want>")` unless `value >= 1`."""
+    if value < 1:
+        raise UsageError(f"{flag} {value}: want {want}")
+
+
+RESULTS_FORMATS = ("json", "jsonc", "yaml", "yml")
+
+
+def add_selection_flags(
+    parser: argparse.ArgumentParser,
+    *,
+    jobs_help: str,
+    timeout_default: int | None,
+    timeout_help: str,
+    new_help: str,
+    modified_help: str,
+    failed_help: str,
+    strict_help: str,
+    list_hint: str = " (repeatable, comma-separated)",
+    keep_help: str = "keep the temp workspaces (paths are printed)",
+) -> None:
+    """The repository, scope, selection and output flags shared by `run triggers/evals/all`.
+
+    The texts that differ between the tiers (what a "case" is, the default timeout) are
+    parameters; the flag names, types and defaults are the same everywhere.
+    """
+    add_repo_flags(parser)
+    for flag, alias, meta, what in (
+        ("--plugin", "--plugins", "NAME", "only these plugins"),
+        ("--skill", "--skills", "NAME", "only these skills"),
+    ):
+        parser.add_argument(flag, alias, action="append", metavar=meta, help=what + list_hint)
+    parser.add_argument(
+        "--model",
+        "--models",
+        action="append",
+        metavar="ID",
+        help="models: all, a provider, or canonical/bare ids (repeatable, comma-separated)",
+    )
+    parser.add_argument(
+        "--harness",
+        "--harnesses",
+        action="append",
+        metavar="ID",
+        help="only these harnesses" + list_hint,
+    )
+    parser.add_argument("--jobs", type=int, default=None, help=jobs_help)
+    parser.add_argument(
+        "--timeout", type=int, default=timeout_default, metavar="SECONDS", help=timeout_help
+    )
+    parser.add_argument("--new", action="store_true", help=new_help)
+    parser.add_argument("--modified", action="store_true", help=modified_help)
+    parser.add_argument("--failed", action="store_true", help=failed_help)
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: the plan (with --dry-run) or JSON-lines events",
+    )
+    parser.add_argument("--keep-workspaces", action="store_true", help=keep_help)
+    parser.add_argument(
+        "--results-format",
+        choices=RESULTS_FORMATS,
+        default=None,
+        help="results file format (default: config results_format, else json)",
+    )
+    parser.add_argument("--strict", action="store_true", help=strict_help)
+
+
+def add_trigger_flags(
+    parser: argparse.ArgumentParser, *, runs_default: int, runs_help: str, early_stop_help: str
+) -> None:
+    """`--runs` and `--no-early-stop`: the trigger-tier flags of `run triggers` and `run all`."""
+    parser.add_argument("--runs", type=int, default=runs_default, help=runs_help)
+    parser.add_argument("--no-early-stop", action="store_true", help=early_stop_help)

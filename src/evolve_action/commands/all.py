@@ -17,12 +17,19 @@ import asyncio
 from typing import Any
 
 from evolve_action import __version__, evals, plan
-from evolve_action.commands._common import Invocation
+from evolve_action.commands._common import (
+    Invocation,
+    add_trigger_flags,
+    check_filters,
+    require_positive,
+)
 from evolve_action.commands.evals import (
     add_eval_flags,
     add_selection_flags,
     options_from_args,
     pick_reporter,
+    print_dry_run,
+    run_planned,
 )
 from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import Format
@@ -44,13 +51,12 @@ def register(subparsers: Any) -> None:
     )
     add_selection_flags(parser)
     add_eval_flags(parser)
-    parser.add_argument(
-        "--runs", type=int, default=3, help="trigger sessions per query (default 3)"
-    )
-    parser.add_argument(
-        "--no-early-stop",
-        action="store_true",
-        help="always make every trigger run (default: stop once a query's verdict cannot change)",
+    add_trigger_flags(
+        parser,
+        runs_default=3,
+        runs_help="trigger sessions per query (default 3)",
+        early_stop_help="always make every trigger run (default: stop once a query's verdict "
+        "cannot change)",
     )
     parser.add_argument("--no-report", action="store_true", help="do not regenerate the reports")
     parser.set_defaults(handler=handle)
@@ -60,32 +66,18 @@ def handle(inv: Invocation) -> int:
     """Run the four steps in order; return the exit code."""
     args = inv.args
     options = options_from_args(args)
-    if args.runs < 1:
-        raise UsageError(f"--runs {args.runs}: want at least 1")
+    require_positive("--runs", args.runs, "at least 1")
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
+    check_filters(repository, plugins=options.plugins, skills=options.skills)
     failed = _checks(inv, repository, config)
     trig_failed = _triggers(inv, repository, config, options)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
     if args.dry_run:
-        for w in planned.warnings:
-            inv.stderr.write(f"{w}\n")
-        out = plan.to_json_lines(planned.plan) if args.json else plan.render(planned.plan)
-        inv.stdout.write(out)
+        print_dry_run(inv, planned)
         return 0
-    if not args.json:
-        inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")
-    outcome = asyncio.run(
-        evals.run_evals(
-            repository,
-            config,
-            options,
-            environ=inv.environ,
-            reporter=pick_reporter(inv),
-            planned=planned,
-        )
-    )
+    outcome = run_planned(inv, repository, config, options, planned)
     if not args.no_report:
         _report(inv, repository, config, options)
     if failed or trig_failed or not outcome.ok:

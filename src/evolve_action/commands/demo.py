@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from evolve_action import demo, repo
 from evolve_action.commands import all as run_all
-from evolve_action.commands._common import Invocation
-from evolve_action.commands.evals import default_jobs
+from evolve_action.commands._common import (
+    Invocation,
+    default_jobs,
+    require_positive,
+    split_list,
+)
 from evolve_action.errors import UsageError
 
 DEFAULT_RUNS = 1
@@ -112,15 +117,54 @@ def _run_all_args(
     return parser.parse_args(argv)
 
 
+def _preflight(
+    source: Path,
+    *,
+    models: list[str],
+    log_path: Path | None,
+    environ: Mapping[str, str],
+    cwd: Path,
+) -> None:
+    """Reject a bad `--model` or `--log` before anything is copied or started.
+
+    Without this a typo in `--model` surfaced only after the copy and the checks step, leaving
+    a half-made demo directory behind. A missing source is left to `demo.copy_examples`, which
+    explains where it looked.
+    """
+    if log_path is not None:
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with log_path.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise UsageError(
+                f"--log {log_path}: cannot open the request log: {exc.strerror or exc}",
+                hint="pass a writable --log path",
+            ) from None
+    if not source.is_dir():
+        return
+    from evolve_action.catalog import build_catalog, resolve_models
+    from evolve_action.config import resolve_repository
+
+    _, config = resolve_repository(source, cwd, None, environ)
+    resolve_models(
+        build_catalog(config.providers),
+        model_flags=split_list(models),
+        config_models=config.models,
+        config_harnesses=config.harnesses,
+        harness_flags=(),
+        available={"claude"},
+        tier="triggers",
+    )
+
+
 def handle(inv: Invocation) -> int:
     """Copy the examples, pick the model backend, run `run all` on the copy, print the summary."""
     args = inv.args
     out, err = inv.stdout, inv.stderr
     jobs = args.jobs if args.jobs is not None else max(2, default_jobs())
-    if jobs < 1:
-        raise UsageError(f"--jobs {jobs}: want a positive number of concurrent sessions")
-    if args.runs < 1:
-        raise UsageError(f"--runs {args.runs}: want at least 1")
+    require_positive("--jobs", jobs, "a positive number of concurrent sessions")
+    require_positive("--runs", args.runs, "at least 1")
     choice = demo.choose_backend(inv.environ, scripted=args.scripted, yes=args.yes)
     if choice.backend is None:
         raise UsageError(
@@ -133,6 +177,9 @@ def handle(inv: Invocation) -> int:
     target = (
         None if args.out is None else args.out if args.out.is_absolute() else inv.cwd / args.out
     )
+    models = args.model or [DEFAULT_MODEL]
+    log_path = None if args.log is None else inv.cwd / args.log
+    _preflight(source, models=models, log_path=log_path, environ=inv.environ, cwd=inv.cwd)
     copy = demo.copy_examples(source, target, label=str(args.root))
     out.write(f"demo: copied {args.root} to {copy} (your tree is not modified)\n")
     with ExitStack() as stack:
@@ -143,7 +190,7 @@ def handle(inv: Invocation) -> int:
                 ModelServer(
                     demo.demo_policy(),
                     port=0,
-                    log_path=None if args.log is None else inv.cwd / args.log,
+                    log_path=log_path,
                     log_bodies=False,
                     keep_requests=False,
                 )
@@ -160,9 +207,7 @@ def handle(inv: Invocation) -> int:
             environ = dict(inv.environ)
             out.write(f"demo: using the real Anthropic API ({choice.credential}, --yes)\n")
         out.flush()
-        run_args = _run_all_args(
-            copy, jobs=jobs, runs=args.runs, keep=args.keep, models=args.model or [DEFAULT_MODEL]
-        )
+        run_args = _run_all_args(copy, jobs=jobs, runs=args.runs, keep=args.keep, models=models)
         code = run_all.handle(
             Invocation(args=run_args, environ=environ, stdout=out, stderr=err, cwd=inv.cwd)
         )

@@ -11,98 +11,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from typing import Any, TextIO
 
 from evolve_action import evals, plan
-from evolve_action.commands._common import Invocation, add_repo_flags
-from evolve_action.config import resolve_repository
+from evolve_action.commands._common import (
+    Invocation,
+    check_filters,
+    default_jobs,
+    require_positive,
+    split_list,
+)
+from evolve_action.commands._common import add_selection_flags as common_selection_flags
+from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
-
-
-def default_jobs() -> int:
-    """evolve's default `--jobs`: `(NumCPU + 1) // 2`."""
-    return ((os.cpu_count() or 1) + 1) // 2
-
-
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    out: list[str] = []
-    for v in values or ():
-        out.extend(t.strip() for t in v.split(",") if t.strip())
-    return tuple(out)
+from evolve_action.repo import Repository
 
 
 def add_selection_flags(parser: argparse.ArgumentParser) -> None:
-    """Scope and selection flags shared by `run evals` and `run all`."""
-    add_repo_flags(parser)
-    parser.add_argument(
-        "--plugin",
-        "--plugins",
-        action="append",
-        metavar="NAME",
-        help="only these plugins (repeatable, comma-separated)",
+    """Scope and selection flags shared by `run evals` and `run all` (see `_common`)."""
+    common_selection_flags(
+        parser,
+        jobs_help="concurrent cases (default: (CPUs+1)/2)",
+        timeout_default=None,
+        timeout_help="per agent run (default: 600 for evals)",
+        new_help="only cases without a complete stored result",
+        modified_help="only cases whose inputs changed since their stored result",
+        failed_help="only cases whose stored result failed or errored",
+        strict_help="exit 1 when an eval fails or errors",
     )
-    parser.add_argument(
-        "--skill",
-        "--skills",
-        action="append",
-        metavar="NAME",
-        help="only these skills (repeatable, comma-separated)",
-    )
-    parser.add_argument(
-        "--model",
-        "--models",
-        action="append",
-        metavar="ID",
-        help="models: all, a provider, or canonical/bare ids (repeatable, comma-separated)",
-    )
-    parser.add_argument(
-        "--harness",
-        "--harnesses",
-        action="append",
-        metavar="ID",
-        help="only these harnesses (repeatable, comma-separated)",
-    )
-    parser.add_argument(
-        "--jobs", type=int, default=None, help="concurrent cases (default: (CPUs+1)/2)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=int,
-        default=None,
-        metavar="SECONDS",
-        help="per agent run (default: 600 for evals)",
-    )
-    parser.add_argument(
-        "--new", action="store_true", help="only cases without a complete stored result"
-    )
-    parser.add_argument(
-        "--modified",
-        action="store_true",
-        help="only cases whose inputs changed since their stored result",
-    )
-    parser.add_argument(
-        "--failed", action="store_true", help="only cases whose stored result failed or errored"
-    )
-    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="machine-readable output: the plan (with --dry-run) or JSON-lines events",
-    )
-    parser.add_argument(
-        "--keep-workspaces",
-        action="store_true",
-        help="keep the temp workspaces (paths are printed)",
-    )
-    parser.add_argument(
-        "--results-format",
-        choices=("json", "jsonc", "yaml", "yml"),
-        default=None,
-        help="results file format (default: config results_format, else json)",
-    )
-    parser.add_argument("--strict", action="store_true", help="exit 1 when an eval fails or errors")
 
 
 def add_eval_flags(parser: argparse.ArgumentParser) -> None:
@@ -160,19 +97,18 @@ def register(subparsers: Any) -> None:
 def options_from_args(args: argparse.Namespace) -> evals.EvalsOptions:
     """Build the engine options from parsed flags (validating numbers)."""
     jobs = args.jobs if args.jobs is not None else default_jobs()
-    if jobs < 1:
-        raise UsageError(f"--jobs {jobs}: want a positive number of concurrent cases")
-    if args.timeout is not None and args.timeout < 1:
-        raise UsageError(f"--timeout {args.timeout}: want a positive number of seconds")
+    require_positive("--jobs", jobs, "a positive number of concurrent cases")
+    if args.timeout is not None:
+        require_positive("--timeout", args.timeout, "a positive number of seconds")
     max_turns = getattr(args, "max_turns", None)
-    if max_turns is not None and max_turns < 1:
-        raise UsageError(f"--max-turns {max_turns}: want a positive number of turns")
+    if max_turns is not None:
+        require_positive("--max-turns", max_turns, "a positive number of turns")
     fmt = args.results_format
     return evals.EvalsOptions(
-        plugins=_split(args.plugin),
-        skills=_split(args.skill),
-        models=_split(args.model),
-        harnesses=_split(args.harness),
+        plugins=split_list(args.plugin),
+        skills=split_list(args.skill),
+        models=split_list(args.model),
+        harnesses=split_list(args.harness),
         eval_ids=tuple(getattr(args, "eval", None) or ()),
         jobs=jobs,
         timeout=args.timeout,
@@ -208,20 +144,39 @@ def handle(inv: Invocation) -> int:
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
+    check_filters(repository, plugins=options.plugins, skills=options.skills)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
+    check_eval_ids(planned, options.eval_ids)
     if args.dry_run:
-        for w in planned.warnings:
-            inv.stderr.write(f"{w}\n")
-        print_plan(inv.stdout, planned.plan, as_json=args.json)
+        print_dry_run(inv, planned)
         return 0
     if not planned.models:
         raise UsageError(
             "no model to run: no selected model has an available harness (claude)",
             hint="check --model and the config's models/harnesses",
         )
-    if not args.json:
+    outcome = run_planned(inv, repository, config, options, planned)
+    return finish(inv, outcome, strict=args.strict)
+
+
+def print_dry_run(inv: Invocation, planned: evals.EvalsPlan) -> None:
+    """`--dry-run`: the planning warnings on stderr, the plan on stdout."""
+    for w in planned.warnings:
+        inv.stderr.write(f"{w}\n")
+    print_plan(inv.stdout, planned.plan, as_json=inv.args.json)
+
+
+def run_planned(
+    inv: Invocation,
+    repository: Repository,
+    config: Config,
+    options: evals.EvalsOptions,
+    planned: evals.EvalsPlan,
+) -> evals.EvalsOutcome:
+    """Run a planned sweep with the CLI's reporter (used by `run evals` and `run all`)."""
+    if not inv.args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")
-    outcome = asyncio.run(
+    return asyncio.run(
         evals.run_evals(
             repository,
             config,
@@ -231,7 +186,22 @@ def handle(inv: Invocation) -> int:
             planned=planned,
         )
     )
-    return finish(inv, outcome, strict=args.strict)
+
+
+def check_eval_ids(planned: evals.EvalsPlan, eval_ids: tuple[str, ...]) -> None:
+    """Raise `UsageError` when an `--eval` id names no eval of the selected skills.
+
+    Otherwise a typo plans nothing and exits 0 ("0 cases to run"), which reads like success.
+    """
+    known = {c.id for s in planned.sets for c in (s.evals or ())}
+    unknown = [i for i in dict.fromkeys(eval_ids) if i not in known]
+    if unknown:
+        shown = sorted(known)
+        more = f", … ({len(shown) - 20} more)" if len(shown) > 20 else ""
+        raise UsageError(
+            f"--eval {', '.join(unknown)}: no eval with this id in the selected skills",
+            hint=f"ids: {', '.join(shown[:20]) or '(none)'}{more}",
+        )
 
 
 def finish(inv: Invocation, outcome: evals.EvalsOutcome, *, strict: bool) -> int:

@@ -10,6 +10,9 @@ import argparse
 from pathlib import Path
 
 from evolve_action.commands._common import Invocation
+from evolve_action.errors import UsageError
+
+_MAX_PORT = 65535
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +45,10 @@ def run(inv: Invocation) -> int:
     from evolve_action.modelserver import ModelServer, Policy
 
     args = inv.args
+    if not 0 <= args.port <= _MAX_PORT:
+        raise UsageError(
+            f"--port {args.port}: want 0-{_MAX_PORT}", hint="use 0 to pick a free port"
+        )
     path = args.policy if args.policy.is_absolute() else inv.cwd / args.policy
     policy = Policy.from_file(path)
     log = None

@@ -261,7 +261,14 @@ def _load(
             extra = foreign_model_keys(file, active)
             if extra and opts.stale_results == "drop":
                 file = drop_models(file, extra)
-                write_results(es.results_dir, file, opts.results_format)
+                try:
+                    write_results(es.results_dir, file, opts.results_format)
+                except OSError as exc:
+                    raise SpecError(
+                        f"cannot write results: {exc.strerror or exc}",
+                        path=es.results_dir,
+                        hint="make the directory writable, or use --stale-results keep",
+                    ) from None
                 stderr.write(
                     f"stale-results: dropped {len(extra)} model(s) outside the configured "
                     f"models: {', '.join(extra)}\n"
@@ -325,6 +332,18 @@ def _defined(catalog: Catalog, active: frozenset[str] | None) -> list[str]:
     return [m.key for m in catalog.models if active is None or m.key in active]
 
 
+def _write(path: Path, text: str) -> None:
+    """`fsio.write_text`, with a failure (not writable, a directory in the way) as `SpecError`."""
+    try:
+        fsio.write_text(path, text)
+    except OSError as exc:
+        raise SpecError(
+            f"cannot write the report: {exc.strerror or exc}",
+            path=path,
+            hint="make the path a writable file location and re-run; results files are unchanged",
+        ) from None
+
+
 def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) -> ReportOutcome:
     """Regenerate the reports (and JUnit), evaluate the gate with `check`, print the outcome."""
     repo = opts.repo
@@ -370,10 +389,10 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
         excluded=excluded_rows(catalog, active),
     )
     root_md = repo.root / "EVALUATION.md"
-    fsio.write_text(root_md, md)
+    _write(root_md, md)
     written.append(root_md)
     rollup_path = repo.root / f"EVALUATION.{opts.results_format}"
-    fsio.write_text(
+    _write(
         rollup_path,
         encoding.encode_document(doc.to_json(), opts.results_format, encoding.ROLLUP_COMMENT),
     )
@@ -382,7 +401,7 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
     if not single:
         for lp in with_files:
             page = repo.root / lp.rel_dir / "EVALUATION.md"
-            fsio.write_text(page, render_plugin_page(lp, active=active, caps=caps))
+            _write(page, render_plugin_page(lp, active=active, caps=caps))
             written.append(page)
     stdout.write(
         f"report: regenerated EVALUATION.md and EVALUATION.{opts.results_format} "
@@ -391,7 +410,7 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
 
     if opts.junit is not None:
         junit_path = opts.junit if opts.junit.is_absolute() else cwd / opts.junit
-        fsio.write_text(junit_path, render_junit(build_suites(with_files, active)))
+        _write(junit_path, render_junit(build_suites(with_files, active)))
         written.append(junit_path)
 
     issues: list[Issue] = []

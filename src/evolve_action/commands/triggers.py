@@ -11,24 +11,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from typing import Any
 
 from evolve_action import __version__, plan, triggers
 from evolve_action.catalog import build_catalog, resolve_models
-from evolve_action.commands._common import Invocation, add_repo_flags
+from evolve_action.commands._common import (
+    Invocation,
+    add_selection_flags,
+    add_trigger_flags,
+    check_filters,
+    default_jobs,
+    require_positive,
+    split_list,
+)
 from evolve_action.config import resolve_repository
 from evolve_action.errors import EnvironmentProblem, UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
 from evolve_action.tokens import default_cache_path
-
-
-def _default_jobs() -> int:
-    return ((os.cpu_count() or 1) + 1) // 2
-
-
-def _split(values: list[str] | None) -> tuple[str, ...]:
-    return tuple(t.strip() for v in values or () for t in v.split(",") if t.strip())
 
 
 def register(subparsers: Any) -> None:
@@ -43,78 +42,38 @@ def register(subparsers: Any) -> None:
             "results.<ext> after every finished query. Failed sessions are errors, never misses."
         ),
     )
-    add_repo_flags(parser)
-    parser.add_argument(
-        "--plugin", "--plugins", action="append", metavar="NAME", help="only these plugins"
+    add_selection_flags(
+        parser,
+        jobs_help="concurrent agent sessions (default: (CPUs+1)/2)",
+        timeout_default=triggers.DEFAULT_TIMEOUT_SECONDS,
+        timeout_help="per session (default 120)",
+        new_help="only queries without a complete result",
+        modified_help="only queries whose query or skill changed",
+        failed_help="only queries whose stored verdict failed",
+        strict_help="exit 1 when a query fails or errors",
+        keep_help="keep the temp workspaces",
     )
-    parser.add_argument(
-        "--skill", "--skills", action="append", metavar="NAME", help="only these skills"
+    add_trigger_flags(
+        parser,
+        runs_default=triggers.DEFAULT_RUNS,
+        runs_help="sessions per query (default 3)",
+        early_stop_help="always make every run (default: stop a query once its verdict cannot "
+        "change)",
     )
-    parser.add_argument(
-        "--model",
-        "--models",
-        action="append",
-        metavar="ID",
-        help="models: all, a provider, or canonical/bare ids (repeatable, comma-separated)",
-    )
-    parser.add_argument(
-        "--harness", "--harnesses", action="append", metavar="ID", help="only these harnesses"
-    )
-    parser.add_argument(
-        "--runs", type=int, default=triggers.DEFAULT_RUNS, help="sessions per query (default 3)"
-    )
-    parser.add_argument(
-        "--jobs", type=int, default=None, help="concurrent agent sessions (default: (CPUs+1)/2)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=int,
-        default=triggers.DEFAULT_TIMEOUT_SECONDS,
-        metavar="SECONDS",
-        help="per session (default 120)",
-    )
-    parser.add_argument("--new", action="store_true", help="only queries without a complete result")
-    parser.add_argument(
-        "--modified", action="store_true", help="only queries whose query or skill changed"
-    )
-    parser.add_argument(
-        "--failed", action="store_true", help="only queries whose stored verdict failed"
-    )
-    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="machine-readable output: the plan (with --dry-run) or JSON-lines events",
-    )
-    parser.add_argument(
-        "--no-early-stop",
-        action="store_true",
-        help="always make every run (default: stop a query once its verdict cannot change)",
-    )
-    parser.add_argument("--keep-workspaces", action="store_true", help="keep the temp workspaces")
-    parser.add_argument(
-        "--results-format",
-        choices=("json", "jsonc", "yaml", "yml"),
-        default=None,
-        help="results file format (default: config results_format, else json)",
-    )
-    parser.add_argument("--strict", action="store_true", help="exit 1 when a query fails or errors")
     parser.set_defaults(handler=handle)
 
 
 def options_from(inv: Invocation) -> triggers.TriggerOptions:
     """Resolve repository, config, models and flags into engine options."""
     args = inv.args
-    if args.runs < 1:
-        raise UsageError(f"--runs {args.runs}: want at least 1")
-    jobs = args.jobs if args.jobs is not None else _default_jobs()
-    if jobs < 1:
-        raise UsageError(f"--jobs {jobs}: want a positive number of concurrent sessions")
-    if args.timeout < 1:
-        raise UsageError(f"--timeout {args.timeout}: want a positive number of seconds")
+    require_positive("--runs", args.runs, "at least 1")
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    require_positive("--jobs", jobs, "a positive number of concurrent sessions")
+    require_positive("--timeout", args.timeout, "a positive number of seconds")
     repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
+    check_filters(repo, plugins=split_list(args.plugin), skills=split_list(args.skill))
     catalog = build_catalog(config.providers)
     from evolve_action.harness import find_cli
 
@@ -145,8 +104,8 @@ def options_from(inv: Invocation) -> triggers.TriggerOptions:
             new=args.new,
             modified=args.modified,
             failed=args.failed,
-            plugins=_split(args.plugin),
-            skills=_split(args.skill),
+            plugins=split_list(args.plugin),
+            skills=split_list(args.skill),
             tiers=(plan.Tier.TRIGGERS,),
         ),
         runs=args.runs,
