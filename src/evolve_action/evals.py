@@ -469,7 +469,7 @@ async def run_evals(
                         skill=unit.skill,
                         model=unit.model,
                         tier=TIER,
-                        reason="results complete",
+                        reason=unit.skip_reason,
                     )
                 )
                 continue

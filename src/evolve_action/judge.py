@@ -201,8 +201,9 @@ def resolve_judge_model(catalog: Catalog, token: str | None) -> Model:
     model = catalog.lookup(tok)
     if model is None:
         raise ConfigError(
-            f'judge model "{tok}": not a known model (see `evolve models`)',
-            hint="pass --judge-model with a canonical (anthropic/claude-sonnet-5) or bare id",
+            f'judge model "{tok}": not a known model',
+            hint="pass --judge-model with a canonical or bare Anthropic id, e.g. "
+            "anthropic/claude-sonnet-5 or claude-sonnet-5",
         )
     if model.provider != "anthropic":
         raise ConfigError(

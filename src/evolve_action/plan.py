@@ -228,7 +228,12 @@ def _case(
 
 
 def _unit(
-    s: SetInput, m: PlanModel, tier: Tier, cases: list[PlannedCase], valid_keys: tuple[str, ...]
+    s: SetInput,
+    m: PlanModel,
+    tier: Tier,
+    cases: list[PlannedCase],
+    valid_keys: tuple[str, ...],
+    never_run: int = 0,
 ) -> PlannedUnit:
     return PlannedUnit(
         plugin=s.plugin,
@@ -238,6 +243,7 @@ def _unit(
         results_dir=s.results_dir,
         cases=tuple(cases),
         valid_keys=valid_keys,
+        never_run=never_run,
     )
 
 
@@ -259,7 +265,9 @@ def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | No
         )
         if reason is not Reason.NONE:
             cases.append(_case(s, m, Tier.TRIGGERS, c.query, reason))
-    return _unit(s, m, Tier.TRIGGERS, cases, _unique(c.query for c in s.triggers))
+    queries = _unique(c.query for c in s.triggers)
+    never_run = sum(1 for q in queries if q not in by_query)
+    return _unit(s, m, Tier.TRIGGERS, cases, queries, never_run)
 
 
 def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
@@ -295,7 +303,8 @@ def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
             cases.append(_case(s, m, Tier.EVALS, c.id, reason, baseline=base))
     # Unlike evolve (engine spec §13.10b) `--eval` does not narrow the merge list, so other
     # evals' stored results survive a `--eval X` run.
-    return _unit(s, m, Tier.EVALS, cases, _unique(c.id for c in s.evals))
+    never_run = sum(1 for c in narrowed if c.id not in by_id)
+    return _unit(s, m, Tier.EVALS, cases, _unique(c.id for c in s.evals), never_run)
 
 
 def plan(sets: Sequence[SetInput], models: Sequence[PlanModel], selection: Selection) -> Plan:
@@ -367,7 +376,7 @@ def render(p: Plan) -> str:
     for u in p.units:
         if not u.cases:
             out.append(
-                f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier} (skip: results complete) ==="
+                f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier} (skip: {u.skip_reason}) ==="
             )
             continue
         out.append(f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier}: {len(u.cases)} to run ===")

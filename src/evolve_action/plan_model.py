@@ -223,11 +223,20 @@ class PlannedUnit:
     """Cases to run, in authored order; empty = "skip: results complete"."""
     valid_keys: tuple[str, ...] = ()
     """Every case valid for this model in authored order (the merge list of §7.3)."""
+    never_run: int = 0
+    """Applicable cases with no stored result (selected only by `--new` or no flag)."""
 
     @property
     def runs(self) -> bool:
         """The unit has something to run."""
         return bool(self.cases)
+
+    @property
+    def skip_reason(self) -> str:
+        """Why a unit with no cases runs nothing: complete results, or cases never run."""
+        if self.never_run:
+            return f"{self.never_run} never run; select them with --new"
+        return "results complete"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

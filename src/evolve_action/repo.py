@@ -209,7 +209,10 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
     if root is not None:
         base = absolute(cwd / root)
         if not base.is_dir():
-            raise UsageError(f"--root {root} is not a directory", path=base)
+            raise UsageError(
+                f"--root {root} is not a directory",
+                hint="pass the plugin repository's root directory",
+            )
         kind = classify(base, forced)
         if kind is None:
             raise SpecError(

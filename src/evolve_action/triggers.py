@@ -247,7 +247,7 @@ async def run(
                             skill=u.skill,
                             model=u.model,
                             tier=TIER,
-                            reason="results complete",
+                            reason=u.skip_reason,
                         )
                     )
                     units.append(
@@ -255,7 +255,7 @@ async def run(
                             plugin=u.plugin,
                             skill=u.skill,
                             model=u.model,
-                            skipped="results complete",
+                            skipped=u.skip_reason,
                         )
                     )
             if not runnable:

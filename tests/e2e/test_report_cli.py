@@ -73,7 +73,7 @@ def test_single_golden(tmp_path: Path, golden: GoldenCheck) -> None:
     root = make_single(tmp_path / "solo")
     code, out, err = generate_pinned(["--root", str(root)], tmp_path)
     assert code == 0, err
-    assert out == "report: regenerated EVALUATION.md and EVALUATION.json (1 plugins)\n"
+    assert out == "report: regenerated EVALUATION.md and EVALUATION.json (1 plugin)\n"
     assert err == ""
     golden("report-single/EVALUATION.md", (root / "EVALUATION.md").read_bytes())
     golden("report-single/EVALUATION.json", (root / "EVALUATION.json").read_bytes())

@@ -246,6 +246,18 @@ def test_sweep_order_and_no_flags() -> None:
     assert p.units[0].valid_keys == ("a", "b")
 
 
+def test_skip_reason_tells_never_run_from_complete() -> None:
+    """`--modified` on a set that never ran plans nothing and says why (not "results complete")."""
+    p = P.plan([make_set("s1")], [HAIKU], P.Selection(modified=True))
+    assert all(not u.cases for u in p.units)
+    assert [u.never_run for u in p.units] == [2, 2]
+    assert p.units[0].skip_reason == "2 never run; select them with --new"
+    assert "skip: 2 never run; select them with --new" in P.render(p)
+    assert P.PlannedUnit(plugin="p", skill="s", model="m", tier=P.Tier.TRIGGERS).skip_reason == (
+        "results complete"
+    )
+
+
 def test_filters_plugin_skill_model_tier_eval() -> None:
     sets = [make_set("s1", "p1"), make_set("s2", "p1"), make_set("s1", "p2")]
     p = P.plan(sets, [HAIKU, GPT], P.Selection(plugins=("p1",), skills=("s1",), models=("openai",)))

@@ -405,7 +405,7 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
             written.append(page)
     stdout.write(
         f"report: regenerated EVALUATION.md and EVALUATION.{opts.results_format} "
-        f"({len(doc.plugins)} plugins)\n"
+        f"({len(doc.plugins)} plugin{'' if len(doc.plugins) == 1 else 's'})\n"
     )
 
     if opts.junit is not None:
