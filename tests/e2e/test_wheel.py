@@ -110,3 +110,28 @@ def test_run_checks_on_examples_from_the_wheel(installed: Path, tmp_path: Path) 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("checks: all checks passed (marketplace layout, 2 plugins)\n")
+
+
+def test_report_from_the_wheel_matches_the_source_tree(installed: Path, tmp_path: Path) -> None:
+    """Templates and schemas load from the installed wheel and render the same bytes."""
+    import io
+
+    from tests.helpers.report_fixtures import make_marketplace
+
+    from evolve_action.cli import main
+
+    by_wheel = make_marketplace(tmp_path / "wheel")
+    by_source = make_marketplace(tmp_path / "source")
+    done = _run(
+        [str(installed / "evolve-action"), "report", "--root", str(by_wheel)],
+        env=safe_env(os.environ),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["report", "--root", str(by_source)], stdout=out, stderr=err, cwd=tmp_path)
+    assert code == 0, err.getvalue()
+    rendered = sorted(p.relative_to(by_wheel).as_posix() for p in by_wheel.rglob("EVALUATION.*"))
+    assert "EVALUATION.md" in rendered and "plugins/alpha/EVALUATION.md" in rendered
+    for rel in rendered:
+        assert (by_wheel / rel).read_bytes() == (by_source / rel).read_bytes(), rel
