@@ -17,7 +17,7 @@ from typing import TextIO
 
 from evolve_action import __version__
 from evolve_action.commands._common import Handler, Invocation
-from evolve_action.errors import EvolveError
+from evolve_action.errors import EvolveError, first_evolve_error
 from evolve_action.github.workflow import annotate
 
 # Subcommands of `evolve-action run …` and top-level subcommands, by module name under `commands/`.
@@ -71,7 +71,13 @@ def main(
         return EXIT_ERROR
     invocation = Invocation(args=args, environ=env, stdout=out, stderr=err, cwd=cwd or Path.cwd())
     try:
-        return handler(invocation)
+        try:
+            return handler(invocation)
+        except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
+            first = first_evolve_error(group)
+            if first is None:
+                raise
+            raise first from None
     except EvolveError as exc:
         err.write(f"error: {exc.render(_root_of(args))}\n")
         if env.get("GITHUB_ACTIONS") == "true":

@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from evolve_action.errors import UsageError
+from evolve_action.gocompat import round_half_away
 from evolve_action.modelserver import Policy
 from evolve_action.repo import Repository
-from evolve_action.results import load_results
+from evolve_action.results import EvalResult, EvalsEntry, load_results
 
 __all__ = [
     "CREDENTIAL_VARS",
@@ -193,6 +194,12 @@ class SkillFigures:
     evals_errored: int = 0
     baseline_passed: int = 0
     baseline_total: int = 0
+    paired_total: int = 0
+    """Evals graded both with and without the skill (the lift's case set)."""
+    paired_passed: int = 0
+    """Of `paired_total`, those passed with the skill."""
+    paired_baseline_passed: int = 0
+    """Of `paired_total`, those passed without it."""
     results_path: Path | None = None
 
 
@@ -226,12 +233,56 @@ class DemoSummary:
         return TierFigures(passed, total)
 
     @property
+    def paired(self) -> tuple[int, int, int]:
+        """(cases graded both ways, passed with the skill, passed without) over every skill."""
+        return (
+            sum(s.paired_total for s in self.skills),
+            sum(s.paired_passed for s in self.skills),
+            sum(s.paired_baseline_passed for s in self.skills),
+        )
+
+    @property
     def lift(self) -> float | None:
-        """With-skill eval pass rate minus the baseline's, in [-1, 1] (None when either is unknown)."""
-        with_skill, baseline = self.tier("evals").rate, self.tier("baseline").rate
-        if with_skill is None or baseline is None:
+        """With-skill minus without-skill pass rate, in [-1, 1], over the evals graded both ways.
+
+        Both rates come from the same cases, so an eval whose with-skill run or baseline errored
+        (or has no verdict) is left out of both. None when no eval was graded both ways.
+        """
+        n, with_skill, baseline = self.paired
+        return (with_skill - baseline) / n if n else None
+
+    @property
+    def lift_points(self) -> int | None:
+        """The lift in percentage points as printed: the difference of the two rounded rates."""
+        n, with_skill, baseline = self.paired
+        if not n:
             return None
-        return with_skill - baseline
+        return _percent(with_skill / n) - _percent(baseline / n)
+
+
+def _percent(rate: float) -> int:
+    """`rate` as a whole percentage, halves away from zero (7/8 → 88, 1/8 → 13)."""
+    return int(round_half_away(rate * 100))
+
+
+def _verdict(r: EvalResult) -> bool | None:
+    return None if r.runtime_error else r.passed
+
+
+def _pairs(entry: EvalsEntry) -> tuple[int, int, int]:
+    """(graded both ways, passed with the skill, passed without) over an entry's evals."""
+    if entry.baseline is None:
+        return 0, 0, 0
+    base = {r.id: _verdict(r) for r in entry.baseline.results}
+    n = with_skill = without = 0
+    for r in entry.results:
+        v, b = _verdict(r), base.get(r.id)
+        if v is None or b is None:
+            continue
+        n += 1
+        with_skill += v
+        without += b
+    return n, with_skill, without
 
 
 def _graded(passed: int | None, failed: int | None) -> tuple[int, int]:
@@ -248,6 +299,7 @@ def summarise(repository: Repository) -> DemoSummary:
             continue
         for key, entry in sorted(loaded.file.models.items()):
             tp = tt = ep = et = err = bp = bt = 0
+            pairs = (0, 0, 0)
             if entry.triggers is not None:
                 tp, tt = _graded(entry.triggers.summary.passed, entry.triggers.summary.failed)
             if entry.evals is not None:
@@ -256,6 +308,7 @@ def summarise(repository: Repository) -> DemoSummary:
                 if entry.evals.baseline is not None:
                     b = entry.evals.baseline.summary
                     bp, bt = _graded(b.passed, b.failed)
+                pairs = _pairs(entry.evals)
             figures.append(
                 SkillFigures(
                     plugin=es.plugin,
@@ -268,6 +321,9 @@ def summarise(repository: Repository) -> DemoSummary:
                     evals_errored=err,
                     baseline_passed=bp,
                     baseline_total=bt,
+                    paired_total=pairs[0],
+                    paired_passed=pairs[1],
+                    paired_baseline_passed=pairs[2],
                     results_path=loaded.path,
                 )
             )
@@ -281,7 +337,7 @@ def summarise(repository: Repository) -> DemoSummary:
 
 
 def _rate(t: TierFigures) -> str:
-    return "n/a" if t.rate is None else f"{t.passed}/{t.total} ({t.rate * 100:.0f}%)"
+    return "n/a" if t.rate is None else f"{t.passed}/{t.total} ({_percent(t.rate)}%)"
 
 
 def render_summary(summary: DemoSummary) -> str:
@@ -303,9 +359,13 @@ def render_summary(summary: DemoSummary) -> str:
     lines.append(f"  triggers:           {_rate(summary.tier('triggers'))} of queries pass")
     lines.append(f"  evals (with skill): {_rate(summary.tier('evals'))} of cases pass")
     lines.append(f"  evals (baseline):   {_rate(summary.tier('baseline'))} of cases pass")
-    lift = summary.lift
-    if lift is not None:
-        lines.append(f"  lift:               {lift * 100:+.0f} points from the skills")
+    points = summary.lift_points
+    if points is not None:
+        line = f"  lift:               {points:+d} points from the skills"
+        n = summary.paired[0]
+        if n != summary.tier("evals").total or n != summary.tier("baseline").total:
+            line += f" (over the {n} {'case' if n == 1 else 'cases'} graded both ways)"
+        lines.append(line)
     if summary.evals_errored:
         lines.append(f"  errored evals:      {summary.evals_errored}")
     if summary.report_path is not None:

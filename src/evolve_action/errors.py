@@ -2,12 +2,14 @@
 
 Owns: `EvolveError` and its subclasses. Guarantees: every error carries a user-facing message and,
 where known, the file and line it is about plus a hint on what to do. Evaluation *failures* are data,
-never these exceptions; the CLI maps any `EvolveError` to exit code 2.
+never these exceptions; the CLI maps any `EvolveError` to exit code 2, also when it arrives wrapped
+in an exception group (`first_evolve_error` unwraps `asyncio.TaskGroup` failures).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class EvolveError(Exception):
@@ -60,6 +62,18 @@ class EnvironmentProblem(EvolveError):
 
 class PublishError(EvolveError):
     """Publishing to GitHub failed (comment, commit-back, outputs)."""
+
+
+def first_evolve_error(group: BaseExceptionGroup[Any]) -> EvolveError | None:
+    """The first `EvolveError` in an exception group (depth-first, nested groups included), or None."""
+    for exc in group.exceptions:
+        if isinstance(exc, EvolveError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = first_evolve_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 def display_path(path: Path, root: Path | None = None) -> str:

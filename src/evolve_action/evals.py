@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +45,13 @@ from evolve_action.catalog import (
 )
 from evolve_action.config import Config
 from evolve_action.encoding import Format
-from evolve_action.errors import ConfigError, EnvironmentProblem, EvolveError, SpecError
+from evolve_action.errors import (
+    ConfigError,
+    EnvironmentProblem,
+    EvolveError,
+    SpecError,
+    first_evolve_error,
+)
 from evolve_action.eval_assembly import (
     CaseRun,
     build_result,
@@ -306,6 +314,13 @@ async def run_case(
     ws = await asyncio.to_thread(
         sweep.make_workspace, case, skill_dir=skill_dir, environ=sweep.environ, baseline=baseline
     )
+    # The agent's config dir lives outside the workspace, so `git status`, file assertions and the
+    # judge's tools see only what the agent did.
+    try:
+        home = Path(tempfile.mkdtemp(prefix="claude-home."))
+    except BaseException:
+        await asyncio.to_thread(wsmod.remove_workspace, ws)
+        raise
     try:
         spec = SessionSpec(
             prompt=case.prompt,
@@ -314,7 +329,7 @@ async def run_case(
             max_turns=turns if turns > 0 else DEFAULT_MAX_TURNS,
             timeout_seconds=float(timeout),
             permission_mode="bypassPermissions",
-            config_dir=ws / ".evolve" / "claude-home",
+            config_dir=home,
         )
         transcript = await sweep.harness.run(spec)
         reason = runtime_error(transcript)
@@ -351,9 +366,12 @@ async def run_case(
     finally:
         if sweep.keep_workspaces:
             label = f"{case.id} baseline" if baseline else case.id
-            sweep.reporter.emit(Warning(message=f"workspace kept ({label}): {ws}"))
+            sweep.reporter.emit(
+                Warning(message=f"workspace kept ({label}): {ws} (agent config: {home})")
+            )
         else:
             await asyncio.to_thread(wsmod.remove_workspace, ws)
+            await asyncio.to_thread(shutil.rmtree, home, True)
 
 
 def _item_done(
@@ -659,7 +677,7 @@ async def _run_unit(
             for (pc, case), est in zip(planned, estimates, strict=True):
                 tg.create_task(one(pc, case, est))
     except BaseExceptionGroup as group:
-        first = _first_evolve_error(group)
+        first = first_evolve_error(group)
         if first is not None:
             raise first from None
         raise
@@ -710,14 +728,3 @@ async def _guarded_run(
             graded=None,
             workspace=Path(),
         )
-
-
-def _first_evolve_error(group: BaseExceptionGroup[Any]) -> EvolveError | None:
-    for exc in group.exceptions:
-        if isinstance(exc, EvolveError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_evolve_error(exc)
-            if found is not None:
-                return found
-    return None

@@ -8,7 +8,8 @@ Guarantees: verdicts are index-aligned with the normalised assertion list; a ver
 `passed=False` or skipped (`passed=None`); the case passes iff no verdict failed (an all-skipped case
 passes). Regexes use RE2 (`google-re2`), compiled with `(?m)` for `regex`/`not_regex`, never with it for
 `tool_call`. Grading never raises for bad assertions: a bad pattern or an unknown type is a failed
-verdict with evidence.
+verdict with evidence. A `regex`/`not_regex` with a `path` searches at most the first
+`REGEX_FILE_CAP` bytes (10 MiB) of the file, so a huge file written by the agent cannot exhaust memory.
 
 Never does: print or read `os.environ`. The one exception to "pure" is deliberate: this module is the
 **only** place `command` assertions run (`/bin/sh -c` through `asyncio.create_subprocess_exec`), with the
@@ -36,7 +37,11 @@ import re2
 from evolve_action.gocompat import round6, strip_ansi, tail_bytes, trim_space, truncate_bytes
 from evolve_action.procenv import safe_env
 
+REGEX_FILE_CAP = 10 * 1024 * 1024
+"""Bytes of a file a `regex`/`not_regex` assertion searches (the rest is ignored)."""
+
 __all__ = [
+    "REGEX_FILE_CAP",
     "AssertionLike",
     "GradeSummary",
     "GradedCase",
@@ -205,8 +210,9 @@ async def grade_deterministic(
 def _grade_regex(a: AssertionLike, *, workspace: Path, final_text: str, negate: bool) -> Verdict:
     if a.path:
         try:
-            subject = _ws_path(workspace, a.path).read_bytes().decode("utf-8", "replace")
-        except OSError:
+            with _ws_path(workspace, a.path).open("rb") as fh:
+                subject = fh.read(REGEX_FILE_CAP).decode("utf-8", "replace")
+        except (OSError, ValueError):
             return Verdict(passed=False, evidence=f"{a.path} missing")
     else:
         subject = final_text

@@ -68,11 +68,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evolve_action import procenv
 from evolve_action.catalog import Catalog, Model
 from evolve_action.errors import ConfigError
 from evolve_action.gocompat import truncate_bytes
 from evolve_action.grading import Verdict, compile_re2
-from evolve_action.tokens import CREDENTIAL_VARS
 
 if TYPE_CHECKING:  # the SDK is imported lazily: it costs seconds at CLI start
     import anthropic
@@ -218,23 +218,24 @@ def client_from_env(
 ) -> anthropic.AsyncAnthropic | None:
     """Build the judge's SDK client from explicit credentials; None when none are available.
 
-    Credentials, first set of `tokens.CREDENTIAL_VARS` (the counting API's order): a name ending in
+    Credentials: `procenv.chosen_credential` (the same one the agent and token counting use): a name ending in
     `_API_KEY` is sent as `x-api-key`, any other as a bearer token with the OAuth beta header. `ANTHROPIC_BASE_URL` is honoured (the scripted model server). The SDK retries
     429/529/5xx and connection errors itself, with exponential backoff, `max_retries` times.
     """
     import anthropic
 
     base_url = environ.get("ANTHROPIC_BASE_URL") or None
-    name = next((n for n in CREDENTIAL_VARS if environ.get(n)), None)
-    if name is None:
+    chosen = procenv.chosen_credential(environ)
+    if chosen is None:
         return None
+    name, value = chosen
     if name.endswith("_API_KEY"):
         return anthropic.AsyncAnthropic(
-            api_key=environ[name], auth_token=None, base_url=base_url, max_retries=max_retries
+            api_key=value, auth_token=None, base_url=base_url, max_retries=max_retries
         )
     return anthropic.AsyncAnthropic(
         api_key=None,
-        auth_token=environ[name],
+        auth_token=value,
         base_url=base_url,
         max_retries=max_retries,
         default_headers={"anthropic-beta": "oauth-2025-04-20"},
@@ -289,6 +290,12 @@ def build_prompt(request: JudgeRequest) -> str:
 # Workspace tools
 
 
+def _read_head(path: Path, cap: int) -> bytes:
+    """At most the first `cap` bytes of a file (never the whole of a large file)."""
+    with path.open("rb") as fh:
+        return fh.read(cap)
+
+
 class ToolRefused(Exception):
     """A workspace tool call that is not allowed or cannot be served (reported to the model)."""
 
@@ -309,8 +316,8 @@ class WorkspaceTools:
             candidate = self.root / rel
         try:
             real = candidate.resolve(strict=False)
-        except (OSError, RuntimeError) as exc:
-            raise ToolRefused(f"{rel}: cannot resolve path ({exc})") from None
+        except (OSError, RuntimeError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            raise ToolRefused(f"{rel!r}: cannot resolve path ({exc})") from None
         if real != self.root and self.root not in real.parents:
             raise ToolRefused(f"{rel}: outside the workspace (refused)")
         return real
@@ -338,11 +345,14 @@ class WorkspaceTools:
         return "\n".join(out) if out else "(empty)"
 
     def read_file(self, path: str, offset: int = 1, limit: int | None = None) -> str:
-        """Return a file's text (from 1-based line `offset`, `limit` lines), capped at 100 kB."""
+        """Return a file's text (from 1-based line `offset`, `limit` lines), capped at 100 kB.
+
+        Only the first 400 kB of the file are read (lines past that are never returned).
+        """
         f = self.resolve(path)
         if not f.is_file():
             raise ToolRefused(f"{path}: not a file")
-        data = f.read_bytes()[: _READ_CAP * 4].decode("utf-8", "replace")
+        data = _read_head(f, _READ_CAP * 4).decode("utf-8", "replace")
         if offset > 1 or limit is not None:
             lines = data.split("\n")
             start = max(offset, 1) - 1
@@ -377,7 +387,7 @@ class WorkspaceTools:
             if self.root not in real.parents or not real.is_file():
                 continue  # a symlink out of the workspace is skipped silently
             try:
-                text = real.read_bytes()[: _READ_CAP * 10].decode("utf-8", "replace")
+                text = _read_head(real, _READ_CAP * 10).decode("utf-8", "replace")
             except OSError:
                 continue
             for no, line in enumerate(text.split("\n"), 1):
@@ -590,7 +600,7 @@ class Judge:
                             "is_error": True,
                         }
                     )
-                except OSError as exc:
+                except Exception as exc:  # any tool failure is reported to the model
                     results.append(
                         {
                             "type": "tool_result",

@@ -87,12 +87,21 @@ def trigger_reason(
     fresh_content_hash: str,
     selection: Selection,
     executes: bool,
+    stored_executed: bool = True,
 ) -> Reason:
-    """The reason a trigger case runs (engine spec §7.2, first match wins)."""
+    """The reason a trigger case runs (engine spec §7.2, first match wins).
+
+    `stored_executed` is the stored entry's `executed` flag. Under `--failed`, a stored query of an
+    executed entry that has no verdict (every run errored) re-runs as `errored`, like an errored
+    eval; the verdict-less queries of a count-only entry never ran, so `--failed` leaves them.
+    """
     if not selection.flagged:
         return Reason.SELECTED
-    if selection.failed and executes and stored is not None and stored.passed is False:
-        return Reason.FAILED
+    if selection.failed and executes and stored is not None:
+        if stored.passed is False:
+            return Reason.FAILED
+        if stored.passed is None and stored_executed:
+            return Reason.ERRORED
     if (
         selection.modified
         and stored is not None
@@ -262,6 +271,7 @@ def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | No
             fresh_content_hash=s.trigger_content_hash,
             selection=sel,
             executes=m.executes,
+            stored_executed=entry.header.executed if entry else True,
         )
         if reason is not Reason.NONE:
             cases.append(_case(s, m, Tier.TRIGGERS, c.query, reason))

@@ -50,7 +50,8 @@ class Reason(StrEnum):
     FAILED = "failed"
     """`--failed`: the stored verdict is `passed: false`."""
     ERRORED = "errored"
-    """`--failed` or `--new`: the stored eval has a `runtime_error`."""
+    """`--failed` or `--new`: the stored eval has a `runtime_error`; or (`--failed`) every run of a
+    stored trigger query errored, so it has no verdict."""
     MODIFIED = "modified"
     """`--modified`: the stored `spec_hash` or entry `content_hash` no longer matches the files."""
     NEW = "new"

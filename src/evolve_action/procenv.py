@@ -1,6 +1,7 @@
 """The allowlisted environment every child process (agent, `command` assertion, git) gets.
 
-Owns: `safe_env`. Guarantees: `GITHUB_TOKEN`, `GH_TOKEN`, `ACTIONS_*` tokens and every `INPUT_*`
+Owns: `safe_env`, and the one choice of Anthropic credential (`chosen_credential`,
+`agent_credential_env`) shared by the agent, the judge and token counting. Guarantees: `GITHUB_TOKEN`, `GH_TOKEN`, `ACTIONS_*` tokens and every `INPUT_*`
 variable never reach a child, whatever the caller passes in `extra`. Never reads `os.environ` itself:
 callers pass the environment they were given.
 """
@@ -51,6 +52,24 @@ AGENT_ALLOW: frozenset[str] = frozenset(
     }
 )
 
+CREDENTIAL_VARS: tuple[str, ...] = (
+    "EVOLVE_ANTHROPIC_API_KEY",
+    "EVOLVE_CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_AUTH_TOKEN",
+)
+"""Anthropic credentials, first set wins; a name ending in `_API_KEY` is an API key, else a bearer token."""
+
+# Where the agent (Claude Code) reads each chosen credential.
+_AGENT_CREDENTIAL_NAME = {
+    "EVOLVE_ANTHROPIC_API_KEY": "ANTHROPIC_API_KEY",
+    "EVOLVE_CLAUDE_CODE_OAUTH_TOKEN": "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_API_KEY": "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN": "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_AUTH_TOKEN": "ANTHROPIC_AUTH_TOKEN",
+}
+
 _NEVER_PREFIXES = ("INPUT_", "ACTIONS_")
 _NEVER = frozenset({"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_PAT", "GH_ENTERPRISE_TOKEN"})
 
@@ -74,3 +93,24 @@ def safe_env(
         if not is_forbidden(key):
             env[key] = value
     return env
+
+
+def chosen_credential(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The Anthropic credential in use: `(name, value)` of the first set `CREDENTIAL_VARS`, or None."""
+    name = next((n for n in CREDENTIAL_VARS if environ.get(n)), None)
+    return None if name is None else (name, environ[name])
+
+
+def agent_credential_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The agent's credential variables: exactly the chosen credential, under the name Claude Code
+    reads (`EVOLVE_ANTHROPIC_API_KEY` → `ANTHROPIC_API_KEY`, `EVOLVE_CLAUDE_CODE_OAUTH_TOKEN` →
+    `CLAUDE_CODE_OAUTH_TOKEN`), so the agent uses the same key as the judge and token counting;
+    every other credential variable is left out (callers drop them from the allowlist)."""
+    chosen = chosen_credential(environ)
+    if chosen is None:
+        return {}
+    return {_AGENT_CREDENTIAL_NAME[chosen[0]]: chosen[1]}
+
+
+AGENT_PASSTHROUGH: frozenset[str] = AGENT_ALLOW - frozenset(CREDENTIAL_VARS)
+"""`AGENT_ALLOW` without credentials (those come from `agent_credential_env`)."""

@@ -127,7 +127,7 @@ def _passed_cell(r: Rollup) -> str:
     if s.passed is None:
         return EM
     errored = s.errored or 0
-    text = f"{s.passed}/{s.executed - errored}"
+    text = f"{s.passed}/{s.executed - errored - s.ungraded}"
     if errored > 0:
         text += f" ({errored} errored)"
     return text

@@ -226,6 +226,9 @@ class RollupStats:
     """Summed measured usage (evals)."""
     executed: int = 0
     """Sum of `summary.total` of counted entries (not serialised; the Markdown denominator)."""
+    ungraded: int = 0
+    """Trigger queries without a verdict inside counted entries (`total − passed − failed`: every
+    run errored). Not serialised; excluded from the rate, as the file summary does (§1.3)."""
 
     def to_json(self) -> dict[str, Any]:
         """The RollupStats object in schema-3 field order."""
@@ -364,6 +367,7 @@ class _Acc:
     executed: int = 0
     avg_sum: float | None = None
     errored: int | None = None
+    ungraded: int = 0
     estimate: Estimate | None = None
     measured: Measured | None = None
 
@@ -372,6 +376,12 @@ class _Acc:
         if counted and summary.passed is not None:
             self.passed = (self.passed or 0) + summary.passed
             self.executed += summary.total
+            if isinstance(summary, TriggerSummary):
+                # A query whose runs all errored has no `passed`; the file summary leaves it out
+                # of the rate, and so does the rollup. evolve always gives an executed query a
+                # verdict, so for its files this is 0 and the §3.4 arithmetic is unchanged.
+                # (Eval verdict-less cases keep evolve's count-as-failed quirk, §3.4 a.)
+                self.ungraded += summary.total - summary.passed - (summary.failed or 0)
             if summary.avg_run_seconds is not None:
                 self.avg_sum = (self.avg_sum or 0.0) + summary.avg_run_seconds * summary.total
         errored = getattr(summary, "errored", None)
@@ -385,7 +395,7 @@ class _Acc:
         rate: float | None = None
         avg: float | None = None
         if self.passed is not None and self.executed > 0:
-            graded = self.executed - (self.errored or 0)
+            graded = self.executed - (self.errored or 0) - self.ungraded
             if graded > 0:
                 failed = graded - self.passed
                 rate = round6(self.passed / graded)
@@ -401,6 +411,7 @@ class _Acc:
             estimate=self.estimate,
             measured=self.measured,
             executed=self.executed,
+            ungraded=self.ungraded,
         )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from evolve_action import fsio
+from evolve_action import fsio, procenv
 
 if TYPE_CHECKING:  # the SDK is imported when a count is first needed (it is slow to import)
     import anthropic
@@ -27,14 +27,8 @@ if TYPE_CHECKING:  # the SDK is imported when a count is first needed (it is slo
     from evolve_action.catalog import BoundModel
     from evolve_action.results_model import Estimate
 
-CREDENTIAL_VARS: tuple[str, ...] = (
-    "EVOLVE_ANTHROPIC_API_KEY",
-    "EVOLVE_CLAUDE_CODE_OAUTH_TOKEN",
-    "ANTHROPIC_API_KEY",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "ANTHROPIC_AUTH_TOKEN",
-)
-"""Anthropic credentials, first set wins; a name ending in `_API_KEY` is an API key, else a bearer token."""
+CREDENTIAL_VARS = procenv.CREDENTIAL_VARS
+"""Anthropic credentials, first set wins (`procenv.chosen_credential`, shared with the agent)."""
 
 HTTP_TIMEOUT_SECONDS = 60.0
 
@@ -115,12 +109,12 @@ class TokenCounter:
     def _anthropic(self) -> anthropic.AsyncAnthropic | None:
         if self._client is not None:
             return self._client
-        name = next((n for n in CREDENTIAL_VARS if self._environ.get(n)), None)
-        if name is None:
+        chosen = procenv.chosen_credential(self._environ)
+        if chosen is None:
             return None
         import anthropic
 
-        value = self._environ[name]
+        name, value = chosen
         base_url = self._environ.get("ANTHROPIC_BASE_URL") or None
         if name.endswith("_API_KEY"):
             self._client = anthropic.AsyncAnthropic(

@@ -37,7 +37,7 @@ from evolve_action import events, plan, specs
 from evolve_action import results as res
 from evolve_action.catalog import BoundModel
 from evolve_action.encoding import Format
-from evolve_action.errors import SpecError
+from evolve_action.errors import SpecError, first_evolve_error
 from evolve_action.harness import Harness, SessionSpec
 from evolve_action.repo import EvalSet, Repository
 from evolve_action.tokens import TokenCounter
@@ -430,9 +430,15 @@ async def _run_unit(
             )
         )
 
-    async with asyncio.TaskGroup() as tg:
-        for i, case in enumerate(unit.cases):
-            tg.create_task(one_query(i, case))
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for i, case in enumerate(unit.cases):
+                tg.create_task(one_query(i, case))
+    except BaseExceptionGroup as group:  # e.g. a results file that cannot be written
+        first = first_evolve_error(group)
+        if first is not None:
+            raise first from None
+        raise
     done = tuple(o for o in outcomes if o is not None)
     path = path_box[0] if path_box else None
     summary = record.entry(final=True).summary
@@ -555,7 +561,7 @@ async def _run_once(
             )
             began = time.monotonic()
             t = await sweep.harness.run(spec, stop=lambda c: is_hit(c, skill))
-            seconds += time.monotonic() - began
+            seconds = time.monotonic() - began  # the final attempt's duration only
         result = classify_run(t, skill)
         retry = (
             result is RunResult.ERROR

@@ -4,8 +4,11 @@ Owns: `create_trigger_workspace` (every skill of the plugin symlinked under `.cl
 spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`
 and `plugin_skill_dirs`. Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
 `GIT_CONFIG_SYSTEM` = /dev/null, fixed identity) and an allowlisted environment (`procenv.safe_env`);
-failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never touches
-the repository (skills are linked, not copied), never reads `os.environ` (callers pass `environ`).
+failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never reads
+`os.environ` (callers pass `environ`). Skills are copied by default (symlinks inside the skill
+dereferenced), so an agent that may write (evals run with bypassPermissions) can never change the
+user's repository through the workspace; only trigger workspaces (the agent may only use Skill and
+Read) link them, which is cheaper and read-only in practice.
 """
 
 from __future__ import annotations
@@ -49,8 +52,14 @@ def create_workspace(
     environ: Mapping[str, str],
     files: Iterable[tuple[str, bytes]] = (),
     tmp_root: Path | None = None,
+    link_skills: bool = False,
 ) -> Path:
-    """Make a temp workspace: stage `files`, link `skills` under `.claude/skills/`, `git init` + commit."""
+    """Make a temp workspace: stage `files`, install `skills` under `.claude/skills/`, `git init` + commit.
+
+    Skills are copied (`symlinks=False`: links inside a skill are dereferenced) unless `link_skills`,
+    which symlinks them instead — only for read-only agents (triggers), since a write through a link
+    would land in the user's repository.
+    """
     ws = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_root))
     try:
         for rel, data in files:
@@ -61,7 +70,10 @@ def create_workspace(
         target = ws / SKILLS_DIR
         target.mkdir(parents=True, exist_ok=True)
         for skill in skills:
-            (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
+            if link_skills:
+                (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
+            else:
+                shutil.copytree(skill, target / skill.name, symlinks=False)
         _git_init(ws, environ)
     except BaseException:
         shutil.rmtree(ws, ignore_errors=True)
@@ -78,11 +90,12 @@ def create_trigger_workspace(
         skills=plugin_skill_dirs(skills_dir),
         environ=environ,
         tmp_root=tmp_root,
+        link_skills=True,
     )
 
 
 def remove_workspace(ws: Path) -> None:
-    """Delete a workspace (symlinked skills are unlinked, never followed)."""
+    """Delete a workspace (symlinked skills are unlinked, never followed; copies are deleted)."""
     shutil.rmtree(ws, ignore_errors=True)
 
 

@@ -183,6 +183,31 @@ def test_check_strict_reports_missing_models(tmp_path: Path) -> None:
     assert not any("stale" in line for line in lines if not line.startswith("stale-results"))
 
 
+def test_check_strict_reports_stale_tiers(tmp_path: Path) -> None:
+    # A stored trigger result whose spec_hash no longer matches its query, and a stored eval whose
+    # id left the spec (compared against "": modified), make those tiers stale (engine spec §7.4).
+    root = make_marketplace(tmp_path / "repo")
+    path = root / "plugins/alpha/evals/alpha-skill/results.json"
+    doc = json.loads(path.read_text("utf-8"))
+    entry = doc["models"]["anthropic/claude-sonnet-5"]
+    entry["triggers"]["results"][0]["spec_hash"] = "0" * 64
+    path.write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
+    gamma = root / "plugins/beta/evals/gamma/results.json"
+    gdoc = json.loads(gamma.read_text("utf-8"))
+    gdoc["models"]["anthropic/claude-sonnet-5"]["evals"]["results"][0]["spec_hash"] = "0" * 64
+    gamma.write_text(json.dumps(gdoc, indent=2) + "\n", "utf-8")
+    code, _, err = run(
+        ["report", "--root", str(root), "--check", "--strict", "--maturity", "stable"],
+        tmp_path,
+    )
+    assert code == 1
+    stale = sorted(line for line in err.splitlines() if "stale (authored" in line)
+    assert stale == [
+        "FAIL: triggers: alpha-skill stored results are stale (authored content changed)",
+        "WARN: evals: gamma stored results are stale (authored content changed)",
+    ]
+
+
 @pytest.mark.parametrize("value", ["bogus", ","])
 def test_bad_maturity_is_a_usage_error(tmp_path: Path, value: str) -> None:
     root = make_marketplace(tmp_path / "repo")

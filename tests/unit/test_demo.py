@@ -131,7 +131,12 @@ def test_example_skills_route_as_documented(query: str, expected: str | None) ->
     assert (best if scores[best] >= 0.25 else None) == expected
 
 
-def _figures(tp: int, tt: int, ep: int, et: int, bp: int, bt: int) -> demo.SkillFigures:
+def _figures(
+    tp: int, tt: int, ep: int, et: int, bp: int, bt: int, pairs: tuple[int, int, int] | None = None
+) -> demo.SkillFigures:
+    # `pairs` = (cases graded with and without the skill, passed with, passed without); by
+    # default every graded eval has a graded baseline.
+    n, pw, pb = pairs if pairs is not None else (et, ep, bp)
     return demo.SkillFigures(
         plugin="p",
         skill=f"s{tp}{ep}",
@@ -142,7 +147,100 @@ def _figures(tp: int, tt: int, ep: int, et: int, bp: int, bt: int) -> demo.Skill
         evals_total=et,
         baseline_passed=bp,
         baseline_total=bt,
+        paired_total=n,
+        paired_passed=pw,
+        paired_baseline_passed=pb,
     )
+
+
+def test_summary_rounds_halves_away_from_zero_and_the_lift_adds_up(tmp_path: Path) -> None:
+    # 7/8 = 87.5 % and 1/8 = 12.5 %: half away from zero gives 88 % and 13 %, and the lift is
+    # their difference, +75 (half-to-even printed 88 %, 12 % and +75).
+    summary = demo.DemoSummary(
+        root=tmp_path, skills=(_figures(1, 2, 7, 8, 1, 8),), report_path=None
+    )
+    text = demo.render_summary(summary)
+    assert "evals (with skill): 7/8 (88%) of cases pass" in text
+    assert "evals (baseline):   1/8 (13%) of cases pass" in text
+    assert "triggers:           1/2 (50%) of queries pass" in text
+    assert "lift:               +75 points from the skills\n" in text
+
+
+def test_summary_lift_uses_cases_graded_both_ways(tmp_path: Path) -> None:
+    # With skill 3/4 graded; baseline 0/2 graded (two baselines errored). The lift compares the
+    # same two cases both ways (with 2/2, without 0/2 → +100), not 75 % − 0 %.
+    summary = demo.DemoSummary(
+        root=tmp_path, skills=(_figures(0, 0, 3, 4, 0, 2, pairs=(2, 2, 0)),), report_path=None
+    )
+    assert summary.lift == pytest.approx(1.0)
+    text = demo.render_summary(summary)
+    assert (
+        "lift:               +100 points from the skills (over the 2 cases graded both ways)"
+        in text
+    )
+
+
+def test_summarise_pairs_eval_results_with_their_baselines(tmp_path: Path) -> None:
+    from evolve_action.repo import discover
+    from evolve_action.results import (
+        EntryHeader,
+        EvalResult,
+        EvalsEntry,
+        EvalSnapshot,
+        EvalSummary,
+        ModelEntry,
+        ResultsFile,
+        write_results,
+    )
+
+    root = tmp_path / "repo"
+    skill = root / "skills" / "s"
+    skill.mkdir(parents=True)
+    evals_dir = root / "evals" / "s"
+    evals_dir.mkdir(parents=True)
+    (root / ".claude-plugin").mkdir()
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "p"}', "utf-8")
+    (skill / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n", "utf-8")
+    (evals_dir / "evals.json").write_text(
+        '{"evals": [{"id": 1, "prompt": "p", "expectations": ["e"]}]}', "utf-8"
+    )
+    head = EntryHeader(provider="anthropic", model="m", display="M", executed=True)
+    with_skill = (
+        EvalResult(id="1", passed=True),
+        EvalResult(id="2", passed=True),
+        EvalResult(id="3", runtime_error="boom"),
+        EvalResult(id="4", passed=False),
+    )
+    base = (
+        EvalResult(id="1", passed=False),
+        EvalResult(id="2", runtime_error="boom"),
+        EvalResult(id="3", passed=True),
+        EvalResult(id="4", passed=False),
+    )
+    entry = EvalsEntry(
+        header=head,
+        results=with_skill,
+        summary=EvalSummary(passed=2, failed=1, errored=1, total=4),
+        baseline=EvalSnapshot(
+            summary=EvalSummary(passed=1, failed=2, errored=1, total=4), results=base
+        ),
+    )
+    write_results(
+        evals_dir,
+        ResultsFile(plugin="p", skill="s", models={"anthropic/m": ModelEntry(evals=entry)}),
+        "json",
+    )
+    summary = demo.summarise(discover(root, tmp_path))
+    (fig,) = summary.skills
+    assert (fig.evals_passed, fig.evals_total, fig.baseline_passed, fig.baseline_total) == (
+        2,
+        3,
+        1,
+        3,
+    )
+    # Graded both ways: ids 1 and 4 → with skill 1/2, without 0/2.
+    assert (fig.paired_total, fig.paired_passed, fig.paired_baseline_passed) == (2, 1, 0)
+    assert summary.lift == pytest.approx(0.5)
 
 
 def test_summary_rates_lift_and_rendering(tmp_path: Path) -> None:

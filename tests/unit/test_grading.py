@@ -316,3 +316,34 @@ def test_judge_failure_fails_llm_only(ws: Path, behaviour: str, evidence: str) -
     )
     assert out.verdicts[0] == Verdict(passed=False, evidence=evidence)
     assert out.verdicts[1].passed is True
+
+
+def test_regex_on_a_file_searches_only_the_first_cap_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "big.txt").write_text("a" * 64 + "\nNEEDLE\n")
+    monkeypatch.setattr(grading, "REGEX_FILE_CAP", 32)
+
+    def whole(self: Path) -> bytes:
+        raise AssertionError(f"{self} read whole")
+
+    monkeypatch.setattr(Path, "read_bytes", whole)
+
+    def run(type_: str) -> Verdict:
+        return asyncio.run(
+            grading.grade_deterministic(
+                a(type_, path="big.txt", pattern="NEEDLE"),
+                workspace=tmp_path,
+                final_text="",
+                tool_calls=[],
+                timeout_seconds=5,
+                environ={},
+            )
+        )
+
+    assert run("regex") == Verdict(passed=False, evidence="no match")
+    assert run("not_regex").passed is True
+
+
+def test_regex_file_cap_is_ten_mib() -> None:
+    assert grading.REGEX_FILE_CAP == 10 * 1024 * 1024

@@ -10,6 +10,7 @@ import pytest
 from claude_agent_sdk import ResultMessage
 from claude_agent_sdk._internal.message_parser import parse_message
 
+from evolve_action import procenv, tokens
 from evolve_action.harness import ErrorClass, SessionSpec, runtime_error
 from evolve_action.harness.claude_code import (
     agent_env,
@@ -188,6 +189,37 @@ def test_agent_env_is_allowlisted(is_root: bool, mode: str, sandbox: str | None)
     assert env.get("IS_SANDBOX") == sandbox
 
 
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        (
+            {"EVOLVE_ANTHROPIC_API_KEY": "e", "ANTHROPIC_API_KEY": "k"},
+            {"ANTHROPIC_API_KEY": "e"},
+        ),
+        (
+            {"EVOLVE_CLAUDE_CODE_OAUTH_TOKEN": "o", "ANTHROPIC_API_KEY": "k"},
+            {"CLAUDE_CODE_OAUTH_TOKEN": "o"},
+        ),
+        (
+            {"CLAUDE_CODE_OAUTH_TOKEN": "t", "ANTHROPIC_AUTH_TOKEN": "a"},
+            {"CLAUDE_CODE_OAUTH_TOKEN": "t"},
+        ),
+        ({"ANTHROPIC_AUTH_TOKEN": "a"}, {"ANTHROPIC_AUTH_TOKEN": "a"}),
+        ({}, {}),
+    ],
+)
+def test_agent_gets_the_credential_the_judge_and_counting_use(
+    environ: dict[str, str], expected: dict[str, str]
+) -> None:
+    spec = SessionSpec(prompt="p", workspace=Path("/ws"), model="m")
+    env = agent_env(spec, environ=environ, config_dir=Path("/cfg"), is_root=False)
+    creds = {k: v for k, v in env.items() if k in procenv.CREDENTIAL_VARS}
+    assert creds == expected
+    chosen = procenv.chosen_credential(environ)
+    assert (chosen[1] if chosen else None) == (next(iter(expected.values())) if expected else None)
+    assert tokens.CREDENTIAL_VARS == procenv.CREDENTIAL_VARS
+
+
 def test_session_extras_cannot_smuggle_forbidden_names() -> None:
     spec = SessionSpec(
         prompt="p", workspace=Path("/ws"), model="m", env={"GITHUB_TOKEN": "x", "FOO": "1"}
@@ -211,3 +243,30 @@ def test_exec_wrapper_keeps_only_valid_names() -> None:
     assert "for n in HOME PATH; do" in script
     assert "'/opt/it'\\''s/claude'" in script
     assert 'exec env -i "$@"' in script
+
+
+def test_backstop_after_the_result_keeps_the_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from evolve_action.harness import claude_code
+
+    async def hanging_query(**_kw: Any) -> Any:
+        yield _result(result="all done", total_cost_usd=0.5)
+        await asyncio.Event().wait()  # the CLI never closes its stream
+
+    monkeypatch.setattr(claude_code, "query", hanging_query)
+    monkeypatch.setattr(claude_code, "_BACKSTOP_SECONDS", 0.0)
+    spec = SessionSpec(
+        prompt="p",
+        workspace=tmp_path,
+        model="m",
+        timeout_seconds=0.01,
+        config_dir=tmp_path / "home",
+    )
+    t = asyncio.run(
+        claude_code.run_session(spec, environ={}, cli_path=Path("/bin/true"), is_root=False)
+    )
+    assert t.error is None and t.has_result
+    assert t.final_text == "all done"

@@ -285,3 +285,48 @@ def test_client_from_env(env: dict[str, str], kind: str | None) -> None:
     assert client is not None
     assert getattr(client, kind)
     assert str(client.base_url).startswith("http://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("path", ["a\x00b", "/\x00"])
+def test_nul_byte_in_path_is_refused_not_raised(ws: Path, path: str) -> None:
+    for name in ("read_file", "list_files"):
+        with pytest.raises(ToolRefused, match="cannot resolve path"):
+            WorkspaceTools(ws).call(name, {"path": path})
+
+
+def test_any_tool_failure_becomes_an_error_result_and_grade_never_raises(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def check(params: dict[str, Any]) -> Reply:
+        seen.extend(params["messages"][-1]["content"])
+        return verdicts((1, True, "ok"))
+
+    def boom(self: WorkspaceTools, pattern: str, path: str = ".") -> str:
+        raise LookupError("unexpected")
+
+    monkeypatch.setattr(WorkspaceTools, "grep", boom)
+    replies: list[Any] = [
+        [*tool("read_file", path="x\x00y"), {**tool("grep", pattern="x")[0], "id": "tu_g"}],
+        check,
+    ]
+    out = grade(FakeClient(replies), request(ws, n=1))
+    assert out[0].passed is True
+    assert [r["is_error"] for r in seen] == [True, True]
+    assert "cannot resolve path" in seen[0]["content"] and "unexpected" in seen[1]["content"]
+
+
+def test_read_file_reads_only_the_head_of_a_large_file(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / "big.txt").write_text("a" * 100 + "\n" + "TAIL\n")
+    monkeypatch.setattr(judge, "_READ_CAP", 10)
+
+    def whole(self: Path) -> bytes:
+        raise AssertionError(f"{self} read whole")
+
+    monkeypatch.setattr(Path, "read_bytes", whole)
+    out = WorkspaceTools(ws).call("read_file", {"path": "big.txt", "offset": 2})
+    assert "TAIL" not in out
+    assert WorkspaceTools(ws).call("grep", {"pattern": "TAIL"}) == "(no matches)"

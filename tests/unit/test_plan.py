@@ -37,6 +37,25 @@ def trig(passed: bool | None = True, spec: str = "h", **kw: object) -> R.Trigger
     return R.TriggerResult(spec_hash=spec, **base)  # type: ignore[arg-type]
 
 
+# A query whose runs all errored: stored with no hits, runs, verdict or timing.
+ERRORED_Q = trig(None, hits=None, runs=None, avg_run_seconds=None)
+
+
+def test_failed_skips_verdictless_queries_of_a_count_only_entry() -> None:
+    # A count-only entry's queries have no verdict either, but they never ran: `--failed` leaves
+    # them alone (evolve's behaviour); `--new` is what fills them in.
+    got = P.trigger_reason(
+        ERRORED_Q,
+        fresh_spec_hash="h",
+        stored_content_hash="c",
+        fresh_content_hash="c",
+        selection=FAIL,
+        executes=True,
+        stored_executed=False,
+    )
+    assert got is P.Reason.NONE
+
+
 FULL_MEASURE = R.Measured(input_tokens=1, output_tokens=2, cost_usd=0.1)
 TIMING = R.Timing(executor_duration_seconds=1.0)
 
@@ -66,6 +85,9 @@ def ev(passed: bool | None = True, spec: str = "f", **kw: object) -> R.EvalResul
         (trig(False), FAIL, False, "c", P.Reason.NONE),
         (trig(True), FAIL, True, "c", P.Reason.NONE),
         (None, FAIL, True, "c", P.Reason.NONE),
+        (ERRORED_Q, FAIL, True, "c", P.Reason.ERRORED),
+        (ERRORED_Q, FAIL, False, "c", P.Reason.NONE),
+        (ERRORED_Q, P.Selection(failed=True, new=True), True, "c", P.Reason.ERRORED),
         (trig(spec="old"), MOD, True, "c", P.Reason.MODIFIED),
         (trig(), MOD, True, "other", P.Reason.MODIFIED),
         (trig(), MOD, True, "", P.Reason.NONE),
@@ -98,6 +120,9 @@ def ev(passed: bool | None = True, spec: str = "f", **kw: object) -> R.EvalResul
         "failed-count-only",
         "failed-passing",
         "failed-missing",
+        "failed-all-runs-errored",
+        "failed-all-runs-errored-count-only",
+        "failed-errored-before-incomplete",
         "modified-spec",
         "modified-content",
         "legacy-empty-content",

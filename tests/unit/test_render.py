@@ -187,6 +187,42 @@ def test_root_grammar_with_excluded_and_single_detail() -> None:
     assert multi.endswith("| — | n/a |\n")
 
 
+def test_rollup_row_leaves_all_errored_trigger_queries_ungraded() -> None:
+    # A query whose runs all errored has no verdict; the file summary says 1 passed, 0 failed,
+    # rate 1.0, and the rollup row must agree (not "1/2 | 50%").
+    from evolve_action.results_merge import summarise_triggers
+
+    head = EntryHeader(
+        provider="anthropic", model="claude-sonnet-5", display="Claude Sonnet 5", executed=True
+    )
+    results = (
+        TriggerResult(
+            query="a", should_trigger=True, hits=3, runs=3, passed=True, avg_run_seconds=1.0
+        ),
+        TriggerResult(query="b", should_trigger=True),
+    )
+    trig = TriggersEntry(header=head, results=results, summary=summarise_triggers(results))
+    f = LoadedFile(
+        skill="greet",
+        results=ResultsFile(
+            plugin="demo",
+            skill="greet",
+            models={"anthropic/claude-sonnet-5": ModelEntry(triggers=trig)},
+        ),
+    )
+    plugin = LoadedPlugin(name="demo", rel_dir="plugins/demo", files=(f,))
+    caps = provider_caps(BUILTIN_CATALOG)
+    root = render_root(
+        [plugin],
+        {"demo": plugin_summary(plugin, None)},
+        single=False,
+        active=None,
+        caps=caps,
+        excluded=[],
+    )
+    assert "| Claude Sonnet 5 (`claude-sonnet-5`) | 1/1 | 100% | — | 1.0s |" in root
+
+
 def _rollup(rate: float, *, prev: float | None = None) -> dict[str, object]:
     r: dict[str, object] = {
         "provider": "anthropic",

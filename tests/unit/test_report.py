@@ -144,6 +144,28 @@ def test_trigger_rollup_weights_avg_by_total_and_delta_vs_previous_subset() -> N
     assert r.baseline is None and r.baseline_delta is None
 
 
+def test_trigger_rollup_agrees_with_file_summary_when_a_query_errored() -> None:
+    # One query with 3/3 hits and one whose runs all errored (no hits/runs/passed): the file
+    # summary leaves the errored one out of the rate (1 passed, 0 failed, rate 1.0), and so must
+    # the rollup: not 1 passed + 1 failed at 50%.
+    from evolve_action.results import TriggerResult
+    from evolve_action.results_merge import summarise_triggers
+
+    results = (
+        TriggerResult(
+            query="a", should_trigger=True, hits=3, runs=3, passed=True, avg_run_seconds=4.0
+        ),
+        TriggerResult(query="b", should_trigger=True),
+    )
+    summary = summarise_triggers(results)
+    assert (summary.passed, summary.failed, summary.total, summary.pass_rate) == (1, 0, 2, 1.0)
+    r = rollup_entries([(S5, tentry(summary, prev=summary))], "triggers")[S5]
+    assert (r.stats.passed, r.stats.failed, r.stats.total, r.stats.pass_rate) == (1, 0, 2, 1.0)
+    assert r.stats.errored is None and r.stats.executed - r.stats.ungraded == 1
+    assert r.stats.avg_run_seconds == 4.0
+    assert r.previous_delta is not None and r.previous_delta.rate == 0.0
+
+
 def test_count_only_entry_adds_total_and_estimate_only() -> None:
     a = tentry(
         TriggerSummary(total=3, estimate=Estimate(input_tokens=30, input_cost_usd=0.3)),

@@ -60,8 +60,17 @@ def test_old_or_schemaless_results_still_start_fresh(tmp_path: Path, text: str) 
 
 
 def test_check_writable_accepts_a_normal_directory(tmp_path: Path) -> None:
-    (tmp_path / "results.yaml").write_text("schema: 5\n")
-    R.check_writable(tmp_path, "json")
+    d = tmp_path / "p" / "evals" / "s"
+    d.mkdir(parents=True)
+    (d / "results.yaml").write_text("schema: 5\n")
+    R.check_writable(d, "json")  # accepted, and nothing written by the check
+    assert sorted(p.name for p in d.iterdir()) == ["results.yaml"]
+    assert (d / "results.yaml").read_text() == "schema: 5\n"
+    writer = R.ResultsWriter(d, None, "json", plugin="p", skill="s")
+    path = writer.replace_file(writer.file)  # the write the check vouched for succeeds
+    assert path == d / "results.json"
+    assert R.load_results(d).file == writer.file
+    assert sorted(p.name for p in d.iterdir()) == ["results.json"]
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,13 @@ import argparse
 import asyncio
 from typing import Any
 
-from evolve_action import __version__, evals, plan
+from evolve_action import evals, plan
 from evolve_action.commands._common import (
     Invocation,
     add_trigger_flags,
     check_filters,
     require_positive,
+    results_format,
 )
 from evolve_action.commands.evals import (
     add_eval_flags,
@@ -32,8 +33,6 @@ from evolve_action.commands.evals import (
     run_planned,
 )
 from evolve_action.config import Config, resolve_repository
-from evolve_action.encoding import Format
-from evolve_action.errors import UsageError
 from evolve_action.findings import Severity
 from evolve_action.repo import Repository
 
@@ -72,7 +71,7 @@ def handle(inv: Invocation) -> int:
         inv.stderr.write(f"warn: {warning}\n")
     check_filters(repository, plugins=options.plugins, skills=options.skills)
     failed = _checks(inv, repository, config)
-    trig_failed = _triggers(inv, repository, config, options)
+    trig_failed = _triggers(inv, repository, config)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
     if args.dry_run:
         print_dry_run(inv, planned)
@@ -101,47 +100,17 @@ def _checks(inv: Invocation, repository: Repository, config: Config) -> bool:
     return report.failures > 0 and bool(inv.args.strict)
 
 
-def _triggers(
-    inv: Invocation, repository: Repository, config: Config, options: evals.EvalsOptions
-) -> bool:
-    """Tier 1 through E's engine; returns True when a query failed."""
+def _triggers(inv: Invocation, repository: Repository, config: Config) -> bool:
+    """Tier 1 with the options of `run triggers`; returns True when a query failed.
+
+    A missing Claude Code CLI skips the tier with a warning (the evals tier reports it too).
+    """
     from evolve_action import triggers
-    from evolve_action.catalog import build_catalog, resolve_models
+    from evolve_action.commands.triggers import options_from
     from evolve_action.harness import ClaudeCodeHarness
-    from evolve_action.tokens import default_cache_path
 
     args = inv.args
-    selection = resolve_models(
-        build_catalog(config.providers),
-        model_flags=options.models,
-        config_models=config.models,
-        config_harnesses=config.harnesses,
-        harness_flags=options.harnesses,
-        available=_available(inv),
-        tier="triggers",
-    )
-    topts = triggers.TriggerOptions(
-        repo=repository,
-        models=tuple(b for b in selection.models if b.harness == "claude"),
-        environ=dict(inv.environ),
-        selection=plan.Selection(
-            new=options.new,
-            modified=options.modified,
-            failed=options.failed,
-            plugins=options.plugins,
-            skills=options.skills,
-            tiers=(plan.Tier.TRIGGERS,),
-        ),
-        runs=args.runs,
-        jobs=options.jobs,
-        timeout_seconds=options.timeout or triggers.DEFAULT_TIMEOUT_SECONDS,
-        early_stop=not args.no_early_stop,
-        keep_workspaces=options.keep_workspaces,
-        dry_run=args.dry_run,
-        results_format=_format(options, config),
-        tool_version=__version__,
-        token_cache=default_cache_path(inv.environ, config.cache_dir),
-    )
+    topts = options_from(inv, resolved=(repository, config), require_cli=False)
     if args.dry_run:
         p, _, warnings = triggers.make_plan(topts)
         for w in warnings:
@@ -155,35 +124,17 @@ def _triggers(
     return outcome.failed
 
 
-def _format(options: evals.EvalsOptions, config: Config) -> Format:
-    fmt = options.results_format or config.results_format
-    if fmt == "json":
-        return "json"
-    if fmt == "jsonc":
-        return "jsonc"
-    if fmt in ("yaml", "yml"):
-        return "yaml"
-    raise UsageError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')
-
-
-def _available(inv: Invocation) -> set[str]:
-    from evolve_action.errors import EnvironmentProblem
-    from evolve_action.harness import find_cli
-
-    try:
-        find_cli(inv.environ)
-    except EnvironmentProblem:
-        return set()
-    return {"claude"}
-
-
 def _report(
     inv: Invocation, repository: Repository, config: Config, options: evals.EvalsOptions
 ) -> None:
     from evolve_action.commands.report import ReportOptions, generate
 
     generate(
-        ReportOptions(repo=repository, config=config, results_format=_format(options, config)),
+        ReportOptions(
+            repo=repository,
+            config=config,
+            results_format=results_format(options.results_format, config),
+        ),
         stdout=inv.stdout,
         stderr=inv.stderr,
         cwd=inv.cwd,

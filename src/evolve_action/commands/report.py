@@ -26,11 +26,11 @@ from evolve_action.errors import SpecError, UsageError
 from evolve_action.fingerprint import (
     eval_content_hash,
     eval_fingerprint,
-    is_modified,
     skill_content_hash,
     trigger_spec_hash,
 )
 from evolve_action.junit import build_suites, render_junit
+from evolve_action.plan import stale_tier
 from evolve_action.render import render_plugin_page, render_root
 from evolve_action.repo import CLAUDE_MANIFEST, EvalSet, Repository, discover, read_manifest
 from evolve_action.report import (
@@ -300,24 +300,20 @@ def _stale(
             content = skill_content_hash(es.skill_dir / "SKILL.md")
         except SpecError:
             content = ""
-        if any(
-            is_modified(
-                r.spec_hash, me.triggers.header.content_hash, fresh.get(r.query, ""), content
-            )
-            for me in entries.values()
-            if me.triggers is not None
-            for r in me.triggers.results
+        if stale_tier(
+            (me.triggers for me in entries.values()),
+            fresh_specs=fresh,
+            fresh_content_hash=content,
         ):
             out.append(("triggers", es.skill))
     if es.evals_path is not None and any(me.evals for me in entries.values()):
         evspec = load_evals(es.evals_path)
         efresh = {c.id: eval_fingerprint(c) for c in evspec.evals}
         econtent = eval_content_hash(es.skill_dir) if es.skill_dir.is_dir() else ""
-        if any(
-            is_modified(r.spec_hash, me.evals.header.content_hash, efresh.get(r.id, ""), econtent)
-            for me in entries.values()
-            if me.evals is not None
-            for r in me.evals.results
+        if stale_tier(
+            (me.evals for me in entries.values()),
+            fresh_specs=efresh,
+            fresh_content_hash=econtent,
         ):
             out.append(("evals", es.skill))
     return out

@@ -19,14 +19,17 @@ from evolve_action.commands._common import (
     Invocation,
     add_selection_flags,
     add_trigger_flags,
+    available_harnesses,
     check_filters,
     default_jobs,
     require_positive,
+    results_format,
     split_list,
 )
-from evolve_action.config import resolve_repository
-from evolve_action.errors import EnvironmentProblem, UsageError
+from evolve_action.config import Config, resolve_repository
+from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
+from evolve_action.repo import Repository
 from evolve_action.tokens import default_cache_path
 
 
@@ -63,39 +66,45 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-def options_from(inv: Invocation) -> triggers.TriggerOptions:
-    """Resolve repository, config, models and flags into engine options."""
+def options_from(
+    inv: Invocation,
+    *,
+    resolved: tuple[Repository, Config] | None = None,
+    require_cli: bool = True,
+) -> triggers.TriggerOptions:
+    """Resolve repository, config, models and flags into engine options.
+
+    Shared by `run triggers` and `run all` (engine spec §2.3). `resolved` is the repository and
+    config when the caller already resolved them (and printed the config warnings and checked the
+    filters). The timeout is `--timeout` when given, else 120 s per session. A missing Claude Code
+    CLI raises, unless `require_cli` is false: then no model is selected (`run all` skips the
+    tier). A dry run plans as if the CLI were installed.
+    """
     args = inv.args
     require_positive("--runs", args.runs, "at least 1")
     jobs = args.jobs if args.jobs is not None else default_jobs()
     require_positive("--jobs", jobs, "a positive number of concurrent sessions")
-    require_positive("--timeout", args.timeout, "a positive number of seconds")
-    repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
-    for warning in config.warnings:
-        inv.stderr.write(f"warn: {warning}\n")
-    check_filters(repo, plugins=split_list(args.plugin), skills=split_list(args.skill))
-    catalog = build_catalog(config.providers)
-    from evolve_action.harness import find_cli
-
-    try:
-        find_cli(inv.environ)
-        available: set[str] = {"claude"}
-    except EnvironmentProblem:
-        if not args.dry_run:
-            raise
-        available = {"claude"}
+    timeout = args.timeout if args.timeout is not None else triggers.DEFAULT_TIMEOUT_SECONDS
+    require_positive("--timeout", timeout, "a positive number of seconds")
+    plugins, skills = split_list(args.plugin), split_list(args.skill)
+    if resolved is None:
+        repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+        for warning in config.warnings:
+            inv.stderr.write(f"warn: {warning}\n")
+        check_filters(repo, plugins=plugins, skills=skills)
+    else:
+        repo, config = resolved
     selection = resolve_models(
-        catalog,
+        build_catalog(config.providers),
         model_flags=args.model or (),
         config_models=config.models,
         config_harnesses=config.harnesses,
         harness_flags=args.harness or (),
-        available=available,
+        available=available_harnesses(inv.environ, dry_run=args.dry_run, required=require_cli),
         tier="triggers",
     )
     for warning in selection.warnings:
         inv.stderr.write(f"WARN: {warning}\n")
-    fmt = args.results_format or config.results_format
     return triggers.TriggerOptions(
         repo=repo,
         models=selection.models,
@@ -104,17 +113,17 @@ def options_from(inv: Invocation) -> triggers.TriggerOptions:
             new=args.new,
             modified=args.modified,
             failed=args.failed,
-            plugins=split_list(args.plugin),
-            skills=split_list(args.skill),
+            plugins=plugins,
+            skills=skills,
             tiers=(plan.Tier.TRIGGERS,),
         ),
         runs=args.runs,
         jobs=jobs,
-        timeout_seconds=args.timeout,
+        timeout_seconds=timeout,
         early_stop=not args.no_early_stop,
         keep_workspaces=args.keep_workspaces,
         dry_run=args.dry_run,
-        results_format="yaml" if fmt == "yml" else fmt,
+        results_format=results_format(args.results_format, config),
         tool_version=__version__,
         token_cache=default_cache_path(inv.environ, config.cache_dir),
     )

@@ -84,8 +84,12 @@ def agent_env(
     is_root: bool,
     cli_retries: int = DEFAULT_CLI_RETRIES,
 ) -> dict[str, str]:
-    """The complete environment of the agent process (allowlist + session variables)."""
+    """The complete environment of the agent process (allowlist + session variables).
+
+    The credential is the one the judge and token counting use (`procenv.agent_credential_env`).
+    """
     extra = {
+        **procenv.agent_credential_env(environ),
         "CLAUDE_CONFIG_DIR": str(config_dir),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
@@ -94,7 +98,7 @@ def agent_env(
     }
     if is_root and spec.permission_mode == "bypassPermissions":
         extra["IS_SANDBOX"] = "1"
-    return procenv.safe_env(environ, allow=procenv.AGENT_ALLOW, extra=extra)
+    return procenv.safe_env(environ, allow=procenv.AGENT_PASSTHROUGH, extra=extra)
 
 
 def build_options(
@@ -336,7 +340,7 @@ async def run_session(
     root = os.geteuid() == 0 if is_root is None else is_root
     tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
     messages: list[Any] = []
-    stopped = timed_out = False
+    stopped = timed_out = backstop = False
     crash = ""
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
@@ -384,7 +388,9 @@ async def run_session(
                             kill("stop")  # SIGKILL now: no grace period for a settled session
                             break
         except TimeoutError:
-            timed_out = True
+            backstop = True
+            # A session that already delivered its result is complete; only the close hung.
+            timed_out = not any(isinstance(m, ResultMessage) for m in messages)
         except CLIConnectionError as exc:
             crash = f"agent CLI failed: {exc}"
         except Exception as exc:  # ProcessError/ResultError after the result, parse errors…
@@ -392,7 +398,7 @@ async def run_session(
                 crash = f"agent CLI failed: {type(exc).__name__}: {_first_line(str(exc))}"
         finally:
             watchdog.cancel()
-        if timed_out:
+        if backstop:
             _kill_agent(pidfile)  # the backstop fired: the SDK's close may not have run to the end
         if killed_for == "timeout" and not stopped:
             timed_out = True
