@@ -7,7 +7,6 @@ the unique `ANTHROPIC_BASE_URL` of this test's server in `/proc/*/environ`).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -15,24 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.integration.test_triggers_cli import MODEL, skill_md, triggers_doc, write
-
-
-def agents_using(base_url: str) -> list[int]:
-    """PIDs of live processes whose environment points at `base_url`."""
-    marker = f"ANTHROPIC_BASE_URL={base_url}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().split()[2]
-        except OSError:
-            continue
-        if marker in env.split(b"\0") and state != "Z":
-            found.append(int(entry.name))
-    return found
+from tests.helpers.agents import agents_using, csv_trigger_repo, scripted_env
+from tests.integration.test_triggers_cli import MODEL
 
 
 def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
@@ -40,23 +23,11 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
 ) -> None:
     queries = [(f"Tidy up CSV spreadsheet number {i}", True) for i in range(1, 6)]
     root = tmp_path / "repo"
-    write(root, ".claude-plugin/plugin.json", '{"name": "docs-kit", "version": "1.0.0"}\n')
-    write(
-        root,
-        "skills/csv-clean/SKILL.md",
-        skill_md("csv-clean", "Tidy CSV spreadsheets. Use when asked to tidy CSV."),
-    )
-    write(root, "evals/csv-clean/triggers.json", triggers_doc(queries))
+    csv_trigger_repo(root, queries)
     srv = model_server(
         {"latency_ms": 700, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
     )
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "ANTHROPIC_BASE_URL": srv.base_url,
-        "ANTHROPIC_API_KEY": "sk-scripted",
-    }
+    env = scripted_env(tmp_path, srv.base_url)
     args = ["run", "triggers", "--root", str(root), "--model", "claude-sonnet-4-6"]
     args += ["--jobs", "2", "--runs", "1"]
     results = root / "evals" / "csv-clean" / "results.json"

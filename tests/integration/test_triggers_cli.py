@@ -12,7 +12,6 @@ server logged.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import json
 import os
@@ -22,6 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.agents import (
+    csv_trigger_repo,
+    kill_agents_of,
+    scripted_env,
+    skill_md,
+    triggers_doc,
+    write,
+)
 
 from evolve_action import encoding
 from evolve_action import results as res
@@ -77,23 +84,6 @@ CSV_QUERIES: list[tuple[str, bool]] = [
     ("Tidy up this messy CSV spreadsheet", True),
     ("Merge these PDF forms", False),
 ]
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def skill_md(name: str, description: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nInstructions.\n"
-
-
-def triggers_doc(queries: list[tuple[str, bool]]) -> str:
-    return json.dumps(
-        {"triggers": [{"query": q, "should_trigger": s} for q, s in queries]}, indent=2
-    )
 
 
 def make_repo(root: Path) -> Path:
@@ -354,22 +344,6 @@ def test_timeout_is_an_error_not_a_miss(
     shutil.rmtree(ws)
 
 
-def _kill_agents_of(base_url: str) -> None:
-    """SIGKILL every live agent pointed at `base_url` and wait until none is left."""
-    import signal
-    import time
-
-    from tests.integration.test_interrupt_qa import agents_using
-
-    deadline = time.monotonic() + 30
-    while (pids := agents_using(base_url)) and time.monotonic() < deadline:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.1)
-    assert agents_using(base_url) == [], "an agent of the killed run survived SIGKILL"
-
-
 def test_kill_9_then_new_completes_the_rest_without_duplicates(
     tmp_path: Path, model_server: Any, claude_cli: Path
 ) -> None:
@@ -381,23 +355,11 @@ def test_kill_9_then_new_completes_the_rest_without_duplicates(
 
     queries = [(f"Tidy up CSV spreadsheet number {i}", True) for i in range(1, 5)]
     root = tmp_path / "repo"
-    write(root, ".claude-plugin/plugin.json", '{"name": "docs-kit", "version": "1.0.0"}\n')
-    write(
-        root,
-        "skills/csv-clean/SKILL.md",
-        skill_md("csv-clean", "Tidy CSV spreadsheets. Use when asked to tidy CSV."),
-    )
-    write(root, "evals/csv-clean/triggers.json", triggers_doc(queries))
+    csv_trigger_repo(root, queries)
     srv = model_server(
         {"latency_ms": 400, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
     )
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "ANTHROPIC_BASE_URL": srv.base_url,
-        "ANTHROPIC_API_KEY": "sk-scripted",
-    }
+    env = scripted_env(tmp_path, srv.base_url)
     args = [
         "run",
         "triggers",
@@ -435,7 +397,7 @@ def test_kill_9_then_new_completes_the_rest_without_duplicates(
         proc.wait()
         # The killed run's agent runs in its own session and survives it: kill it and wait until
         # it is gone, so it cannot talk to the server during the `--new` run below.
-        _kill_agents_of(srv.base_url)
+        kill_agents_of(srv.base_url)
     done = stored()  # re-read after the kill: a query may have finished in between
     assert 2 <= len(done) < len(queries), "the run finished before it could be killed"
     srv.clear()

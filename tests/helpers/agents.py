@@ -1,0 +1,81 @@
+"""Helpers for integration tests that start real agent processes: fixture repos and cleanup."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    """Write `text` to `root/rel`, creating parent directories."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def skill_md(name: str, description: str) -> str:
+    """A minimal valid SKILL.md."""
+    return f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nInstructions.\n"
+
+
+def triggers_doc(queries: list[tuple[str, bool]]) -> str:
+    """A triggers.json document for `(query, should_trigger)` pairs."""
+    return json.dumps(
+        {"triggers": [{"query": q, "should_trigger": s} for q, s in queries]}, indent=2
+    )
+
+
+def csv_trigger_repo(root: Path, queries: list[tuple[str, bool]]) -> Path:
+    """A single-plugin repo with one `csv-clean` skill and the given trigger queries."""
+    write(root, ".claude-plugin/plugin.json", '{"name": "docs-kit", "version": "1.0.0"}\n')
+    write(
+        root,
+        "skills/csv-clean/SKILL.md",
+        skill_md("csv-clean", "Tidy CSV spreadsheets. Use when asked to tidy CSV."),
+    )
+    write(root, "evals/csv-clean/triggers.json", triggers_doc(queries))
+    return root
+
+
+def scripted_env(tmp_path: Path, base_url: str) -> dict[str, str]:
+    """A minimal child environment pointing the CLI at the scripted model server."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+
+
+def agents_using(base_url: str) -> list[int]:
+    """PIDs of live processes whose environment points at `base_url`."""
+    marker = f"ANTHROPIC_BASE_URL={base_url}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().split()[2]
+        except OSError:
+            continue
+        if marker in env.split(b"\0") and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def kill_agents_of(base_url: str) -> None:
+    """SIGKILL every live agent pointed at `base_url` and wait until none is left."""
+    deadline = time.monotonic() + 30
+    while (pids := agents_using(base_url)) and time.monotonic() < deadline:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+    assert agents_using(base_url) == [], "an agent of the killed run survived SIGKILL"
