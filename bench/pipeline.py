@@ -36,9 +36,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evolve_action import demo, encoding
+from evolve_action import encoding
+from evolve_action import flows as demo
 from evolve_action.modelserver import ModelServer
-from evolve_action.results_codec import from_document, to_document
+from evolve_action.results import from_document, to_document
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = Path("/work/shared/corpus/bitwise-skills")

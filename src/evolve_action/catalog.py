@@ -16,9 +16,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evolve_action.encoding import go_str_list, round6
 from evolve_action.errors import ConfigError, UsageError
-from evolve_action.gocompat import go_str_list, round6
-from evolve_action.specs_model import model_allowed
+from evolve_action.specs import model_allowed
 
 __all__ = [
     "BUILTIN_CATALOG",

@@ -6,7 +6,8 @@ import io
 import json
 from pathlib import Path
 
-from evolve_action import fingerprint, specs
+from evolve_action import plan as fingerprint
+from evolve_action import specs
 from evolve_action.cli import main
 from evolve_action.config import resolve_repository
 from evolve_action.results import load_results

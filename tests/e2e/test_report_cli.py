@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.report_fixtures import make_marketplace, make_single
 
 from evolve_action.cli import build_parser, main
-from evolve_action.commands.report import generate, resolve_options
+from evolve_action.cli._report import generate, resolve_options
 
 PINNED_VERSION = "0.0.0-golden"
 GoldenCheck = Callable[[str, bytes], None]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action import triggers
+import evolve_action.triggers as triggers  # the facade: `run all` calls `triggers.make_plan`
 from evolve_action.cli import main
-from evolve_action.commands._common import available_harnesses
+from evolve_action.cli._common import available_harnesses
 from evolve_action.errors import EnvironmentProblem
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import EXAMPLES, REPO
 
-from evolve_action.procenv import safe_env
+from evolve_action.harness import safe_env
 
 # Captured at import (before the autouse fixture points HOME at a temp dir) so pip's cache is reused.
 _PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")

@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evolve_action.encoding import encode_json
-from evolve_action.gocompat import round6
+from evolve_action.encoding import encode_json, round6
 from evolve_action.results import (
     EntryHeader,
     Estimate,

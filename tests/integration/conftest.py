@@ -71,7 +71,7 @@ def claude_cli() -> Path:
 @pytest.fixture
 def claude_env(tmp_path: Path) -> Callable[[ModelServer], dict[str, str]]:
     """`claude_env(srv) -> env`: an allowlisted environment pointing Claude Code at `srv`."""
-    from evolve_action.procenv import safe_env
+    from evolve_action.harness import safe_env
 
     def build(srv: ModelServer) -> dict[str, str]:
         config = tmp_path / "claude-config"

@@ -15,12 +15,18 @@ from typing import Any
 import pytest
 from tests.unit.test_evals import EVALS, NOW, FakeCounter, FakeJudge, write
 
-from evolve_action import evals, procenv
+from evolve_action import evals
+from evolve_action import harness as procenv
 from evolve_action.config import resolve_repository
 from evolve_action.events import RecordingReporter
-from evolve_action.harness import SessionSpec, Transcript
-from evolve_action.harness.claude_code import prepare_config_dir
-from evolve_action.workspace import SKILLS_DIR, create_trigger_workspace, remove_workspace
+from evolve_action.harness import (
+    SKILLS_DIR,
+    SessionSpec,
+    Transcript,
+    create_trigger_workspace,
+    remove_workspace,
+)
+from evolve_action.harness._claude_code import prepare_config_dir
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evolve_action import judge
+from evolve_action import grading as judge
 from evolve_action.grading import Verdict
 
 pytestmark = pytest.mark.integration

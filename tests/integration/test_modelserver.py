@@ -273,8 +273,8 @@ def test_command_rejects_a_bad_policy(tmp_path: Path) -> None:
     import argparse
     import io
 
-    from evolve_action.commands import model_server
-    from evolve_action.commands._common import Invocation
+    from evolve_action.cli import _model_server as model_server
+    from evolve_action.cli._common import Invocation
     from evolve_action.errors import SpecError
 
     policy = tmp_path / "bad.yaml"

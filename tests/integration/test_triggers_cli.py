@@ -33,9 +33,14 @@ from tests.helpers.agents import (
 from evolve_action import encoding
 from evolve_action import results as res
 from evolve_action.cli import main
-from evolve_action.harness import SessionSpec, run_session
-from evolve_action.validation import schema_validator
-from evolve_action.workspace import SKILLS_DIR, create_trigger_workspace, remove_workspace
+from evolve_action.harness import (
+    SKILLS_DIR,
+    SessionSpec,
+    create_trigger_workspace,
+    remove_workspace,
+    run_session,
+)
+from evolve_action.specs import schema_validator
 
 pytestmark = pytest.mark.integration
 
@@ -423,7 +428,7 @@ def corpus_keys(corpus: Path) -> set[str]:
 
 def test_corpus_modified_dry_run_plans_only_stale_entries(corpus: Path, tmp_path: Path) -> None:
     """`--modified --dry-run --json` on the real corpus plans exactly the results whose hashes moved."""
-    from evolve_action import fingerprint
+    from evolve_action import plan as fingerprint
 
     code, out, err = run_cli(
         ["run", "triggers", "--modified", "--dry-run", "--json", "--root", str(corpus)],

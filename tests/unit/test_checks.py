@@ -18,8 +18,8 @@ from evolve_action.checks import (
 )
 from evolve_action.config import Config, load_config, with_flags
 from evolve_action.errors import ConfigError
-from evolve_action.findings import Severity
 from evolve_action.repo import discover
+from evolve_action.specs import Severity
 
 
 def write(root: Path, rel: str, text: str) -> Path:

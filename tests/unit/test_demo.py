@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action import demo
+from evolve_action import flows as demo
 from evolve_action.errors import UsageError
 from evolve_action.modelserver import Skill, route_score
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evolve_action import cli
+from evolve_action.cli import _main as cli
 from evolve_action.errors import EvolveError, SpecError, UsageError, first_evolve_error
 
 

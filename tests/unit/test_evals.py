@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from evolve_action import eval_assembly, evals, grading, specs
+from evolve_action import evals, grading, specs
 from evolve_action.catalog import BUILTIN_CATALOG, BoundModel
 from evolve_action.config import resolve_repository
 from evolve_action.errors import SpecError
+from evolve_action.evals import _assembly as eval_assembly
 from evolve_action.events import ItemDone, RecordingReporter, UnitStarted
-from evolve_action.grading import Verdict
+from evolve_action.grading import JudgeRequest, Verdict
 from evolve_action.harness import ErrorClass, SessionSpec, ToolCall, Transcript, Usage
-from evolve_action.judge import JudgeRequest
 
 NOW = datetime.datetime(2026, 11, 21, 12, 0, 0, tzinfo=datetime.UTC)
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action import eval_assembly, evals, specs
+from evolve_action import evals, specs
 from evolve_action.errors import SpecError
+from evolve_action.evals import _assembly as eval_assembly
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action import fingerprint as fp
 from evolve_action.errors import SpecError
+from evolve_action.plan import _fingerprint as fp
 from evolve_action.specs import Assertion, EvalCase, parse_evals, parse_triggers
 
 

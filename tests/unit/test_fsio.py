@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action.fsio import atomic_write_text, remove_siblings, write_text
+from evolve_action.encoding import atomic_write_text, remove_siblings, write_text
 
 
 def test_atomic_write_creates_dirs_and_leaves_no_temp(tmp_path: Path) -> None:

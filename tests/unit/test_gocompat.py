@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evolve_action.gocompat import (
+from evolve_action.encoding import (
     go_clean,
     go_float,
     go_join,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from evolve_action import grading
 from evolve_action.grading import ToolCall, Verdict
+from evolve_action.grading import _assertions as grading
 from evolve_action.specs import Assertion, Source
 
 FINAL = "All done.\nCreated hello.txt with a greeting.\nexit=0"

@@ -10,9 +10,10 @@ import pytest
 from claude_agent_sdk import ResultMessage
 from claude_agent_sdk._internal.message_parser import parse_message
 
-from evolve_action import procenv, tokens
+from evolve_action import harness as procenv
+from evolve_action import harness as tokens
 from evolve_action.harness import ErrorClass, SessionSpec, runtime_error
-from evolve_action.harness.claude_code import (
+from evolve_action.harness._claude_code import (
     agent_env,
     build_options,
     exec_wrapper_script,
@@ -250,7 +251,7 @@ def test_backstop_after_the_result_keeps_the_result(
 ) -> None:
     import asyncio
 
-    from evolve_action.harness import claude_code
+    from evolve_action.harness import _claude_code as claude_code
 
     async def hanging_query(**_kw: Any) -> Any:
         yield _result(result="all done", total_cost_usd=0.5)

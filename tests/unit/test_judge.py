@@ -13,11 +13,10 @@ from typing import Any
 
 import pytest
 
-from evolve_action import judge
 from evolve_action.catalog import BUILTIN_CATALOG
 from evolve_action.errors import ConfigError
-from evolve_action.grading import Verdict
-from evolve_action.judge import Judge, JudgeRequest, ToolRefused, WorkspaceTools
+from evolve_action.grading import Judge, JudgeRequest, ToolRefused, Verdict, WorkspaceTools
+from evolve_action.grading import _judge as judge
 
 Reply = list[dict[str, Any]]
 

@@ -6,8 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from evolve_action.junit import build_suites, render_junit, xml_escape
-from evolve_action.report import LoadedFile, LoadedPlugin
+from evolve_action.report import LoadedFile, LoadedPlugin, build_suites, render_junit, xml_escape
 from evolve_action.results import (
     EntryHeader,
     EvalResult,

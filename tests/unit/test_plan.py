@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action import fingerprint, repo
 from evolve_action import plan as P
+from evolve_action import plan as fingerprint
+from evolve_action import repo
 from evolve_action import results as R
 from evolve_action.errors import UsageError
 

@@ -5,19 +5,22 @@ from __future__ import annotations
 import pytest
 
 from evolve_action.catalog import BUILTIN_CATALOG
-from evolve_action.render import (
+from evolve_action.report import (
     EM,
     MARKER,
+    LoadedFile,
+    LoadedPlugin,
     cell_text,
     group,
     pct,
+    plugin_summary,
+    provider_caps,
     render_plugin_page,
     render_root,
     secs,
     spct,
     usd,
 )
-from evolve_action.report import LoadedFile, LoadedPlugin, plugin_summary, provider_caps
 from evolve_action.results import (
     EntryHeader,
     EvalResult,
@@ -190,7 +193,7 @@ def test_root_grammar_with_excluded_and_single_detail() -> None:
 def test_rollup_row_leaves_all_errored_trigger_queries_ungraded() -> None:
     # A query whose runs all errored has no verdict; the file summary says 1 passed, 0 failed,
     # rate 1.0, and the rollup row must agree (not "1/2 | 50%").
-    from evolve_action.results_merge import summarise_triggers
+    from evolve_action.results import summarise_triggers
 
     head = EntryHeader(
         provider="anthropic", model="claude-sonnet-5", display="Claude Sonnet 5", executed=True
@@ -238,7 +241,7 @@ def _rollup(rate: float, *, prev: float | None = None) -> dict[str, object]:
 
 
 def test_pr_summary_previous_and_base() -> None:
-    from evolve_action.render import render_pr_summary
+    from evolve_action.report import render_pr_summary
 
     cur = {
         "schema": 3,
@@ -260,7 +263,7 @@ def test_pr_summary_previous_and_base() -> None:
 
 
 def test_pr_summary_is_size_capped() -> None:
-    from evolve_action.render import render_pr_summary
+    from evolve_action.report import render_pr_summary
 
     many = {f"anthropic/m{i:03}": _rollup(0.5) for i in range(200)}
     text = render_pr_summary({"plugins": {"p": {"triggers": many}}}, max_bytes=4000)

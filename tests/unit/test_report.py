@@ -148,8 +148,7 @@ def test_trigger_rollup_agrees_with_file_summary_when_a_query_errored() -> None:
     # One query with 3/3 hits and one whose runs all errored (no hits/runs/passed): the file
     # summary leaves the errored one out of the rate (1 passed, 0 failed, rate 1.0), and so must
     # the rollup: not 1 passed + 1 failed at 50%.
-    from evolve_action.results import TriggerResult
-    from evolve_action.results_merge import summarise_triggers
+    from evolve_action.results import TriggerResult, summarise_triggers
 
     results = (
         TriggerResult(

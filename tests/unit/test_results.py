@@ -307,7 +307,7 @@ def test_fixture_round_trips_byte_identically() -> None:
 
 
 def test_fixture_validates_against_the_shipped_schema() -> None:
-    from evolve_action.validation import schema_validator
+    from evolve_action.specs import schema_validator
 
     doc = R.to_document(load_fixture())
     assert [e.message for e in schema_validator("results").iter_errors(doc)] == []

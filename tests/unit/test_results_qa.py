@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action import results as R
 from evolve_action.errors import SpecError
+from evolve_action.results import _store as R
 
 CONFLICT = '{\n<<<<<<< HEAD\n  "schema": 5\n=======\n  "schema": 5\n>>>>>>> theirs\n}\n'
 

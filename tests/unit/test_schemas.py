@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import referencing
 
-from evolve_action.validation import SCHEMA_BASE, SCHEMA_NAMES, load_schema, schema_validator
+from evolve_action.specs import SCHEMA_BASE, SCHEMA_NAMES, load_schema, schema_validator
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from evolve_action.tokens import TokenCounter, cache_key, default_cache_path, estimate_payload
+from evolve_action.harness import TokenCounter, cache_key, default_cache_path, estimate_payload
 
 
 def test_payload_and_key() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action.tokens import TokenCounter
+from evolve_action.harness import TokenCounter
 
 
 @pytest.mark.parametrize("case", ["parent-is-file", "target-is-dir"])
@@ -44,7 +44,7 @@ def test_estimate_is_shared_by_both_tiers(tokens: int | None) -> None:
     import asyncio
 
     from evolve_action.catalog import build_catalog, estimate_cost_usd, resolve_models
-    from evolve_action.tokens import estimate
+    from evolve_action.harness import estimate
 
     model = resolve_models(
         build_catalog(), model_flags=["claude-sonnet-4-6"], available={"claude"}

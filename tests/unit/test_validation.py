@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolve_action.findings import Finding, Severity
-from evolve_action.validation import validate_evals, validate_triggers
+from evolve_action.specs import Finding, Severity, validate_evals, validate_triggers
 
 KNOWN = [("anthropic", "claude-sonnet-5"), ("openai", "gpt-5.4")]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evolve_action.errors import EnvironmentProblem
-from evolve_action.workspace import SKILLS_DIR, create_workspace, plugin_skill_dirs
+from evolve_action.harness import SKILLS_DIR, create_workspace, plugin_skill_dirs
 
 
 def make_skills(root: Path) -> Path:

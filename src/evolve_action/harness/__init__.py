@@ -1,16 +1,29 @@
-"""Agent harnesses: the only layer that starts agent sessions.
+"""Agent harnesses: the only layer that starts agent sessions, and what every session needs.
 
-Owns the facade over `base` (protocol and transcript types) and `claude_code` (Claude Code through
-`claude-agent-sdk`). Engines import from here, never from the submodules. The Claude Code names are loaded lazily
-(importing `claude_agent_sdk` is slow), so importing the facade stays cheap.
+Owns: the harness seam (`Harness` protocol, `SessionSpec`, `Transcript`, `ToolCall`, `Usage`,
+`ErrorClass`, `runtime_error`), the Claude Code harness (through `claude-agent-sdk`), locating the
+CLI, throwaway workspaces (`create_workspace`, `create_trigger_workspace`), the allowlisted child
+environment and the one Anthropic credential choice (`safe_env`, `chosen_credential`), and token
+counting with its cache (`TokenCounter`, `estimate`).
+Guarantees: a failed session is a `Transcript` with `error` set, never an exception; no child ever
+sees `GITHUB_TOKEN` or `INPUT_*`. Never does: print, read `os.environ` (callers pass `environ`).
+The Claude Code names are loaded lazily (importing `claude_agent_sdk` is slow), so importing the
+facade stays cheap.
+
+Files (private; import from this package):
+- `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
+- `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
+- `_locate`: locating the Claude Code CLI without importing `claude-agent-sdk`.
+- `_procenv`: the allowlisted environment every child process gets.
+- `_tokens`: token estimates through the vendor counting API, with a disk cache.
+- `_workspace`: throwaway agent workspaces (temp dir, skills installed, one git commit).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evolve_action.harness._locate import find_cli
-from evolve_action.harness.base import (
+from evolve_action.harness._base import (
     ErrorClass,
     Harness,
     RateLimit,
@@ -21,9 +34,25 @@ from evolve_action.harness.base import (
     Usage,
     runtime_error,
 )
+from evolve_action.harness._locate import find_cli
+from evolve_action.harness._procenv import CREDENTIAL_VARS, chosen_credential, safe_env
+from evolve_action.harness._tokens import (
+    TokenCounter,
+    cache_key,
+    default_cache_path,
+    estimate,
+    estimate_payload,
+)
+from evolve_action.harness._workspace import (
+    SKILLS_DIR,
+    create_trigger_workspace,
+    create_workspace,
+    plugin_skill_dirs,
+    remove_workspace,
+)
 
 if TYPE_CHECKING:
-    from evolve_action.harness.claude_code import ClaudeCodeHarness, run_session
+    from evolve_action.harness._claude_code import ClaudeCodeHarness, run_session
 
 _LAZY = ("ClaudeCodeHarness", "run_session")
 
@@ -31,23 +60,36 @@ _LAZY = ("ClaudeCodeHarness", "run_session")
 def __getattr__(name: str) -> Any:
     # `claude_agent_sdk` is slow to import: load the Claude Code harness on first use only.
     if name in _LAZY:
-        from evolve_action.harness import claude_code
+        from evolve_action.harness import _claude_code
 
-        return getattr(claude_code, name)
+        return getattr(_claude_code, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
+    "CREDENTIAL_VARS",
+    "SKILLS_DIR",
     "ClaudeCodeHarness",
     "ErrorClass",
     "Harness",
     "RateLimit",
     "SessionSpec",
     "StopPredicate",
+    "TokenCounter",
     "ToolCall",
     "Transcript",
     "Usage",
+    "cache_key",
+    "chosen_credential",
+    "create_trigger_workspace",
+    "create_workspace",
+    "default_cache_path",
+    "estimate",
+    "estimate_payload",
     "find_cli",
+    "plugin_skill_dirs",
+    "remove_workspace",
     "run_session",
     "runtime_error",
+    "safe_env",
 ]

@@ -1,0 +1,501 @@
+"""Tier 0: static checks of a plugin repository (engine spec §5).
+
+Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
+emission order and wording — and the verdict (`CheckReport`). The advisory skill signals live in
+`signals` (re-exported here: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
+`prose_lines`, `HEDGE_WORDS`).
+
+Guarantees: pure over the repository (reads files, never writes or prints); every problem is a
+`Finding` whose message starts with the path relative to the root (or is evolve's path-less
+repository message), with the line where known; the same repository always yields the same
+findings in the same order. Eval-file validation is delegated to `validation` (one source of
+truth). Never does: reading `os.environ`, raising for a broken authored file (that is a finding).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from evolve_action.checks._signals import HEDGE_WORDS as HEDGE_WORDS
+from evolve_action.checks._signals import SkillSignal as SkillSignal
+from evolve_action.checks._signals import conciseness_score as conciseness_score
+from evolve_action.checks._signals import prose_lines as prose_lines
+from evolve_action.checks._signals import size_score as size_score
+from evolve_action.checks._signals import skill_signals as skill_signals
+from evolve_action.config import Config, compile_description_pattern
+from evolve_action.encoding import go_str_list, split_lines
+from evolve_action.errors import EvolveError
+from evolve_action.repo import (
+    CLAUDE_MANIFEST,
+    CLAUDE_MARKETPLACE,
+    CODEX_MARKETPLACE,
+    MANIFEST_PATHS,
+    Manifest,
+    Plugin,
+    Repository,
+    Skill,
+    go_str,
+    parse_frontmatter,
+    plugin_skills,
+    read_manifest,
+    read_text,
+    rel_path,
+)
+from evolve_action.specs import Finding, Severity
+
+MAX_NAME_RUNES = 64
+MAX_DESCRIPTION_RUNES = 1024
+_KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_SEMVER = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckOptions:
+    """Per-run overrides of `checks.*` (the `run checks` flags); `None` = use the config."""
+
+    license: str | None = None
+    """`--license X`: the required SKILL.md license (overrides `checks.license`)."""
+    signals: bool | None = None
+    """`--no-signals` → False."""
+    marketplace: bool | None = None
+    """`--no-marketplace` → False."""
+    check_fixtures: bool = True
+    """Whether a missing `files` fixture is a finding."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckReport:
+    """The outcome of a checks run."""
+
+    root: Path
+    layout: str
+    plugins: int
+    findings: tuple[Finding, ...] = ()
+    """All findings in emission order (errors and warnings)."""
+    signals: tuple[SkillSignal, ...] = ()
+    """Advisory signals, empty when disabled."""
+
+    @property
+    def failures(self) -> int:
+        """Number of error findings (what `--strict` fails on)."""
+        return sum(1 for f in self.findings if f.severity == Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        """Number of warning findings (advisory)."""
+        return sum(1 for f in self.findings if f.severity == Severity.WARNING)
+
+    @property
+    def verdict(self) -> Literal["passed", "failed"]:
+        """`failed` when any error finding exists."""
+        return "failed" if self.failures else "passed"
+
+
+@dataclass(slots=True)
+class _Collector:
+    root: Path
+    findings: list[Finding] = field(default_factory=list)
+
+    def add(
+        self,
+        message: str,
+        *,
+        check: str,
+        path: Path | str | None = None,
+        line: int | None = None,
+        pointer: str | None = None,
+        severity: Severity = Severity.ERROR,
+    ) -> None:
+        shown: str | None
+        if isinstance(path, Path):
+            shown = rel_path(self.root, path)
+        else:
+            shown = path
+        self.findings.append(
+            Finding(
+                message=message,
+                path=shown,
+                line=line,
+                pointer=pointer,
+                check=check,
+                severity=severity,
+            )
+        )
+
+
+def run_checks(
+    repo: Repository, config: Config, options: CheckOptions | None = None
+) -> CheckReport:
+    """Run every Tier 0 check over `repo` and return the findings in evolve's emission order."""
+    opts = options or CheckOptions()
+    settings = config.checks
+    license_ = opts.license if opts.license is not None else settings.license
+    marketplace = settings.marketplace if opts.marketplace is None else opts.marketplace
+    signals = settings.signals if opts.signals is None else opts.signals
+    pattern = compile_description_pattern(settings.description_pattern)
+    out = _Collector(repo.root)
+    kinds = settings.plugin_manifests
+
+    if repo.layout == "single":
+        _plugin_checks(
+            out, repo, repo.plugins[0], "repo root", None, kinds, pattern, license_, config
+        )
+    else:
+        if repo.layout == "marketplace":
+            if marketplace:
+                _marketplace_checks(out, repo)
+            stray = repo.root / CLAUDE_MANIFEST
+            if stray.is_file():
+                out.add(
+                    f"repo root: stray {CLAUDE_MANIFEST} in a marketplace repository",
+                    check="repo.stray_manifest",
+                    path=stray,
+                )
+        if not repo.plugins:
+            out.add(
+                "no plugins under plugins/ (for a root-level plugin repo, use the single layout)",
+                check="repo.plugins",
+            )
+        for plugin in repo.plugins:
+            _plugin_checks(
+                out, repo, plugin, plugin.rel, plugin.name, kinds, pattern, license_, config
+            )
+    _eval_spec_checks(out, repo, opts)
+    scores = tuple(skill_signals(repo, config)) if signals else ()
+    return CheckReport(
+        root=repo.root,
+        layout=repo.layout,
+        plugins=len(repo.plugins),
+        findings=tuple(out.findings),
+        signals=scores,
+    )
+
+
+def _manifest_object(
+    out: _Collector, manifest: Manifest, rel: str, check: str
+) -> dict[str, Any] | None:
+    """The manifest's top-level object, or None after reporting why it is unusable (§5.2)."""
+    if manifest.error is not None:
+        out.add(f"{rel}: {manifest.error}", check=check, path=rel, line=manifest.line)
+        return None
+    if not isinstance(manifest.value, dict):
+        out.add(f"{rel}: manifest is not a JSON object", check=check, path=rel)
+        return None
+    return manifest.value
+
+
+# --- marketplace (§5.4) ---------------------------------------------------------------------
+
+
+def _marketplace_checks(out: _Collector, repo: Repository) -> None:
+    loaded: dict[str, dict[str, Any]] = {}
+    for kind, rel in (("claude", CLAUDE_MARKETPLACE), ("codex", CODEX_MARKETPLACE)):
+        path = repo.root / rel
+        manifest = read_manifest(path)
+        if not manifest.exists:
+            out.add(
+                f"missing {rel} (set checks.marketplace: false to opt out)",
+                check="marketplace.missing",
+                path=rel,
+            )
+            continue
+        value = _manifest_object(out, manifest, rel, "marketplace.json")
+        if value is None:
+            continue
+        plugins = value.get("plugins")
+        if go_str(value.get("name")) == "" or not isinstance(plugins, list) or not plugins:
+            out.add(
+                f"{rel}: missing name or non-empty plugins array",
+                check="marketplace.fields",
+                path=rel,
+            )
+        loaded[kind] = value
+    claude = loaded.get("claude")
+    if claude is not None:
+        owner = claude.get("owner")
+        owner_name = owner.get("name") if isinstance(owner, dict) else None
+        if go_str(owner_name) == "":
+            out.add(
+                f"{CLAUDE_MARKETPLACE}: missing owner.name",
+                check="marketplace.owner",
+                path=CLAUDE_MARKETPLACE,
+                pointer="/owner/name",
+            )
+    for kind, value in loaded.items():
+        rel = CLAUDE_MARKETPLACE if kind == "claude" else CODEX_MARKETPLACE
+        plugins = value.get("plugins")
+        for index, entry in enumerate(plugins if isinstance(plugins, list) else []):
+            source: Any = entry.get("source") if isinstance(entry, dict) else None
+            if isinstance(source, dict):
+                source = source.get("path")
+            src = go_str(source)
+            if not src.startswith("./"):
+                out.add(
+                    f"marketplace source '{src}' is not ./-prefixed",
+                    check="marketplace.source",
+                    path=rel,
+                    pointer=f"/plugins/{index}/source",
+                )
+            elif not (repo.root / src).is_dir():
+                out.add(
+                    f"marketplace source '{src}' does not resolve",
+                    check="marketplace.source",
+                    path=rel,
+                    pointer=f"/plugins/{index}/source",
+                )
+    if len(loaded) == 2:
+        names = {kind: sorted(_plugin_names(value)) for kind, value in loaded.items()}
+        if names["claude"] != names["codex"]:
+            out.add(
+                f"marketplaces disagree on plugins: claude={go_str_list(names['claude'])} "
+                f"codex={go_str_list(names['codex'])}",
+                check="marketplace.agree",
+                path=CODEX_MARKETPLACE,
+            )
+
+
+def _plugin_names(value: dict[str, Any]) -> list[str]:
+    plugins = value.get("plugins")
+    if not isinstance(plugins, list):
+        return []
+    return [go_str(p.get("name") if isinstance(p, dict) else None) for p in plugins]
+
+
+# --- plugins (§5.2) -------------------------------------------------------------------------
+
+
+def _plugin_checks(
+    out: _Collector,
+    repo: Repository,
+    plugin: Plugin,
+    label: str,
+    expected: str | None,
+    kinds: tuple[str, ...],
+    pattern: Any,
+    license_: str | None,
+    config: Config,
+) -> None:
+    loaded: dict[str, dict[str, Any]] = {}
+    for kind in kinds:
+        manifest_rel = MANIFEST_PATHS[kind]
+        path = plugin.dir / manifest_rel
+        manifest = read_manifest(path)
+        rel = rel_path(repo.root, path)
+        if not manifest.exists:
+            out.add(
+                f'{label}: missing {manifest_rel} (remove "{kind}" from '
+                "checks.plugin_manifests to opt out)",
+                check="plugin.manifest",
+                path=rel,
+            )
+        elif (value := _manifest_object(out, manifest, rel, "plugin.manifest")) is not None:
+            loaded[kind] = value
+    if kinds and len(loaded) == len(set(kinds)):
+        _agreement_checks(out, repo, plugin, label, expected, loaded)
+    if "claude" in kinds and "codex" in kinds and (plugin.dir / "hooks").is_dir():
+        out.add(
+            f"{label}: hooks/ directory is forbidden (incompatible hooks schemas across the "
+            f"required plugin manifests: {', '.join(kinds)})",
+            check="plugin.hooks",
+            path=plugin.dir / "hooks",
+        )
+    skills = plugin_skills(plugin)
+    if not skills:
+        out.add(f"{label}: no skills under skills/", check="plugin.skills", path=plugin.skills_dir)
+        return
+    for skill in skills:
+        _skill_checks(out, repo, skill, pattern, license_, config)
+
+
+def _agreement_checks(
+    out: _Collector,
+    repo: Repository,
+    plugin: Plugin,
+    label: str,
+    expected: str | None,
+    loaded: dict[str, dict[str, Any]],
+) -> None:
+    if expected is not None:
+        for kind, value in loaded.items():
+            rel = rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind])
+            name = go_str(value.get("name"))
+            if name != expected:
+                out.add(
+                    f"{rel}: name '{name}' != directory '{expected}'",
+                    check="plugin.name",
+                    path=rel,
+                    pointer="/name",
+                )
+    else:
+        names = sorted({go_str(v.get("name")) for v in loaded.values()})
+        if len(names) > 1:
+            out.add(
+                f"{label}: manifests disagree on plugin name: {go_str_list(names)}",
+                check="plugin.name",
+                path=rel_path(repo.root, plugin.dir / CLAUDE_MANIFEST),
+            )
+        for name in names:
+            if not _KEBAB.fullmatch(name):
+                out.add(
+                    f"{label}: plugin name '{name}' not kebab-case",
+                    check="plugin.name",
+                    path=rel_path(repo.root, plugin.dir / CLAUDE_MANIFEST),
+                    pointer="/name",
+                )
+    versions: list[tuple[str, str]] = []
+    for kind, value in loaded.items():
+        version = go_str(value.get("version"))
+        versions.append((kind, version))
+        if not _SEMVER.fullmatch(version):
+            out.add(
+                f"{label}: version '{version}' is not strict semver",
+                check="plugin.version",
+                path=rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind]),
+                pointer="/version",
+            )
+    if len({v for _, v in versions}) > 1:
+        pairs = " ".join(f"{k}={v}" for k, v in versions)
+        out.add(
+            f"{label}: version mismatch ({pairs})",
+            check="plugin.version",
+            path=rel_path(repo.root, plugin.dir / MANIFEST_PATHS[versions[-1][0]]),
+            pointer="/version",
+        )
+
+
+# --- SKILL.md (§5.3) ------------------------------------------------------------------------
+
+
+def _skill_checks(
+    out: _Collector,
+    repo: Repository,
+    skill: Skill,
+    pattern: Any,
+    license_: str | None,
+    config: Config,
+) -> None:
+    rel = rel_path(repo.root, skill.skill_md)
+    try:
+        text = read_text(skill.skill_md)
+    except EvolveError as exc:
+        out.add(f"{rel}: unreadable ({exc.message})", check="skill.read", path=rel, line=exc.line)
+        return
+    front = parse_frontmatter(text)
+    if front is None:
+        out.add(
+            f"{rel}: no YAML frontmatter",
+            check="skill.frontmatter",
+            path=rel,
+            line=1,
+        )
+        return
+    name = front.fields.get("name", "")
+    name_line = front.lines.get("name", 1)
+    if name != skill.name:
+        out.add(
+            f"{rel}: name '{name}' != directory '{skill.name}'",
+            check="skill.name",
+            path=rel,
+            line=name_line,
+        )
+    if not _KEBAB.fullmatch(name):
+        out.add(
+            f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=name_line
+        )
+    if len(name) > MAX_NAME_RUNES:
+        out.add(
+            f"{rel}: name longer than {MAX_NAME_RUNES} chars",
+            check="skill.name",
+            path=rel,
+            line=name_line,
+        )
+    description = front.fields.get("description", "")
+    desc_line = front.lines.get("description", 1)
+    if description == "":
+        out.add(f"{rel}: empty description", check="skill.description", path=rel, line=desc_line)
+    if len(description) > MAX_DESCRIPTION_RUNES:
+        out.add(
+            f"{rel}: description longer than {MAX_DESCRIPTION_RUNES} chars",
+            check="skill.description",
+            path=rel,
+            line=desc_line,
+        )
+    if pattern.search(description) is None:
+        out.add(
+            f"{rel}: description missing a 'Use when/after/before' trigger phrase "
+            "(checks.description_pattern)",
+            check="skill.description",
+            path=rel,
+            line=desc_line,
+        )
+    if "license" in front.fields and not license_:
+        out.add(
+            f"{rel}: license '{front.fields['license']}' is forbidden (no checks.license configured)",
+            check="skill.license",
+            path=rel,
+            line=front.lines["license"],
+        )
+    elif license_ and front.fields.get("license", "") != license_:
+        out.add(
+            f"{rel}: license must be {license_} (got '{front.fields.get('license', '')}')",
+            check="skill.license",
+            path=rel,
+            line=front.lines.get("license", front.end_line),
+        )
+    cap = config.checks.max_skill_lines
+    count = len(split_lines(text))
+    if count > cap:
+        out.add(
+            f"{rel}: SKILL.md exceeds {cap} lines ({count}) (checks.max_skill_lines)",
+            check="skill.size",
+            path=rel,
+            line=cap + 1,
+        )
+
+
+# --- eval specs (§5.5) ----------------------------------------------------------------------
+
+
+def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> None:
+    from evolve_action import specs as validation
+
+    try:
+        sets = repo.eval_sets()
+    except EvolveError as exc:
+        out.add(
+            f"enumerating evals: {exc.message}",
+            check="evals.enumerate",
+            path=exc.path if exc.path is not None else None,
+        )
+        return
+    for eval_set in sets:
+        if eval_set.triggers_path is not None:
+            try:
+                found = validation.validate_triggers(eval_set.triggers_path, repo.root)
+            except EvolveError as exc:
+                found = [_load_finding(repo, eval_set.triggers_path, exc, "triggers.load")]
+            out.findings.extend(found)
+        if eval_set.evals_path is not None:
+            try:
+                found = validation.validate_evals(
+                    eval_set.evals_path, repo.root, check_fixtures=opts.check_fixtures
+                )
+            except EvolveError as exc:
+                found = [_load_finding(repo, eval_set.evals_path, exc, "evals.load")]
+            out.findings.extend(found)
+        if not eval_set.skill_dir.is_dir():
+            out.add(
+                f"{eval_set.plugin_rel}: evals/{eval_set.skill} has no matching skill at "
+                f"{rel_path(repo.root, eval_set.skill_dir)}",
+                check="evals.skill",
+                path=eval_set.results_dir,
+            )
+
+
+def _load_finding(repo: Repository, path: Path, exc: EvolveError, check: str) -> Finding:
+    rel = rel_path(repo.root, path)
+    where = f"{rel}:{exc.line}" if exc.line else rel
+    return Finding(message=f"{where}: {exc.message}", path=rel, line=exc.line, check=check)

@@ -1,0 +1,23 @@
+"""The command-line front end: parse → typed options → call a flow or engine → print → exit code.
+
+Owns: `main`, the parser tree, the exit-code table (README) and one module per subcommand.
+Never holds business logic.
+
+Files (private; import from this package):
+- `_all`: `evolve-action run all`: checks → triggers → evals → report, in one command.
+- `_checks`: `evolve-action run checks`: Tier 0 static checks from the command line.
+- `_common`: Shared pieces of the subcommand modules: the invocation object, common flags and their checks.
+- `_demo`: `evolve-action demo`: evaluate a copy of the example repository end to end, offline by default.
+- `_evals`: `evolve-action run evals`: Tier 2 behavioural evals from the command line.
+- `_main`: The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
+- `_model_server`: `evolve-action model-server`: run the scripted Anthropic-compatible server until interrupted.
+- `_report`: `evolve-action report`: regenerate EVALUATION.md / EVALUATION.<fmt> / plugin pages; gate; JUnit.
+- `_triggers`: `evolve-action run triggers`: Tier 1 trigger accuracy from the command line.
+"""
+
+from evolve_action.cli._main import build_parser, main
+
+__all__ = [
+    "build_parser",
+    "main",
+]

@@ -1,0 +1,192 @@
+"""`evolve-action run checks`: Tier 0 static checks from the command line.
+
+Owns: the flags of `run checks`, rendering a `CheckReport` as evolve does (`FAIL:`/`WARN:` lines on
+stderr, the summary line, the advisory signals table on stdout), the `--json` document, and GitHub
+Actions annotations. Exit codes: 0 ok (or findings without `--strict`), 1 findings under
+`--strict`, 2 unusable input (raised as `EvolveError`, mapped by `cli.main`).
+
+Guarantees: output is a pure function of the `CheckReport` (same report, same bytes); findings
+go to the streams of the `Invocation`, never to `sys.stdout` directly. Never does: run checks
+itself (that is `checks.run_checks`), read `os.environ` outside the invocation, write files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from evolve_action.checks import CheckOptions, CheckReport, run_checks
+from evolve_action.cli._common import Invocation, add_repo_flags
+from evolve_action.config import resolve_repository, with_flags
+from evolve_action.github import annotate
+from evolve_action.repo import absolute
+from evolve_action.specs import Finding, Severity
+
+
+def register(subparsers: Any) -> None:
+    """Add `checks` to `evolve-action run`."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "checks",
+        help="Tier 0: validate manifests, SKILL.md frontmatter and authored eval files",
+        description=(
+            "Validate plugin manifests, marketplace manifests, SKILL.md frontmatter and the "
+            "authored triggers/evals files. Exit 0 when clean (or findings without --strict), "
+            "1 for findings under --strict, 2 for unusable input."
+        ),
+    )
+    add_repo_flags(parser)
+    parser.add_argument("--strict", action="store_true", help="exit 1 when there are findings")
+    parser.add_argument(
+        "--json", action="store_true", help="print one machine-readable JSON document on stdout"
+    )
+    parser.add_argument(
+        "--license", default=None, metavar="X", help="required SKILL.md license (checks.license)"
+    )
+    parser.add_argument(
+        "--no-signals", action="store_true", help="do not print the advisory skill signals"
+    )
+    parser.add_argument(
+        "--no-marketplace", action="store_true", help="skip the marketplace manifest checks"
+    )
+    parser.set_defaults(handler=handle)
+
+
+def handle(inv: Invocation) -> int:
+    """Run the checks and render them; return the exit code."""
+    args = inv.args
+    repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+    config = with_flags(
+        config,
+        {
+            "checks.license": args.license,
+            "checks.signals": False if args.no_signals else None,
+            "checks.marketplace": False if args.no_marketplace else None,
+        },
+    )
+    actions = inv.environ.get("GITHUB_ACTIONS") == "true"
+    for warning in config.warnings:
+        inv.stderr.write(f"warn: {warning}\n")
+        if actions:
+            annotate(inv.stderr if args.json else inv.stdout, "warning", warning)
+    report = run_checks(repo, config, CheckOptions())
+    prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
+    if args.json:
+        inv.stdout.write(json.dumps(report_document(report, config.warnings), indent=2) + "\n")
+        if actions:
+            _annotate(inv.stderr, report.findings, prefix)
+    else:
+        _render(inv.stdout, inv.stderr, report, strict=args.strict)
+        if actions:
+            _annotate(inv.stdout, report.findings, prefix)
+    if report.failures and args.strict:
+        return 1
+    return 0
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _render(out: TextIO, err: TextIO, report: CheckReport, *, strict: bool) -> None:
+    for finding in report.findings:
+        tag = "FAIL" if finding.severity == Severity.ERROR else "WARN"
+        err.write(f"{tag}: {console_message(finding)}\n")
+    if report.failures:
+        if not strict:
+            err.write(
+                f"WARN: checks: {_plural(report.failures, 'failure')} (pass --strict to exit 1)\n"
+            )
+    else:
+        out.write(
+            f"checks: all checks passed ({report.layout} layout, "
+            f"{_plural(report.plugins, 'plugin')})\n"
+        )
+    if report.signals:
+        out.write("\nskill signals (advisory — informational, does not affect pass/fail):\n")
+        rows = [("SKILL", "OVERALL", "SIZE", "CONCISE", "NOTE")]
+        rows += [
+            (s.skill, f"{s.overall:.0f}", f"{s.size:.0f}", f"{s.concise:.0f}", s.note)
+            for s in report.signals
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        for row in rows:
+            cells = [row[i].ljust(widths[i]) for i in range(4)]
+            out.write("  ".join([*cells, row[4]]).rstrip() + "\n")
+    out.flush()
+    err.flush()
+
+
+def _workspace_prefix(root: Path, workspace: str) -> str:
+    """The root relative to `GITHUB_WORKSPACE` (`""` when equal or unknown): annotation paths are
+    workspace-relative, finding paths root-relative."""
+    if not workspace:
+        return ""
+    try:
+        rel = absolute(root).relative_to(absolute(Path(workspace))).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel + "/"
+
+
+def console_message(finding: Finding) -> str:
+    """The message with `:<line>` after its leading path when the line is known and not yet shown
+    (`a/SKILL.md:2: name …`), so editors and terminals can jump to it."""
+    message, path, line = finding.message, finding.path, finding.line
+    if path and line and message.startswith(f"{path}: ") and f"line {line}" not in message:
+        return f"{path}:{line}: {message[len(path) + 2 :]}"
+    return message
+
+
+def _annotate(stream: TextIO, findings: tuple[Finding, ...], prefix: str = "") -> None:
+    for finding in findings:
+        level = "error" if finding.severity == Severity.ERROR else "warning"
+        relative = finding.path and not finding.path.startswith("/")
+        annotate(
+            stream,
+            level,
+            finding.message,
+            file=prefix + finding.path if finding.path and relative else None,
+            line=finding.line,
+            title=f"evolve-action checks ({finding.check})" if finding.check else None,
+        )
+
+
+def report_document(report: CheckReport, warnings: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The `--json` document: findings with path/line/pointer/check/severity/message, counts, verdict."""
+    return {
+        "root": report.root.as_posix(),
+        "layout": report.layout,
+        "plugins": report.plugins,
+        "verdict": report.verdict,
+        "counts": {
+            "findings": len(report.findings),
+            "errors": report.failures,
+            "warnings": report.warnings,
+        },
+        "findings": [
+            {
+                "check": f.check,
+                "severity": str(f.severity),
+                "path": f.path,
+                "line": f.line,
+                "pointer": f.pointer,
+                "message": f.message,
+            }
+            for f in report.findings
+        ],
+        "signals": [
+            {
+                "plugin": s.plugin,
+                "skill": s.skill,
+                "path": s.path,
+                "lines": s.lines,
+                "overall": round(s.overall, 1),
+                "size": round(s.size, 1),
+                "concise": round(s.concise, 1),
+            }
+            for s in report.signals
+        ],
+        "config_warnings": list(warnings),
+    }

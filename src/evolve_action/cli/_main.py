@@ -1,0 +1,105 @@
+"""The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
+
+Owns: `main`, the parser tree and the exit-code table (README). Never holds business logic: each
+subcommand lives in `evolve_action.cli._<name>` and registers itself via `register(subparsers)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from evolve_action import __version__
+from evolve_action.cli._common import Handler, Invocation
+from evolve_action.errors import EvolveError, first_evolve_error
+from evolve_action.github import annotate
+
+# Subcommands of `evolve-action run …` and top-level subcommands, by module name under `cli/` (`_<name>.py`).
+RUN_COMMANDS: tuple[str, ...] = ("checks", "triggers", "evals", "all")
+TOP_COMMANDS: tuple[str, ...] = ("model_server", "report", "demo")
+
+EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+log = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full parser tree from the registered command modules."""
+    parser = argparse.ArgumentParser(
+        prog="evolve-action",
+        description="Evaluate coding-agent skills: static checks, trigger accuracy, behavioural evals.",
+    )
+    parser.add_argument("--version", action="version", version=f"evolve-action {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = top.add_parser("run", help="run one evaluation tier (checks, triggers, evals) or all")
+    run_sub = run.add_subparsers(dest="tier", metavar="TIER")
+    for name in RUN_COMMANDS:
+        importlib.import_module(f"evolve_action.cli._{name}").register(run_sub)
+    for name in TOP_COMMANDS:
+        importlib.import_module(f"evolve_action.cli._{name}").register(top)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    cwd: Path | None = None,
+) -> int:
+    """Run the CLI and return its exit code (0 ok, 1 failures/gate, 2 error, 3 bug, 130 interrupt)."""
+    env = dict(os.environ if environ is None else environ)
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+        return int(exc.code or 0)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=err)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(out)
+        return EXIT_ERROR
+    invocation = Invocation(args=args, environ=env, stdout=out, stderr=err, cwd=cwd or Path.cwd())
+    try:
+        try:
+            return handler(invocation)
+        except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
+            first = first_evolve_error(group)
+            if first is None:
+                raise
+            raise first from None
+    except EvolveError as exc:
+        err.write(f"error: {exc.render(_root_of(args))}\n")
+        if env.get("GITHUB_ACTIONS") == "true":
+            shown = exc.path.as_posix() if exc.path else None
+            annotate(out, "error", exc.message, file=shown, line=exc.line)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        err.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line, traceback at debug level
+        log.debug("unexpected error", exc_info=True)
+        err.write(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "  please report this (re-run with -v for a traceback)\n"
+        )
+        return EXIT_BUG
+
+
+def _root_of(args: argparse.Namespace) -> Path | None:
+    root = getattr(args, "root", None)
+    return root if isinstance(root, Path) else None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

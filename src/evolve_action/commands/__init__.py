@@ -1,1 +1,0 @@
-"""CLI subcommands: each module registers its parser and a thin handler (parse → options → engine)."""

@@ -1,0 +1,264 @@
+"""YAML decoding with yaml.v3's semantics on ruamel.yaml's event parser.
+
+Owns: `decode_yaml`, which turns YAML text into the JSON data model exactly as evolve's
+`yaml.v3` decode + `json.Marshal` does (duplicate keys, non-string keys, merge keys, `.inf`/`.nan`
+and tag mismatches are errors; `key:<TAB>value` is accepted like yaml.v3 does), plus a JSON
+pointer → line index for error messages.
+
+Guarantees: values are plain `dict`/`list`/`str`/`int`/`float`/`bool`/`None`; every problem is a
+`SpecError` naming the file and line. Never does: read files (the caller passes text, see
+`encoding.decode_path`), use ruamel's constructors (timestamps, sets and YAML 1.1 booleans would
+diverge from yaml.v3).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evolve_action.encoding._decode import Decoded, pointer_join
+from evolve_action.encoding._yamlscalar import (
+    BOOL_TAG,
+    FLOAT_TAG,
+    INT_TAG,
+    NULL_TAG,
+    STR_TAG,
+    TAG,
+    TIMESTAMP_TAG,
+    json_number,
+    resolve_plain,
+)
+from evolve_action.errors import SpecError
+
+__all__ = ["decode_yaml"]
+
+
+class _YamlFail(Exception):
+    def __init__(self, message: str, line: int | None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.hint = hint
+
+
+class _YamlBuilder:
+    """Builds the JSON data model from parser events, with yaml.v3's checks."""
+
+    def __init__(self, events: Iterator[Any]) -> None:
+        self.events = events
+        self.anchors: dict[str, Any] = {}
+        self.lines: dict[str, int] = {}
+
+    def _next(self) -> Any:
+        return next(self.events)
+
+    def document(self) -> tuple[Any, bool]:
+        """Return (value, found) for the first document of the stream."""
+        for ev in self.events:
+            name = type(ev).__name__
+            if name == "DocumentStartEvent":
+                value = self._node(self._next(), "")
+                return value, True
+            if name == "StreamEndEvent":
+                break
+        return None, False
+
+    def _node(self, ev: Any, ptr: str) -> Any:
+        name = type(ev).__name__
+        line = ev.start_mark.line + 1
+        self.lines.setdefault(ptr, line)
+        if name == "AliasEvent":
+            if ev.anchor not in self.anchors:
+                raise _YamlFail(f'yaml: line {line}: unknown anchor "{ev.anchor}" referenced', line)
+            return self.anchors[ev.anchor]
+        if name == "ScalarEvent":
+            value = self._scalar(ev, line)
+        elif name == "SequenceStartEvent":
+            value = []
+            if ev.anchor:
+                self.anchors[ev.anchor] = value
+            while True:
+                child = self._next()
+                if type(child).__name__ == "SequenceEndEvent":
+                    break
+                value.append(self._node(child, pointer_join(ptr, len(value))))
+            return value
+        elif name == "MappingStartEvent":
+            value = {}
+            if ev.anchor:
+                self.anchors[ev.anchor] = value
+            self._mapping(value, ptr)
+            return value
+        else:  # pragma: no cover - the parser only yields node events here
+            raise _YamlFail(f"yaml: line {line}: unexpected {name}", line)
+        if ev.anchor:
+            self.anchors[ev.anchor] = value
+        return value
+
+    def _mapping(self, out: dict[str, Any], ptr: str) -> None:
+        key_lines: dict[str, int] = {}
+        merged: list[dict[str, Any]] = []
+        while True:
+            kev = self._next()
+            if type(kev).__name__ == "MappingEndEvent":
+                break
+            kline = kev.start_mark.line + 1
+            is_merge = (
+                type(kev).__name__ == "ScalarEvent"
+                and kev.value == "<<"
+                and kev.style is None
+                and kev.tag is None
+            )
+            if is_merge:
+                mv = self._node(self._next(), pointer_join(ptr, "<<"))
+                self.lines.pop(pointer_join(ptr, "<<"), None)
+                sources = mv if isinstance(mv, list) else [mv]
+                for src in sources:
+                    if not isinstance(src, dict):
+                        raise _YamlFail(
+                            f"yaml: line {kline}: map merge requires map or sequence of maps "
+                            "as the value",
+                            kline,
+                        )
+                    merged.append(src)
+                continue
+            key = self._node(kev, f"{ptr}\x00key")
+            self.lines.pop(f"{ptr}\x00key", None)
+            if not isinstance(key, str):
+                raise _YamlFail(
+                    "not JSON-representable (non-string mapping key?): "
+                    f"key {_describe_key(key)} at line {kline} is not a string",
+                    kline,
+                    "quote the key so it is a string",
+                )
+            if key in key_lines:
+                raise _YamlFail(
+                    f'yaml: line {kline}: mapping key "{key}" already defined at line '
+                    f"{key_lines[key]}",
+                    kline,
+                    "remove or rename one of the duplicate keys",
+                )
+            key_lines[key] = kline
+            out[key] = self._node(self._next(), pointer_join(ptr, key))
+        for src in merged:
+            for k, v in src.items():
+                if k not in key_lines:
+                    out.setdefault(k, v)
+
+    def _scalar(self, ev: Any, line: int) -> Any:
+        value: str = ev.value
+        tag = ev.tag
+        if tag is None:
+            if ev.style is not None:  # quoted or block scalar
+                return value
+            return self._finite(resolve_plain(value), value, line)
+        if tag in (STR_TAG, TIMESTAMP_TAG) or not tag.startswith(TAG):
+            return value
+        if tag == NULL_TAG:
+            return None
+        resolved = resolve_plain(value)
+        short = "!!" + tag[len(TAG) :]
+        if tag == BOOL_TAG and isinstance(resolved, bool):
+            return resolved
+        if tag == INT_TAG and isinstance(resolved, int) and not isinstance(resolved, bool):
+            return resolved
+        if (
+            tag == FLOAT_TAG
+            and isinstance(resolved, int | float)
+            and not isinstance(resolved, bool)
+        ):
+            return self._finite(float(resolved), value, line)
+        if tag in (BOOL_TAG, INT_TAG, FLOAT_TAG):
+            raise _YamlFail(
+                f"yaml: line {line}: cannot decode {_short_kind(resolved)} `{value}` as a {short}",
+                line,
+            )
+        return value
+
+    @staticmethod
+    def _finite(v: Any, text: str, line: int) -> Any:
+        if isinstance(v, float):
+            if math.isnan(v) or math.isinf(v):
+                raise _YamlFail(
+                    f"not JSON-representable: {text} (line {line}) is not a finite number",
+                    line,
+                    "JSON has no infinity or NaN; quote it if you meant a string",
+                )
+            return json_number(v)
+        return v
+
+
+def _short_kind(v: Any) -> str:
+    if v is None:
+        return "!!null"
+    if isinstance(v, bool):
+        return "!!bool"
+    if isinstance(v, int):
+        return "!!int"
+    if isinstance(v, float):
+        return "!!float"
+    return "!!str"
+
+
+def _describe_key(key: Any) -> str:
+    if isinstance(key, dict | list):
+        return "of type " + ("mapping" if isinstance(key, dict) else "sequence")
+    return json.dumps(key)
+
+
+def _tab_separator(text: str, e: Any) -> int | None:
+    """Index of a tab ruamel refused where yaml.v3 accepts it as separation space, else None."""
+    mark = e.problem_mark
+    if mark is None or "'\\t'" not in str(e.problem or ""):
+        return None
+    idx = mark.index
+    if not (0 <= idx < len(text)) or text[idx] != "\t":
+        return None
+    line_start = text.rfind("\n", 0, idx) + 1
+    # A tab in indentation is an error in both; after content on the line it only separates.
+    return idx if text[line_start:idx].strip(" \t") else None
+
+
+def decode_yaml(text: str, path: Path) -> Decoded:
+    """Decode YAML `text` (read from `path`) like yaml.v3; `SpecError` on any problem."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    hint = "fix the YAML syntax (indentation, quoting, `key: value` pairs)"
+    for _attempt in range(_TAB_RETRIES + 1):
+        builder = _YamlBuilder(iter(YAML(typ="safe", pure=True).parse(io.StringIO(text))))
+        try:
+            value, found = builder.document()
+        except _YamlFail as e:
+            raise SpecError(e.message, path=path, line=e.line, hint=e.hint or hint) from None
+        except MarkedYAMLError as e:
+            # yaml.v3 accepts `key:<TAB>value`; ruamel does not. Such a tab only separates
+            # tokens, so replacing it by a space keeps the meaning (and every offset).
+            tab = _tab_separator(text, e)
+            if tab is not None and _attempt < _TAB_RETRIES:
+                text = text[:tab] + " " + text[tab + 1 :]
+                continue
+            mark = e.problem_mark or e.context_mark
+            line = mark.line + 1 if mark is not None else None
+            problem = e.problem or e.context or "syntax error"
+            where = f"line {line}: " if line else ""
+            raise SpecError(f"yaml: {where}{problem}", path=path, line=line, hint=hint) from None
+        except YAMLError as e:
+            raise SpecError(f"yaml: {e}", path=path, hint=hint) from None
+        except StopIteration:  # pragma: no cover - a well-formed event stream always ends
+            raise SpecError("yaml: unexpected end of stream", path=path, hint=hint) from None
+        if not found:
+            raise SpecError(
+                "file has no content (only comments)", path=path, hint="write the YAML document"
+            )
+        return Decoded(value, builder.lines.get)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_TAB_RETRIES = 32

@@ -1,0 +1,374 @@
+"""`evolve-action demo`: the example repository, evaluated end to end, offline by default.
+
+Owns: copying the example plugin repository into a fresh directory (`copy_examples`, so the user's
+tree is never modified), deciding between the scripted model server and the real API
+(`choose_backend`: scripted unless credentials are present, and the real API only when the user
+confirmed it), the bundled demo policy (`demo_policy`, package data
+`modelserver/policies/demo.yaml`), the environment that points a run at the scripted server
+(`scripted_environ`), and reading the figures back from the written results files for the closing
+summary (`summarise`, `render_summary`).
+
+Guarantees: never writes outside the output directory it is given or creates; the scripted
+environment never carries the caller's real Anthropic credentials (a dummy key and a loopback
+`ANTHROPIC_BASE_URL` replace them) and routes the token-count cache into the output directory, so the
+fake counts never pollute the user's real cache. Never does: print (the command module renders),
+read `os.environ` (callers pass the environment), start agent processes (the engines do).
+"""
+
+from __future__ import annotations
+
+import enum
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import NamedTuple
+
+from evolve_action.encoding import round_half_away
+from evolve_action.errors import UsageError
+from evolve_action.modelserver import Policy
+from evolve_action.repo import Repository
+from evolve_action.results import EvalResult, EvalsEntry, load_results
+
+__all__ = [
+    "CREDENTIAL_VARS",
+    "DUMMY_KEY",
+    "POLICY_RESOURCE",
+    "Backend",
+    "BackendChoice",
+    "DemoSummary",
+    "SkillFigures",
+    "TierFigures",
+    "choose_backend",
+    "copy_examples",
+    "demo_policy",
+    "demo_policy_text",
+    "render_summary",
+    "scripted_environ",
+    "summarise",
+]
+
+CREDENTIAL_VARS: tuple[str, ...] = (
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_AUTH_TOKEN",
+    "EVOLVE_ANTHROPIC_API_KEY",
+    "EVOLVE_CLAUDE_CODE_OAUTH_TOKEN",
+)
+"""Variables that would make the run spend real money; all are replaced in scripted mode."""
+
+DUMMY_KEY = "sk-evolve-demo-scripted"
+"""The API key the agent and the judge send to the scripted server (any string works)."""
+
+POLICY_RESOURCE = ("modelserver", "policies", "demo.yaml")
+"""Where the demo policy lives inside the `evolve_action` package."""
+
+# Names stripped from the environment handed to a scripted run: credentials and every way of
+# pointing the Anthropic clients elsewhere.
+_SCRUB = (
+    *CREDENTIAL_VARS,
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
+
+# Names copied when seeding the output directory: version-control metadata, caches and stale
+# outputs of earlier runs are left behind so the demo starts from the authored files only.
+_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".pytest_cache", ".venv", "*.pyc")
+
+
+class Backend(enum.StrEnum):
+    """Which model answers the demo's agent sessions and judge calls."""
+
+    SCRIPTED = "scripted"
+    """The in-process scripted model server with the bundled demo policy."""
+    REAL = "real"
+    """The real Anthropic API with the caller's credentials (costs money)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackendChoice:
+    """The backend to use, or why the demo must stop and ask."""
+
+    backend: Backend | None
+    """None: credentials are present and neither `--yes` nor `--scripted` was given."""
+    credential: str | None = None
+    """The credential variable found in the environment, if any."""
+
+
+def choose_backend(environ: Mapping[str, str], *, scripted: bool, yes: bool) -> BackendChoice:
+    """Scripted unless a credential is present; with one, the real API only after `--yes`."""
+    found = next((name for name in CREDENTIAL_VARS if environ.get(name)), None)
+    if scripted or found is None:
+        return BackendChoice(backend=Backend.SCRIPTED, credential=found)
+    if yes:
+        return BackendChoice(backend=Backend.REAL, credential=found)
+    return BackendChoice(backend=None, credential=found)
+
+
+def copy_examples(
+    source: Path, out: Path | None, *, tmp_parent: Path | None = None, label: str | None = None
+) -> Path:
+    """Copy the example repository `source` into `out` (or a fresh temp dir) and return the copy.
+
+    `out` must not exist or be an empty directory, so a previous run is never overwritten. Without
+    `out`, the copy is `<fresh temp dir>/<source name>` (under `tmp_parent` when given). Raises
+    `UsageError` when `source` is missing, `out` is unusable, or `out` lies inside `source`.
+    `label` is how the user wrote `source` (for messages; default: the path).
+    """
+    shown = label or str(source)
+    src = source.resolve()
+    if not src.is_dir():
+        raise UsageError(
+            f"example repository not found: {shown} (looked for {src})",
+            hint="run the demo from an evolve-action checkout (it has examples/), "
+            "or pass --root DIR pointing at a plugin repository",
+        )
+    if out is None:
+        parent = tempfile.mkdtemp(prefix="evolve-demo-", dir=tmp_parent)
+        dest = Path(parent) / (src.name or "repo")
+    else:
+        dest = out.resolve()
+        if dest == src or dest.is_relative_to(src):
+            raise UsageError(
+                f"--out {out}: inside the example repository {shown}",
+                hint="pick a directory outside it; the demo never writes into the source tree",
+            )
+        if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+            raise UsageError(
+                f"--out {out}: exists and is not an empty directory",
+                hint="pass a new path (the demo never overwrites an earlier run)",
+            )
+    try:
+        shutil.copytree(src, dest, symlinks=True, ignore=_IGNORE, dirs_exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"copying {shown} to {dest}: {exc.strerror or exc}", hint="check --out"
+        ) from None
+    return dest
+
+
+def demo_policy_text() -> str:
+    """The bundled demo policy (YAML), read from the installed package."""
+    ref = resources.files("evolve_action")
+    for part in POLICY_RESOURCE:
+        ref = ref / part
+    return ref.read_text(encoding="utf-8")
+
+
+def demo_policy() -> Policy:
+    """The bundled demo policy, parsed."""
+    return Policy.from_yaml(demo_policy_text())
+
+
+def scripted_environ(
+    environ: Mapping[str, str], *, base_url: str, cache_dir: Path
+) -> dict[str, str]:
+    """`environ` with the real credentials removed and the run pointed at the scripted server.
+
+    The token-count cache goes to `cache_dir` (`EVOLVE_CACHE_DIR`), so the scripted counts never
+    land in the user's real cache.
+    """
+    env = {k: v for k, v in environ.items() if k not in _SCRUB}
+    env["ANTHROPIC_BASE_URL"] = base_url
+    env["ANTHROPIC_API_KEY"] = DUMMY_KEY
+    env["EVOLVE_CACHE_DIR"] = str(cache_dir)
+    return env
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillFigures:
+    """One skill × model's latest figures, read back from its results file."""
+
+    plugin: str
+    skill: str
+    model: str
+    triggers_passed: int = 0
+    triggers_total: int = 0
+    """Queries with a verdict (passed + failed)."""
+    evals_passed: int = 0
+    evals_total: int = 0
+    """Graded cases (passed + failed; errored cases are counted apart)."""
+    evals_errored: int = 0
+    baseline_passed: int = 0
+    baseline_total: int = 0
+    paired_total: int = 0
+    """Evals graded both with and without the skill (the lift's case set)."""
+    paired_passed: int = 0
+    """Of `paired_total`, those passed with the skill."""
+    paired_baseline_passed: int = 0
+    """Of `paired_total`, those passed without it."""
+    results_path: Path | None = None
+
+
+class TierFigures(NamedTuple):
+    """Passed and graded counts of one tier over every skill."""
+
+    passed: int
+    total: int
+
+    @property
+    def rate(self) -> float | None:
+        """passed / total, None when nothing was graded."""
+        return self.passed / self.total if self.total else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoSummary:
+    """What the demo prints at the end: per-skill figures and the per-tier totals."""
+
+    root: Path
+    skills: tuple[SkillFigures, ...]
+    report_path: Path | None
+    evals_errored: int = 0
+
+    def tier(self, name: str) -> TierFigures:
+        """Totals of `triggers`, `evals` or `baseline` over every skill × model."""
+        if name not in ("triggers", "evals", "baseline"):
+            raise ValueError(f"unknown tier {name!r}")
+        passed = sum(getattr(s, f"{name}_passed") for s in self.skills)
+        total = sum(getattr(s, f"{name}_total") for s in self.skills)
+        return TierFigures(passed, total)
+
+    @property
+    def paired(self) -> tuple[int, int, int]:
+        """(cases graded both ways, passed with the skill, passed without) over every skill."""
+        return (
+            sum(s.paired_total for s in self.skills),
+            sum(s.paired_passed for s in self.skills),
+            sum(s.paired_baseline_passed for s in self.skills),
+        )
+
+    @property
+    def lift(self) -> float | None:
+        """With-skill minus without-skill pass rate, in [-1, 1], over the evals graded both ways.
+
+        Both rates come from the same cases, so an eval whose with-skill run or baseline errored
+        (or has no verdict) is left out of both. None when no eval was graded both ways.
+        """
+        n, with_skill, baseline = self.paired
+        return (with_skill - baseline) / n if n else None
+
+    @property
+    def lift_points(self) -> int | None:
+        """The lift in percentage points as printed: the difference of the two rounded rates."""
+        n, with_skill, baseline = self.paired
+        if not n:
+            return None
+        return _percent(with_skill / n) - _percent(baseline / n)
+
+
+def _percent(rate: float) -> int:
+    """`rate` as a whole percentage, halves away from zero (7/8 → 88, 1/8 → 13)."""
+    return int(round_half_away(rate * 100))
+
+
+def _verdict(r: EvalResult) -> bool | None:
+    return None if r.runtime_error else r.passed
+
+
+def _pairs(entry: EvalsEntry) -> tuple[int, int, int]:
+    """(graded both ways, passed with the skill, passed without) over an entry's evals."""
+    if entry.baseline is None:
+        return 0, 0, 0
+    base = {r.id: _verdict(r) for r in entry.baseline.results}
+    n = with_skill = without = 0
+    for r in entry.results:
+        v, b = _verdict(r), base.get(r.id)
+        if v is None or b is None:
+            continue
+        n += 1
+        with_skill += v
+        without += b
+    return n, with_skill, without
+
+
+def _graded(passed: int | None, failed: int | None) -> tuple[int, int]:
+    p, f = passed or 0, failed or 0
+    return p, p + f
+
+
+def summarise(repository: Repository) -> DemoSummary:
+    """Read every eval set's results file and the report location of the evaluated copy."""
+    figures: list[SkillFigures] = []
+    for es in repository.eval_sets():
+        loaded = load_results(es.results_dir, plugin=es.plugin, skill=es.skill)
+        if loaded.file is None:
+            continue
+        for key, entry in sorted(loaded.file.models.items()):
+            tp = tt = ep = et = err = bp = bt = 0
+            pairs = (0, 0, 0)
+            if entry.triggers is not None:
+                tp, tt = _graded(entry.triggers.summary.passed, entry.triggers.summary.failed)
+            if entry.evals is not None:
+                ep, et = _graded(entry.evals.summary.passed, entry.evals.summary.failed)
+                err = entry.evals.summary.errored or 0
+                if entry.evals.baseline is not None:
+                    b = entry.evals.baseline.summary
+                    bp, bt = _graded(b.passed, b.failed)
+                pairs = _pairs(entry.evals)
+            figures.append(
+                SkillFigures(
+                    plugin=es.plugin,
+                    skill=es.skill,
+                    model=key,
+                    triggers_passed=tp,
+                    triggers_total=tt,
+                    evals_passed=ep,
+                    evals_total=et,
+                    evals_errored=err,
+                    baseline_passed=bp,
+                    baseline_total=bt,
+                    paired_total=pairs[0],
+                    paired_passed=pairs[1],
+                    paired_baseline_passed=pairs[2],
+                    results_path=loaded.path,
+                )
+            )
+    report = repository.root / "EVALUATION.md"
+    return DemoSummary(
+        root=repository.root,
+        skills=tuple(figures),
+        report_path=report if report.is_file() else None,
+        evals_errored=sum(s.evals_errored for s in figures),
+    )
+
+
+def _rate(t: TierFigures) -> str:
+    return "n/a" if t.rate is None else f"{t.passed}/{t.total} ({_percent(t.rate)}%)"
+
+
+def render_summary(summary: DemoSummary) -> str:
+    """The short closing summary: pass rates per tier, the lift, and where EVALUATION.md is."""
+    lines = ["", "demo summary"]
+    rows = [("SKILL", "TRIGGERS", "EVALS", "WITHOUT SKILL")]
+    for s in summary.skills:
+        rows.append(
+            (
+                f"{s.plugin}/{s.skill}",
+                f"{s.triggers_passed}/{s.triggers_total}" if s.triggers_total else "-",
+                f"{s.evals_passed}/{s.evals_total}" if s.evals_total else "-",
+                f"{s.baseline_passed}/{s.baseline_total}" if s.baseline_total else "-",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for row in rows:
+        lines.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip())
+    lines.append(f"  triggers:           {_rate(summary.tier('triggers'))} of queries pass")
+    lines.append(f"  evals (with skill): {_rate(summary.tier('evals'))} of cases pass")
+    lines.append(f"  evals (baseline):   {_rate(summary.tier('baseline'))} of cases pass")
+    points = summary.lift_points
+    if points is not None:
+        line = f"  lift:               {points:+d} points from the skills"
+        n = summary.paired[0]
+        if n != summary.tier("evals").total or n != summary.tier("baseline").total:
+            line += f" (over the {n} {'case' if n == 1 else 'cases'} graded both ways)"
+        lines.append(line)
+    if summary.evals_errored:
+        lines.append(f"  errored evals:      {summary.evals_errored}")
+    if summary.report_path is not None:
+        lines.append(f"  report:             {summary.report_path}")
+    lines.append(f"  evaluated copy:     {summary.root}")
+    return "\n".join(lines) + "\n"

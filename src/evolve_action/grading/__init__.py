@@ -1,0 +1,53 @@
+"""Grading: deterministic assertions, the LLM judge and its workspace tools.
+
+Owns: the six deterministic assertion types and their `describe()` text, the tri-state `Verdict`,
+the per-case aggregation (`grade_case`), the grade summary, and the judge (one `anthropic`
+conversation per case for all `llm` assertions, read-only workspace tools, judge model resolution).
+Guarantees: grading never raises for a bad assertion or a judge failure: it is a failed verdict with
+evidence. Never does: print or read `os.environ`; the one impure part is deliberate: this package is
+the only place `command` assertions run, with an allowlisted environment.
+
+Files (private; import from this package):
+- `_assertions`: Deterministic grading of Tier 2 assertions, and the per-case verdict.
+- `_judge`: The LLM judge: one `anthropic` SDK conversation per eval case grades all of its `llm` assertions.
+"""
+
+from evolve_action.grading._assertions import (
+    REGEX_FILE_CAP,
+    GradedCase,
+    ToolCall,
+    Verdict,
+    case_passed,
+    describe,
+    grade_case,
+    grade_deterministic,
+    summarize,
+)
+from evolve_action.grading._judge import (
+    Judge,
+    JudgeRequest,
+    ToolRefused,
+    WorkspaceTools,
+    build_prompt,
+    client_from_env,
+    resolve_judge_model,
+)
+
+__all__ = [
+    "REGEX_FILE_CAP",
+    "GradedCase",
+    "Judge",
+    "JudgeRequest",
+    "ToolCall",
+    "ToolRefused",
+    "Verdict",
+    "WorkspaceTools",
+    "build_prompt",
+    "case_passed",
+    "client_from_env",
+    "describe",
+    "grade_case",
+    "grade_deterministic",
+    "resolve_judge_model",
+    "summarize",
+]

@@ -1,0 +1,382 @@
+"""Deterministic grading of Tier 2 assertions, and the per-case verdict.
+
+Owns: the semantics of the six deterministic assertion types (`file_exists`, `file_absent`, `regex`,
+`not_regex`, `command`, `tool_call`; engine spec §10.2), their `describe()` text, the tri-state
+`Verdict`, the ordering/aggregation rule of §10.1 (`grade_case`) and the grade summary.
+
+Guarantees: verdicts are index-aligned with the normalised assertion list; a verdict is `passed=True`,
+`passed=False` or skipped (`passed=None`); the case passes iff no verdict failed (an all-skipped case
+passes). Regexes use RE2 (`google-re2`), compiled with `(?m)` for `regex`/`not_regex`, never with it for
+`tool_call`. Grading never raises for bad assertions: a bad pattern or an unknown type is a failed
+verdict with evidence. A `regex`/`not_regex` with a `path` searches at most the first
+`REGEX_FILE_CAP` bytes (10 MiB) of the file, so a huge file written by the agent cannot exhaust memory.
+
+Never does: print or read `os.environ`. The one exception to "pure" is deliberate: this module is the
+**only** place `command` assertions run (`/bin/sh -c` through `asyncio.create_subprocess_exec`), with the
+environment built by `procenv.safe_env` from the environment the caller passes in (so `GITHUB_TOKEN` and
+`INPUT_*` never reach them). No OS sandbox is applied: the workspace is a throwaway temp dir and the
+allowlisted environment is the isolation we promise (see docs/evals.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import posixpath
+import shutil
+import signal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import re2
+
+from evolve_action.encoding import round6, strip_ansi, tail_bytes, trim_space, truncate_bytes
+from evolve_action.harness import safe_env
+
+REGEX_FILE_CAP = 10 * 1024 * 1024
+"""Bytes of a file a `regex`/`not_regex` assertion searches (the rest is ignored)."""
+
+__all__ = [
+    "REGEX_FILE_CAP",
+    "AssertionLike",
+    "GradeSummary",
+    "GradedCase",
+    "ToolCall",
+    "Verdict",
+    "case_passed",
+    "compile_re2",
+    "describe",
+    "grade_case",
+    "grade_deterministic",
+    "summarize",
+]
+
+DETERMINISTIC_TYPES = frozenset(
+    {"file_exists", "file_absent", "regex", "not_regex", "command", "tool_call"}
+)
+
+
+class AssertionLike(Protocol):
+    """The fields grading reads from a normalised assertion (C's `specs.Assertion` satisfies it)."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def pattern(self) -> str: ...
+    @property
+    def run(self) -> str: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def requires(self) -> str: ...
+    @property
+    def expect_exit(self) -> int | None: ...
+    @property
+    def text(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call the agent made, as grading sees it."""
+
+    name: str
+    input_json: str
+    """The call's input as JSON text (raw as the harness saw it, else compact `json.dumps`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """A tri-state assertion result: `passed` is True, False, or None (skipped)."""
+
+    passed: bool | None
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GradeSummary:
+    """Per-case grade counts (results `summary` of one eval)."""
+
+    passed: int
+    failed: int
+    skipped: int
+    total: int
+    pass_rate: float | None
+    """`round6(passed / (passed + failed))`, None when nothing executed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GradedCase:
+    """All verdicts of one case, index-aligned with its assertions, plus the case verdict."""
+
+    verdicts: tuple[Verdict, ...]
+    passed: bool
+    summary: GradeSummary
+
+
+JudgeFn = Callable[[Sequence[int]], Awaitable[Sequence[Verdict]]]
+"""Grades the `llm` assertions at the given indices in one judge session; returns one verdict each."""
+
+
+_OPTIONS: Any = None
+
+
+def _options() -> Any:
+    global _OPTIONS
+    if _OPTIONS is None:
+        opts = re2.Options()
+        opts.log_errors = False
+        _OPTIONS = opts
+    return _OPTIONS
+
+
+def compile_re2(pattern: str) -> Any:
+    """Compile an RE2 pattern (Go `regexp` syntax); raises `ValueError` with RE2's message."""
+    try:
+        return re2.compile(pattern, _options())
+    except Exception as exc:
+        msg = exc.args[0] if exc.args else str(exc)
+        if isinstance(msg, bytes):
+            msg = msg.decode("utf-8", "replace")
+        raise ValueError(str(msg)) from None
+
+
+def describe(a: AssertionLike) -> str:
+    """The assertion's human description (results `text` and console lines), per §10.2."""
+    t = a.type
+    if t == "file_exists":
+        return f"file {a.path} exists"
+    if t == "file_absent":
+        return f"file {a.path} is absent"
+    if t == "regex":
+        return f"{a.path} matches /{a.pattern}/" if a.path else f"output matches /{a.pattern}/"
+    if t == "not_regex":
+        if a.path:
+            return f"{a.path} does not match /{a.pattern}/"
+        return f"output does not match /{a.pattern}/"
+    if t == "command":
+        return f"command `{a.run}` exits {_expected_exit(a)}"
+    if t == "tool_call":
+        if a.pattern:
+            return f"agent called tool /{a.tool}/ with args /{a.pattern}/"
+        return f"agent called tool /{a.tool}/"
+    if t == "llm":
+        return a.text
+    return t
+
+
+def _expected_exit(a: AssertionLike) -> int:
+    return 0 if a.expect_exit is None else a.expect_exit
+
+
+def _ws_path(workspace: Path, rel: str) -> Path:
+    """`ws + "/" + rel`, lexically cleaned (absolute `rel` stays under ws; `..` is not checked)."""
+    return Path(posixpath.normpath(f"{workspace.as_posix()}/{rel}"))
+
+
+async def grade_deterministic(
+    a: AssertionLike,
+    *,
+    workspace: Path,
+    final_text: str,
+    tool_calls: Sequence[ToolCall] | None,
+    timeout_seconds: float,
+    environ: Mapping[str, str],
+) -> Verdict:
+    """Grade one non-`llm` assertion; `tool_calls=None` means the harness cannot report calls."""
+    t = a.type
+    if t in ("file_exists", "file_absent"):
+        exists = _ws_path(workspace, a.path).exists()
+        evidence = f"{a.path} exists" if exists else f"{a.path} missing"
+        return Verdict(passed=exists if t == "file_exists" else not exists, evidence=evidence)
+    if t in ("regex", "not_regex"):
+        return _grade_regex(a, workspace=workspace, final_text=final_text, negate=t == "not_regex")
+    if t == "command":
+        return await _grade_command(
+            a, workspace=workspace, timeout_seconds=timeout_seconds, environ=environ
+        )
+    if t == "tool_call":
+        return _grade_tool_call(a, tool_calls)
+    return Verdict(passed=False, evidence=f"unknown assertion type: {t}")
+
+
+def _grade_regex(a: AssertionLike, *, workspace: Path, final_text: str, negate: bool) -> Verdict:
+    if a.path:
+        try:
+            with _ws_path(workspace, a.path).open("rb") as fh:
+                subject = fh.read(REGEX_FILE_CAP).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return Verdict(passed=False, evidence=f"{a.path} missing")
+    else:
+        subject = final_text
+    try:
+        rx = compile_re2("(?m)" + a.pattern)
+    except ValueError as exc:
+        return Verdict(passed=False, evidence=f"invalid pattern: {exc}")
+    m = rx.search(subject)
+    if m is None:
+        return Verdict(passed=negate, evidence="no match")
+    return Verdict(passed=not negate, evidence=truncate_bytes(m.group(0), 120))
+
+
+def _grade_tool_call(a: AssertionLike, tool_calls: Sequence[ToolCall] | None) -> Verdict:
+    if tool_calls is None:
+        return Verdict(passed=None, evidence="skipped: harness does not report tool calls")
+    try:
+        tool_rx = compile_re2(a.tool)
+    except ValueError as exc:
+        return Verdict(passed=False, evidence=f"invalid tool pattern: {exc}")
+    arg_rx = None
+    if a.pattern:
+        try:
+            arg_rx = compile_re2(a.pattern)
+        except ValueError as exc:
+            return Verdict(passed=False, evidence=f"invalid pattern: {exc}")
+    for call in tool_calls:
+        if tool_rx.search(call.name) is None:
+            continue
+        if arg_rx is None:
+            return Verdict(passed=True, evidence=call.name)
+        if arg_rx.search(call.input_json) is not None:
+            return Verdict(
+                passed=True, evidence=f"{call.name} {truncate_bytes(call.input_json, 120)}"
+            )
+    return Verdict(passed=False, evidence=f"no tool_call matched /{a.tool}/")
+
+
+def _look_path(name: str, path_var: str) -> bool:
+    """Go `exec.LookPath`: a name with `/` is checked as a path; else searched on PATH."""
+    if "/" in name:
+        p = Path(name)
+        return p.is_file() and os.access(p, os.X_OK)
+    return shutil.which(name, path=path_var) is not None
+
+
+_STDERR_TAIL = 4096
+
+
+async def _grade_command(
+    a: AssertionLike, *, workspace: Path, timeout_seconds: float, environ: Mapping[str, str]
+) -> Verdict:
+    env = safe_env(environ)
+    if a.requires and not _look_path(a.requires, env.get("PATH", os.defpath)):
+        return Verdict(passed=None, evidence=f"skipped: {a.requires} not installed")
+    cwd = _ws_path(workspace, a.cwd) if a.cwd else workspace
+    want = _expected_exit(a)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/sh",
+            "-c",
+            a.run,
+            cwd=str(cwd),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return Verdict(passed=False, evidence=f"command error: {exc}")
+    try:
+        out_b, err_b = await asyncio.wait_for(proc.communicate(), timeout=timeout_seconds)
+        code = proc.returncode if proc.returncode is not None else -1
+        if code < 0:  # killed by a signal: Go reports -1
+            code = -1
+    except TimeoutError:
+        _kill_group(proc.pid)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.communicate(), timeout=5)
+        out_b, err_b, code = b"", b"", -1
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        raise
+    stdout = strip_ansi(out_b.decode("utf-8", "replace"))
+    stderr = strip_ansi(trim_space(tail_bytes(err_b.decode("utf-8", "replace"), _STDERR_TAIL)))
+    evidence = f"exit {code}: {tail_bytes(stdout + stderr, 200)}"
+    return Verdict(passed=code == want, evidence=evidence)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def case_passed(verdicts: Sequence[Verdict]) -> bool:
+    """A case passes iff no verdict failed (skips are ignored; all-skipped passes)."""
+    return not any(v.passed is False for v in verdicts)
+
+
+def summarize(verdicts: Sequence[Verdict]) -> GradeSummary:
+    """Counts and `pass_rate = round6(p/(p+f))` (None when nothing executed)."""
+    p = sum(1 for v in verdicts if v.passed is True)
+    f = sum(1 for v in verdicts if v.passed is False)
+    s = sum(1 for v in verdicts if v.passed is None)
+    rate = round6(p / (p + f)) if p + f else None
+    return GradeSummary(passed=p, failed=f, skipped=s, total=len(verdicts), pass_rate=rate)
+
+
+async def grade_case(
+    assertions: Sequence[AssertionLike],
+    *,
+    workspace: Path,
+    final_text: str,
+    tool_calls: Sequence[ToolCall] | None,
+    timeout_seconds: float,
+    environ: Mapping[str, str],
+    judge: JudgeFn | None,
+) -> GradedCase:
+    """Grade a case per §10.1: deterministic assertions in authored order, then one judge call.
+
+    `judge` receives the indices of the `llm` assertions (authored order) and must return one
+    verdict per index; when it is None or returns the wrong number, those assertions fail with
+    `judge error: …` evidence.
+    """
+    verdicts: list[Verdict | None] = [None] * len(assertions)
+    llm_idx: list[int] = []
+    for i, a in enumerate(assertions):
+        if a.type == "llm":
+            llm_idx.append(i)
+            continue
+        verdicts[i] = await grade_deterministic(
+            a,
+            workspace=workspace,
+            final_text=final_text,
+            tool_calls=tool_calls,
+            timeout_seconds=timeout_seconds,
+            environ=environ,
+        )
+    if llm_idx:
+        judged: Sequence[Verdict]
+        if judge is None:
+            judged = [Verdict(passed=False, evidence="judge error: judge unavailable")] * len(
+                llm_idx
+            )
+        else:
+            try:
+                judged = await judge(llm_idx)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a judge outage is data, not a crash
+                judged = [Verdict(passed=False, evidence=f"judge error: {exc}")] * len(llm_idx)
+            if len(judged) != len(llm_idx):
+                judged = [
+                    Verdict(passed=False, evidence="judge error: wrong number of verdicts")
+                ] * len(llm_idx)
+        for i, v in zip(llm_idx, judged, strict=True):
+            verdicts[i] = v
+    final = tuple(v if v is not None else Verdict(passed=False, evidence="") for v in verdicts)
+    return GradedCase(verdicts=final, passed=case_passed(final), summary=summarize(final))
+
+
+def tool_input_json(value: Any) -> str:
+    """Serialise a tool input the way grading matches it when no raw text is available."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

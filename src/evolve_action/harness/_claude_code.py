@@ -1,0 +1,459 @@
+"""The Claude Code harness: one agent session through `claude-agent-sdk` and its bundled CLI.
+
+Owns: `build_options()` (pure: session spec → `ClaudeAgentOptions`), `parse_messages()` (pure: SDK
+messages → `Transcript`, with the runtime-error classification of engine spec §9.5), `run_session()`
+(the only `async for` over `query()`), `find_cli()` and `ClaudeCodeHarness`.
+
+Guarantees: the agent process gets only an allowlisted environment (`procenv.safe_env` with
+`AGENT_ALLOW`): the SDK merges `os.environ` into the child, so the CLI is started through a tiny exec
+wrapper that drops every variable not on the session's list before `exec`-ing the real CLI (so
+`GITHUB_TOKEN` and `INPUT_*` never reach the agent or its Bash tool). Each session gets its own
+`CLAUDE_CONFIG_DIR`, loads settings and skills only from the workspace (`setting_sources=["project"]`),
+and is bounded by our own timeout (the CLI retries HTTP errors for a long time). A failed session is a
+`Transcript` with `error` set, never an exception. The SDK generator is created, iterated and closed in
+one task (`contextlib.aclosing`), also when a stop predicate ends the session early.
+
+Never: reads `os.environ` (callers pass the environment), prints, or decides what a hit is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import gc
+import json
+import os
+import re
+import signal
+import tempfile
+import time
+from collections.abc import AsyncGenerator, Iterable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    CLIConnectionError,
+    ResultMessage,
+    TextBlock,
+    ToolUseBlock,
+    query,
+)
+from claude_agent_sdk.types import RateLimitEvent, SystemPromptPreset
+
+from evolve_action.encoding import strip_ansi
+from evolve_action.harness import _procenv as procenv
+from evolve_action.harness._base import (
+    ErrorClass,
+    RateLimit,
+    SessionSpec,
+    StopPredicate,
+    ToolCall,
+    Transcript,
+    Usage,
+)
+from evolve_action.harness._locate import find_cli
+
+NAME = "claude"
+
+# Variables the SDK itself sets on the child (kept by the exec wrapper).
+_SDK_VARS = (
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_AGENT_SDK_VERSION",
+    "CLAUDE_AGENT_SDK_CLIENT_APP",
+    "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP",
+    "CLAUDE_CODE_SDK_READS_SESSION_STATE",
+    "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING",
+    "PWD",
+)
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LIMIT_RE = re.compile(r"(?i)usage limit reached|limit reached.*resets")
+_STDERR_LINES = 40
+_BACKSTOP_SECONDS = 30.0
+DEFAULT_CLI_RETRIES = 2
+"""HTTP retries the CLI itself makes per API call (`CLAUDE_CODE_MAX_RETRIES`); safe, same request."""
+
+
+def agent_env(
+    spec: SessionSpec,
+    *,
+    environ: Mapping[str, str],
+    config_dir: Path,
+    is_root: bool,
+    cli_retries: int = DEFAULT_CLI_RETRIES,
+) -> dict[str, str]:
+    """The complete environment of the agent process (allowlist + session variables).
+
+    The credential is the one the judge and token counting use (`procenv.agent_credential_env`).
+    """
+    extra = {
+        **procenv.agent_credential_env(environ),
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_MAX_RETRIES": str(cli_retries),
+        **dict(spec.env),
+    }
+    if is_root and spec.permission_mode == "bypassPermissions":
+        extra["IS_SANDBOX"] = "1"
+    return procenv.safe_env(environ, allow=procenv.AGENT_PASSTHROUGH, extra=extra)
+
+
+def build_options(
+    spec: SessionSpec,
+    *,
+    env: Mapping[str, str],
+    cli_path: Path,
+    stderr: Any = None,
+) -> ClaudeAgentOptions:
+    """Pure: the SDK options for one session (cwd, isolated config, model, turns, tools, env)."""
+    preset: SystemPromptPreset = {"type": "preset", "preset": "claude_code"}
+    return ClaudeAgentOptions(
+        cwd=str(spec.workspace),
+        cli_path=str(cli_path),
+        model=spec.model,
+        max_turns=spec.max_turns,
+        permission_mode=spec.permission_mode,  # type: ignore[arg-type]
+        allowed_tools=list(spec.allowed_tools),
+        setting_sources=["project"],
+        system_prompt=preset,
+        env=dict(env),
+        stderr=stderr,
+    )
+
+
+def exec_wrapper_script(real_cli: Path, keep: Iterable[str], pidfile: Path | None = None) -> str:
+    """A POSIX sh script that execs `real_cli` with only the `keep` variables (`env -i`).
+
+    The CLI keeps the wrapper's pid, written to `pidfile` (so an early stop or a timeout can SIGKILL
+    it at once), and becomes a process-group leader through `setsid` when available (so its tool
+    subprocesses die with it).
+    """
+    names = sorted({n for n in keep if _NAME_RE.match(n)})
+    lines = [
+        "#!/bin/sh",
+        "# Written by evolve-action: drop every variable not on the allowlist, then exec the CLI.",
+        f'set -- {_sh_quote(str(real_cli))} "$@"',
+        f"for n in {' '.join(names)}; do",
+        '  eval "if [ -n \\"\\${$n+x}\\" ]; then set -- \\"$n=\\${$n}\\" \\"\\$@\\"; fi"',
+        "done",
+    ]
+    if pidfile is not None:
+        lines.append(f"echo $$ > {_sh_quote(str(pidfile))}")
+    lines += [
+        'if command -v setsid >/dev/null 2>&1; then exec setsid env -i "$@"; fi',
+        'exec env -i "$@"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _sh_quote(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def prepare_config_dir(config_dir: Path) -> None:
+    """Create the per-session config dir with onboarding marked done (no first-run prompts)."""
+    config_dir.mkdir(parents=True, exist_ok=True)
+    marker = config_dir / ".claude.json"
+    if not marker.exists():
+        marker.write_text('{"hasCompletedOnboarding":true}\n', encoding="utf-8")
+        marker.chmod(0o600)
+
+
+def tool_calls_of(message: Any) -> list[ToolCall]:
+    """The tool calls carried by one SDK message (assistant `tool_use` blocks)."""
+    if not isinstance(message, AssistantMessage):
+        return []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if isinstance(block, ToolUseBlock):
+            data = block.input if isinstance(block.input, dict) else {}
+            raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            calls.append(ToolCall(name=block.name, input=data, raw_input=raw, id=block.id))
+    return calls
+
+
+def parse_messages(
+    messages: Iterable[Any],
+    *,
+    duration_seconds: float = 0.0,
+    stopped_early: bool = False,
+    timed_out: bool = False,
+    crash: str = "",
+    stderr_tail: str = "",
+) -> Transcript:
+    """Pure: fold the SDK messages of one session into a `Transcript` and classify failures."""
+    calls: list[ToolCall] = []
+    texts: list[str] = []
+    result: ResultMessage | None = None
+    rate: RateLimit | None = None
+    stop_reason = ""
+    assistant_error = ""
+    for msg in messages:
+        if isinstance(msg, AssistantMessage):
+            calls.extend(tool_calls_of(msg))
+            texts.extend(b.text for b in msg.content if isinstance(b, TextBlock))
+            if msg.stop_reason:
+                stop_reason = msg.stop_reason
+            if msg.error:
+                assistant_error = str(msg.error)
+        elif isinstance(msg, ResultMessage):
+            result = msg
+        elif isinstance(msg, RateLimitEvent):
+            info = msg.rate_limit_info
+            rate = RateLimit(
+                status=str(info.status),
+                rate_limit_type=str(info.rate_limit_type or ""),
+                resets_at=info.resets_at,
+            )
+    usage: Usage | None = None
+    final_text = ""
+    if result is not None:
+        final_text = strip_ansi(result.result or "")
+        if result.usage is not None:
+            usage = _usage(result.usage)
+        if result.stop_reason:
+            stop_reason = result.stop_reason
+    elif texts:
+        final_text = strip_ansi("\n".join(texts))
+    base = Transcript(
+        final_text=final_text,
+        tool_calls=tuple(calls),
+        usage=usage,
+        total_cost_usd=result.total_cost_usd if result is not None else None,
+        duration_seconds=duration_seconds,
+        num_turns=result.num_turns if result is not None else 0,
+        stop_reason=stop_reason,
+        subtype=result.subtype if result is not None else "",
+        is_error=bool(result.is_error) if result is not None else False,
+        has_result=result is not None,
+        result_errors=tuple(result.errors or ()) if result is not None else (),
+        api_error_status=result.api_error_status if result is not None else None,
+        rate_limit=rate,
+        stopped_early=stopped_early,
+        stderr_tail=stderr_tail,
+        session_id=result.session_id if result is not None else "",
+    )
+    error, message = _classify(
+        base, timed_out=timed_out, crash=crash, assistant_error=assistant_error
+    )
+    if error is None:
+        return base
+    import dataclasses
+
+    return dataclasses.replace(base, error=error, error_message=message)
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    def num(key: str) -> int:
+        v = raw.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+    out = raw.get("output_tokens")
+    return Usage(
+        input_tokens=num("input_tokens"),
+        output_tokens=out if isinstance(out, int) and not isinstance(out, bool) else None,
+        cache_read_input_tokens=num("cache_read_input_tokens"),
+        cache_creation_input_tokens=num("cache_creation_input_tokens"),
+    )
+
+
+def _classify(
+    t: Transcript, *, timed_out: bool, crash: str, assistant_error: str
+) -> tuple[ErrorClass | None, str]:
+    """Engine spec §9.5, extended with HTTP-status and timeout classes."""
+    if t.stopped_early:
+        return None, ""
+    if timed_out:
+        return ErrorClass.TIMEOUT, "timed out"
+    status = t.api_error_status
+    if t.has_result and t.is_error and status is not None:
+        text = t.final_text.strip() or f"HTTP {status}"
+        if status in (429, 529):
+            return ErrorClass.OVERLOADED, f"API error {status}: {text}"
+        return ErrorClass.API_ERROR, f"API error {status}: {text}"
+    if t.has_result and t.is_error and _looks_like_disconnect(t.final_text):
+        return ErrorClass.DISCONNECT, t.final_text.strip()
+    if t.has_result and t.is_error and t.final_text.startswith("API Error"):
+        return ErrorClass.API_ERROR, t.final_text.strip()
+    if not t.has_result:
+        if crash:
+            return ErrorClass.CRASH, crash
+        if not t.final_text.strip() and not t.tool_calls:
+            return ErrorClass.EMPTY_OUTPUT, "empty CLI output"
+        return ErrorClass.CRASH, "unparseable CLI output"
+    zero_output = t.usage is None or not t.usage.output_tokens
+    rejected = t.rate_limit is not None and t.rate_limit.status == "rejected"
+    if _LIMIT_RE.search(t.final_text) or (rejected and zero_output):
+        if t.rate_limit is not None:
+            from evolve_action.harness._base import _rfc3339
+
+            when = _rfc3339(t.rate_limit.resets_at)
+            return (
+                ErrorClass.USAGE_LIMIT,
+                f"usage limit reached ({t.rate_limit.rate_limit_type}), resets {when}",
+            )
+        return ErrorClass.USAGE_LIMIT, f"usage limit reached: {t.final_text.strip()}"
+    if t.final_text:
+        return None, ""
+    if t.is_error:
+        reason = "claude run error"
+        if t.subtype:
+            reason += f" ({t.subtype})"
+        errs = [e.strip() for e in t.result_errors if e.strip()]
+        if errs:
+            reason += ": " + "; ".join(errs)
+        if assistant_error in ("rate_limit",):
+            return ErrorClass.OVERLOADED, reason
+        return ErrorClass.RUN_ERROR, reason
+    return None, ""
+
+
+def _looks_like_disconnect(text: str) -> bool:
+    low = text.lower()
+    return any(
+        s in low
+        for s in (
+            "connection error",
+            "socket hang up",
+            "econnreset",
+            "terminated",
+            "premature close",
+        )
+    )
+
+
+async def run_session(
+    spec: SessionSpec,
+    *,
+    environ: Mapping[str, str],
+    stop: StopPredicate | None = None,
+    cli_path: Path | None = None,
+    is_root: bool | None = None,
+    cli_retries: int = DEFAULT_CLI_RETRIES,
+) -> Transcript:
+    """Run one session; the only place that iterates `query()`. Never raises for a failed session."""
+    real_cli = cli_path or find_cli(environ)
+    root = os.geteuid() == 0 if is_root is None else is_root
+    tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+    messages: list[Any] = []
+    stopped = timed_out = backstop = False
+    crash = ""
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        if spec.config_dir is None:
+            config_dir = Path(
+                stack.enter_context(
+                    tempfile.TemporaryDirectory(prefix="claude-home.", ignore_cleanup_errors=True)
+                )
+            )
+        else:
+            config_dir = spec.config_dir
+        prepare_config_dir(config_dir)
+        env = agent_env(
+            spec, environ=environ, config_dir=config_dir, is_root=root, cli_retries=cli_retries
+        )
+        wrapper = config_dir / "evolve-exec.sh"
+        script = exec_wrapper_script(real_cli, [*env, *_SDK_VARS], config_dir / "agent.pid")
+        wrapper.write_text(script, encoding="utf-8")
+        wrapper.chmod(0o700)
+        options = build_options(spec, env=env, cli_path=wrapper, stderr=tail.append)
+        pidfile = config_dir / "agent.pid"
+        killed_for = ""
+
+        def kill(reason: str) -> None:
+            nonlocal killed_for
+            killed_for = killed_for or reason
+            _kill_agent(pidfile)
+
+        # Our own bound: kill the agent (its stream then ends) rather than cancel the SDK mid-read;
+        # the asyncio timeout is only a backstop for a CLI that never started.
+        watchdog = asyncio.get_running_loop().call_later(spec.timeout_seconds, kill, "timeout")
+        try:
+            async with asyncio.timeout(spec.timeout_seconds + _BACKSTOP_SECONDS):
+                stream = cast(
+                    "AsyncGenerator[Any, None]", query(prompt=spec.prompt, options=options)
+                )
+                async with contextlib.aclosing(stream) as gen:
+                    async for msg in gen:
+                        messages.append(msg)
+                        if isinstance(msg, ResultMessage):
+                            # Finished: from here the SDK reaps the CLI, so never signal its pid.
+                            watchdog.cancel()
+                        if stop is not None and any(stop(c) for c in tool_calls_of(msg)):
+                            stopped = True
+                            kill("stop")  # SIGKILL now: no grace period for a settled session
+                            break
+        except TimeoutError:
+            backstop = True
+            # A session that already delivered its result is complete; only the close hung.
+            timed_out = not any(isinstance(m, ResultMessage) for m in messages)
+        except CLIConnectionError as exc:
+            crash = f"agent CLI failed: {exc}"
+        except Exception as exc:  # ProcessError/ResultError after the result, parse errors…
+            if not any(isinstance(m, ResultMessage) for m in messages):
+                crash = f"agent CLI failed: {type(exc).__name__}: {_first_line(str(exc))}"
+        finally:
+            watchdog.cancel()
+        if backstop:
+            _kill_agent(pidfile)  # the backstop fired: the SDK's close may not have run to the end
+        if killed_for == "timeout" and not stopped:
+            timed_out = True
+    # The SDK drops its reaped process without closing the asyncio transport; collect it while the
+    # loop is alive (otherwise its finaliser runs after `asyncio.run` and complains the loop is closed).
+    gc.collect()
+    return parse_messages(
+        messages,
+        duration_seconds=time.monotonic() - started,
+        stopped_early=stopped,
+        timed_out=timed_out and not stopped,
+        crash=crash,
+        stderr_tail="\n".join(tail)[-4096:],
+    )
+
+
+def _kill_agent(pidfile: Path) -> None:
+    """SIGKILL the agent CLI (and its process group, when the wrapper made it a group leader)."""
+    try:
+        pid = int(pidfile.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+
+
+def _first_line(s: str) -> str:
+    return s.strip().splitlines()[0] if s.strip() else ""
+
+
+class ClaudeCodeHarness:
+    """`Harness` over Claude Code, bound to an environment (and optionally a CLI path)."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        *,
+        cli_path: Path | None = None,
+        cli_retries: int = DEFAULT_CLI_RETRIES,
+    ) -> None:
+        self._environ = dict(environ)
+        self._cli_path = cli_path
+        self._cli_retries = cli_retries
+
+    async def run(self, spec: SessionSpec, *, stop: StopPredicate | None = None) -> Transcript:
+        """Run one session (see `run_session`)."""
+        return await run_session(
+            spec,
+            environ=self._environ,
+            stop=stop,
+            cli_path=self._cli_path,
+            cli_retries=self._cli_retries,
+        )

@@ -1,0 +1,138 @@
+"""Throwaway agent workspaces: a temp dir, skills installed, a git repository with one commit.
+
+Owns: `create_trigger_workspace` (every skill of the plugin symlinked under `.claude/skills/`, engine
+spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`
+and `plugin_skill_dirs`. Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
+`GIT_CONFIG_SYSTEM` = /dev/null, fixed identity) and an allowlisted environment (`procenv.safe_env`);
+failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never reads
+`os.environ` (callers pass `environ`). Skills are copied by default (symlinks inside the skill
+dereferenced), so an agent that may write (evals run with bypassPermissions) can never change the
+user's repository through the workspace; only trigger workspaces (the agent may only use Skill and
+Read) link them, which is cheaper and read-only in practice.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import _procenv as procenv
+
+SKILLS_DIR = Path(".claude") / "skills"
+"""Where Claude Code discovers project skills, relative to the workspace."""
+
+
+def plugin_skill_dirs(skills_dir: Path) -> list[Path]:
+    """Every non-symlink subdirectory of `skills_dir` holding a regular `SKILL.md`, absolute, sorted."""
+    try:
+        with os.scandir(skills_dir) as entries:
+            names = sorted(
+                (e.name for e in entries if e.is_dir(follow_symlinks=False)),
+                key=lambda n: n.encode("utf-8", "surrogateescape"),
+            )
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        skill = (skills_dir / name).absolute()
+        if (skill / "SKILL.md").is_file():
+            out.append(skill)
+    return out
+
+
+def create_workspace(
+    *,
+    prefix: str,
+    skills: Iterable[Path],
+    environ: Mapping[str, str],
+    files: Iterable[tuple[str, bytes]] = (),
+    tmp_root: Path | None = None,
+    link_skills: bool = False,
+) -> Path:
+    """Make a temp workspace: stage `files`, install `skills` under `.claude/skills/`, `git init` + commit.
+
+    Skills are copied (`symlinks=False`: links inside a skill are dereferenced) unless `link_skills`,
+    which symlinks them instead — only for read-only agents (triggers), since a write through a link
+    would land in the user's repository.
+    """
+    ws = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_root))
+    try:
+        for rel, data in files:
+            dest = ws / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            dest.chmod(0o644)
+        target = ws / SKILLS_DIR
+        target.mkdir(parents=True, exist_ok=True)
+        for skill in skills:
+            if link_skills:
+                (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
+            else:
+                shutil.copytree(skill, target / skill.name, symlinks=False)
+        _git_init(ws, environ)
+    except BaseException:
+        shutil.rmtree(ws, ignore_errors=True)
+        raise
+    return ws
+
+
+def create_trigger_workspace(
+    skills_dir: Path, *, environ: Mapping[str, str], tmp_root: Path | None = None
+) -> Path:
+    """A `triggers.*` workspace with every skill of the plugin installed (engine spec §8.2)."""
+    return create_workspace(
+        prefix="triggers.",
+        skills=plugin_skill_dirs(skills_dir),
+        environ=environ,
+        tmp_root=tmp_root,
+        link_skills=True,
+    )
+
+
+def remove_workspace(ws: Path) -> None:
+    """Delete a workspace (symlinked skills are unlinked, never followed; copies are deleted)."""
+    shutil.rmtree(ws, ignore_errors=True)
+
+
+def _git_init(ws: Path, environ: Mapping[str, str]) -> None:
+    env = procenv.safe_env(
+        environ,
+        extra={"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull},
+    )
+    for args in (
+        ["-c", "init.defaultBranch=main", "init", "-q"],
+        ["-c", "core.excludesFile=/dev/null", "add", "-A"],
+        [
+            "-c",
+            "user.name=evolve",
+            "-c",
+            "user.email=evolve@workspace.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "initial workspace state",
+        ],
+    ):
+        try:
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=ws,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"git {' '.join(args)}: {exc}", hint="install git (workspaces are git repositories)"
+            ) from exc
+        if proc.returncode != 0:
+            output = (proc.stdout + proc.stderr).strip()
+            raise EnvironmentProblem(f"git {' '.join(args)}: exit {proc.returncode}: {output}")

@@ -1,0 +1,522 @@
+"""Planning: which cases run, for which model, and why (engine spec §7, report spec §1.5).
+
+Owns: deciding the `Reason` a case × model runs for: `plan()` (scope filters
+`--plugin`/`--skill`/`--model`/`--eval`/tiers, the per-case reasons of
+`--new`/`--modified`/`--failed`, the baseline need of §9.7) builds the `Plan` in sweep order
+(eval set → model → triggers before evals); its renderings (`render` for `--dry-run`,
+`to_json_lines` for `--dry-run --json`), CI sharding (`shard`), the staleness predicates used by
+reports (§7.4), and `build_inputs`, which gathers the inputs of a repository (specs,
+fingerprints, stored results). The §4.4 model restriction is `specs.model_allowed` and the §6.7
+"modified" predicate is `fingerprint.is_modified` (re-exported here): one rule each. The values
+(`Tier`, `Reason`, `SetInput`, `PlanModel`, `Selection`, `Plan`, …) live in `plan_model` and are
+re-exported here.
+
+Guarantees: `plan`, `render`, `to_json_lines`, `shard` and the predicates are pure; the same
+inputs give the same plan. Only `build_inputs` reads files. A case runs iff its reason is not
+`Reason.NONE`; without any of `--new/--modified/--failed` every applicable case runs with
+`Reason.SELECTED`. Never does: run agents, write results, print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
+
+from evolve_action import results as res
+from evolve_action.errors import SpecError, UsageError
+from evolve_action.plan._fingerprint import is_modified
+from evolve_action.plan._model import (
+    EvalCaseInput,
+    Plan,
+    PlanModel,
+    PlannedCase,
+    PlannedUnit,
+    Reason,
+    Selection,
+    SetInput,
+    Tier,
+    TriggerCaseInput,
+)
+from evolve_action.specs import model_allowed
+
+if TYPE_CHECKING:
+    from evolve_action.repo import EvalSet
+
+__all__ = [
+    "BuiltInputs",
+    "EvalCaseInput",
+    "Plan",
+    "PlanModel",
+    "PlannedCase",
+    "PlannedUnit",
+    "Reason",
+    "Selection",
+    "SetInput",
+    "Tier",
+    "TriggerCaseInput",
+    "build_inputs",
+    "eval_reason",
+    "is_modified",
+    "needs_baseline",
+    "plan",
+    "render",
+    "shard",
+    "stale_tier",
+    "to_json_lines",
+    "trigger_reason",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Predicates
+# --------------------------------------------------------------------------------------------
+
+
+def _matches_model(tokens: Sequence[str], m: PlanModel) -> bool:
+    toks = [t.strip() for part in tokens for t in part.split(",") if t.strip()]
+    return not toks or any(t in ("all", m.provider, m.key, m.model) for t in toks)
+
+
+def trigger_reason(
+    stored: res.TriggerResult | None,
+    *,
+    fresh_spec_hash: str,
+    stored_content_hash: str,
+    fresh_content_hash: str,
+    selection: Selection,
+    executes: bool,
+    stored_executed: bool = True,
+) -> Reason:
+    """The reason a trigger case runs (engine spec §7.2, first match wins).
+
+    `stored_executed` is the stored entry's `executed` flag. Under `--failed`, a stored query of an
+    executed entry that has no verdict (every run errored) re-runs as `errored`, like an errored
+    eval; the verdict-less queries of a count-only entry never ran, so `--failed` leaves them.
+    """
+    if not selection.flagged:
+        return Reason.SELECTED
+    if selection.failed and executes and stored is not None:
+        if stored.passed is False:
+            return Reason.FAILED
+        if stored.passed is None and stored_executed:
+            return Reason.ERRORED
+    if (
+        selection.modified
+        and stored is not None
+        and is_modified(stored.spec_hash, stored_content_hash, fresh_spec_hash, fresh_content_hash)
+    ):
+        return Reason.MODIFIED
+    if selection.new:
+        if stored is None:
+            return Reason.NEW
+        if executes and (
+            stored.hits is None
+            or stored.runs is None
+            or stored.passed is None
+            or stored.avg_run_seconds is None
+        ):
+            return Reason.INCOMPLETE
+    return Reason.NONE
+
+
+def eval_reason(
+    stored: res.EvalResult | None,
+    *,
+    fresh_fingerprint: str,
+    stored_content_hash: str,
+    fresh_content_hash: str,
+    selection: Selection,
+    executes: bool,
+    reports_usage: bool,
+    priced: bool,
+) -> Reason:
+    """The reason an eval case runs before the baseline rule (engine spec §7.2, first match wins)."""
+    if not selection.flagged:
+        return Reason.SELECTED
+    if selection.failed and executes and stored is not None:
+        if stored.runtime_error:
+            return Reason.ERRORED
+        if stored.passed is False:
+            return Reason.FAILED
+    if (
+        selection.modified
+        and stored is not None
+        and is_modified(
+            stored.spec_hash, stored_content_hash, fresh_fingerprint, fresh_content_hash
+        )
+    ):
+        return Reason.MODIFIED
+    if selection.new:
+        if stored is None:
+            return Reason.NEW
+        if executes:
+            if stored.runtime_error:
+                return Reason.ERRORED
+            if (
+                stored.passed is None
+                or stored.timing is None
+                or stored.timing.executor_duration_seconds is None
+            ):
+                return Reason.INCOMPLETE
+            if reports_usage:
+                if stored.measured is None or stored.measured.input_tokens is None:
+                    return Reason.MISSING_INPUT_TOKENS
+                if stored.measured.output_tokens is None:
+                    return Reason.MISSING_OUTPUT_TOKENS
+            if priced and (stored.measured is None or stored.measured.cost_usd is None):
+                return Reason.MISSING_COSTS
+    return Reason.NONE
+
+
+def needs_baseline(entry: res.EvalsEntry | None, eval_id: str, fingerprint: str) -> bool:
+    """§9.7: the stored entry has no baseline, no baseline row for `eval_id`, or a stale one."""
+    if entry is None or entry.baseline is None:
+        return True
+    for r in entry.baseline.results:
+        if r.id == eval_id:
+            return r.fingerprint != fingerprint
+    return True
+
+
+def stale_tier(
+    entries: Iterable[res.TriggersEntry | res.EvalsEntry | None],
+    *,
+    fresh_specs: Mapping[str, str],
+    fresh_content_hash: str,
+) -> bool:
+    """§7.4: any model's entry has a result that is modified against the fresh hashes.
+
+    `fresh_specs` maps query/id → current spec hash (trigger `spec_hash` / eval fingerprint); a
+    stored case no longer in the spec compares against `""` (so it counts as modified).
+    """
+    for entry in entries:
+        if entry is None:
+            continue
+        content = entry.header.content_hash
+        for r in entry.results:
+            key = r.query if isinstance(r, res.TriggerResult) else r.id
+            if is_modified(r.spec_hash, content, fresh_specs.get(key, ""), fresh_content_hash):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Planning
+# --------------------------------------------------------------------------------------------
+
+
+_X = TypeVar("_X")
+
+
+def _unique(keys: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(keys))
+
+
+def _first_by(items: Iterable[_X], key: Callable[[_X], str]) -> dict[str, _X]:
+    """The first item of each key, in first-seen order (duplicates are ignored, like evolve)."""
+    out: dict[str, _X] = {}
+    for item in items:
+        out.setdefault(key(item), item)
+    return out
+
+
+def _case(
+    s: SetInput, m: PlanModel, tier: Tier, case: str, reason: Reason, *, baseline: bool = False
+) -> PlannedCase:
+    return PlannedCase(
+        plugin=s.plugin,
+        skill=s.skill,
+        model=m.key,
+        tier=tier,
+        case=case,
+        reason=reason,
+        baseline=baseline,
+    )
+
+
+def _unit(
+    s: SetInput,
+    m: PlanModel,
+    tier: Tier,
+    cases: list[PlannedCase],
+    valid_keys: tuple[str, ...],
+    never_run: int = 0,
+) -> PlannedUnit:
+    return PlannedUnit(
+        plugin=s.plugin,
+        skill=s.skill,
+        model=m.key,
+        tier=tier,
+        results_dir=s.results_dir,
+        cases=tuple(cases),
+        valid_keys=valid_keys,
+        never_run=never_run,
+    )
+
+
+def _trigger_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
+    if s.triggers is None:
+        return None
+    entry = s.stored.models.get(m.key, res.ModelEntry()).triggers if s.stored else None
+    by_query = _first_by(entry.results if entry else (), lambda r: r.query)
+    stored_content = entry.header.content_hash if entry else ""
+    cases: list[PlannedCase] = []
+    for c in _first_by(s.triggers, lambda q: q.query).values():
+        reason = trigger_reason(
+            by_query.get(c.query),
+            fresh_spec_hash=c.spec_hash,
+            stored_content_hash=stored_content,
+            fresh_content_hash=s.trigger_content_hash,
+            selection=sel,
+            executes=m.executes,
+            stored_executed=entry.header.executed if entry else True,
+        )
+        if reason is not Reason.NONE:
+            cases.append(_case(s, m, Tier.TRIGGERS, c.query, reason))
+    queries = _unique(c.query for c in s.triggers)
+    never_run = sum(1 for q in queries if q not in by_query)
+    return _unit(s, m, Tier.TRIGGERS, cases, queries, never_run)
+
+
+def _eval_unit(s: SetInput, m: PlanModel, sel: Selection) -> PlannedUnit | None:
+    if s.evals is None:
+        return None
+    narrowed = [c for c in s.evals if not sel.eval_ids or c.id in sel.eval_ids]
+    if not narrowed:
+        return None  # `--eval` matched nothing here: the tier is skipped silently.
+    entry = s.stored.models.get(m.key, res.ModelEntry()).evals if s.stored else None
+    by_id = _first_by(entry.results if entry else (), lambda r: r.id)
+    stored_content = entry.header.content_hash if entry else ""
+    use_baseline = sel.baseline and m.executes
+    cases: list[PlannedCase] = []
+    for c in _first_by(narrowed, lambda e: e.id).values():
+        reason = eval_reason(
+            by_id.get(c.id),
+            fresh_fingerprint=c.fingerprint,
+            stored_content_hash=stored_content,
+            fresh_content_hash=s.eval_content_hash,
+            selection=sel,
+            executes=m.executes,
+            reports_usage=m.reports_usage,
+            priced=m.priced,
+        )
+        stored = by_id.get(c.id)
+        base = use_baseline and needs_baseline(entry, c.id, c.fingerprint)
+        # Deliberate difference from evolve: "needs baseline" re-runs a case that *has* a stored
+        # with-skill result (so it gets a contemporaneous one); a case never run is `--new`'s
+        # business, so `--modified`/`--failed` alone never start evals that have no results.
+        if reason is Reason.NONE and sel.flagged and base and stored is not None:
+            reason = Reason.NEEDS_BASELINE
+        if reason is not Reason.NONE:
+            cases.append(_case(s, m, Tier.EVALS, c.id, reason, baseline=base))
+    # Unlike evolve (engine spec §13.10b) `--eval` does not narrow the merge list, so other
+    # evals' stored results survive a `--eval X` run.
+    never_run = sum(1 for c in narrowed if c.id not in by_id)
+    return _unit(s, m, Tier.EVALS, cases, _unique(c.id for c in s.evals), never_run)
+
+
+def plan(sets: Sequence[SetInput], models: Sequence[PlanModel], selection: Selection) -> Plan:
+    """Decide, per case × model, whether it runs and why.
+
+    `sets` are in repository order, `models` in selection order. Filters: `--plugin`/`--skill`
+    (exact, ANDed), `--model` tokens, the evals file's model restriction (a model outside it has
+    no unit at all for that skill), `--eval` (evals tier only). Units with nothing to run are
+    kept (with no cases) so front ends can print "skip: results complete".
+    """
+    units: list[PlannedUnit] = []
+    chosen = [m for m in models if _matches_model(selection.models, m)]
+    for s in sets:
+        if selection.plugins and s.plugin not in selection.plugins:
+            continue
+        if selection.skills and s.skill not in selection.skills:
+            continue
+        for m in chosen:
+            if not model_allowed(s.restriction, provider=m.provider, model=m.model):
+                continue
+            for tier in (Tier.TRIGGERS, Tier.EVALS):
+                if tier not in selection.tiers:
+                    continue
+                unit = (
+                    _trigger_unit(s, m, selection)
+                    if tier is Tier.TRIGGERS
+                    else _eval_unit(s, m, selection)
+                )
+                if unit is not None:
+                    units.append(unit)
+    return Plan(units=tuple(units), selection=selection)
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+
+
+def to_json_lines(p: Plan) -> str:
+    """`--dry-run --json`: one JSON object per planned case, one per line (UTF-8, no escaping).
+
+    Keys: `plugin`, `skill`, `model`, `tier`, `case`, `reason` (the `Reason` value), and for
+    evals `baseline` (whether the without-skill baseline re-runs too).
+    """
+    lines: list[str] = []
+    for c in p.cases:
+        obj: dict[str, object] = {
+            "plugin": c.plugin,
+            "skill": c.skill,
+            "model": c.model,
+            "tier": str(c.tier),
+            "case": c.case,
+            "reason": str(c.reason),
+        }
+        if c.tier is Tier.EVALS:
+            obj["baseline"] = c.baseline
+        lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    return "".join(line + "\n" for line in lines)
+
+
+def _short(text: str, n: int = 70) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= n else one[: n - 1] + "…"
+
+
+def render(p: Plan) -> str:
+    """The human `--dry-run` listing: one block per unit, then a total line."""
+    out: list[str] = []
+    for u in p.units:
+        if not u.cases:
+            out.append(
+                f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier} (skip: {u.skip_reason}) ==="
+            )
+            continue
+        out.append(f"=== {u.plugin}/{u.skill} / {u.model} / {u.tier}: {len(u.cases)} to run ===")
+        for c in u.cases:
+            extra = " +baseline" if c.baseline else ""
+            out.append(f"  {c.reason.label:<22} {_short(c.case)}{extra}")
+    runnable = p.runnable
+    n_cases = sum(len(u.cases) for u in runnable)
+    skipped = len(p.units) - len(runnable)
+    by_tier: dict[Tier, int] = {}
+    for c in p.cases:
+        by_tier[c.tier] = by_tier.get(c.tier, 0) + 1
+    tiers = ", ".join(f"{by_tier[t]} {t}" for t in (Tier.TRIGGERS, Tier.EVALS) if t in by_tier)
+    total = f"plan: {n_cases} case(s) in {len(runnable)} unit(s) to run"
+    if tiers:
+        total += f" ({tiers})"
+    total += f"; {skipped} unit(s) up to date"
+    out.append(total)
+    return "\n".join(out) + "\n"
+
+
+def shard(p: Plan, index: int, total: int, *, by: Literal["set", "unit"] = "set") -> Plan:
+    """The part of `p` that shard `index` (0-based) of `total` runs, for CI matrix splits.
+
+    `by="set"` (default) keeps every unit of one eval set in the same shard, so each results
+    file is written by exactly one shard and shard outputs never conflict. `by="unit"` splits
+    finer (shards then write different model entries of the same file, which a later merge must
+    combine). Assignment is deterministic: groups are taken by descending planned-case count
+    (ties in sweep order) and each goes to the least-loaded shard (ties: lowest index). Units
+    with no cases stay with their group. Raises `UsageError` for a bad index/total.
+    """
+    if total < 1 or not 0 <= index < total:
+        raise UsageError(f"--shard {index}/{total}: want 0 <= index < total")
+
+    def group_of(u: PlannedUnit) -> tuple[str, ...]:
+        return (u.plugin, u.skill) if by == "set" else (u.plugin, u.skill, u.model, str(u.tier))
+
+    groups: dict[tuple[str, ...], list[PlannedUnit]] = {}
+    for u in p.units:
+        groups.setdefault(group_of(u), []).append(u)
+    order = sorted(
+        enumerate(groups.items()),
+        key=lambda item: (-sum(len(u.cases) for u in item[1][1]), item[0]),
+    )
+    load = [0] * total
+    owner: dict[tuple[str, ...], int] = {}
+    for _, (k, us) in order:
+        target = min(range(total), key=lambda i: (load[i], i))
+        owner[k] = target
+        load[target] += sum(len(u.cases) for u in us)
+    keep = tuple(u for u in p.units if owner[group_of(u)] == index)
+    return Plan(units=keep, selection=p.selection)
+
+
+# --------------------------------------------------------------------------------------------
+# Gathering inputs from a repository (the only I/O here)
+# --------------------------------------------------------------------------------------------
+
+
+class BuiltInputs(NamedTuple):
+    """Planning inputs plus the warnings met while reading stored results."""
+
+    sets: list[SetInput]
+    warnings: list[str]
+
+
+def build_inputs(
+    eval_sets: Sequence[EvalSet],
+    *,
+    tiers: Sequence[Tier] = (Tier.TRIGGERS, Tier.EVALS),
+    root: Path | None = None,
+) -> BuiltInputs:
+    """Load specs, fingerprints and stored results for each eval set (repository order).
+
+    The evals file is read for the model restriction even when only triggers run; when it
+    cannot be parsed, a triggers-only sweep runs unrestricted (engine spec §4.4), while a sweep
+    including evals fails with its `SpecError`. A results file with a newer schema raises
+    `SpecError`; an unreadable one is planned as absent with a warning.
+    """
+    from evolve_action import specs
+    from evolve_action.plan import _fingerprint as fingerprint
+
+    out: list[SetInput] = []
+    warnings: list[str] = []
+    for es in eval_sets:
+        restriction: tuple[str, ...] = ()
+        evals: tuple[EvalCaseInput, ...] | None = None
+        eval_content = ""
+        if es.evals_path is not None:
+            try:
+                spec = specs.load_evals(es.evals_path)
+            except SpecError:
+                if Tier.EVALS in tiers:
+                    raise
+                spec = None
+            if spec is not None:
+                restriction = spec.models
+                if Tier.EVALS in tiers:
+                    evals = tuple(
+                        EvalCaseInput(id=c.id, fingerprint=fingerprint.eval_fingerprint(c))
+                        for c in spec.evals
+                    )
+                    eval_content = fingerprint.eval_content_hash(es.skill_dir)
+        triggers: tuple[TriggerCaseInput, ...] | None = None
+        trigger_content = ""
+        if es.triggers_path is not None and Tier.TRIGGERS in tiers:
+            tspec = specs.load_triggers(es.triggers_path)
+            triggers = tuple(
+                TriggerCaseInput(
+                    query=q.query,
+                    should_trigger=q.should_trigger,
+                    spec_hash=fingerprint.trigger_spec_hash(q.query, q.should_trigger),
+                )
+                for q in tspec.queries
+            )
+            trigger_content = fingerprint.skill_content_hash(es.skill_dir / "SKILL.md")
+        loaded = res.load_results(es.results_dir, plugin=es.plugin, skill=es.skill, root=root)
+        if loaded.warning:
+            warnings.append(loaded.warning)
+        out.append(
+            SetInput(
+                plugin=es.plugin,
+                skill=es.skill,
+                results_dir=es.results_dir,
+                restriction=restriction,
+                triggers=triggers,
+                evals=evals,
+                trigger_content_hash=trigger_content,
+                eval_content_hash=eval_content,
+                stored=loaded.file,
+            )
+        )
+    return BuiltInputs(out, warnings)

@@ -1,0 +1,89 @@
+"""Reporting: rollups, the gate, rendering and JUnit.
+
+Owns: the rollup of results into per-plugin summaries (`plugin_summary`, `rollup_entries`), the
+gate (`gate_issues`, maturity), rendering `EVALUATION.md`, plugin pages and the PR summary through
+Jinja templates, and JUnit XML. Guarantees: everything here is pure over data and deterministic
+(same results, same bytes). Never does: read or write files, print.
+
+Files (private; import from this package):
+- `_gate`: The `report --check` gate: plugin maturity, thresholds and the issue algorithm.
+- `_junit`: JUnit XML export of stored results (report spec §5.5).
+- `_render`: Rendering of `EVALUATION.md`, per-plugin pages and the PR summary through Jinja templates.
+- `_rollup`: Rollups and the rollup document (`EVALUATION.<fmt>`, schema 3).
+"""
+
+from evolve_action.report._gate import (
+    GateOptions,
+    GatePlugin,
+    Issue,
+    Maturity,
+    classify_maturity,
+    gate_issues,
+    parse_maturity,
+)
+from evolve_action.report._junit import build_suites, render_junit, xml_escape
+from evolve_action.report._render import (
+    EM,
+    MARKER,
+    cell_text,
+    group,
+    pct,
+    render_plugin_page,
+    render_pr_summary,
+    render_root,
+    secs,
+    spct,
+    usd,
+)
+from evolve_action.report._rollup import (
+    LoadedFile,
+    LoadedPlugin,
+    PluginSummary,
+    Tier,
+    active_model_keys,
+    build_rollup_document,
+    excluded_rows,
+    filter_file,
+    plugin_summary,
+    provider_caps,
+    rollup_entries,
+    sum_estimates,
+    sum_measured,
+)
+
+__all__ = [
+    "EM",
+    "MARKER",
+    "GateOptions",
+    "GatePlugin",
+    "Issue",
+    "LoadedFile",
+    "LoadedPlugin",
+    "Maturity",
+    "PluginSummary",
+    "Tier",
+    "active_model_keys",
+    "build_rollup_document",
+    "build_suites",
+    "cell_text",
+    "classify_maturity",
+    "excluded_rows",
+    "filter_file",
+    "gate_issues",
+    "group",
+    "parse_maturity",
+    "pct",
+    "plugin_summary",
+    "provider_caps",
+    "render_junit",
+    "render_plugin_page",
+    "render_pr_summary",
+    "render_root",
+    "rollup_entries",
+    "secs",
+    "spct",
+    "sum_estimates",
+    "sum_measured",
+    "usd",
+    "xml_escape",
+]

@@ -1,0 +1,540 @@
+"""Loading authored Tier 1/Tier 2 definitions: `triggers.<ext>` and `evals.<ext>`.
+
+Owns: decoding and normalizing them with evolve's rules (engine spec §4.2.1: integer ids become
+strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
+assertions) into the values of `specs_model` (re-exported here: `TriggerSpec`, `EvalsSpec`,
+`EvalCase`, `Assertion`, `FixtureRef`, the staging rule and `model_allowed`), RE2 compilation with
+Go-worded errors, the Go-rule field decoding helpers shared with `validation` (`decode_fields`,
+`describe_value`, `json_pointer`, `line_for`, `LoadProblem`), and a lenient parse that collects
+every problem for `validation` (which owns the JSON Schemas and the §4.2.2 rules,
+`validation.validate_triggers`/`validate_evals`).
+
+Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
+are decoded with Go's rules (exact key match first, then case-insensitive; later keys win; `null` is
+the zero value; a wrong type is an error), so a file means here what it means to evolve. Never does:
+printing, running anything, writing files.
+
+Deliberate difference from evolve: an assertion *object* without a `type` but with a `text` (the shape
+skill-creator writes, `{"id": "assertion-1", "text": "…"}`) is an `llm` assertion here, so a verbatim
+skill-creator `evals.json` loads, validates and grades; it still hashes as evolve hashes it
+(`"type":""`), so fingerprints agree with evolve's.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextvars
+import functools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import re2
+
+from evolve_action import encoding
+from evolve_action.errors import SpecError
+from evolve_action.specs._model import (
+    ASSERTION_TYPES,
+    Assertion,
+    EvalCase,
+    EvalsSpec,
+    FixtureRef,
+    Source,
+    TriggerQuery,
+    TriggerSpec,
+    clean_ref,
+    is_local,
+    model_allowed,
+    resolve_fixture,
+    staged_path,
+)
+
+__all__ = [
+    "ASSERTION_TYPES",
+    "EVAL_FIELDS",
+    "Assertion",
+    "EvalCase",
+    "EvalsSpec",
+    "FixtureRef",
+    "LoadProblem",
+    "Source",
+    "TriggerQuery",
+    "TriggerSpec",
+    "clean_ref",
+    "compile_re2",
+    "decode_fields",
+    "describe_value",
+    "go_json_text",
+    "is_local",
+    "json_pointer",
+    "line_for",
+    "load_evals",
+    "load_triggers",
+    "model_allowed",
+    "parse_evals",
+    "parse_evals_lenient",
+    "parse_triggers",
+    "parse_triggers_lenient",
+    "resolve_fixture",
+    "staged_path",
+    "value_kind",
+]
+
+_T = TypeVar("_T")
+
+# --------------------------------------------------------------------------------------------
+# RE2
+
+
+@functools.cache
+def _re2_options() -> Any:
+    opts = re2.Options()
+    opts.log_errors = False  # google-re2 prints parse errors to stderr otherwise
+    return opts
+
+
+# RE2 (C++) error texts → Go regexp/syntax error codes, so messages read like evolve's.
+_RE2_TO_GO = {
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "trailing \\": "trailing backslash at end of expression",
+    "bad repetition operator": "invalid nested repetition operator",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "bad repetition argument": "invalid repeat count",
+}
+
+
+def compile_re2(pattern: str) -> tuple[Any | None, str]:
+    """Compile `pattern` with RE2; return `(regex, "")` or `(None, error text)`.
+
+    The error text follows Go's wording where the RE2 error maps onto one
+    (`error parsing regexp: invalid or unsupported Perl syntax: `(?=``).
+    """
+    try:
+        return re2.compile(pattern, options=_re2_options()), ""
+    except Exception as exc:  # re2.error; the binding raises its own Error type
+        text = str(exc)
+        if text.startswith(("b'", 'b"')):
+            try:
+                raw = ast.literal_eval(text)
+                text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            except (ValueError, SyntaxError):
+                pass
+        code, sep, arg = text.partition(": ")
+        go_code = _RE2_TO_GO.get(code, code)
+        if sep:
+            return None, f"error parsing regexp: {go_code}: `{arg}`"
+        return None, f"error parsing regexp: {go_code}"
+
+
+# --------------------------------------------------------------------------------------------
+# Go-style decoding of the raw document
+
+
+class LoadProblem(Exception):
+    """A decode/normalization problem at a JSON pointer (surfaced as `SpecError` or a `Finding`)."""
+
+    def __init__(self, message: str, pointer: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pointer = pointer
+
+
+def value_kind(value: Any) -> str:
+    """The JSON type name of a decoded value (`string`, `integer`, `number`, `object`, …)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def describe_value(value: Any) -> str:
+    """`string "yes"`, `null`, `array [1,2]`: the offending value for messages (truncated)."""
+    if value is None:
+        return "null"
+    text = go_json_text(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{value_kind(value)} {text}"
+
+
+def go_json_text(value: Any) -> str:
+    """Compact Go JSON text of a value, for messages (`id 1.5: …`)."""
+    try:
+        return encoding.encode_json_compact(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def decode_fields(obj: Mapping[str, Any], names: Sequence[str]) -> dict[str, tuple[str, Any]]:
+    """Go struct decoding of `obj`: per JSON key, exact field name first, else case-insensitive.
+
+    Returns `field → (authored key, value)`; later keys win, as in Go.
+    """
+    lowered = {n.lower(): n for n in names}
+    out: dict[str, tuple[str, Any]] = {}
+    for key, value in obj.items():
+        name = key if key in names else lowered.get(key.lower())
+        if name is not None:
+            out[name] = (key, value)
+    return out
+
+
+def json_pointer(*parts: str | int) -> str:
+    """RFC 6901 pointer from reference tokens: `json_pointer("evals", 2, "id") == "/evals/2/id"`."""
+    return functools.reduce(encoding.pointer_join, parts, "")
+
+
+_SINK: contextvars.ContextVar[list[LoadProblem] | None] = contextvars.ContextVar(
+    "_SINK", default=None
+)
+"""When set (validation), decode problems are collected there and parsing goes on with zero values."""
+
+
+def _fail(problem: LoadProblem) -> None:
+    """Raise `problem`, or record it when a lenient parse is collecting problems."""
+    sink = _SINK.get()
+    if sink is None:
+        raise problem
+    sink.append(problem)
+
+
+def _want_str(value: Any, label: str, pointer: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        _fail(LoadProblem(f"{label}: must be a string (got {describe_value(value)})", pointer))
+        return ""
+    return value
+
+
+def _want_bool(value: Any, label: str, pointer: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        _fail(LoadProblem(f"{label}: must be true or false (got {describe_value(value)})", pointer))
+        return False
+    return value
+
+
+def _want_int(value: Any, label: str, pointer: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        _fail(LoadProblem(f"{label}: must be an integer (got {describe_value(value)})", pointer))
+        return 0
+    return value
+
+
+def _want_list(value: Any, label: str, pointer: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        _fail(LoadProblem(f"{label}: must be a list (got {describe_value(value)})", pointer))
+        return []
+    return value
+
+
+def _want_obj(value: Any, label: str, pointer: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        _fail(LoadProblem(f"{label}: must be an object (got {describe_value(value)})", pointer))
+        return {}
+    return value
+
+
+def _yaml_ints(value: Any) -> Any:
+    """YAML values reach evolve through `json.Marshal`, which writes `5.0` as `5`: mirror that."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, list):
+        return [_yaml_ints(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _yaml_ints(v) for k, v in value.items()}
+    return value
+
+
+def _prepare(raw: Any, path: Path) -> Any:
+    return _yaml_ints(raw) if path.suffix.lower() in (".yaml", ".yml") else raw
+
+
+def _parse_triggers(raw: Any, path: Path) -> TriggerSpec:
+    doc = _want_obj(raw, "top level", "")
+    f = decode_fields(doc, ("skill_name", "triggers"))
+    skill_name = _want_str(f.get("skill_name", ("", None))[1], "skill_name", "/skill_name")
+    tkey, traw = f.get("triggers", ("triggers", None))
+    items = _want_list(traw, "triggers", json_pointer(tkey))
+    queries: list[TriggerQuery] = []
+    for i, item in enumerate(items):
+        base = f"triggers[{i}]"
+        entry = _want_obj(item, base, json_pointer(tkey, i))
+        ef = decode_fields(entry, ("query", "should_trigger"))
+        qk, qv = ef.get("query", ("query", None))
+        sk, sv = ef.get("should_trigger", ("should_trigger", None))
+        queries.append(
+            TriggerQuery(
+                query=_want_str(qv, f"{base}.query", json_pointer(tkey, i, qk)),
+                should_trigger=_want_bool(sv, f"{base}.should_trigger", json_pointer(tkey, i, sk)),
+                index=i,
+            )
+        )
+    return TriggerSpec(path=path, skill_name=skill_name, queries=tuple(queries))
+
+
+_ASSERTION_STR_FIELDS = ("type", "path", "pattern", "run", "cwd", "tool", "requires", "text")
+EVAL_FIELDS = (
+    "id",
+    "name",
+    "prompt",
+    "expected_output",
+    "files",
+    "expectations",
+    "assertions",
+    "max_turns",
+    "timeout_seconds",
+)
+
+
+def _eval_id(value: Any, pointer: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return str(value)
+    # A float id shows as authored (`1.0`, not Go's re-encoded `1`), so the message makes sense.
+    shown = repr(value) if isinstance(value, float) else go_json_text(value)
+    _fail(LoadProblem(f"id {shown}: must be a string or an integer", pointer))
+    return go_json_text(value)
+
+
+def _parse_assertion(item: Any, label: str, pointer: str) -> Assertion:
+    if isinstance(item, str):
+        return Assertion(type="llm", text=item)
+    obj = _want_obj(item, label, pointer)
+    f = decode_fields(obj, (*_ASSERTION_STR_FIELDS, "expect_exit"))
+    values: dict[str, Any] = {}
+    for name in _ASSERTION_STR_FIELDS:
+        key, value = f.get(name, (name, None))
+        values[name] = _want_str(value, f"{label}: {name}", pointer + json_pointer(key))
+    ek, ev = f.get("expect_exit", ("expect_exit", None))
+    expect_exit = (
+        None if ev is None else _want_int(ev, f"{label}: expect_exit", pointer + json_pointer(ek))
+    )
+    implied = values["type"] == "" and "type" not in f and values["text"] != ""
+    if implied:
+        values["type"] = "llm"
+    return Assertion(expect_exit=expect_exit, implied_type=implied, **values)
+
+
+def _parse_eval(item: Any, i: int, evals_dir: Path, pointer: str) -> EvalCase:
+    obj = _want_obj(item, f"evals[{i}]", pointer)
+    f = decode_fields(obj, EVAL_FIELDS)
+
+    def get(name: str) -> tuple[str, Any]:
+        return f.get(name, (name, None))
+
+    ik, iv = get("id")
+    eid = _eval_id(iv, pointer + json_pointer(ik))
+    label = f'eval "{eid}"'
+
+    def s(name: str) -> str:
+        k, v = get(name)
+        return _want_str(v, f"{label}: {name}", pointer + json_pointer(k))
+
+    name, prompt, expected = s("name"), s("prompt"), s("expected_output")
+
+    fk, fv = get("files")
+    fptr = pointer + json_pointer(fk)
+    if isinstance(fv, dict):
+        _fail(
+            LoadProblem(
+                f"{label}: files: inline file content is not supported; "
+                "list fixture paths relative to the evals file instead",
+                fptr,
+            )
+        )
+        fv = None
+    elif fv is not None and not isinstance(fv, list):
+        _fail(LoadProblem(f"{label}: files: must be a list of fixture paths", fptr))
+        fv = None
+    files: list[str] = []
+    for j, ref in enumerate(fv or []):
+        if ref is None:
+            ref = ""
+        if not isinstance(ref, str):
+            _fail(
+                LoadProblem(
+                    f"{label}: files: must be a fixture path (a string)", fptr + json_pointer(j)
+                )
+            )
+            ref = ""
+        files.append(ref)
+
+    xk, xv = get("expectations")
+    expectations: list[str] = []
+    for j, e in enumerate(_want_list(xv, f"{label}: expectations", pointer + json_pointer(xk))):
+        expectations.append(
+            _want_str(e, f"{label}: expectations[{j}]", pointer + json_pointer(xk, j))
+        )
+
+    ak, av = get("assertions")
+    authored: list[Assertion] = []
+    for j, a in enumerate(_want_list(av, f"{label}: assertions", pointer + json_pointer(ak))):
+        authored.append(
+            _parse_assertion(a, f"{label}: assertions[{j}]", pointer + json_pointer(ak, j))
+        )
+
+    mk, mv = get("max_turns")
+    tk, tv = get("timeout_seconds")
+    max_turns = _want_int(mv, f"{label}: max_turns", pointer + json_pointer(mk))
+    timeout = _want_int(tv, f"{label}: timeout_seconds", pointer + json_pointer(tk))
+
+    fixtures: list[FixtureRef] = []
+    for j, ref in enumerate(files):
+        rel = clean_ref(ref)
+        if not is_local(rel):
+            _fail(
+                LoadProblem(
+                    f'{label}: files[{j}] "{ref}" escapes the evals directory',
+                    fptr + json_pointer(j),
+                )
+            )
+            continue
+        fixtures.append(resolve_fixture(ref, evals_dir))
+
+    assertions = [Assertion(type="llm", text=e, source=Source.EXPECTATION) for e in expectations]
+    assertions.extend(authored)
+    return EvalCase(
+        id=eid,
+        name=name,
+        prompt=prompt,
+        expected_output=expected,
+        files=tuple(files),
+        fixtures=tuple(fixtures),
+        expectations=tuple(expectations),
+        assertions=tuple(assertions),
+        max_turns=max_turns,
+        timeout_seconds=timeout,
+        index=i,
+    )
+
+
+def _parse_evals(raw: Any, path: Path) -> EvalsSpec:
+    doc = _want_obj(raw, "top level", "")
+    f = decode_fields(doc, ("skill_name", "models", "evals"))
+    sk, sv = f.get("skill_name", ("skill_name", None))
+    skill_name = _want_str(sv, "skill_name", json_pointer(sk))
+    mk, mv = f.get("models", ("models", None))
+    models = tuple(
+        _want_str(m, f"models[{j}]", json_pointer(mk, j))
+        for j, m in enumerate(_want_list(mv, "models", json_pointer(mk)))
+    )
+    ek, ev = f.get("evals", ("evals", None))
+    evals_dir = path.parent
+    cases = tuple(
+        _parse_eval(item, i, evals_dir, json_pointer(ek, i))
+        for i, item in enumerate(_want_list(ev, "evals", json_pointer(ek)))
+    )
+    return EvalsSpec(path=path, skill_name=skill_name, models=models, evals=cases)
+
+
+def _abs(path: Path) -> Path:
+    return Path(os.path.abspath(path))  # noqa: PTH100 - like Go's filepath.Abs: no symlink resolution
+
+
+def line_for(pointer: str, line_of: encoding.LineOf | None) -> int | None:
+    """Line of `pointer`, or of its nearest ancestor the lookup knows."""
+    if line_of is None:
+        return None
+    p = pointer
+    while True:
+        try:
+            line = line_of(p)
+        except Exception:  # a lookup problem must never hide the finding itself
+            line = None
+        if line is not None:
+            return line
+        if not p:
+            return None
+        p = p.rsplit("/", 1)[0]
+
+
+def _as_spec_error(problem: LoadProblem, path: Path, line_of: encoding.LineOf | None) -> SpecError:
+    line = line_for(problem.pointer, line_of) if line_of else None
+    return SpecError(problem.message, path=path, line=line)
+
+
+def parse_triggers(raw: Any, path: Path) -> TriggerSpec:
+    """Build a `TriggerSpec` from a decoded document (Go decoding rules); `SpecError` on bad shape."""
+    try:
+        return _parse_triggers(_prepare(raw, path), _abs(path))
+    except LoadProblem as problem:
+        raise _as_spec_error(problem, path, None) from None
+
+
+def parse_evals(raw: Any, path: Path) -> EvalsSpec:
+    """Build a normalized `EvalsSpec` from a decoded document; `SpecError` on the first problem."""
+    try:
+        return _parse_evals(_prepare(raw, path), _abs(path))
+    except LoadProblem as problem:
+        raise _as_spec_error(problem, path, None) from None
+
+
+def load_triggers(path: Path) -> TriggerSpec:
+    """Decode and load a `triggers.<ext>` file (no validation: runs execute unvalidated specs)."""
+    decoded = encoding.decode_with_lines(path)
+    try:
+        return _parse_triggers(_prepare(decoded.value, path), _abs(path))
+    except LoadProblem as problem:
+        raise _as_spec_error(problem, path, decoded.line_of) from None
+
+
+def load_evals(path: Path) -> EvalsSpec:
+    """Decode, normalize (§4.2.1) and resolve fixtures of an `evals.<ext>` file.
+
+    Errors are `SpecError`s naming the file and line (`eval "x": files[0] "../a" escapes the evals
+    directory`); like evolve, only the first problem is reported.
+    """
+    decoded = encoding.decode_with_lines(path)
+    try:
+        return _parse_evals(_prepare(decoded.value, path), _abs(path))
+    except LoadProblem as problem:
+        raise _as_spec_error(problem, path, decoded.line_of) from None
+
+
+def _lenient(
+    parse: Callable[[Any, Path], _T], raw: Any, path: Path
+) -> tuple[_T, list[LoadProblem]]:
+    sink: list[LoadProblem] = []
+    token = _SINK.set(sink)
+    try:
+        return parse(_prepare(raw, path), _abs(path)), sink
+    finally:
+        _SINK.reset(token)
+
+
+def parse_triggers_lenient(raw: Any, path: Path) -> tuple[TriggerSpec, list[LoadProblem]]:
+    """Like `parse_triggers`, but collect every problem (wrong-typed values become zero values)."""
+    return _lenient(_parse_triggers, raw, path)
+
+
+def parse_evals_lenient(raw: Any, path: Path) -> tuple[EvalsSpec, list[LoadProblem]]:
+    """Like `parse_evals`, but collect every problem; escaping `files` entries are left out of
+    `fixtures` (still listed in `files`)."""
+    return _lenient(_parse_evals, raw, path)

@@ -1,0 +1,585 @@
+"""Tier 1: trigger accuracy through the real agent (engine spec §8).
+
+Owns: `TriggerOptions`, `run()` (plan → per eval set one shared workspace with every skill of the
+plugin installed → per model one unit → each query × `--runs` sessions → verdicts → results written
+after every finished query), hit detection (`is_hit`), verdict-preserving early stop (`decided`,
+`should_launch`), scoring (`score`) — the pure core lives in `trigger_verdicts` and is re-exported
+here — retries of transient failures, and the outcome values the CLI
+renders (`TriggersOutcome`, `UnitOutcome`, `QueryOutcome`).
+
+Guarantees:
+- A hit is a `Skill` call naming the skill exactly (`name` or `<namespace>:name`; a sibling such as
+  `name-extra` is not a hit) or a `Read` of its `skills/<name>/SKILL.md`, anywhere in the session;
+  the session stops at the first hit.
+- A run that fails (HTTP error, crash, timeout) is an **error**, never a silent miss: the verdict
+  uses completed runs only; errored runs are counted and shown (a query whose runs all errored gets
+  no verdict, so `--new` re-runs it). Transient failures (429/529, disconnects) before any tool call
+  are retried a bounded number of times with backoff.
+- Early stop (on by default) never changes a verdict: a query stops launching runs once the runs
+  still possible cannot change it; the stored `runs` is the number of runs actually completed.
+- Results are merged and written atomically after every finished query, so a killed run loses only
+  the queries in flight and `--new` completes the rest without duplicates.
+
+Never: prints (events go to the reporter), reads `os.environ` (options carry the environment),
+starts processes other than through the harness and `workspace`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evolve_action import events, plan, specs
+from evolve_action import results as res
+from evolve_action.catalog import BoundModel
+from evolve_action.encoding import Format
+from evolve_action.errors import SpecError, first_evolve_error
+from evolve_action.harness import (
+    Harness,
+    SessionSpec,
+    TokenCounter,
+    create_trigger_workspace,
+    remove_workspace,
+)
+from evolve_action.harness import estimate as token_estimate
+from evolve_action.repo import EvalSet, Repository
+from evolve_action.triggers._verdicts import (
+    QueryOutcome,
+    RunRecord,
+    RunResult,
+    classify_run,
+    decided,
+    is_hit,
+    passes,
+    query_line,
+    score,
+    should_launch,
+)
+
+__all__ = [
+    "DEFAULT_RUNS",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "TRIGGER_MAX_TURNS",
+    "TRIGGER_TOOLS",
+    "QueryOutcome",
+    "RunRecord",
+    "RunResult",
+    "TriggerOptions",
+    "TriggersOutcome",
+    "UnitOutcome",
+    "classify_run",
+    "decided",
+    "is_hit",
+    "make_plan",
+    "passes",
+    "query_line",
+    "run",
+    "score",
+    "should_launch",
+]
+
+TIER = "triggers"
+DEFAULT_RUNS = 3
+DEFAULT_TIMEOUT_SECONDS = 120
+TRIGGER_MAX_TURNS = 2
+"""evolve's fixed trigger turn cap (`--max-turns 2`)."""
+TRIGGER_TOOLS = ("Skill", "Read")
+"""Auto-approved in trigger sessions (evolve's `--allowedTools "Skill Read"`); other tools are denied."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Options and outcome
+# ------------------------------------------------------------------------------------------------
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(tz=datetime.UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggerOptions:
+    """Everything `run` needs; built by the CLI (nothing here reads the environment)."""
+
+    repo: Repository
+    models: tuple[BoundModel, ...]
+    environ: Mapping[str, str]
+    """The environment agent sessions and the token counter may draw from (allowlisted later)."""
+    selection: plan.Selection = field(
+        default_factory=lambda: plan.Selection(tiers=(plan.Tier.TRIGGERS,))
+    )
+    runs: int = DEFAULT_RUNS
+    jobs: int = 1
+    timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
+    max_turns: int = TRIGGER_MAX_TURNS
+    early_stop: bool = True
+    keep_workspaces: bool = False
+    dry_run: bool = False
+    results_format: Format = "json"
+    retries: int = 2
+    """Extra attempts for a run that failed transiently (429/529, disconnect) before any tool call."""
+    retry_backoff_seconds: float = 1.0
+    """First retry delay; doubled per attempt."""
+    tool_version: str = ""
+    now: Callable[[], datetime.datetime] = _utc_now
+    token_cache: Path | None = None
+    count_tokens: bool = True
+    tmp_root: Path | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnitOutcome:
+    """One (skill, model) trigger unit."""
+
+    plugin: str
+    skill: str
+    model: str
+    queries: tuple[QueryOutcome, ...] = ()
+    results_path: Path | None = None
+    skipped: str = ""
+    """Why the unit did not run (`results complete`), else empty."""
+
+    @property
+    def sessions(self) -> int:
+        """Agent sessions started (attempts included)."""
+        return sum(r.attempts for q in self.queries for r in q.runs)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggersOutcome:
+    """What `run` did."""
+
+    plan: plan.Plan
+    units: tuple[UnitOutcome, ...] = ()
+    warnings: tuple[str, ...] = ()
+    kept_workspaces: tuple[Path, ...] = ()
+
+    @property
+    def sessions(self) -> int:
+        """Agent sessions started in total."""
+        return sum(u.sessions for u in self.units)
+
+    @property
+    def failed(self) -> bool:
+        """Any executed query failed or had no completed run."""
+        return any(q.passed is not True for u in self.units for q in u.queries)
+
+
+# ------------------------------------------------------------------------------------------------
+# The engine
+# ------------------------------------------------------------------------------------------------
+
+
+def _plan_models(models: Sequence[BoundModel]) -> list[plan.PlanModel]:
+    return [plan.PlanModel.from_bound(m) for m in models]
+
+
+def make_plan(options: TriggerOptions) -> tuple[plan.Plan, list[plan.SetInput], list[str]]:
+    """Plan the trigger tier (pure apart from reading specs and stored results)."""
+    sel = options.selection
+    sets = [
+        es
+        for es in options.repo.eval_sets()
+        if es.triggers_path is not None
+        and (not sel.plugins or es.plugin in sel.plugins)
+        and (not sel.skills or es.skill in sel.skills)
+    ]
+    built = plan.build_inputs(sets, tiers=(plan.Tier.TRIGGERS,), root=options.repo.root)
+    p = plan.plan(built.sets, _plan_models(options.models), sel)
+    return p, built.sets, built.warnings
+
+
+async def run(
+    options: TriggerOptions,
+    reporter: events.Reporter,
+    harness: Harness,
+    *,
+    counter: TokenCounter | None = None,
+    make_workspace: Callable[..., Path] = create_trigger_workspace,
+) -> TriggersOutcome:
+    """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish.
+
+    `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the shared per-set workspace (tests
+    inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`).
+    """
+    p, set_inputs, warnings = make_plan(options)
+    for w in warnings:
+        reporter.emit(events.Warning(message=w))
+    if options.dry_run:
+        return TriggersOutcome(plan=p, warnings=tuple(warnings))
+    by_key = {(s.plugin, s.skill): s for s in set_inputs}
+    eval_sets = {(es.plugin, es.skill): es for es in options.repo.eval_sets()}
+    for key in dict.fromkeys((u.plugin, u.skill) for u in p.units if u.cases):
+        res.check_writable(
+            eval_sets[key].results_dir, options.results_format, root=options.repo.root
+        )
+    models = {m.model.key: m for m in options.models}
+    own_counter = counter is None
+    if counter is None:
+        counter = TokenCounter(
+            options.environ,
+            cache_path=options.token_cache,
+            concurrency=options.jobs,
+            enabled=options.count_tokens,
+        )
+    sweep = _Sweep(
+        options=options,
+        reporter=reporter,
+        harness=harness,
+        sem=asyncio.Semaphore(max(options.jobs, 1)),
+    )
+    units: list[UnitOutcome] = []
+    kept: list[Path] = []
+    all_warnings = list(warnings)
+    try:
+        # Units arrive grouped by eval set; one workspace per set, shared by its models.
+        groups: dict[tuple[str, str], list[plan.PlannedUnit]] = {}
+        for u in p.units:
+            groups.setdefault((u.plugin, u.skill), []).append(u)
+        for key, group in groups.items():
+            set_input = by_key[key]
+            es = eval_sets[key]
+            runnable = [u for u in group if u.cases]
+            for u in group:
+                if not u.cases:
+                    reporter.emit(
+                        events.UnitSkipped(
+                            plugin=u.plugin,
+                            skill=u.skill,
+                            model=u.model,
+                            tier=TIER,
+                            reason=u.skip_reason,
+                        )
+                    )
+                    units.append(
+                        UnitOutcome(
+                            plugin=u.plugin,
+                            skill=u.skill,
+                            model=u.model,
+                            skipped=u.skip_reason,
+                        )
+                    )
+            if not runnable:
+                continue
+            _warn_skill_name(es, options.repo, reporter, all_warnings)
+            skill_md = _read_skill_md(es)
+            writer = res.ResultsWriter(
+                es.results_dir,
+                set_input.stored,
+                options.results_format,
+                plugin=es.plugin,
+                skill=es.skill,
+            )
+            ws = await asyncio.to_thread(
+                make_workspace,
+                es.skill_dir.parent,
+                environ=options.environ,
+                tmp_root=options.tmp_root,
+            )
+            try:
+                for u in runnable:
+                    units.append(
+                        await _run_unit(
+                            u,
+                            set_input=set_input,
+                            model=models[u.model],
+                            workspace=ws,
+                            writer=writer,
+                            skill_md=skill_md,
+                            sweep=sweep,
+                            counter=counter,
+                        )
+                    )
+            finally:
+                if options.keep_workspaces:
+                    kept.append(ws)
+                    reporter.emit(events.Warning(message=f"workspace kept: {ws}"))
+                else:
+                    await asyncio.to_thread(remove_workspace, ws)
+    finally:
+        counter.save()
+        for w in counter.warnings:
+            if w not in all_warnings:
+                all_warnings.append(w)
+                reporter.emit(events.Warning(message=w))
+        if own_counter:
+            await counter.aclose()
+    return TriggersOutcome(
+        plan=p, units=tuple(units), warnings=tuple(all_warnings), kept_workspaces=tuple(kept)
+    )
+
+
+def _warn_skill_name(
+    es: EvalSet, repo: Repository, reporter: events.Reporter, sink: list[str]
+) -> None:
+    if es.triggers_path is None:
+        return
+    try:
+        spec = specs.load_triggers(es.triggers_path)
+    except SpecError:
+        return
+    if spec.skill_name and spec.skill_name != es.skill:
+        msg = f'skill_name "{spec.skill_name}" does not match skill directory "{es.skill}"'
+        sink.append(f"{repo.rel(es.triggers_path)}: {msg}")
+        reporter.emit(events.Warning(message=msg, path=repo.rel(es.triggers_path)))
+
+
+def _read_skill_md(es: EvalSet) -> bytes:
+    path = es.skill_dir / "SKILL.md"
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SpecError(
+            f"reading skill under test: {exc.strerror or exc}",
+            path=path,
+            hint="every evals/<skill>/ needs a matching skills/<skill>/SKILL.md",
+        ) from exc
+
+
+def _header(options: TriggerOptions, model: BoundModel, content_hash: str) -> res.EntryHeader:
+    m = model.model
+    pricing = (
+        res.Pricing(
+            input_per_mtok=m.pricing.input_per_mtok, output_per_mtok=m.pricing.output_per_mtok
+        )
+        if m.pricing is not None
+        else None
+    )
+    return res.EntryHeader(
+        provider=m.provider,
+        model=m.id,
+        display=m.display,
+        harness=model.harness,
+        tool_version=options.tool_version,
+        ran_at=options.now().astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        executed=True,
+        content_hash=content_hash,
+        runs_per_query=options.runs,
+        timeout_seconds=options.timeout_seconds,
+        pricing=pricing,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Sweep:
+    """What every unit, query and session of one `run` shares."""
+
+    options: TriggerOptions
+    reporter: events.Reporter
+    harness: Harness
+    sem: asyncio.Semaphore
+    """Bounds concurrent agent sessions to `options.jobs`."""
+
+
+async def _run_unit(
+    unit: plan.PlannedUnit,
+    *,
+    set_input: plan.SetInput,
+    model: BoundModel,
+    workspace: Path,
+    writer: res.ResultsWriter,
+    skill_md: bytes,
+    sweep: _Sweep,
+    counter: TokenCounter,
+) -> UnitOutcome:
+    cases = {c.query: c for c in set_input.triggers or ()}
+    stored = set_input.stored.models.get(unit.model) if set_input.stored else None
+    old = stored.triggers if stored is not None else None
+    record = res.TriggerUnitRecord(
+        old,
+        header=_header(sweep.options, model, set_input.trigger_content_hash),
+        valid_queries=unit.valid_keys,
+        planned=[c.case for c in unit.cases],
+    )
+    sweep.reporter.emit(
+        events.UnitStarted(
+            plugin=unit.plugin,
+            skill=unit.skill,
+            model=unit.model,
+            tier=TIER,
+            items=len(unit.cases),
+            detail=f"{len(unit.cases)} queries x {sweep.options.runs} runs, run",
+        )
+    )
+    estimates = await asyncio.gather(
+        *(token_estimate(counter, model, skill_md, c.case) for c in unit.cases)
+    )
+    outcomes: list[QueryOutcome | None] = [None] * len(unit.cases)
+    path_box: list[Path] = []
+
+    async def one_query(i: int, case: plan.PlannedCase) -> None:
+        q = cases[case.case]
+        outcome = await _run_query(
+            q,
+            skill=unit.skill,
+            model=model,
+            workspace=workspace,
+            sweep=sweep,
+            reason=str(case.reason),
+        )
+        outcomes[i] = outcome
+        entry = record.add(score(outcome, spec_hash=q.spec_hash, estimate=estimates[i]))
+        path_box[:] = [writer.put_triggers(unit.model, entry)]
+        sweep.reporter.emit(
+            events.ItemDone(
+                skill=unit.skill,
+                model=unit.model,
+                tier=TIER,
+                label=_short(q.query),
+                status=outcome.status,
+                detail=query_line(outcome),
+            )
+        )
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for i, case in enumerate(unit.cases):
+                tg.create_task(one_query(i, case))
+    except BaseExceptionGroup as group:  # e.g. a results file that cannot be written
+        first = first_evolve_error(group)
+        if first is not None:
+            raise first from None
+        raise
+    done = tuple(o for o in outcomes if o is not None)
+    path = path_box[0] if path_box else None
+    summary = record.entry(final=True).summary
+    sweep.reporter.emit(
+        events.UnitFinished(
+            plugin=unit.plugin,
+            skill=unit.skill,
+            model=unit.model,
+            tier=TIER,
+            passed=sum(1 for o in done if o.passed is True),
+            total=len(done),
+            errored=sum(1 for o in done if o.passed is None),
+            results_path=sweep.options.repo.rel(path) if path else "",
+            extra={
+                "sessions": sum(r.attempts for o in done for r in o.runs),
+                "runs": sum(len(o.runs) for o in done),
+                "errored_runs": sum(o.errored for o in done),
+                "pass_rate": summary.pass_rate,
+                "avg_run_seconds": summary.avg_run_seconds,
+            },
+        )
+    )
+    return UnitOutcome(
+        plugin=unit.plugin, skill=unit.skill, model=unit.model, queries=done, results_path=path
+    )
+
+
+def _short(text: str, n: int = 70) -> str:
+    """The first `n` bytes of a query (evolve's console width), never splitting a character."""
+    return text.encode("utf-8")[:n].decode("utf-8", "ignore")
+
+
+async def _run_query(
+    q: plan.TriggerCaseInput,
+    *,
+    skill: str,
+    model: BoundModel,
+    workspace: Path,
+    sweep: _Sweep,
+    reason: str,
+) -> QueryOutcome:
+    total = max(sweep.options.runs, 1)
+    finished: list[RunRecord] = []
+    queue: asyncio.Queue[RunRecord] = asyncio.Queue()
+    started = 0
+
+    async def one_run(index: int) -> None:
+        try:
+            rec = await _run_once(
+                q.query,
+                skill=skill,
+                model=model,
+                workspace=workspace,
+                sweep=sweep,
+                label=f"{_short(q.query)} #{index + 1}",
+            )
+        except Exception as exc:  # a bug below must not take the other queries down
+            rec = RunRecord(
+                result=RunResult.ERROR, seconds=0.0, error=f"{type(exc).__name__}: {exc}"
+            )
+        await queue.put(rec)
+
+    def counts() -> tuple[int, int]:
+        hits = sum(1 for r in finished if r.result is RunResult.HIT)
+        misses = sum(1 for r in finished if r.result is RunResult.MISS)
+        return hits, misses
+
+    async with asyncio.TaskGroup() as tg:
+
+        def launch_more() -> None:
+            nonlocal started
+            while started < total:
+                hits, misses = counts()
+                in_flight = started - len(finished)
+                if sweep.options.early_stop and not should_launch(
+                    hits=hits,
+                    misses=misses,
+                    in_flight=in_flight,
+                    remaining=total - started,
+                    should_trigger=q.should_trigger,
+                ):
+                    break
+                tg.create_task(one_run(started))
+                started += 1
+
+        launch_more()
+        while len(finished) < started:
+            finished.append(await queue.get())
+            launch_more()
+    return QueryOutcome(
+        query=q.query, should_trigger=q.should_trigger, runs=tuple(finished), reason=reason
+    )
+
+
+async def _run_once(
+    query: str,
+    *,
+    skill: str,
+    model: BoundModel,
+    workspace: Path,
+    sweep: _Sweep,
+    label: str,
+) -> RunRecord:
+    spec = SessionSpec(
+        prompt=query,
+        workspace=workspace,
+        model=model.cli_model,
+        max_turns=sweep.options.max_turns,
+        timeout_seconds=float(sweep.options.timeout_seconds),
+        allowed_tools=TRIGGER_TOOLS,
+        permission_mode="default",
+    )
+    seconds = 0.0
+    attempts = 0
+    while True:
+        attempts += 1
+        async with sweep.sem:
+            sweep.reporter.emit(
+                events.ItemStarted(skill=skill, model=model.model.key, tier=TIER, label=label)
+            )
+            began = time.monotonic()
+            t = await sweep.harness.run(spec, stop=lambda c: is_hit(c, skill))
+            seconds = time.monotonic() - began  # the final attempt's duration only
+        result = classify_run(t, skill)
+        retry = (
+            result is RunResult.ERROR
+            and t.error is not None
+            and t.error.retryable
+            and not t.tool_calls
+            and attempts <= sweep.options.retries
+        )
+        if not retry:
+            break
+        await asyncio.sleep(sweep.options.retry_backoff_seconds * (2 ** (attempts - 1)))
+    return RunRecord(
+        result=result,
+        seconds=seconds,
+        attempts=attempts,
+        error=(t.error_message or str(t.error)) if result is RunResult.ERROR else "",
+    )
