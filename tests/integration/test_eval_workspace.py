@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.test_evals import EVALS, NOW, FakeCounter, FakeJudge, write
+from tests.unit.evals.test_evals import EVALS, NOW, FakeCounter, FakeJudge, write
 
 from evolve_action import evals
 from evolve_action import harness as procenv

@@ -21,7 +21,7 @@ from evolve_action.harness._claude_code import (
     tool_calls_of,
 )
 
-DATA = Path(__file__).parent / "data" / "harness"
+DATA = Path(__file__).parent / "data"
 
 
 def recorded(name: str) -> list[Any]:

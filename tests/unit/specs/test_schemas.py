@@ -14,7 +14,7 @@ import referencing
 
 from evolve_action.specs import SCHEMA_BASE, SCHEMA_NAMES, load_schema, schema_validator
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def errors(name: str, instance: Any) -> list[str]:

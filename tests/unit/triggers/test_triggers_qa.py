@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from tests.unit.test_triggers import QUERIES, SCRIPT, engine
+from tests.unit.triggers.test_triggers import QUERIES, SCRIPT, engine
 
 from evolve_action.errors import SpecError
 
@@ -34,7 +34,7 @@ def test_unwritable_results_stop_the_run_before_any_session(
 def test_a_results_write_failing_mid_run_is_the_spec_error_not_a_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.unit.test_triggers import ScriptedHarness
+    from tests.unit.triggers.test_triggers import ScriptedHarness
 
     real_run = ScriptedHarness.run
 
@@ -53,7 +53,7 @@ def test_a_results_write_failing_mid_run_is_the_spec_error_not_a_group(
 def test_run_seconds_are_the_final_attempts_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.unit.test_triggers import BUSY, HIT, ScriptedHarness
+    from tests.unit.triggers.test_triggers import BUSY, HIT, ScriptedHarness
 
     from evolve_action.triggers import _engine as triggers
 

@@ -40,7 +40,7 @@ def test_escaping_fixture_dest_names_the_eval(dest: str) -> None:
 
 
 def test_unwritable_results_stop_the_sweep_before_any_session(tmp_path: Path) -> None:
-    from tests.unit.test_evals import EVALS, FakeHarness, FakeJudge, sweep, write
+    from tests.unit.evals.test_evals import EVALS, FakeHarness, FakeJudge, sweep, write
 
     root = tmp_path / "repo"
     write(root, ".claude-plugin/plugin.json", '{"name": "demo"}')
