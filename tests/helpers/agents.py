@@ -9,6 +9,9 @@ import signal
 import time
 from pathlib import Path
 
+MODEL = "anthropic/claude-sonnet-4-6"
+"""The model the integration fixtures evaluate (results are keyed by it)."""
+
 
 def write(root: Path, rel: str, text: str) -> Path:
     """Write `text` to `root/rel`, creating parent directories."""

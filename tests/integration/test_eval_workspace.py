@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.evals.test_evals import EVALS, NOW, FakeCounter, FakeJudge, write
+from tests.helpers.agents import write
+from tests.helpers.evals import EVALS, NOW, FakeCounter, FakeJudge
 
 from evolve_action import evals
 from evolve_action import harness as procenv

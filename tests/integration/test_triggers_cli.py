@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from tests.helpers.agents import (
+    MODEL,
     csv_trigger_repo,
     kill_agents_of,
     scripted_env,
@@ -44,7 +45,6 @@ from evolve_action.specs import schema_validator
 
 pytestmark = pytest.mark.integration
 
-MODEL = "anthropic/claude-sonnet-4-6"
 
 POLICY = """
 rules:

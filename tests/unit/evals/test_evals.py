@@ -9,12 +9,12 @@ and cost, events, and a fatal fixture error that keeps finished cases on disk.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.helpers.evals import EVALS, NOW, FakeCounter, FakeJudge
 
 from evolve_action import evals, grading, specs
 from evolve_action.catalog import BUILTIN_CATALOG, BoundModel
@@ -22,10 +22,8 @@ from evolve_action.config import resolve_repository
 from evolve_action.errors import SpecError
 from evolve_action.evals import _assembly as eval_assembly
 from evolve_action.events import ItemDone, RecordingReporter, UnitStarted
-from evolve_action.grading import JudgeRequest, Verdict
+from evolve_action.grading import Verdict
 from evolve_action.harness import ErrorClass, SessionSpec, ToolCall, Transcript, Usage
-
-NOW = datetime.datetime(2026, 11, 21, 12, 0, 0, tzinfo=datetime.UTC)
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -33,29 +31,6 @@ def write(root: Path, rel: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
-
-
-EVALS = {
-    "evals": [
-        {
-            "id": "good",
-            "prompt": "[good] write out.txt",
-            "files": ["files/in/data.txt"],
-            "expectations": ["out.txt is friendly"],
-            "assertions": [
-                {"type": "file_exists", "path": "out.txt"},
-                {"type": "file_exists", "path": "in/data.txt"},
-                {"type": "tool_call", "tool": "Write", "pattern": "out"},
-            ],
-        },
-        {
-            "id": "bad",
-            "prompt": "[bad] do nothing",
-            "assertions": [{"type": "file_exists", "path": "out.txt"}, "The agent apologised"],
-        },
-        {"id": 3, "prompt": "[error] crash", "assertions": [{"type": "file_exists", "path": "x"}]},
-    ]
-}
 
 
 @pytest.fixture
@@ -109,26 +84,6 @@ class FakeHarness:
             duration_seconds=2.25,
             has_result=True,
         )
-
-
-class FakeJudge:
-    def __init__(self) -> None:
-        self.requests: list[JudgeRequest] = []
-
-    async def grade(self, request: JudgeRequest) -> list[Verdict]:
-        self.requests.append(request)
-        return [Verdict(passed="friendly" in t, evidence=f"judged {t}") for t in request.assertions]
-
-    async def aclose(self) -> None:
-        return None
-
-
-class FakeCounter:
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    async def count(self, provider: str, model: str, payload: str) -> int | None:
-        return 1000
 
 
 def fake_workspace(
@@ -404,3 +359,47 @@ def test_build_result_unpriced_usage_and_skips() -> None:
         and r.timing.total_tokens == 1
         and r.timing.executor_duration_seconds == 0.1
     )
+
+
+# Regressions found in review (QA regressions for eval staging: a missing or escaping fixture names the eval and the file).
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (["files/gone.txt"], 'eval "first": fixture gone.txt: No such file or directory'),
+        (["files/sub"], 'eval "first": fixture sub: Is a directory'),
+    ],
+)
+def test_missing_fixture_names_eval_and_file(
+    tmp_path: Path, files: list[str], message: str
+) -> None:
+    d = tmp_path / "p" / "evals" / "sk"
+    (d / "files" / "sub").mkdir(parents=True)
+    doc = {"evals": [{"id": "first", "prompt": "do it", "files": files, "assertions": ["x"]}]}
+    (d / "evals.json").write_text(json.dumps(doc))
+    case = specs.load_evals(d / "evals.json").evals[0]
+    with pytest.raises(SpecError) as info:
+        evals.stage_workspace(case, skill_dir=None, environ={})
+    assert message in info.value.message
+    assert info.value.hint is not None and "--new" in info.value.hint
+
+
+@pytest.mark.parametrize("dest", ["../x", "/abs", ".", ".."])
+def test_escaping_fixture_dest_names_the_eval(dest: str) -> None:
+    with pytest.raises(SpecError, match=r'^eval "e1": fixture path .* escapes the workspace'):
+        eval_assembly._check_dest(dest, 'eval "e1"')
+
+
+def test_unwritable_results_stop_the_sweep_before_any_session(tmp_path: Path) -> None:
+
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "demo"}')
+    write(root, "skills/sk/SKILL.md", "---\nname: sk\ndescription: Use when testing.\n---\nb\n")
+    write(root, "evals/sk/evals.json", json.dumps(EVALS))
+    write(root, "evals/sk/files/in/data.txt", "data\n")
+    (root / "evals/sk/results.json").mkdir()
+    harness = FakeHarness()
+    with pytest.raises(SpecError, match="cannot write results: the path exists"):
+        sweep(root, harness, FakeJudge(), baseline=False)
+    assert harness.specs == []

@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.agents import agents_using, csv_trigger_repo, scripted_env
-from tests.integration.test_triggers_cli import MODEL
+from tests.helpers.agents import MODEL, agents_using, csv_trigger_repo, scripted_env
 
 
 def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
