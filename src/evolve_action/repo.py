@@ -22,9 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.encoding import go_str_list
-from evolve_action.encoding import split_lines as split_lines
-from evolve_action.encoding import trim_space as trim_space
+from evolve_action.encoding import go_str_list, split_lines, trim_space
 from evolve_action.errors import SpecError, UsageError
 
 Layout = Literal["marketplace", "multi", "single"]

@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.checks._signals import HEDGE_WORDS as HEDGE_WORDS
-from evolve_action.checks._signals import SkillSignal as SkillSignal
-from evolve_action.checks._signals import conciseness_score as conciseness_score
-from evolve_action.checks._signals import prose_lines as prose_lines
-from evolve_action.checks._signals import size_score as size_score
-from evolve_action.checks._signals import skill_signals as skill_signals
+from evolve_action.checks._signals import (
+    SkillSignal,
+    skill_signals,
+)
 from evolve_action.config import Config, compile_description_pattern
 from evolve_action.encoding import go_str_list, split_lines
 from evolve_action.errors import EvolveError

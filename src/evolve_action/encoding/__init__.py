@@ -9,6 +9,7 @@ Guarantees: decode → encode of an evolve-written file is byte-identical; every
 The YAML decoder (`ruamel.yaml`) is imported on first YAML decode only (start-up time).
 
 Files (private; import from this package):
+- `_document`: the decoded-document types shared by the decoders and encoders of this package.
 - `_decode`: Reading authored and results files into one JSON data model, and finding them.
 - `_encode`: Go-compatible, deterministic encoders: JSON (indented and compact) and yaml.v3-style YAML.
 - `_fsio`: Atomic file writes and sibling clean-up after a format switch.
@@ -22,8 +23,6 @@ from evolve_action.encoding._decode import (
     MAX_FILE_BYTES,
     RESULTS_COMMENT,
     ROLLUP_COMMENT,
-    Format,
-    LineOf,
     decode_bytes,
     decode_bytes_with_lines,
     decode_path,
@@ -32,9 +31,9 @@ from evolve_action.encoding._decode import (
     find_results,
     format_of,
     parse_format,
-    pointer_join,
     standardize_jsonc,
 )
+from evolve_action.encoding._document import Decoded, Format, LineOf, pointer_join
 from evolve_action.encoding._encode import (
     encode_document,
     encode_json,
@@ -64,6 +63,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "RESULTS_COMMENT",
     "ROLLUP_COMMENT",
+    "Decoded",
     "Format",
     "LineOf",
     "atomic_write_text",

@@ -19,13 +19,11 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
+from evolve_action.encoding._document import Format
 from evolve_action.encoding._gocompat import go_float
 from evolve_action.encoding._yamlscalar import is_timestamp, json_number, resolve_plain
-
-if TYPE_CHECKING:
-    from evolve_action.encoding._decode import Format
 
 __all__ = [
     "encode_document",

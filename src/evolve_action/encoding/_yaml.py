@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evolve_action.encoding._decode import Decoded, pointer_join
+from evolve_action.encoding._document import Decoded, pointer_join
 from evolve_action.encoding._yamlscalar import (
     BOOL_TAG,
     FLOAT_TAG,

@@ -58,7 +58,6 @@ from evolve_action.evals._assembly import (
     CaseRun,
     build_result,
     error_detail,
-    graded_assertions,
     stage_workspace,
 )
 from evolve_action.events import (
@@ -76,16 +75,11 @@ from evolve_action.harness import estimate as token_estimate
 __all__ = [
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
-    "CaseRun",
     "EvalsOptions",
     "EvalsOutcome",
     "EvalsPlan",
-    "build_result",
-    "error_detail",
-    "graded_assertions",
     "plan_evals",
     "run_evals",
-    "stage_workspace",
 ]
 
 DEFAULT_TIMEOUT = 600

@@ -33,7 +33,6 @@ __all__ = [
     "eval_spec_hash",
     "eval_spec_json",
     "eval_spec_object",
-    "go_compact_json",
     "is_modified",
     "skill_content_hash",
     "trigger_content_hash",

@@ -3,8 +3,7 @@
 Owns: the per plugin × model and per skill × model aggregation of stored results (report spec §3.4),
 the schema-3 rollup document (§4), the active-model filter (§3.1 step 3), provider capabilities
 (§3.1 step 4) and the Excluded-models rows (§3.2). Maturity and the `report --check` gate live in
-`gate` (re-exported here: `GateOptions`, `GatePlugin`, `Issue`, `Maturity`, `classify_maturity`,
-`parse_maturity`, `gate_issues`).
+`_gate`.
 
 Guarantees: every function here is pure (data in, data out) and deterministic; sums and rates use
 the Go-compatible rounding helpers (`round1`, `round6`) exactly where evolve applies them.
@@ -19,14 +18,6 @@ from typing import Any, Literal
 
 from evolve_action.catalog import USAGE_HARNESSES, Catalog
 from evolve_action.encoding import round1, round6
-from evolve_action.report._gate import GATEABLE as GATEABLE
-from evolve_action.report._gate import GateOptions as GateOptions
-from evolve_action.report._gate import GatePlugin as GatePlugin
-from evolve_action.report._gate import Issue as Issue
-from evolve_action.report._gate import Maturity as Maturity
-from evolve_action.report._gate import classify_maturity as classify_maturity
-from evolve_action.report._gate import gate_issues as gate_issues
-from evolve_action.report._gate import parse_maturity as parse_maturity
 from evolve_action.results import (
     Estimate,
     EvalsEntry,
@@ -43,12 +34,8 @@ from evolve_action.results import (
 __all__ = [
     "ROLLUP_SCHEMA",
     "Delta",
-    "GateOptions",
-    "GatePlugin",
-    "Issue",
     "LoadedFile",
     "LoadedPlugin",
-    "Maturity",
     "PluginSummary",
     "ProviderCaps",
     "Rollup",
@@ -58,11 +45,8 @@ __all__ = [
     "Tier",
     "active_model_keys",
     "build_rollup_document",
-    "classify_maturity",
     "excluded_rows",
     "filter_file",
-    "gate_issues",
-    "parse_maturity",
     "plugin_summary",
     "provider_caps",
     "rollup_entries",

@@ -35,7 +35,6 @@ import re2
 from evolve_action import encoding
 from evolve_action.errors import SpecError
 from evolve_action.specs._model import (
-    ASSERTION_TYPES,
     Assertion,
     EvalCase,
     EvalsSpec,
@@ -45,39 +44,24 @@ from evolve_action.specs._model import (
     TriggerSpec,
     clean_ref,
     is_local,
-    model_allowed,
     resolve_fixture,
-    staged_path,
 )
 
 __all__ = [
-    "ASSERTION_TYPES",
     "EVAL_FIELDS",
-    "Assertion",
-    "EvalCase",
-    "EvalsSpec",
-    "FixtureRef",
     "LoadProblem",
-    "Source",
-    "TriggerQuery",
-    "TriggerSpec",
-    "clean_ref",
     "compile_re2",
     "decode_fields",
     "describe_value",
     "go_json_text",
-    "is_local",
     "json_pointer",
     "line_for",
     "load_evals",
     "load_triggers",
-    "model_allowed",
     "parse_evals",
     "parse_evals_lenient",
     "parse_triggers",
     "parse_triggers_lenient",
-    "resolve_fixture",
-    "staged_path",
     "value_kind",
 ]
 
