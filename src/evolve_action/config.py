@@ -17,13 +17,12 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from evolve_action.catalog import HARNESSES
+from evolve_action.encoding import decode_with_lines
 from evolve_action.errors import ConfigError, EvolveError
-
-if TYPE_CHECKING:
-    from evolve_action.repo import Repository
+from evolve_action.repo import Repository, absolute, discover
 
 CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
 """Candidate config file names, in discovery order."""
@@ -210,8 +209,6 @@ def with_flags(config: Config, flags: Mapping[str, Any]) -> Config:
 
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
-    from evolve_action.encoding import decode_with_lines
-
     if path.suffix in (".yaml", ".yml") and _blank_yaml(path):
         return {}  # an empty or comment-only YAML config means "no settings" (as with viper)
     try:
@@ -516,8 +513,6 @@ def resolve_repository(
     is used instead (a deliberate improvement over evolve, see docs/checks.md). The layout is
     `--layout`, else `EVOLVE_LAYOUT`/config `layout`. Returns `(Repository, Config)`.
     """
-    from evolve_action.repo import absolute, discover
-
     base = absolute(cwd / root) if root is not None else cwd
     config = load_config(base, environ) if base.is_dir() else load_config(cwd, environ)
     layout = layout_flag if layout_flag is not None else config.layout

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.encoding import go_str_list, split_lines, trim_space
+from evolve_action.encoding import find_one, go_str_list, split_lines, trim_space
 from evolve_action.errors import SpecError, UsageError
 
 Layout = Literal["marketplace", "multi", "single"]
@@ -275,8 +275,6 @@ def _subdirs(directory: Path) -> list[tuple[str, Path]]:
 
 
 def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
-    from evolve_action.encoding import find_one
-
     for plugin in repo.plugins:
         for skill, directory in _subdirs(plugin.evals_dir):
             triggers = find_one(directory, "triggers")

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from evolve_action import specs
 from evolve_action.checks._signals import (
     SkillSignal,
     skill_signals,
@@ -458,8 +459,6 @@ def _skill_checks(
 
 
 def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> None:
-    from evolve_action import specs as validation
-
     try:
         sets = repo.eval_sets()
     except EvolveError as exc:
@@ -472,13 +471,13 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
     for eval_set in sets:
         if eval_set.triggers_path is not None:
             try:
-                found = validation.validate_triggers(eval_set.triggers_path, repo.root)
+                found = specs.validate_triggers(eval_set.triggers_path, repo.root)
             except EvolveError as exc:
                 found = [_load_finding(repo, eval_set.triggers_path, exc, "triggers.load")]
             out.findings.extend(found)
         if eval_set.evals_path is not None:
             try:
-                found = validation.validate_evals(
+                found = specs.validate_evals(
                     eval_set.evals_path, repo.root, check_fixtures=opts.check_fixtures
                 )
             except EvolveError as exc:

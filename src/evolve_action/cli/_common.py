@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from evolve_action import harness
 from evolve_action.config import Config
 from evolve_action.encoding import Format
 from evolve_action.errors import EnvironmentProblem, UsageError
@@ -90,12 +91,10 @@ def available_harnesses(
     gives an empty set, or, with `required`, raises the `EnvironmentProblem` that says how to
     install it (for a command that can do nothing without it).
     """
-    from evolve_action.harness import find_cli
-
     if dry_run:
         return {"claude"}
     try:
-        find_cli(environ)
+        harness.find_cli(environ)
     except EnvironmentProblem:
         if required:
             raise

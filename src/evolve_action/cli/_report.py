@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evolve_action import __version__, encoding
-from evolve_action import encoding as fsio
 from evolve_action.catalog import Catalog, build_catalog
 from evolve_action.cli._common import Invocation, add_repo_flags
 from evolve_action.config import Config, load_config, with_flags
@@ -332,9 +331,9 @@ def _defined(catalog: Catalog, active: frozenset[str] | None) -> list[str]:
 
 
 def _write(path: Path, text: str) -> None:
-    """`fsio.write_text`, with a failure (not writable, a directory in the way) as `SpecError`."""
+    """`encoding.write_text`, with a failure (not writable, a directory in the way) as `SpecError`."""
     try:
-        fsio.write_text(path, text)
+        encoding.write_text(path, text)
     except OSError as exc:
         raise SpecError(
             f"cannot write the report: {exc.strerror or exc}",
@@ -395,7 +394,7 @@ def generate(opts: ReportOptions, *, stdout: TextIO, stderr: TextIO, cwd: Path) 
         rollup_path,
         encoding.encode_document(doc.to_json(), opts.results_format, encoding.ROLLUP_COMMENT),
     )
-    fsio.remove_siblings(rollup_path)
+    encoding.remove_siblings(rollup_path)
     written.append(rollup_path)
     if not single:
         for lp in with_files:

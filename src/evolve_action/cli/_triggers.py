@@ -29,7 +29,7 @@ from evolve_action.cli._common import (
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
-from evolve_action.harness import default_cache_path
+from evolve_action.harness import claude_code_harness, default_cache_path
 from evolve_action.repo import Repository
 
 
@@ -148,9 +148,7 @@ def handle(inv: Invocation) -> int:
         raise UsageError("no model to run: no selected model has an available harness (claude)")
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
-    from evolve_action.harness import ClaudeCodeHarness
-
-    harness = ClaudeCodeHarness(inv.environ)
+    harness = claude_code_harness(inv.environ)
     outcome = asyncio.run(triggers.run(options, reporter, harness))
     if outcome.failed:
         if args.strict:

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve_action import grading, specs
-from evolve_action import harness as wsmod
 from evolve_action import results as res
 from evolve_action.catalog import BoundModel, measured_cost_usd
 from evolve_action.encoding import round1, tail_bytes, trim_space
 from evolve_action.errors import SpecError
-from evolve_action.harness import Transcript
+from evolve_action.harness import Transcript, create_workspace
 
 __all__ = [
     "CaseRun",
@@ -89,7 +88,7 @@ def stage_workspace(
             ) from None
         files.append((dest, data))
     skills = [] if baseline or skill_dir is None else [skill_dir]
-    return wsmod.create_workspace(
+    return create_workspace(
         prefix="baseline." if baseline else "evals.",
         skills=skills,
         environ=environ,

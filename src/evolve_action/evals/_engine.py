@@ -34,9 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import __version__, grading, repo, specs
-from evolve_action import grading as judge
-from evolve_action import harness as wsmod
-from evolve_action import plan as fingerprint
 from evolve_action import plan as planning
 from evolve_action import results as res
 from evolve_action.catalog import (
@@ -69,7 +66,17 @@ from evolve_action.events import (
     UnitStarted,
     Warning,
 )
-from evolve_action.harness import ErrorClass, Harness, SessionSpec, Transcript, runtime_error
+from evolve_action.harness import (
+    ErrorClass,
+    Harness,
+    SessionSpec,
+    TokenCounter,
+    Transcript,
+    claude_code_harness,
+    default_cache_path,
+    remove_workspace,
+    runtime_error,
+)
 from evolve_action.harness import estimate as token_estimate
 
 __all__ = [
@@ -174,7 +181,7 @@ def plan_evals(
     cat = catalog or build_catalog(config.providers)
     if options.judge_model is not None or config.is_set("judge_model"):
         # An explicit judge model that cannot be used is fatal at command start (§10.3).
-        judge.resolve_judge_model(cat, options.judge_model or config.judge_model)
+        grading.resolve_judge_model(cat, options.judge_model or config.judge_model)
     avail = _available_harnesses(environ) if available is None else available
     selection = resolve_models(
         cat,
@@ -239,7 +246,7 @@ def make_judge(
     *,
     environ: Mapping[str, str],
     catalog: Catalog | None = None,
-) -> tuple[judge.Judge, list[str]]:
+) -> tuple[grading.Judge, list[str]]:
     """Resolve the judge model (§10.3) and build the judge; explicit bad models are fatal.
 
     Returns the judge and warnings (a defaulted model that cannot be used, missing credentials).
@@ -249,17 +256,17 @@ def make_judge(
     token = options.judge_model if options.judge_model is not None else config.judge_model
     warnings: list[str] = []
     try:
-        model = judge.resolve_judge_model(cat, token)
+        model = grading.resolve_judge_model(cat, token)
     except ConfigError as exc:
         if explicit:
             raise
         warnings.append(f"WARN: {exc.message}; llm assertions will fail")
-        return judge.Judge(None, model="", unavailable=exc.message), warnings
-    client = judge.client_from_env(environ)
+        return grading.Judge(None, model="", unavailable=exc.message), warnings
+    client = grading.client_from_env(environ)
     if client is None:
         why = "no Anthropic credentials (set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)"
-        return judge.Judge(None, model=model.id, unavailable=why), warnings
-    return judge.Judge(client, model=model.id), warnings
+        return grading.Judge(None, model=model.id, unavailable=why), warnings
+    return grading.Judge(client, model=model.id), warnings
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,7 +286,7 @@ class _Counts:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Sweep:
     harness: Harness
-    judge: judge.Judge
+    judge: grading.Judge
     environ: Mapping[str, str]
     reporter: Reporter
     keep_workspaces: bool
@@ -314,7 +321,7 @@ async def run_case(
     try:
         home = Path(tempfile.mkdtemp(prefix="claude-home."))
     except BaseException:
-        await asyncio.to_thread(wsmod.remove_workspace, ws)
+        await asyncio.to_thread(remove_workspace, ws)
         raise
     try:
         spec = SessionSpec(
@@ -339,7 +346,7 @@ async def run_case(
 
         async def judge_fn(indices: Sequence[int]) -> Sequence[grading.Verdict]:
             return await sweep.judge.grade(
-                judge.JudgeRequest(
+                grading.JudgeRequest(
                     assertions=tuple(llm_texts[i] for i in indices),
                     final_text=transcript.final_text,
                     expected_output=case.expected_output,
@@ -365,7 +372,7 @@ async def run_case(
                 Warning(message=f"workspace kept ({label}): {ws} (agent config: {home})")
             )
         else:
-            await asyncio.to_thread(wsmod.remove_workspace, ws)
+            await asyncio.to_thread(remove_workspace, ws)
             await asyncio.to_thread(shutil.rmtree, home, True)
 
 
@@ -414,7 +421,7 @@ async def run_evals(
     environ: Mapping[str, str],
     reporter: Reporter,
     harness: Harness | None = None,
-    judge_: judge.Judge | None = None,
+    judge_: grading.Judge | None = None,
     now: Callable[[], datetime.datetime] | None = None,
     planned: EvalsPlan | None = None,
     counter: Any = None,
@@ -428,8 +435,6 @@ async def run_evals(
     `stage_workspace` (tests inject stubs). Raises `EvolveError` for unusable input (the sweep
     stops; finished cases are already on disk).
     """
-    from evolve_action.harness import ClaudeCodeHarness, TokenCounter, default_cache_path
-
     clock = now or (lambda: datetime.datetime.now(datetime.UTC))
     ep = planned or plan_evals(repository, config, options, environ=environ)
     for w in ep.warnings:
@@ -454,7 +459,7 @@ async def run_evals(
             concurrency=max(options.jobs, 1),
         )
     sweep = _Sweep(
-        harness=harness or ClaudeCodeHarness(environ),
+        harness=harness or claude_code_harness(environ),
         judge=the_judge,
         environ=environ,
         reporter=reporter,
@@ -567,7 +572,7 @@ async def _run_unit(
         raise SpecError(
             f"reading skill under test: {exc.strerror or exc}", path=skill_md_path
         ) from None
-    content_hash = await asyncio.to_thread(fingerprint.eval_content_hash, eval_set.skill_dir)
+    content_hash = await asyncio.to_thread(planning.eval_content_hash, eval_set.skill_dir)
     pricing = model.model.pricing
     header = res.EntryHeader(
         provider=model.model.provider,
@@ -617,7 +622,7 @@ async def _run_unit(
 
     async def one(pc: planning.PlannedCase, case: specs.EvalCase, est: res.Estimate | None) -> None:
         async with sem:
-            fp = fingerprint.eval_fingerprint(case)
+            fp = planning.eval_fingerprint(case)
             base_result: res.EvalResult | None = None
             if pc.baseline:
                 reporter.emit(

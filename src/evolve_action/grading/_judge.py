@@ -68,11 +68,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evolve_action import harness as procenv
 from evolve_action.catalog import Catalog, Model
 from evolve_action.encoding import truncate_bytes
 from evolve_action.errors import ConfigError
 from evolve_action.grading._assertions import Verdict, compile_re2
+from evolve_action.harness import chosen_credential
 
 if TYPE_CHECKING:  # the SDK is imported lazily: it costs seconds at CLI start
     import anthropic
@@ -218,14 +218,14 @@ def client_from_env(
 ) -> anthropic.AsyncAnthropic | None:
     """Build the judge's SDK client from explicit credentials; None when none are available.
 
-    Credentials: `procenv.chosen_credential` (the same one the agent and token counting use): a name ending in
+    Credentials: `harness.chosen_credential` (the same one the agent and token counting use): a name ending in
     `_API_KEY` is sent as `x-api-key`, any other as a bearer token with the OAuth beta header. `ANTHROPIC_BASE_URL` is honoured (the scripted model server). The SDK retries
     429/529/5xx and connection errors itself, with exponential backoff, `max_retries` times.
     """
     import anthropic
 
     base_url = environ.get("ANTHROPIC_BASE_URL") or None
-    chosen = procenv.chosen_credential(environ)
+    chosen = chosen_credential(environ)
     if chosen is None:
         return None
     name, value = chosen

@@ -21,6 +21,7 @@ Files (private; import from this package):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evolve_action.harness._base import (
@@ -57,6 +58,13 @@ if TYPE_CHECKING:
 _LAZY = ("ClaudeCodeHarness", "run_session")
 
 
+def claude_code_harness(environ: Mapping[str, str]) -> Harness:
+    """The Claude Code harness bound to `environ` (imports `claude_agent_sdk` on first call)."""
+    from evolve_action.harness._claude_code import ClaudeCodeHarness
+
+    return ClaudeCodeHarness(environ)
+
+
 def __getattr__(name: str) -> Any:
     # `claude_agent_sdk` is slow to import: load the Claude Code harness on first use only.
     if name in _LAZY:
@@ -81,6 +89,7 @@ __all__ = [
     "Usage",
     "cache_key",
     "chosen_credential",
+    "claude_code_harness",
     "create_trigger_workspace",
     "create_workspace",
     "default_cache_path",

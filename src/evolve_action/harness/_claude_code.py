@@ -53,6 +53,7 @@ from evolve_action.harness._base import (
     ToolCall,
     Transcript,
     Usage,
+    _rfc3339,
 )
 from evolve_action.harness._locate import find_cli
 
@@ -289,8 +290,6 @@ def _classify(
     rejected = t.rate_limit is not None and t.rate_limit.status == "rejected"
     if _LIMIT_RE.search(t.final_text) or (rejected and zero_output):
         if t.rate_limit is not None:
-            from evolve_action.harness._base import _rfc3339
-
             when = _rfc3339(t.rate_limit.resets_at)
             return (
                 ErrorClass.USAGE_LIMIT,

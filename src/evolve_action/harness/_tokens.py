@@ -19,17 +19,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from evolve_action import encoding as fsio
+from evolve_action import encoding
+from evolve_action.catalog import BoundModel, estimate_cost_usd
 from evolve_action.harness import _procenv as procenv
+from evolve_action.results import Estimate
 
 if TYPE_CHECKING:  # the SDK is imported when a count is first needed (it is slow to import)
     import anthropic
 
-    from evolve_action.catalog import BoundModel
-    from evolve_action.results import Estimate
-
-CREDENTIAL_VARS = procenv.CREDENTIAL_VARS
-"""Anthropic credentials, first set wins (`procenv.chosen_credential`, shared with the agent)."""
 
 HTTP_TIMEOUT_SECONDS = 60.0
 
@@ -65,9 +62,6 @@ async def estimate(
     counter: Counter, model: BoundModel, skill_md: bytes, text: str
 ) -> Estimate | None:
     """The results `estimate` of one query/prompt: counted tokens and their input cost, or None."""
-    from evolve_action.catalog import estimate_cost_usd
-    from evolve_action.results import Estimate
-
     tokens = await counter.count(
         model.model.provider, model.model.id, estimate_payload(skill_md, text)
     )
@@ -179,7 +173,7 @@ class TokenCounter:
         text = json.dumps(dict(sorted(self._cache.items())), indent=2) + "\n"
         try:
             self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            fsio.atomic_write_text(self._cache_path, text)
+            encoding.atomic_write_text(self._cache_path, text)
         except OSError as exc:
             # A cache is an optimisation: never fail a run (or mask its real error) over it.
             self._warn("save", f"token cache {self._cache_path} not saved: {exc.strerror or exc}")

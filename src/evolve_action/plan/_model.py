@@ -13,12 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from evolve_action import results as res
-
-if TYPE_CHECKING:
-    from evolve_action.catalog import BoundModel
+from evolve_action.catalog import USAGE_HARNESSES, BoundModel
 
 __all__ = [
     "EvalCaseInput",
@@ -151,8 +148,6 @@ class PlanModel:
     @classmethod
     def from_bound(cls, bound: BoundModel, *, executes: bool = True) -> PlanModel:
         """Build from a catalog `BoundModel`."""
-        from evolve_action.catalog import USAGE_HARNESSES
-
         m = bound.model
         return cls(
             key=m.key,

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from evolve_action import results as res
+from evolve_action import specs
 from evolve_action.errors import SpecError, UsageError
+from evolve_action.plan import _fingerprint as fingerprint
 from evolve_action.plan._fingerprint import is_modified
 from evolve_action.plan._model import (
     EvalCaseInput,
@@ -455,8 +457,6 @@ def build_inputs(
     including evals fails with its `SpecError`. A results file with a newer schema raises
     `SpecError`; an unreadable one is planned as absent with a warning.
     """
-    from evolve_action import specs
-    from evolve_action.plan import _fingerprint as fingerprint
 
     out: list[SetInput] = []
     warnings: list[str] = []

@@ -13,7 +13,7 @@ importing everything from `evolve_action.results`.
 Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically
   through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
-- Writes are atomic (`fsio.atomic_write_text`) and remove `results.*` siblings of other formats.
+- Writes are atomic (`encoding.atomic_write_text`) and remove `results.*` siblings of other formats.
 - Only `load_results`, `write_results`, `migrate_in_place` and `ResultsWriter` touch the disk.
 - Stored results are never destroyed because of a typo. `load_results` distinguishes:
   * the file does not parse (a syntax error, a git merge-conflict marker, not UTF-8, unreadable
@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from evolve_action import encoding
-from evolve_action import encoding as fsio
 from evolve_action.errors import SpecError, display_path
 from evolve_action.results._codec import from_document, migrate_document, probe_schema, to_document
 from evolve_action.results._merge import (
@@ -226,8 +225,8 @@ def write_results(results_dir: Path, file: ResultsFile, fmt: encoding.Format) ->
     """
     path = results_path(results_dir, fmt)
     text = encoding.encode_document(to_document(file), fmt, encoding.RESULTS_COMMENT)
-    fsio.atomic_write_text(path, text)
-    fsio.remove_siblings(path)
+    encoding.atomic_write_text(path, text)
+    encoding.remove_siblings(path)
     return path
 
 
