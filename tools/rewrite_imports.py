@@ -105,8 +105,11 @@ MOVES: dict[str, tuple[str, str]] = {
 # Consulted before MOVES, so `from evolve_action.commands.report import generate` finds the flow.
 NAME_MOVES: dict[tuple[str, str], tuple[str, str]] = {}
 
-# Renamed names: (old module, old name) -> new name (the import is rewritten, uses are not).
-RENAMES: dict[tuple[str, str], str] = {}
+# Renamed names: (module, old name) -> new name. The import is rewritten, and so are the file's
+# uses of the bare name (when imported by name) or of `<module>.<old name>` (when the module is).
+RENAMES: dict[tuple[str, str], str] = {
+    ("events", "Warning"): "RunWarning",  # stops shadowing the builtin `Warning`
+}
 
 _FROM_RE = re.compile(
     r"^(?P<indent>[ \t]*)from evolve_action(?P<dot>\.(?P<mod>[A-Za-z_][\w.]*))? import "
@@ -232,7 +235,22 @@ class Rewriter:
             return self._from_module(path, indent, mod, names, home, in_src) or m[0]
 
         new = _FROM_RE.sub(from_line, text)
+        new = self._renames(new)
         return _STRING_RE.sub(self._string, new)
+
+    def _renames(self, text: str) -> str:
+        for (mod, old), new in RENAMES.items():
+            leaf = mod.rsplit(".", 1)[-1]
+            by_name = re.search(
+                rf"^[ \t]*from evolve_action\.{re.escape(mod)} import [^\n]*\b{old}\b", text, re.M
+            ) or re.search(
+                rf"^[ \t]*from evolve_action\.{re.escape(mod)} import \([^)]*\b{old}\b", text, re.M
+            )
+            if by_name:
+                text = re.sub(rf"(?<![\w.]){old}\b", new, text)
+            if re.search(rf"^[ \t]*from evolve_action import [^\n]*\b{leaf}\b", text, re.M):
+                text = re.sub(rf"\b{leaf}\.{old}\b", f"{leaf}.{new}", text)
+        return text
 
     def _from_module(self, path, indent, mod, names, home, in_src):  # type: ignore[no-untyped-def]
         groups: dict[str, list[tuple[str, str | None]]] = {}
@@ -277,9 +295,11 @@ class Rewriter:
         """A module-style import of old module `old` bound to `bound`: (plain entry | line)."""
         pkg, file = MOVES[old]
         used = _attrs_used(text, bound)
-        # `setattr(mod, "name", …)` patches a module global: only the private module has it.
-        patched = re.search(rf"setattr\(\s*{re.escape(bound)}\s*,", text) is not None
-        if home == pkg or patched:
+        # `setattr(mod, "name", …)` patches a module global. A name the facade exports is patched
+        # there (callers in other packages look it up through the facade); any other name lives
+        # only in the private module.
+        patched = set(re.findall(rf"setattr\(\s*{re.escape(bound)}\s*,\s*[\"'](\w+)", text))
+        if home == pkg or patched - self.all.get(pkg, set()):
             return None, _fmt(indent, f"evolve_action.{pkg}", [(file, bound)])
         exported = self.all.get(pkg, set())
         if exported and used <= exported:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from typing import Any, ClassVar, Protocol, TextIO
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,15 +76,21 @@ class UnitFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Warning:
-    """Something the user should know that does not stop the run."""
+class RunWarning:
+    """Something the user should know that does not stop the run.
+
+    Named so it does not shadow the builtin `Warning`; JSON lines still call it `Warning`.
+    """
+
+    EVENT: ClassVar[str] = "Warning"
+    """The event's name in JSON lines (kept from before the rename)."""
 
     message: str
     path: str | None = None
     line: int | None = None
 
 
-Event = UnitStarted | UnitSkipped | ItemStarted | ItemDone | UnitFinished | Warning
+Event = UnitStarted | UnitSkipped | ItemStarted | ItemDone | UnitFinished | RunWarning
 
 
 class Reporter(Protocol):
@@ -124,7 +130,8 @@ class JsonLinesReporter:
 
     def emit(self, event: Event) -> None:
         """Write the event as a JSON line tagged with its type."""
-        record = {"event": type(event).__name__, **dataclasses.asdict(event)}
+        name = getattr(type(event), "EVENT", type(event).__name__)
+        record = {"event": name, **dataclasses.asdict(event)}
         self._stream.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
         self._stream.flush()
 
@@ -172,7 +179,7 @@ class LineReporter:
             out.write(f"  {event.passed}/{event.total} passed{errored}\n")
             if event.results_path:
                 out.write(f"  -> {event.results_path}\n")
-        elif isinstance(event, Warning):
+        elif isinstance(event, RunWarning):
             self._clear_progress()
             where = ""
             if event.path:

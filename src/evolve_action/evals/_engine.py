@@ -61,10 +61,10 @@ from evolve_action.events import (
     ItemDone,
     ItemStarted,
     Reporter,
+    RunWarning,
     UnitFinished,
     UnitSkipped,
     UnitStarted,
-    Warning,
 )
 from evolve_action.harness import (
     ErrorClass,
@@ -369,7 +369,7 @@ async def run_case(
         if sweep.keep_workspaces:
             label = f"{case.id} baseline" if baseline else case.id
             sweep.reporter.emit(
-                Warning(message=f"workspace kept ({label}): {ws} (agent config: {home})")
+                RunWarning(message=f"workspace kept ({label}): {ws} (agent config: {home})")
             )
         else:
             await asyncio.to_thread(remove_workspace, ws)
@@ -438,16 +438,16 @@ async def run_evals(
     clock = now or (lambda: datetime.datetime.now(datetime.UTC))
     ep = planned or plan_evals(repository, config, options, environ=environ)
     for w in ep.warnings:
-        reporter.emit(Warning(message=w))
+        reporter.emit(RunWarning(message=w))
     _check_writable(ep, repository.root)
     the_judge = judge_
     if the_judge is None:
         the_judge, jwarn = make_judge(config, options, environ=environ)
         for w in jwarn:
-            reporter.emit(Warning(message=w))
+            reporter.emit(RunWarning(message=w))
         if not jwarn and not the_judge.available and _has_llm(ep):
             reporter.emit(
-                Warning(
+                RunWarning(
                     message=f"WARN: judge unavailable: {the_judge.unavailable}; llm assertions will fail"
                 )
             )
@@ -521,7 +521,7 @@ async def run_evals(
             before = len(counter.warnings)
             counter.save()
             for w in counter.warnings[before:]:
-                reporter.emit(Warning(message=f"warn: {w}"))
+                reporter.emit(RunWarning(message=f"warn: {w}"))
             await counter.aclose()
         if judge_ is None:
             await the_judge.aclose()
@@ -616,7 +616,7 @@ async def _run_unit(
     for w in getattr(sweep.counter, "warnings", []):
         if w not in sweep.reported:
             sweep.reported.add(w)
-            reporter.emit(Warning(message=w))
+            reporter.emit(RunWarning(message=w))
     fresh: list[res.EvalResult] = []
     path_holder: list[Path] = []
 

@@ -195,7 +195,7 @@ async def run(
     """
     p, set_inputs, warnings = make_plan(options)
     for w in warnings:
-        reporter.emit(events.Warning(message=w))
+        reporter.emit(events.RunWarning(message=w))
     if options.dry_run:
         return TriggersOutcome(plan=p, warnings=tuple(warnings))
     by_key = {(s.plugin, s.skill): s for s in set_inputs}
@@ -284,7 +284,7 @@ async def run(
             finally:
                 if options.keep_workspaces:
                     kept.append(ws)
-                    reporter.emit(events.Warning(message=f"workspace kept: {ws}"))
+                    reporter.emit(events.RunWarning(message=f"workspace kept: {ws}"))
                 else:
                     await asyncio.to_thread(remove_workspace, ws)
     finally:
@@ -292,7 +292,7 @@ async def run(
         for w in counter.warnings:
             if w not in all_warnings:
                 all_warnings.append(w)
-                reporter.emit(events.Warning(message=w))
+                reporter.emit(events.RunWarning(message=w))
         if own_counter:
             await counter.aclose()
     return TriggersOutcome(
@@ -312,7 +312,7 @@ def _warn_skill_name(
     if spec.skill_name and spec.skill_name != es.skill:
         msg = f'skill_name "{spec.skill_name}" does not match skill directory "{es.skill}"'
         sink.append(f"{repo.rel(es.triggers_path)}: {msg}")
-        reporter.emit(events.Warning(message=msg, path=repo.rel(es.triggers_path)))
+        reporter.emit(events.RunWarning(message=msg, path=repo.rel(es.triggers_path)))
 
 
 def _read_skill_md(es: EvalSet) -> bytes:
