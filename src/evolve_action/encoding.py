@@ -34,6 +34,7 @@ from evolve_action.errors import ConfigError, SpecError
 
 __all__ = [
     "EXTENSIONS",
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "RESULTS_COMMENT",
     "ROLLUP_COMMENT",
@@ -65,6 +66,8 @@ EXTENSIONS: tuple[str, ...] = ("json", "jsonc", "yaml", "yml")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are refused before parsing."""
+MAX_DEPTH = 100
+"""Deepest nesting of arrays/objects accepted in any decoded document (YAML aliases included)."""
 
 RESULTS_COMMENT = "Maintained by evolve run; do not edit by hand."
 """Header comment of jsonc/yaml results files."""
@@ -159,17 +162,39 @@ def decode_bytes_with_lines(data: bytes, path: Path) -> Decoded:
             hint="write the document, or delete the file if it is not needed",
         )
     try:
-        if ext == "json":
-            return _decode_json(text, path, jsonc=False)
-        if ext == "jsonc":
-            return _decode_json(text, path, jsonc=True)
+        if ext in ("json", "jsonc"):
+            decoded = _decode_json(text, path, jsonc=ext == "jsonc")
+            _check_depth(decoded.value, path)
+            return decoded
         from evolve_action.yamldecode import decode_yaml
 
-        return decode_yaml(text, path)
+        return decode_yaml(text, path)  # counts depth (and aliases) while it builds
     except RecursionError:
-        raise SpecError(
-            "document is nested too deeply to load", path=path, hint="flatten the document"
-        ) from None
+        raise _too_deep(path) from None
+
+
+def _too_deep(path: Path) -> SpecError:
+    return SpecError(
+        f"document is nested too deeply to load (over {MAX_DEPTH} levels)",
+        path=path,
+        hint="flatten the document",
+    )
+
+
+def _check_depth(value: Any, path: Path) -> None:
+    """Refuse a decoded JSON value nested deeper than `MAX_DEPTH` (iteratively: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children: Any = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        if depth + 1 > MAX_DEPTH:
+            raise _too_deep(path)
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
 
 
 def _utf8(data: bytes, path: Path) -> str:

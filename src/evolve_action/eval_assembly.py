@@ -76,6 +76,13 @@ def stage_workspace(
     files: list[tuple[str, bytes]] = []
     for ref in case.fixtures:
         dest = _check_dest(ref.dest, case.label)
+        if wsmod.escapes(ref.source, wsmod.repository_root(ref.source.parent)):
+            # never follow a link out of the repository into a workspace
+            raise SpecError(
+                f"{case.label}: fixture {dest}: a symlink leaving the repository",
+                path=ref.source,
+                hint="fixtures must be files inside the repository (`run checks` reports these)",
+            )
         try:
             data = ref.source.read_bytes()
         except OSError as exc:

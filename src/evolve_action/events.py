@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from evolve_action.sanitise import write_trusted
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnitStarted:
@@ -141,7 +143,7 @@ class LineReporter:
 
     def _clear_progress(self) -> None:
         if self._progress_shown:
-            self._stream.write("\r\x1b[2K")
+            write_trusted(self._stream, "\r\x1b[2K")  # our own control, past the gate
             self._progress_shown = False
 
     def emit(self, event: Event) -> None:

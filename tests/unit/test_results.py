@@ -828,15 +828,12 @@ def test_load_results_schema5_overwrites_names(tmp_path: Path) -> None:
     ],
     ids=["too-old", "not-object"],
 )
-def test_load_results_unreadable_starts_fresh(tmp_path: Path, text: str) -> None:
+def test_load_results_unreadable_is_an_error(tmp_path: Path, text: str) -> None:
     d = tmp_path / "evals" / "s"
     write_doc(d, "results.json", text)
-    loaded = R.load_results(d, root=tmp_path)
-    assert loaded.file is None
-    assert (
-        loaded.warning
-        == "evals/s/results.json has an old or unreadable results schema; starting fresh (schema 5)"
-    )
+    with pytest.raises(SpecError, match="not a schema-5 results file"):
+        R.load_results(d, root=tmp_path)
+    assert (d / "results.json").read_text() == text
 
 
 def test_load_results_newer_schema_is_fatal(tmp_path: Path) -> None:

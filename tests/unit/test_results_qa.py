@@ -45,18 +45,19 @@ def test_broken_results_are_an_error_and_left_untouched(
     assert info.value.path == d / name
     assert info.value.line == line
     if "newer evolve" not in info.value.message:
-        assert info.value.hint is not None and "delete it to start fresh" in info.value.hint
+        assert info.value.hint is not None and R.OVERWRITE_FLAG in info.value.hint
     assert (d / name).read_bytes() == data
 
 
 @pytest.mark.parametrize("text", ['{"schema": 2, "models": {}}', "[]", '{"models": {}}', "7"])
-def test_old_or_schemaless_results_still_start_fresh(tmp_path: Path, text: str) -> None:
+def test_old_or_schemaless_results_are_an_error_now(tmp_path: Path, text: str) -> None:
+    # Issue 9: nothing "starts fresh" any more; the file is an error and left untouched.
     d = tmp_path / "evals" / "s"
     d.mkdir(parents=True)
     (d / "results.json").write_text(text)
-    loaded = R.load_results(d, root=tmp_path)
-    assert loaded.file is None
-    assert loaded.warning is not None and "starting fresh (schema 5)" in loaded.warning
+    with pytest.raises(SpecError, match="not a schema-5 results file"):
+        R.load_results(d, root=tmp_path)
+    assert (d / "results.json").read_text() == text
 
 
 def test_check_writable_accepts_a_normal_directory(tmp_path: Path) -> None:

@@ -1,0 +1,131 @@
+"""SIGTERM/SIGHUP take the SIGINT path, and a kill -9 leaves no agent and (after the next start) no temp dir.
+
+Real processes throughout: `python -m evolve_action run triggers` with the real Claude Code CLI against a
+slow scripted model server. Agents are found by the unique `ANTHROPIC_BASE_URL` of each test's server
+in `/proc/*/environ`; temp dirs by a private `TMPDIR`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers.agents import agents_using, csv_trigger_repo, kill_agents_of, scripted_env
+from tests.integration.test_triggers_cli import MODEL
+
+from evolve_action import sandbox
+
+QUERIES = [(f"Tidy up CSV spreadsheet number {i}", True) for i in range(1, 7)]
+
+
+def _start(
+    tmp_path: Path, srv: Any, *, sandbox_off: bool = False
+) -> tuple[subprocess.Popen[bytes], Path, Path, dict[str, str]]:
+    root = tmp_path / "repo"
+    csv_trigger_repo(root, QUERIES)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**scripted_env(tmp_path, srv.base_url), "TMPDIR": str(tmpdir)}
+    if sandbox_off:
+        env["EVOLVE_SANDBOX"] = "off"
+    args = ["run", "triggers", "--root", str(root), "--model", "claude-sonnet-4-6"]
+    args += ["--jobs", "2", "--runs", "1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve_action", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    return proc, root / "evals" / "csv-clean" / "results.json", tmpdir, env
+
+
+def _wait_mid_run(proc: subprocess.Popen[bytes], results: Path, base_url: str) -> list[str]:
+    """Wait until at least one query is on disk and an agent is running; return the finished ones."""
+    done: list[str] = []
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        if results.exists():
+            doc = json.loads(results.read_text())
+            done = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
+            if done and agents_using(base_url):
+                break
+    return done
+
+
+def _wait_no_agents(base_url: str, seconds: float = 20) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while agents_using(base_url) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return agents_using(base_url)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_behave_as_sigint(
+    tmp_path: Path, model_server: Any, claude_cli: Path, sig: signal.Signals, code: int
+) -> None:
+    srv = model_server(
+        {"latency_ms": 700, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
+    )
+    proc, results, tmpdir, _ = _start(tmp_path, srv)
+    try:
+        done = _wait_mid_run(proc, results, srv.base_url)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert 1 <= len(done) < len(QUERIES), "the run finished before it could be interrupted"
+    text = stderr.decode()
+    assert proc.returncode == code, text
+    assert "interrupted" in text and "Traceback" not in text
+    kept = [
+        r["query"] for r in json.loads(results.read_text())["models"][MODEL]["triggers"]["results"]
+    ]
+    assert set(done) <= set(kept)
+    # No agent outlives the run, and no workspace or config dir is left in TMPDIR.
+    assert _wait_no_agents(srv.base_url) == []
+    assert sorted(p.name for p in tmpdir.iterdir()) == []
+
+
+@pytest.mark.parametrize("sandbox_off", [False, True], ids=["default", "no-sandbox"])
+def test_kill_9_leaves_no_agent_and_next_start_sweeps_temp_dirs(
+    tmp_path: Path, model_server: Any, claude_cli: Path, sandbox_off: bool
+) -> None:
+    if not sandbox_off and not sandbox.probe(os.environ).available:
+        pytest.skip("bubblewrap cannot run here: the default path is the no-sandbox one")
+    srv = model_server(
+        {"latency_ms": 1500, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
+    )
+    proc, results, tmpdir, env = _start(tmp_path, srv, sandbox_off=sandbox_off)
+    try:
+        _wait_mid_run(proc, results, srv.base_url)
+        assert agents_using(srv.base_url), "no agent was running when the test killed the run"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        left = _wait_no_agents(srv.base_url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kill_agents_of(srv.base_url)
+    assert left == [], "agents outlived a kill -9 of their parent"
+    stale = [p.name for p in tmpdir.iterdir()]
+    assert stale and all(n.startswith("evolve-action.") for n in stale), stale
+    # The next start (any command) sweeps the dead run's scratch dir.
+    again = subprocess.run(
+        [sys.executable, "-m", "evolve_action", "run", "checks", "--root", str(tmp_path / "repo")],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert again.returncode in (0, 1), again.stderr.decode()
+    assert [p.name for p in tmpdir.iterdir()] == []
