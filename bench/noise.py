@@ -16,7 +16,7 @@ passing share of its runs is ≥ 0.5, i.e. at least ⌈runs/2⌉ of them pass; t
 is computed exactly from the binomial, so a simulated case costs one random draw per side. All
 cases have a verdict on both sides (no errored cases), so every case is shared.
 
-    .venv/bin/python bench/noise.py [--sims 5000] [--seed 11] [--json]
+    .venv/bin/python bench/noise.py [--sims 5000] [--seed 11] [--json] [--alpha 0.05]
 
 Seeded (each cell has its own generator derived from the seed and the cell), so the table is
 reproducible bit for bit.
@@ -33,7 +33,8 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from evolve_action.compare import ALPHA, MATERIAL_SHARE, Flips, Label, classify
+from evolve_action import compare
+from evolve_action.compare import Flips, Label, classify
 
 CASES = (5, 10, 20, 40)
 RUNS = (1, 2, 3, 5)
@@ -118,8 +119,8 @@ def run(sims: int, seed: int) -> dict[str, object]:
     return {
         "sims_per_cell": sims,
         "seed": seed,
-        "alpha": ALPHA,
-        "material_share": MATERIAL_SHARE,
+        "alpha": compare.ALPHA,
+        "material_share": compare.MATERIAL_SHARE,
         "cells": cells,
     }
 
@@ -156,7 +157,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sims", type=int, default=5000, help="simulated PRs per cell and scenario")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument(
+        "--alpha",
+        type=float,
+        help="override the per-direction level (e.g. 0.05, the untuned draft) for comparison",
+    )
     args = ap.parse_args(argv)
+    if args.alpha is not None:  # a what-if only: the product rule is compare.ALPHA
+        compare.ALPHA = args.alpha
+        compare.MIN_SHARED = compare._min_shared(args.alpha)
     t0 = time.perf_counter()
     result = run(args.sims, args.seed)
     result["seconds"] = round(time.perf_counter() - t0, 1)

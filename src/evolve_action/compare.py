@@ -200,14 +200,18 @@ class NoiseVerdict:
     """`underpowered` only: how many more shared cases would let the rule decide."""
 
 
+def _material(shared: int) -> int:
+    """The smallest net flip count that is a material share of `shared` cases (at least 1)."""
+    return max(math.ceil(MATERIAL_SHARE * shared - 1e-9), 1)
+
+
 def _significant(shared: int, down: int, up: int) -> Label | None:
     if shared <= 0:
         return None
     d = down + up
-    material = math.ceil(MATERIAL_SHARE * shared - 1e-9)
-    if down - up >= max(material, 1) and sign_test(down, d) <= ALPHA:
+    if down - up >= _material(shared) and sign_test(down, d) <= ALPHA:
         return Label.REGRESSION
-    if up - down >= max(material, 1) and sign_test(up, d) <= ALPHA:
+    if up - down >= _material(shared) and sign_test(up, d) <= ALPHA:
         return Label.IMPROVEMENT
     return None
 
@@ -255,8 +259,7 @@ def classify(flips: Flips) -> NoiseVerdict:
             f"no result over fewer than {MIN_SHARED} can reach p ≤ {ALPHA:g}",
             more_cases=more,
         )
-    material = abs(down - up) >= max(math.ceil(MATERIAL_SHARE * s - 1e-9), 1)
-    if material and d < MIN_SHARED:
+    if abs(down - up) >= _material(s) and d < MIN_SHARED:
         return NoiseVerdict(
             label=Label.UNDERPOWERED,
             reason=f"{counts} (net {abs(down - up)} {lean}, a material share); fewer than "

@@ -263,7 +263,7 @@ def make_judge(
     except ConfigError as exc:
         if explicit:
             raise
-        warnings.append(f"WARN: {exc.message}; llm assertions will fail")
+        warnings.append(f"WARN: {exc.message}; cases with llm assertions will be runtime errors")
         return judge.Judge(None, model="", unavailable=exc.message), warnings
     client = judge.client_from_env(environ)
     if client is None:
@@ -478,7 +478,7 @@ async def run_evals(
         if not jwarn and not the_judge.available and _has_llm(ep):
             reporter.emit(
                 Warning(
-                    message=f"WARN: judge unavailable: {the_judge.unavailable}; llm assertions will fail"
+                    message=f"WARN: judge unavailable: {the_judge.unavailable}; cases with llm assertions will be runtime errors"
                 )
             )
     own_counter = counter is None

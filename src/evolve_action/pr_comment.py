@@ -13,7 +13,8 @@ Guarantees:
   (`<`, `>` and `&` are escaped) nor hide anything (`github_text`).
 - The body stays under `COMMENT_LIMIT` characters (counted in UTF-16 code units, GitHub's
   JavaScript measure, which is never less than the code-point count): first the failing-case
-  details go, then per-model rows (least severe first), and the body says what was dropped.
+  details go, then per-model rows, least severe rows first each time, and the body says what
+  was dropped.
 
 Never does: I/O beyond loading the template from the installed package, posting, reading the
 environment. The facts of a re-run that ran nothing differ from the first run's (sessions, run
@@ -28,7 +29,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
@@ -251,7 +252,10 @@ def _tier_cell(t: TierComparison | None) -> str:
         parts[0] += f", **{_pts(t.delta)}**"
     if t.base is not None or t.head is not None:
         parts.append(f"95 % CI {_ci_text(t.base)} → {_ci_text(t.head)}")
-    parts.append(_label_text(t))
+    label = _label_text(t)
+    if t.flips is not None:
+        label = f"{t.flips.down} ↓ {t.flips.up} ↑ of {t.flips.shared} shared · {label}"
+    parts.append(label)
     return "<br>".join(parts)
 
 
@@ -401,49 +405,72 @@ def render_pr_comment(
         "rule": _rule_line(),
     }
     all_cells = [_cells(r) for r in rows]
+    details = {i: _row_detail(r) for i, r in enumerate(rows) if _wants_detail(r)}
 
-    def body(shown: Sequence[int], details: bool, omitted: Sequence[str]) -> str:
+    def body(shown: Sequence[int], detailed: Collection[int], omitted: Sequence[str]) -> str:
         return template.render(
             rows=[all_cells[i] for i in shown],
-            details=[_row_detail(rows[i]) for i in shown if _wants_detail(rows[i])]
-            if details
-            else [],
+            details=[details[i] for i in shown if i in detailed],
             omitted=list(omitted),
             **context,
         )
 
+    def fits(text: str) -> bool:
+        return comment_length(text) <= budget
+
     everything = list(range(len(rows)))
-    text = body(everything, True, ())
-    if comment_length(text) <= budget:
+    text = body(everything, details, ())
+    if fits(text):
         return _checked(text, facts.marker)
-    dropped_details = (
+    # 1. Drop failing-case details, least severe rows first.
+    by_severity = sorted(everything, key=lambda i: (_severity(rows[i]), i))
+    with_detail = [i for i in by_severity if i in details]
+
+    def without_details(kept: int) -> str:
+        note = (
+            f"Failing-case details of {len(with_detail) - kept} of {len(with_detail)} rows were "
+            f"left out (least severe first) to keep this comment under GitHub's "
+            f"{COMMENT_LIMIT:,}-character limit; EVALUATION.md has them."
+        )
+        return body(everything, set(with_detail[:kept]), (note,))
+
+    best = _largest(len(with_detail) - 1, without_details, fits)
+    if best is not None:
+        return _checked(best, facts.marker)
+    # 2. Drop rows, least severe first; the label counts on top always stay.
+    no_details = (
         "Failing-case details were left out to keep this comment under GitHub's "
         f"{COMMENT_LIMIT:,}-character limit; EVALUATION.md has them."
     )
-    text = body(everything, False, (dropped_details,))
-    if comment_length(text) <= budget:
-        return _checked(text, facts.marker)
-    by_severity = sorted(everything, key=lambda i: (_severity(rows[i]), i))
-    lo, hi = 0, len(rows)
-    best: str | None = None
-    while lo <= hi:  # the most rows (most severe first) that fit
-        k = (lo + hi) // 2
-        shown = sorted(by_severity[:k])
-        left = [rows[i] for i in by_severity[k:]]
+
+    def without_rows(kept: int) -> str:
+        left = [rows[i] for i in by_severity[kept:]]
         counts = ", ".join(f"{n} {lbl.value}" for lbl, n in label_counts(left).items())
         note = (
             f"{len(left)} of {len(rows)} rows were left out ({counts}), least severe first, "
             "to stay under the limit; EVALUATION.md has every row."
         )
-        candidate = body(shown, False, (dropped_details, note))
-        if comment_length(candidate) <= budget:
-            best, lo = candidate, k + 1
+        return body(sorted(by_severity[:kept]), (), (no_details, note))
+
+    best = _largest(len(rows) - 1, without_rows, fits)
+    if best is None:  # even the headline alone is too long (huge notes): drop the notes
+        context["notes"] = []
+        best = body([], (), (no_details, "Rows and notes were left out to fit."))
+    return _checked(best, facts.marker)
+
+
+def _largest(most: int, make: Callable[[int], str], fits: Callable[[str], bool]) -> str | None:
+    """`make(k)` for the largest k in 0..`most` that fits (sizes grow with k), or None."""
+    lo, hi = 0, most
+    best: str | None = None
+    while lo <= hi:
+        k = (lo + hi) // 2
+        text = make(k)
+        if fits(text):
+            best, lo = text, k + 1
         else:
             hi = k - 1
-    if best is None:  # even the headline alone is too long (huge notes): cut the notes
-        context["notes"] = []
-        best = body([], False, (dropped_details, "Rows and notes were left out to fit."))
-    return _checked(best, facts.marker)
+    return best
 
 
 def _checked(text: str, marker: str) -> str:

@@ -1,9 +1,11 @@
 """The schema-5 results file (`<plugin>/evals/<skill>/results.<ext>`): the facade, I/O and recording.
 
 Owns: reading a results file from disk (`load_results`: first of `results.{json,jsonc,yaml,yml}`,
-in-memory migration of schemas 3 and 4, "start fresh" on a file that is too old), writing it
-(`write_results`, `results_path`), `report --migrate` (`migrate_in_place`) and the
-write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`, `EvalUnitRecord`). It is also
+in-memory migration of schemas 3 and 4, an error for anything else: `shape_problem`), writing it
+(`write_results`, `results_path`), the advisory lock of a results file (`lock_results`), the
+`--overwrite-unreadable-results` removal (`discard_unusable`), `report --migrate`
+(`migrate_in_place`) and the write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`,
+`EvalUnitRecord`). It is also
 the facade of the results package of modules, re-exporting (in `__all__`) the model
 (`results_model`: `ResultsFile`, entries, headers, `make_header`), the codec (`results_codec`:
 `from_document`, `to_document`, `migrate_document`, `probe_schema`) and the pure operations
@@ -14,7 +16,8 @@ Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically
   through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
 - Writes are atomic (`fsio.atomic_write_text`) and remove `results.*` siblings of other formats.
-- Only `load_results`, `write_results`, `migrate_in_place` and `ResultsWriter` touch the disk.
+- Only `load_results`, `write_results`, `lock_results`, `discard_unusable`, `migrate_in_place` and
+  `ResultsWriter` touch the disk.
 - Stored results are never destroyed because of a typo. `load_results` distinguishes:
   * the file does not parse (a syntax error, a git merge-conflict marker, not UTF-8, unreadable
     on disk) → `SpecError` naming `file:line` with a hint; the file is left untouched and the run
@@ -173,7 +176,7 @@ class LoadedResults(NamedTuple):
     path: Path | None
     """The file read (first of `results.{json,jsonc,yaml,yml}`), if any."""
     warning: str | None
-    """Set when an unreadable/too-old file will be replaced ("starting fresh")."""
+    """Always None since issue 9 (nothing "starts fresh" any more); kept for callers."""
     migrated_from: int | None
     """3 or 4 when the file was migrated in memory."""
 
@@ -243,7 +246,7 @@ def _check_not_directory(results_dir: Path) -> None:
             raise SpecError(
                 f"the results path is {what}, not a results file",
                 path=candidate,
-                hint="move it out of the way; nothing was read or written",
+                hint="move it out of the way and re-run",
             )
 
 
@@ -315,12 +318,20 @@ def discard_unusable(
             return None
         try:
             load_results(results_dir)
-        except SpecError as exc:
-            if "written by a newer evolve" in exc.message:
+        except SpecError:
+            if _newer_schema(path):
                 raise
             path.unlink()
             return path
     return None
+
+
+def _newer_schema(path: Path) -> bool:
+    try:
+        n = probe_schema(encoding.decode_path(path))
+    except SpecError:
+        return False
+    return n is not None and n > SCHEMA_VERSION
 
 
 def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None = None) -> None:
@@ -478,41 +489,29 @@ def migrate_in_place(
     """`report --migrate` for one eval directory: rewrite a schema 3/4 file as schema 5.
 
     Returns the old schema number when the file was upgraded, None when there is no file or it
-    is already schema 5. Raises `SpecError` for schemas it cannot migrate (`< 3`, unreadable)
-    or newer than 5; the file is then left untouched.
+    is already schema 5. Raises `SpecError` (from `load_results`) for a file it cannot use (no
+    or an old schema, the wrong shape, unreadable, newer than 5); the file is then left
+    untouched. Holds the results lock while it reads and rewrites.
     """
-    path = encoding.find_results(results_dir)
-    if path is None:
+    if encoding.find_results(results_dir) is None:
         return None
-    doc = _decode_stored(path)
-    n = probe_schema(doc)
-    if n == SCHEMA_VERSION:
-        return None
-    if n is not None and n > SCHEMA_VERSION:
-        raise SpecError(
-            f"results file is schema {n}, written by a newer evolve (this tool writes schema "
-            f"{SCHEMA_VERSION}); upgrade evolve-action",
-            path=path,
-        )
-    if n not in MIGRATABLE:
-        shown = "no schema" if n is None else f"schema {n}"
-        raise SpecError(
-            f"{path}: cannot migrate results with {shown} (only schemas 3 and 4 migrate)",
-            path=path,
-            hint="delete the file to start fresh",
-        )
-    pl, sk = _names(results_dir, plugin, skill)
-    try:
-        file = migrate_document(doc, plugin=pl, skill=sk)
-    except ValueError as exc:
-        raise SpecError(f"{path}: cannot migrate: {exc}", path=path) from exc
-    write_results(results_dir, file, fmt)
-    return n
+    with lock_results(results_dir):  # a concurrent run may be writing this file
+        loaded = load_results(results_dir, plugin=plugin, skill=skill)
+        if loaded.file is None or loaded.migrated_from is None or loaded.path is None:
+            return None
+        write_results(results_dir, loaded.file, fmt)
+        return loaded.migrated_from
 
 
 # --------------------------------------------------------------------------------------------
 # The write-after-each-unit path
 # --------------------------------------------------------------------------------------------
+
+
+_CONTINUE_HINT = (
+    "results written before this point are on disk; fix the problem and re-run with --new "
+    "to continue"
+)
 
 
 class ResultsWriter:
@@ -596,9 +595,15 @@ class ResultsWriter:
             raise SpecError(
                 f"cannot write results: {exc.strerror or exc}",
                 path=target,
-                hint="results written before this point are on disk; fix the problem and "
-                "re-run with --new to continue",
+                hint=_CONTINUE_HINT,
             ) from exc
+        except SpecError as exc:  # what is on disk now cannot be used (it is left untouched)
+            raise SpecError(
+                f"cannot write results: {exc.message}",
+                path=exc.path,
+                line=exc.line,
+                hint=f"{exc.hint}; {_CONTINUE_HINT}" if exc.hint else _CONTINUE_HINT,
+            ) from None
         self._file = merged
         self.writes += 1
         return path

@@ -1,31 +1,40 @@
 """A fake GitHub REST server on loopback, for tests that drive the real PyGithub client.
 
 In the style of EnricoMi's publish-unit-test-result-action fake (a Flask app served by werkzeug in a
-background thread), but on port 0 and with state you build per test:
+background thread), but on 127.0.0.1 port 0, threaded, with state each test builds:
 
-    with FakeGitHub.start(tmp_path) as gh:
+    with FakeGitHub.start(tmp_path) as gh:            # or prefix="/api/v3" for a GHES-style root
         repo = gh.add_repo("octo/skills")
-        base = gh.commit(repo, {"README.md": b"hi\\n"}, branch="main")
-        head = gh.commit(repo, {"a.txt": b"x\\n"}, parents=[base], branch="feature")
-        pr = gh.add_pull(repo, head_ref="feature", base_ref="main")
-        token = gh.add_token("ghs_x", kind="installation")
-        ... GitHubClient(token, base_url=gh.base_url) ...
+        base = gh.commit(repo, {"README.md": "hi\\n"}, branch="main")
+        head = gh.commit(repo, {"a.txt": "x\\n"}, parents=[base], branch="feature")
+        pr = gh.add_pull(repo, head_ref="feature", files=["a.txt"])
+        gh.add_token("ghs_x", kind="installation")    # acts as github-actions[bot]
+        client = GitHubClient("ghs_x", base_url=gh.base_url, policy=RetryPolicy.immediate())
+        ...
         assert not gh.calls("PATCH", r"/repos/octo/skills/issues/comments/\\d+")
 
-What it holds, in memory: repositories, pull requests (head/base refs and shas, the head repository so
-fork PRs can be modelled, the `changed_files` count), PR files (paginated with `per_page`/`page` and
-`Link` headers, capped at 3000 like GitHub), issue comments (paginated, with author login and type),
-tokens (a PAT answers `GET /user` with its login; an installation token gets 403 "Resource not
-accessible by integration"; a read-only token gets that 403 on every write). Git objects and refs live
-in a REAL bare repository per fake repository (`git hash-object`, `read-tree`/`update-index`/
-`write-tree`, `commit-tree`, `update-ref`, `cat-file`), so a test can `git fetch` from
-`gh.git_dir(repo)` and inspect what the client committed. `PATCH .../git/refs/...` with `force: false`
-answers 422 "Update is not a fast forward" when the new commit does not descend from the ref.
+State, in memory: repositories (`add_repo`, `add_fork` for fork PRs), pull requests (head/base refs and
+SHAs taken from the branches, the head repository, `changed_files`, which defaults to the number of
+files), PR files (paginated with `per_page`/`page` and GitHub's `Link` header, never more than 3000),
+issue comments (paginated; author login and type; created/updated), tokens (a PAT answers `GET /user`
+with its login; an installation token gets 403 "Resource not accessible by integration" there and writes
+as `github-actions[bot]`; `read_only=True` gets that 403 on every write, like a fork PR's token), and the
+contents API (files, directories; files above `contents_size_limit` come back without content).
 
-Fault injection: `gh.fail(method, path_regex, [502, 200])` answers the next matching requests with those
-statuses in order (200 or any 2xx means "serve normally"); `Fault(...)` carries a message and headers
-(e.g. `Retry-After`). Every request, faulted or not, is logged in `gh.requests` (method, path without the
-base prefix, query, JSON body, status).
+Git data lives in a REAL bare repository per fake repository (`gh.git_dir(repo)`): blobs through
+`git hash-object -w`, trees through `read-tree`/`update-index`/`write-tree` in a throwaway index (with
+`base_tree`, `sha: null` deletions, 422 for deleting an absent path), commits through `commit-tree`, refs
+through `update-ref`. `PATCH .../git/refs/...` with `force: false` answers 422 "Update is not a fast
+forward" when the new commit does not descend from the ref (`git merge-base --is-ancestor`). Tests can
+`git fetch` from `gh.git_dir(repo)` and inspect what the client committed.
+
+Faults: `gh.fail(method, path_regex, [502, 200, ...])` answers the next matching requests with those
+statuses in order (a 2xx entry means "serve normally"); `Fault(status, message, headers)` sets GitHub's
+`message` and headers such as `Retry-After`; `Fault(..., after=True)` serves the request and then
+answers with the fault (a lost answer). `gh.hook(method, path_regex, fn)` runs `fn` once just before
+serving a matching request (e.g. push to the branch between the client's checks and its ref update).
+Every request is logged in `gh.requests` (method, path without the base prefix, query, JSON body, final
+status); `gh.calls(method, path_regex)` filters it.
 """
 
 from __future__ import annotations
@@ -39,15 +48,16 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlencode
 
-from flask import Flask, Response, request
-from werkzeug.serving import BaseWSGIServer, make_server
+from flask import Flask, Response, g, request
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 FILES_CAP = 3000
 """GitHub's hard cap on `GET /pulls/{n}/files`, whatever the pagination."""
@@ -72,6 +82,8 @@ class Fault:
     status: int
     message: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    after: bool = False
+    """Serve the request normally first, then answer with this fault (a "lost answer")."""
 
     @staticmethod
     def secondary_rate_limit(retry_after: int | None = None) -> Fault:
@@ -184,7 +196,9 @@ class _ApiError(Exception):
         self.message = message
 
 
-def _git(git_dir: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
+def _git(
+    git_dir: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+) -> str:
     """Run git against a bare repository; returns stdout (stripped)."""
     full_env = {**os.environ, "GIT_DIR": str(git_dir), **(env or {})}
     proc = subprocess.run(
@@ -217,6 +231,7 @@ class FakeGitHub:
         self.contents_size_limit = 1_000_000
         """Files above this size come back from the contents API without content (`encoding: none`)."""
         self._faults: list[tuple[str, re.Pattern[str], list[Fault]]] = []
+        self._hooks: list[tuple[str, re.Pattern[str], list[Callable[[], None]]]] = []
         self._ids = itertools.count(1001)
         self._clock = datetime(2026, 1, 1, tzinfo=UTC)
         self._lock = threading.RLock()
@@ -240,10 +255,12 @@ class FakeGitHub:
 
     def serve(self) -> None:
         """Bind (the socket listens before this returns) and serve in a background thread."""
-        server = make_server("127.0.0.1", 0, self.app, threaded=True)
+        server = make_server("127.0.0.1", 0, self.app, threaded=True, request_handler=_QuietHandler)
         self._server = server
         self.base_url = f"http://127.0.0.1:{server.server_port}{self.prefix}"
-        self._thread = threading.Thread(target=server.serve_forever, name="fake-github", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.05,), name="fake-github", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -287,6 +304,13 @@ class FakeGitHub:
         repo = FakeRepo(next(self._ids), full_name, default_branch, git_dir)
         self.repos[full_name] = repo
         return repo
+
+    def add_fork(self, source: FakeRepo | str, full_name: str) -> FakeRepo:
+        """A fork of `source`: a new repository holding the same objects and branches."""
+        source = self._repo(source)
+        fork = self.add_repo(full_name, default_branch=source.default_branch)
+        _git(fork.git_dir, "fetch", "-q", str(source.git_dir), "+refs/heads/*:refs/heads/*")
+        return fork
 
     def git_dir(self, repo: FakeRepo | str) -> Path:
         return self._repo(repo).git_dir
@@ -401,6 +425,14 @@ class FakeGitHub:
         with self._lock:
             self._faults.append((method.upper(), re.compile(path), faults))
 
+    def hook(self, method: str, path: str, fn: Callable[[], None]) -> None:
+        """Run `fn` once, just before serving the next request matching `method` and `path`.
+
+        E.g. move a branch between the client's checks and its ref update, to provoke a real race.
+        """
+        with self._lock:
+            self._hooks.append((method.upper(), re.compile(path), [fn]))
+
     def calls(self, method: str | None = None, path: str | None = None) -> list[LoggedRequest]:
         """Logged requests, filtered by method and a full-match path regex."""
         with self._lock:
@@ -415,6 +447,13 @@ class FakeGitHub:
     def clear_log(self) -> None:
         with self._lock:
             self.requests.clear()
+
+    def _next_hook(self, method: str, path: str) -> Callable[[], None] | None:
+        with self._lock:
+            for hmethod, pattern, fns in self._hooks:
+                if hmethod == method and pattern.fullmatch(path) and fns:
+                    return fns.pop(0)
+        return None
 
     def _next_fault(self, method: str, path: str) -> Fault | None:
         with self._lock:
@@ -477,11 +516,24 @@ class FakeGitHub:
                     sha = _git(repo.git_dir, "hash-object", "-w", "--stdin", input=data)
                 else:
                     sha = str(entry.get("sha", ""))
-                    expected = "tree" if kind == "tree" else ("commit" if mode == "160000" else "blob")
+                    expected = (
+                        "tree" if kind == "tree" else ("commit" if mode == "160000" else "blob")
+                    )
                     if mode != "160000" and self._object_type(repo, sha) != expected:
                         raise _ApiError(422, f"tree.sha {sha} is not a valid {expected}")
                 if kind == "tree":
-                    _git(repo.git_dir, "rm", "--cached", "-r", "-f", "-q", "--ignore-unmatch", "--", path, env=env)
+                    _git(
+                        repo.git_dir,
+                        "rm",
+                        "--cached",
+                        "-r",
+                        "-f",
+                        "-q",
+                        "--ignore-unmatch",
+                        "--",
+                        path,
+                        env=env,
+                    )
                     _git(repo.git_dir, "read-tree", f"--prefix={path}/", sha, env=env)
                     continue
                 if mode not in ("100644", "100755", "120000", "160000"):
@@ -512,7 +564,7 @@ class FakeGitHub:
     def _user_json(self, login: str, user_type: str = "User") -> dict[str, Any]:
         return {
             "login": login,
-            "id": abs(hash(login)) % 10_000_000,
+            "id": zlib.crc32(login.encode()) % 10_000_000,
             "type": user_type,
             "url": self._url(f"/users/{login}"),
             "html_url": f"https://github.com/{login}",
@@ -621,9 +673,7 @@ class FakeGitHub:
             "url": self._url(f"{base}/commits/{sha}"),
             "html_url": f"https://github.com/{repo.full_name}/commit/{sha}",
             "tree": {"sha": tree, "url": self._url(f"{base}/trees/{tree}")},
-            "parents": [
-                {"sha": p, "url": self._url(f"{base}/commits/{p}")} for p in parents
-            ],
+            "parents": [{"sha": p, "url": self._url(f"{base}/commits/{p}")} for p in parents],
             "message": message,
             "author": people.get("author", {}),
             "committer": people.get("committer", {}),
@@ -702,15 +752,23 @@ class FakeGitHub:
         @app.before_request
         def _before() -> Response | None:
             path = request.path[len(pre) :] if request.path.startswith(pre) else request.path
+            hook = fake._next_hook(request.method, path)
+            if hook is not None:
+                hook()
             fault = fake._next_fault(request.method, path)
             if fault is not None and fault.status >= 300:
-                message = fault.message or _default_message(fault.status)
-                return _json({"message": message, "documentation_url": _DOCS}, fault.status, fault.headers)
+                if fault.after:
+                    g.after_fault = fault
+                    return None
+                return _fault_response(fault)
             return None
 
         @app.after_request
         def _after(response: Response) -> Response:
             path = request.path[len(pre) :] if request.path.startswith(pre) else request.path
+            after_fault = g.pop("after_fault", None)
+            if after_fault is not None:
+                response = _fault_response(after_fault)
             logged = LoggedRequest(
                 method=request.method,
                 path=path,
@@ -782,7 +840,9 @@ class FakeGitHub:
                 raise _ApiError(422, "Validation Failed")
             if len(text) > 65536:
                 raise _ApiError(422, "Body is too long (maximum is 65536 characters)")
-            comment = fake.add_comment(repo, number, text, login=token.login, user_type=token.user_type)
+            comment = fake.add_comment(
+                repo, number, text, login=token.login, user_type=token.user_type
+            )
             return _json(fake._comment_json(comment), 201)
 
         def comment_of(owner: str, name: str, comment_id: int) -> FakeComment:
@@ -802,7 +862,9 @@ class FakeGitHub:
             require_write(token)
             comment = comment_of(owner, name, comment_id)
             if comment.user_login != token.login:
-                raise _ApiError(403, NOT_ACCESSIBLE if token.kind == "installation" else "Forbidden")
+                raise _ApiError(
+                    403, NOT_ACCESSIBLE if token.kind == "installation" else "Forbidden"
+                )
             text = (body() or {}).get("body")
             if not isinstance(text, str) or not text:
                 raise _ApiError(422, "Validation Failed")
@@ -881,12 +943,18 @@ class FakeGitHub:
             if not isinstance(content, str) or encoding not in ("utf-8", "base64"):
                 raise _ApiError(422, "Invalid request")
             try:
-                data = base64.b64decode(content, validate=False) if encoding == "base64" else content.encode()
+                data = (
+                    base64.b64decode(content, validate=False)
+                    if encoding == "base64"
+                    else content.encode()
+                )
             except ValueError:
                 raise _ApiError(422, "Invalid base64") from None
             with fake._lock:
                 sha = _git(repo.git_dir, "hash-object", "-w", "--stdin", input=data)
-            return _json({"sha": sha, "url": fake._url(f"/repos/{repo.full_name}/git/blobs/{sha}")}, 201)
+            return _json(
+                {"sha": sha, "url": fake._url(f"/repos/{repo.full_name}/git/blobs/{sha}")}, 201
+            )
 
         @app.get(f"{pre}/repos/<owner>/<name>/git/blobs/<sha>")
         def get_blob(owner: str, name: str, sha: str) -> Response:
@@ -946,18 +1014,32 @@ class FakeGitHub:
             require_write(token)
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
-            message, tree, parents = payload.get("message"), payload.get("tree"), payload.get("parents", [])
-            if not isinstance(message, str) or not isinstance(tree, str) or not isinstance(parents, list):
+            message, tree, parents = (
+                payload.get("message"),
+                payload.get("tree"),
+                payload.get("parents", []),
+            )
+            if (
+                not isinstance(message, str)
+                or not isinstance(tree, str)
+                or not isinstance(parents, list)
+            ):
                 raise _ApiError(422, "Invalid request")
             if fake._object_type(repo, tree) != "tree":
                 raise _ApiError(422, "Tree SHA does not exist")
             for parent in parents:
                 if fake._object_type(repo, str(parent)) != "commit":
                     raise _ApiError(422, "Parent SHA does not exist or is not a commit object")
-            default_email = BOT_EMAIL if token.kind == "installation" else f"{token.login}@users.noreply.github.com"
+            default_email = (
+                BOT_EMAIL
+                if token.kind == "installation"
+                else f"{token.login}@users.noreply.github.com"
+            )
             author = payload.get("author") or {"name": token.login, "email": default_email}
             committer = payload.get("committer") or (
-                {"name": "GitHub", "email": "noreply@github.com"} if not payload.get("author") else author
+                {"name": "GitHub", "email": "noreply@github.com"}
+                if not payload.get("author")
+                else author
             )
             env = {
                 "GIT_AUTHOR_NAME": author["name"],
@@ -1028,11 +1110,23 @@ class FakeGitHub:
 # Small helpers
 
 
+class _QuietHandler(WSGIRequestHandler):
+    """No access log on stderr: the fake's own request log is what tests read."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
 def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
     response = Response(json.dumps(data), status=status, mimetype="application/json")
     for key, value in (headers or {}).items():
         response.headers[key] = value
     return response
+
+
+def _fault_response(fault: Fault) -> Response:
+    message = fault.message or _default_message(fault.status)
+    return _json({"message": message, "documentation_url": _DOCS}, fault.status, fault.headers)
 
 
 def _default_message(status: int) -> str:

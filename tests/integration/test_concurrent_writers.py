@@ -154,9 +154,11 @@ def test_lock_timeout_is_a_clear_error(tmp_path: Path) -> None:
     try:
         assert holder_ready.wait(60)
         seen: list[str] = []
-        with pytest.raises(SpecError, match="held the results lock for over"):
-            with R.lock_results(d, on_wait=seen.append, timeout=0.2):
-                pass  # pragma: no cover - never acquired
+        with (
+            pytest.raises(SpecError, match="held the results lock for over"),
+            R.lock_results(d, on_wait=seen.append, timeout=0.2),
+        ):
+            pass  # pragma: no cover - never acquired
         assert len(seen) == 1
     finally:
         release.set()
@@ -217,3 +219,53 @@ def test_two_real_runs_of_one_skill_keep_both_models(
     assert sorted(doc["models"]) == ["anthropic/claude-haiku-4-5", "anthropic/claude-sonnet-4-6"]
     for entry in doc["models"].values():
         assert [r["query"] for r in entry["triggers"]["results"]] == [q for q, _ in queries]
+
+
+def test_the_trigger_engine_reports_the_lock_wait_through_its_reporter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another holder has the lock, the engine's write waits and says so as a Warning."""
+    import threading
+    import types
+
+    from tests.unit.test_triggers import QUERIES, SCRIPT, ScriptedHarness, engine
+
+    from evolve_action import events
+
+    results_dir = tmp_path / "repo" / "evals" / "pdf"
+    acquired, writer_waiting = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with R.lock_results(results_dir):
+            acquired.set()
+            writer_waiting.wait(60)  # released once the engine's writer polls for it
+
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        writer_waiting.set()
+        real_sleep(seconds)
+
+    monkeypatch.setattr(R, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=sleep))
+    real_run = ScriptedHarness.run
+
+    async def run(self: ScriptedHarness, spec: Any, *, stop: Any = None) -> Any:
+        if not acquired.is_set():
+            threading.Thread(target=hold, daemon=True).start()
+            assert acquired.wait(60)
+        return await real_run(self, spec, stop=stop)
+
+    monkeypatch.setattr(ScriptedHarness, "run", run)
+    _, _, reporter, _ = engine(tmp_path, SCRIPT, QUERIES, jobs=1)
+    waits = [
+        e.message
+        for e in reporter.events
+        if isinstance(e, events.Warning) and "waiting for lock on" in e.message
+    ]
+    assert waits and "held by another evolve-action run" in waits[0]
+    assert "results.json" in waits[0] or "results.*" in waits[0]
+    file = R.load_results(results_dir).file
+    assert file is not None
+    (entry,) = file.models.values()
+    assert entry.triggers is not None
+    assert sorted(r.query for r in entry.triggers.results) == sorted(q for q, _ in QUERIES)

@@ -158,7 +158,7 @@ def test_command_assertion_cannot_write_outside_its_workspace(tmp_path: Path) ->
 POLICY = """
 rules:
   - name: escape
-    when: {prompt: '\\\\[escape\\\\]'}
+    when: {prompt: '\\[escape\\]'}
     steps:
       - {tool: Write, input: {file_path: "{cwd}/inside.txt", content: "inside\\n"}}
       - {tool: Write, input: {file_path: "REPO/pwned-write.txt", content: "pwned\\n"}}

@@ -157,7 +157,14 @@ def test_one_errored_query_keeps_its_stored_result(
         r["query"]: r for r in json.loads(results.read_text())["models"][key]["triggers"]["results"]
     }
     assert [r["passed"] for r in old.values()] == [False, False, True]  # nothing triggered
+    old_hash = json.loads(results.read_text())["models"][key]["triggers"]["content_hash"]
 
+    # The skill changes (so every stored result is stale), then one query's sessions fail.
+    write(
+        repo,
+        "skills/csv-clean/SKILL.md",
+        skill_md("csv-clean", "Tidy CSV spreadsheets and files. Use when asked to tidy CSV."),
+    )
     srv.set_policy(
         "rules:\n"
         "  - {name: broken, when: {prompt: 'columns'}, status: 400}\n"
@@ -172,10 +179,11 @@ def test_one_errored_query_keeps_its_stored_result(
     assert new["Please tidy my CSV file columns"] == old["Please tidy my CSV file columns"]
     assert new["What is the capital of France?"]["passed"] is True
     assert "ERRORED" in out and "API error 400" in out
-    # The errored query keeps the entry incomplete: the next --new run picks it up again.
-    code, out, err = run_cli([*triggers_args(repo), "--new", "--dry-run"], env, tmp_path)
+    # The errored query kept the entry stale (old content hash): the next run plans it again.
+    assert entry["content_hash"] == old_hash
+    code, out, err = run_cli([*triggers_args(repo), "--dry-run"], env, tmp_path)
     assert code == 0, err
-    assert "columns" in out and "messy" not in out
+    assert "results complete" not in out and "columns" in out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -222,3 +230,11 @@ def test_judge_always_failing_changes_nothing(
     assert "evals: every agent session failed: judge error: HTTP 400" in err
     assert results.read_bytes() == before
     assert "judge error" in out and "FAILED" not in out
+
+    # A revoked key stops the evals tier before any session too.
+    srv.set_policy("auth_error: 401\n")
+    srv.clear()
+    code, out, err = run_cli(args, env, tmp_path)
+    assert code == 2 and "refused ANTHROPIC_API_KEY (HTTP 401" in err
+    assert results.read_bytes() == before
+    assert [r["path"] for r in srv.requests] == ["/v1/messages/count_tokens"]

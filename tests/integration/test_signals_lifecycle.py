@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.agents import agents_using, csv_trigger_repo, kill_agents_of, scripted_env
+from tests.helpers.agents import (
+    agents_using,
+    csv_trigger_repo,
+    kill_agents_of,
+    scripted_env,
+    skill_md,
+    write,
+)
 from tests.integration.test_triggers_cli import MODEL
 
 from evolve_action import sandbox
@@ -129,3 +136,54 @@ def test_kill_9_leaves_no_agent_and_next_start_sweeps_temp_dirs(
     )
     assert again.returncode in (0, 1), again.stderr.decode()
     assert [p.name for p in tmpdir.iterdir()] == []
+
+
+def test_missing_fixture_stops_the_run_without_leaking_a_workspace(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "kit", "version": "1.0.0"}\n')
+    write(root, "skills/good/SKILL.md", skill_md("good", "Good skill. Use when asked."))
+    cases = [
+        {
+            "id": f"c{i}",
+            "prompt": f"Do thing {i}.",
+            "assertions": [{"type": "regex", "pattern": "."}],
+        }
+        for i in range(3)
+    ]
+    cases.append({**cases[0], "id": "gone", "files": ["files/missing.txt"]})
+    write(root, "evals/good/evals.json", json.dumps({"evals": cases}))
+    srv = model_server({"latency_ms": 300})
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**scripted_env(tmp_path, srv.base_url), "TMPDIR": str(tmpdir)}
+    args = ["run", "evals", "--root", str(root), "--model", "claude-sonnet-5", "--jobs", "2"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "evolve_action", *args], env=env, capture_output=True, check=False
+    )
+    assert proc.returncode == 2, proc.stderr.decode()
+    assert b"missing.txt" in proc.stderr and b"Traceback" not in proc.stderr
+    assert b"ERROR:" not in proc.stderr  # no SDK logging noise from the cancelled sessions
+    assert [p.name for p in tmpdir.iterdir()] == []
+    assert agents_using(srv.base_url) == []
+
+
+def test_a_timed_out_session_prints_no_sdk_logging_noise(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "kit", "version": "1.0.0"}\n')
+    write(root, "skills/good/SKILL.md", skill_md("good", "Good skill. Use when asked."))
+    case = {"id": "slow", "prompt": "Slow.", "timeout_seconds": 3}
+    case["assertions"] = [{"type": "regex", "pattern": "."}]
+    write(root, "evals/good/evals.json", json.dumps({"evals": [case]}))
+    srv = model_server({"rules": [{"name": "slow", "delay_ms": 30000, "text": "late"}]})
+    env = scripted_env(tmp_path, srv.base_url)
+    args = ["run", "evals", "--root", str(root), "--model", "claude-sonnet-5", "--no-baseline"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "evolve_action", *args], env=env, capture_output=True, check=False
+    )
+    err = proc.stderr.decode()
+    assert "timed out after 3s" in err
+    assert "ERROR:" not in err and "claude_agent_sdk" not in err, err

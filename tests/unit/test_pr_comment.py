@@ -133,7 +133,7 @@ def test_render_contents() -> None:
     pdf = next(line for line in lines if line.startswith("| p/pdf "))
     assert "10/10 (100 %) → 4/10 (40 %), **−60 pts**" in pdf
     assert "95 % CI 72–100 % → 17–69 %" in pdf
-    assert "🔴 regression" in pdf
+    assert "6 ↓ 0 ↑ of 10 shared · 🔴 regression" in pdf
     assert "6/6 (100 %) → 5/5 (100 %) +1 errored, **±0 pts**" in pdf
     assert "+100 pts → +83 pts" in pdf  # lift: 100 − 0 at base, 100 − 17 (1/6) at head
     assert pdf.endswith("🔴 **regression** |")
@@ -263,19 +263,27 @@ def test_size_cap_with_500_skills_keeps_headline_and_severe_rows() -> None:
     assert "**This run:**" in body and body.endswith("</sub>\n")
 
 
-def test_size_cap_drops_details_before_rows() -> None:
-    rows = big_rows(10)
+def test_size_cap_drops_details_before_rows_least_severe_first() -> None:
+    rows = big_rows(10)  # skill-000 regressed on both models; 18 quiet rows, all with failures
     full = render_pr_comment(rows, FACTS)
-    assert "<details>" in full
-    # a budget between the detail-free body and the full one: rows stay, details go
-    no_details_len = comment_length(full) - sum(
-        comment_length(block) + 2 for block in re.findall(r"<details>.*?</details>", full, re.S)
-    )
-    body = render_pr_comment(rows, FACTS, budget=no_details_len + 400)
-    assert "<details>" not in body
-    assert "Failing-case details were left out" in body
+    blocks = re.findall(r"<details>.*?</details>", full, re.S)
+    assert len(blocks) == 20
+    regressed = [b for b in blocks if "skill-000" in b]
+    no_details_len = comment_length(full) - sum(comment_length(b) + 2 for b in blocks)
+    # room for the two regressed rows' details but not for all twenty
+    budget = no_details_len + sum(comment_length(b) + 2 for b in regressed) + 600
+    body = render_pr_comment(rows, FACTS, budget=budget)
+    assert comment_length(body) <= budget
+    kept = re.findall(r"<details>.*?</details>", body, re.S)
+    assert 2 <= len(kept) < 20
+    assert all(b in kept for b in regressed)  # the severe rows keep their failing cases
+    assert f"Failing-case details of {20 - len(kept)} of 20 rows were left out" in body
+    assert len(table_lines(body)) == len(table_lines(full))  # every row is still there
+    assert "EVALUATION.md has every row" not in body  # no row was dropped
+    # with no room for any detail, the rows still all fit
+    body = render_pr_comment(rows, FACTS, budget=no_details_len + 300)
+    assert "<details>" not in body and "Failing-case details of 20 of 20 rows" in body
     assert len(table_lines(body)) == len(table_lines(full))
-    assert "rows were left out" not in body
 
 
 def test_long_failing_lists_are_counted_not_listed() -> None:
@@ -382,3 +390,22 @@ def test_label_order_is_the_documented_priority() -> None:
         "new",
         "removed",
     ]
+
+
+def test_not_comparable_and_removed_rows_render() -> None:
+    codex = dataclasses.replace(HEADER, harness="codex")
+    head_trig = dataclasses.replace(trig([False] * 6), header=codex)
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="p", skill="a", base=m(triggers=trig([True] * 6)), head=m(triggers=head_trig)
+            ),
+            SkillEvidence(plugin="p", skill="b", base=m(evals=ev([True, False])), head=None),
+        ]
+    )
+    assert [r.label for r in rows] == [Label.NOT_COMPARABLE, Label.REMOVED]
+    body = render_pr_comment(rows, FACTS)
+    assert "⚪ 1 not comparable · ➖ 1 removed across 2 skill × model rows." in body
+    assert "Triggers: not comparable; different harness claude → codex" in body
+    removed = next(line for line in table_lines(body) if line.startswith("| p/b "))
+    assert "1/2 (50 %) → —" in removed and removed.endswith("➖ **removed** |")

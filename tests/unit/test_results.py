@@ -882,7 +882,7 @@ def test_migrate_in_place(tmp_path: Path) -> None:
     assert [p.name for p in d.iterdir()] == ["results.jsonc"]
     assert R.migrate_in_place(d, "jsonc") is None
     write_doc(d, "results.jsonc", '{"schema": 2}')
-    with pytest.raises(SpecError, match="cannot migrate"):
+    with pytest.raises(SpecError, match="not a schema-5 results file"):
         R.migrate_in_place(d, "json")
 
 

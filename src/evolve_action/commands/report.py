@@ -256,9 +256,7 @@ def _load(
     unusable: list[SpecError] = []
     for es in sets:
         try:
-            lr = load_results(
-                es.results_dir, plugin=es.plugin, skill=es.skill, root=opts.repo.root
-            )
+            lr = load_results(es.results_dir, plugin=es.plugin, skill=es.skill, root=opts.repo.root)
         except SpecError as exc:
             unusable.append(exc)
             continue

@@ -80,6 +80,12 @@ _AUTH_BANNER_RE = re.compile(
     r"api error: 40[13]\b|your account does not have access)"
 )
 _CREDIT_BANNER_RE = re.compile(r"(?i)^\s*(credit balance is too low|insufficient credit)")
+# Without `is_error`, only a result that is nothing but a banner counts (a real answer may well start
+# with "Invalid API key errors mean…").
+_BANNER_ONLY_RE = re.compile(
+    r"(?i)\s*(not logged in|invalid api key|oauth token (has )?(expired|been revoked)|"
+    r"credit balance is too low)\.?(\s*·\s*please run /login\.?)?\s*"
+)
 _STDERR_LINES = 40
 _BACKSTOP_SECONDS = 30.0
 DEFAULT_CLI_RETRIES = 2
@@ -362,9 +368,14 @@ def _classify(
         if status in (429, 529):
             return ErrorClass.OVERLOADED, f"API error {status}: {text}"
         return ErrorClass.API_ERROR, f"API error {status}: {text}"
-    if _AUTH_BANNER_RE.search(first) or (t.is_error and assistant_error == "authentication_failed"):
+    banner = t.is_error or bool(_BANNER_ONLY_RE.fullmatch(t.final_text))
+    if (banner and _AUTH_BANNER_RE.search(first)) or (
+        t.is_error and assistant_error == "authentication_failed"
+    ):
         return ErrorClass.AUTH, f"not authenticated: {first or assistant_error}"
-    if _CREDIT_BANNER_RE.search(first) or (t.is_error and assistant_error == "billing_error"):
+    if (banner and _CREDIT_BANNER_RE.search(first)) or (
+        t.is_error and assistant_error == "billing_error"
+    ):
         return ErrorClass.CREDIT, f"no credit: {first or assistant_error}"
     if t.has_result and t.is_error and _looks_like_disconnect(t.final_text):
         return ErrorClass.DISCONNECT, t.final_text.strip()
