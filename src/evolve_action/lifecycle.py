@@ -87,13 +87,21 @@ def keep_scratch() -> None:
 
 
 @contextlib.contextmanager
-def scratch(tmp_root: Path | None = None) -> Iterator[Path]:
-    """Create and lock this run's scratch dir (sweeping dead runs' first); remove it at the end."""
+def scratch(tmp_root: Path | None = None) -> Iterator[Path | None]:
+    """Create and lock this run's scratch dir (sweeping dead runs' first); remove it at the end.
+
+    Yields None (temp files then go to the system temp dir, as before) when it cannot be created:
+    commands that need no temp files must not fail on an unwritable `$TMPDIR`.
+    """
     global _current
     root = Path(tmp_root or tempfile.gettempdir())
     sweep_stale(root)
-    path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}.", dir=root))
-    fd = os.open(path / _LOCK, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    try:
+        path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}.", dir=root))
+        fd = os.open(path / _LOCK, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    except OSError:
+        yield None
+        return
     fcntl.flock(fd, fcntl.LOCK_EX)
     previous, _current = _current, path
     try:

@@ -67,6 +67,11 @@ def _wait_mid_run(proc: subprocess.Popen[bytes], results: Path, base_url: str) -
     return done
 
 
+def _agents(srv: Any, proc: subprocess.Popen[bytes]) -> list[int]:
+    """Agents of `srv`, not counting our own run (its environment names the server too)."""
+    return [pid for pid in agents_using(srv.base_url) if pid != proc.pid]
+
+
 def _wait_no_agents(base_url: str, seconds: float = 20) -> list[int]:
     deadline = time.monotonic() + seconds
     while agents_using(base_url) and time.monotonic() < deadline:
@@ -187,3 +192,53 @@ def test_a_timed_out_session_prints_no_sdk_logging_noise(
     err = proc.stderr.decode()
     assert "timed out after 3s" in err
     assert "ERROR:" not in err and "claude_agent_sdk" not in err, err
+
+
+def test_sigterm_during_evals_removes_workspaces_and_config_dirs(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "kit", "version": "1.0.0"}\n')
+    write(root, "skills/good/SKILL.md", skill_md("good", "Good skill. Use when asked."))
+    cases = [
+        {
+            "id": f"c{i}",
+            "prompt": f"Do thing {i}.",
+            "assertions": [{"type": "regex", "pattern": "."}],
+        }
+        for i in range(4)
+    ]
+    write(root, "evals/good/evals.json", json.dumps({"evals": cases}))
+    srv = model_server({"latency_ms": 3000})
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = {**scripted_env(tmp_path, srv.base_url), "TMPDIR": str(tmpdir)}
+    args = ["run", "evals", "--root", str(root), "--model", "claude-sonnet-5", "--jobs", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve_action", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while (
+            time.monotonic() < deadline and proc.poll() is None and not agents_using(srv.base_url)
+        ):
+            time.sleep(0.1)
+        assert agents_using(srv.base_url), "no agent was running when the test signalled the run"
+        names = [p.name for d in tmpdir.iterdir() for p in d.iterdir()]
+        cmds = [Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in _agents(srv, proc)]
+        assert any(n.startswith(("evals.", "baseline.")) for n in names), (names, cmds)
+        assert any(n.startswith(("evals.", "baseline.")) for n in names), names
+        assert any(n.startswith("claude-home.") for n in names), names
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, stderr.decode()
+    assert b"interrupted" in stderr
+    assert _wait_no_agents(srv.base_url) == []
+    assert [p.name for p in tmpdir.iterdir()] == []

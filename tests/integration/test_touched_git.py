@@ -198,3 +198,66 @@ def test_odd_file_names(tmp_path: Path) -> None:
 def test_not_a_repository(tmp_path: Path) -> None:
     with pytest.raises(EnvironmentProblem, match="git rev-parse"):
         git_changed_paths(tmp_path, base="a" * 40, head="b" * 40, environ=os.environ)
+
+
+def test_depth_one_clone_of_a_long_history_is_deepened_only_as_needed(tmp_path: Path) -> None:
+    # 400 commits on main before the fork point (written with fast-import: quick), 3 on the branch,
+    # 5 more on main. The clone must end up with the merge base, not the whole history.
+    bare = tmp_path / "long.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(bare, "config", "uploadpack.allowReachableSHA1InWant", "true")
+    stream: list[str] = []
+    mark = 0
+
+    def add_commit(branch: str, parent: int | None, path: str, text: str) -> int:
+        nonlocal mark
+        mark += 1
+        data = text.encode("utf-8")
+        stream.append(f"commit refs/heads/{branch}\nmark :{mark}\n")
+        stream.append(f"committer T <t@example.invalid> {1_700_000_000 + mark} +0000\n")
+        stream.append("data 2\nc\n")
+        if parent is not None:
+            stream.append(f"from :{parent}\n")
+        stream.append(f"M 100644 inline {path}\ndata {len(data)}\n{text}\n")
+        return mark
+
+    tip = add_commit("main", None, ".claude-plugin/plugin.json", '{"name": "solo"}\n')
+    tip = add_commit("main", tip, "skills/a/SKILL.md", "---\nname: a\n---\n")
+    for i in range(400):
+        tip = add_commit("main", tip, "CHANGELOG.md", f"{i}\n")
+    fork = tip
+    head = fork
+    for i in range(3):
+        head = add_commit("feature", head, "skills/a/SKILL.md", f"---\nname: a\n---\n{i}\n")
+    base = fork
+    for i in range(5):
+        base = add_commit("main", base, "docs/x.md", f"{i}\n")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=bare,
+        input="".join(stream).encode("utf-8"),
+        check=True,
+    )
+    base_sha = git(bare, "rev-parse", "main")
+    head_sha = git(bare, "rev-parse", "feature")
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth=1", "--branch", "feature", bare.as_uri(), str(repo))
+    changes = git_changed_paths(repo, base=base_sha, head=head_sha, environ=os.environ)
+    assert changes == [ChangedPath(path="skills/a/SKILL.md", status=ChangeStatus.MODIFIED)]
+    assert git(repo, "rev-parse", "--is-shallow-repository") == "true"
+    assert int(git(repo, "rev-list", "--count", "--all")) < 200
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_workspace_owned_by_the_runner_uid(remote: Remote, tmp_path: Path) -> None:
+    # A Docker action: root in the container, the checkout owned by the runner's uid (1001).
+    # Plain git refuses it ("dubious ownership"); git_changed_paths passes safe.directory itself.
+    workspace = remote.clone(tmp_path, "workspace", "--depth=1", "--branch", "feature")
+    for path in [workspace, *workspace.rglob("*")]:
+        os.lchown(path, 1001, 1001)
+    plain = subprocess.run(
+        ["git", "status"], cwd=workspace, capture_output=True, text=True, check=False
+    )
+    assert plain.returncode != 0 and "dubious ownership" in plain.stderr
+    changes = git_changed_paths(workspace, base=remote.base, head=remote.head, environ=os.environ)
+    check(changes, workspace)

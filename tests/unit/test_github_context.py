@@ -264,3 +264,53 @@ def test_restore_workspace_owner(tmp_path: Path) -> None:
         assert (path.stat().st_uid, path.stat().st_gid) == (1001, 1001), path
     assert outside.stat().st_uid == 0
     assert restore_workspace_owner(workspace, [written]) == []
+
+
+def test_runner_layout_end_to_end(tmp_path: Path) -> None:
+    """The files and variables a Docker action sees, read and written through the public API."""
+    import io
+
+    from evolve_action.github.inputs import read_inputs
+    from evolve_action.github.outputs import (
+        ActionOutputs,
+        CommandFiles,
+        append_summary,
+        write_outputs,
+    )
+
+    github = tmp_path / "github"
+    (github / "workspace" / "plugins").mkdir(parents=True)
+    (github / "file_commands").mkdir()
+    (github / "workflow").mkdir()
+    (github / "workflow" / "event.json").write_text(json.dumps(pr_payload()), encoding="utf-8")
+    output = github / "file_commands" / "set_output_1"
+    summary = github / "file_commands" / "step_summary_1"
+    output.touch()
+    summary.touch()
+    environ = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(github / "workflow" / "event.json"),
+        "GITHUB_WORKSPACE": str(github / "workspace"),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_SHA": MERGE,
+        "GITHUB_RUN_ID": "9",
+        "INPUT_MODE": "pr",
+        "INPUT_GITHUB_TOKEN": "ghs_token",
+        "INPUT_WORKING-DIRECTORY": "plugins",
+        "INPUT_TIERS": "checks,triggers,evals",
+        "INPUT_COMMIT": "true",
+    }
+    log = io.StringIO()
+    ctx = load_context(environ, cwd=tmp_path)
+    inputs = read_inputs(environ, workspace=ctx.workspace, log=log)
+    assert "::add-mask::ghs_token" in log.getvalue()
+    assert inputs.working_directory == github / "workspace" / "plugins"
+    assert ctx.pull_request is not None and ctx.pull_request.head_sha == HEAD
+    files = CommandFiles.from_env(environ)
+    assert write_outputs(files.output, ActionOutputs(status="skipped"))
+    assert append_summary(files.summary, "evolve-action: no skill touched; nothing evaluated.")
+    assert "status<<ghadelimiter_" in output.read_text(encoding="utf-8")
+    assert summary.read_text(encoding="utf-8").startswith("evolve-action: no skill touched")

@@ -194,3 +194,33 @@ def test_api_statuses() -> None:
     )
     assert ChangedPath.from_api("a", "weird").status is ChangeStatus.MODIFIED
     assert ChangedPath.from_api("a", "removed", "").previous_path is None
+
+
+def test_renamed_config_or_manifest_counts_on_either_side(tmp_path: Path) -> None:
+    root = multi(tmp_path)
+    renamed_config = ChangedPath(
+        path="config/evolve.yaml", status=ChangeStatus.RENAMED, previous_path=".evolve.yaml"
+    )
+    assert len(keys(root, renamed_config)) == 4
+    moved_manifest = ChangedPath(
+        path="plugins/beta/manifest-old.json",
+        status=ChangeStatus.RENAMED,
+        previous_path="plugins/beta/.claude-plugin/plugin.json",
+    )
+    assert keys(root, moved_manifest) == ("beta/orphan", "beta/three")
+
+
+def test_skill_moved_out_of_the_plugins_is_removed(tmp_path: Path) -> None:
+    root = multi(tmp_path)
+    got = touched_skills(
+        discover(root, root),
+        [
+            ChangedPath(
+                path="archive/ghost/SKILL.md",
+                status=ChangeStatus.RENAMED,
+                previous_path="plugins/alpha/skills/ghost/SKILL.md",
+            )
+        ],
+    )
+    assert got.keys == () and [r.key for r in got.removed] == ["alpha/ghost"]
+    assert not got.empty

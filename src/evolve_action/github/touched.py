@@ -139,7 +139,6 @@ def touched_skills(
         prefix: the plugin repository's root relative to the git top level (`""` when they are
             the same, e.g. `sub/dir` for `working_directory: sub/dir`).
     """
-    plugins = {p.name: p for p in repo.plugins}
     existing: dict[tuple[str, str], None] = {}
     for skill in repo.skills():
         existing[(skill.plugin, skill.name)] = None
@@ -159,19 +158,20 @@ def touched_skills(
         new_rel = _strip(change.path, prefix)
         old_rel = _strip(change.previous_path, prefix) if change.previous_path else None
         shown = change.path
-        if new_rel is not None:
-            if new_rel in _REPO_WIDE:
-                for key in existing:
-                    note(key, f"{_verb(change)} {shown} (repository-wide)")
-                continue
-            plugin_wide = _manifest_plugin(repo, new_rel)
-            if plugin_wide is not None:
-                for key in existing:
-                    if key[0] == plugin_wide:
-                        note(key, f"{_verb(change)} {shown} (plugin manifest)")
-                continue
-        new_key = _skill_of(repo, plugins, new_rel) if new_rel is not None else None
-        old_key = _skill_of(repo, plugins, old_rel) if old_rel is not None else None
+        wide = [r for r in (new_rel, old_rel) if r is not None and r in _REPO_WIDE]
+        if wide:
+            for key in existing:
+                note(key, f"{_verb(change)} {shown} (repository-wide)")
+            continue
+        manifest_of = {_manifest_plugin(repo, r) for r in (new_rel, old_rel) if r is not None}
+        manifest_of.discard(None)
+        if manifest_of:
+            for key in existing:
+                if key[0] in manifest_of:
+                    note(key, f"{_verb(change)} {shown} (plugin manifest)")
+            continue
+        new_key = _skill_of(repo, new_rel) if new_rel is not None else None
+        old_key = _skill_of(repo, old_rel) if old_rel is not None else None
         if change.status is ChangeStatus.REMOVED:
             if new_key is not None:
                 if new_key in existing:
@@ -278,9 +278,7 @@ def _manifest_plugin(repo: Repository, rel: str) -> str | None:
     return name if inner_path in MANIFEST_PATHS.values() else None
 
 
-def _skill_of(
-    repo: Repository, plugins: Mapping[str, object], rel: str | None
-) -> tuple[str, str] | None:
+def _skill_of(repo: Repository, rel: str | None) -> tuple[str, str] | None:
     if rel is None:
         return None
     found = _plugin_rel_parts(repo, rel)
