@@ -108,7 +108,9 @@ def main(
 
 
 def _runs_agents(args: argparse.Namespace) -> bool:
-    return getattr(args, "tier", None) in ("triggers", "evals", "all") or args.command == "demo"
+    return getattr(args, "tier", None) in ("triggers", "evals", "all") or (
+        getattr(args, "command", None) == "demo"
+    )
 
 
 def _root_of(args: argparse.Namespace) -> Path | None:

@@ -97,12 +97,19 @@ def scratch(tmp_root: Path | None = None) -> Iterator[Path | None]:
     root = Path(tmp_root or tempfile.gettempdir())
     sweep_stale(root)
     try:
-        path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}.", dir=root))
-        fd = os.open(path / _LOCK, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        created: Path | None = Path(
+            tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}.", dir=root)
+        )
     except OSError:
+        created = None
+    if created is None:
         yield None
         return
+    path = created
+    # Locked before it gets the name a sweeper looks for: a sweeper never sees it unlocked.
+    fd = os.open(path / ".lock.new", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
+    (path / ".lock.new").replace(path / _LOCK)
     previous, _current = _current, path
     try:
         yield path

@@ -7,7 +7,8 @@ writable, a private `/dev`, `/proc` and PID namespace, and death with its parent
 
 Guarantees: a sandboxed process can write only to its workspace and the private dirs it is given
 (never the repository or `$HOME`), and is killed when our process dies (`--die-with-parent`; with
-`--unshare-pid` every process it started goes with it). `EVOLVE_SANDBOX=off` disables the sandbox.
+`--unshare-pid` every process it started goes with it). `EVOLVE_SANDBOX_ENABLED=false` (the
+environment form of evolve's `sandbox.enabled` key) disables it.
 Never prints; never fakes confinement: without a working `bwrap` the prefix is empty and the caller
 says so.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 __all__ = ["Probe", "probe", "unavailable_line", "wrap"]
 
 _PROBE_TIMEOUT = 20.0
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})  # the config's boolean spellings
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +42,9 @@ class Probe:
 
 
 def probe(environ: Mapping[str, str]) -> Probe:
-    """Whether bubblewrap can confine processes here (`EVOLVE_SANDBOX=off` turns it off)."""
-    if environ.get("EVOLVE_SANDBOX", "").strip().lower() in ("off", "0", "false", "no"):
-        return Probe(None, "disabled by EVOLVE_SANDBOX=off")
+    """Whether bubblewrap can confine processes here (`EVOLVE_SANDBOX_ENABLED=false` turns it off)."""
+    if environ.get("EVOLVE_SANDBOX_ENABLED", "").strip() in _FALSE:
+        return Probe(None, "disabled by EVOLVE_SANDBOX_ENABLED")
     found = shutil.which("bwrap", path=environ.get("PATH") or None)
     if found is None:
         return Probe(None, "bubblewrap (bwrap) is not installed")

@@ -90,8 +90,9 @@ class ConsoleGate(io.TextIOBase):
         self._at_line_start = s.endswith("\n") if s else self._at_line_start
 
     def flush(self) -> None:
-        """Flush the underlying stream."""
-        self.stream.flush()
+        """Flush the underlying stream (a closed one is left alone: we never own it)."""
+        if not getattr(self.stream, "closed", False):
+            self.stream.flush()
 
     def isatty(self) -> bool:
         """Whether the underlying stream is a terminal."""

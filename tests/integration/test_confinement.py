@@ -213,11 +213,11 @@ def test_agent_told_to_write_outside_its_workspace_cannot(
 def test_one_clear_line_when_there_is_no_sandbox(tmp_path: Path) -> None:
     root = _repo(tmp_path / "repo", _outside(tmp_path))
     out, err = io.StringIO(), io.StringIO()
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "EVOLVE_SANDBOX": "off"}
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "EVOLVE_SANDBOX_ENABLED": "false"}
     main(["run", "triggers", "--dry-run", "--root", str(root)], env, stdout=out, stderr=err)
     lines = [line for line in err.getvalue().splitlines() if "no OS sandbox" in line]
     assert lines == [
-        "note: no OS sandbox (disabled by EVOLVE_SANDBOX=off); agents and command assertions run "
+        "note: no OS sandbox (disabled by EVOLVE_SANDBOX_ENABLED); agents and command assertions run "
         "unconfined (install bubblewrap to confine them to their workspace)"
     ]
     assert sandbox.probe({"PATH": str(tmp_path)}).reason == "bubblewrap (bwrap) is not installed"
