@@ -73,6 +73,17 @@ MOVES: dict[str, tuple[str, str]] = {
     "procenv": ("harness", "_procenv"),
     "tokens": ("harness", "_tokens"),
     # grading/
+    # added after the merge with issue 8/9/11 work
+    "preflight": ("harness", "_preflight"),
+    "lifecycle": ("harness", "_lifecycle"),
+    "sandbox": ("harness", "_sandbox"),
+    "compare": ("report", "_compare"),
+    "pr_comment": ("report", "_pr_comment"),
+    "github.api": ("github", "_api"),
+    "github.context": ("github", "_context"),
+    "github.inputs": ("github", "_inputs"),
+    "github.outputs": ("github", "_outputs"),
+    "github.touched": ("github", "_touched"),
     "grading": ("grading", "_assertions"),
     "judge": ("grading", "_judge"),
     # triggers/ and evals/

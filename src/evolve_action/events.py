@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TextIO
 
+from evolve_action.sanitise import clean_line, write_trusted
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnitStarted:
@@ -148,7 +150,7 @@ class LineReporter:
 
     def _clear_progress(self) -> None:
         if self._progress_shown:
-            self._stream.write("\r\x1b[2K")
+            write_trusted(self._stream, "\r\x1b[2K")  # our own control, past the gate
             self._progress_shown = False
 
     def emit(self, event: Event) -> None:
@@ -158,21 +160,25 @@ class LineReporter:
             self._clear_progress()
             self._done, self._total = 0, event.items
             detail = f" ({event.detail})" if event.detail else ""
-            out.write(f"\n=== {event.skill} / {event.model} [{event.tier}]{detail} ===\n")
+            out.write(
+                f"\n=== {clean_line(event.skill)} / {event.model} [{event.tier}]{detail} ===\n"
+            )
         elif isinstance(event, UnitSkipped):
-            out.write(f"  skip {event.skill} / {event.model} [{event.tier}]: {event.reason}\n")
+            skill = clean_line(event.skill)
+            out.write(f"  skip {skill} / {event.model} [{event.tier}]: {event.reason}\n")
         elif isinstance(event, ItemStarted):
             return
         elif isinstance(event, ItemDone):
             self._done += 1
+            label = clean_line(event.label)  # a query or eval id: one line on the console
             if self._live:
                 self._clear_progress()
                 if event.status != "passed":
-                    out.write(f"  {event.status.upper():7} {event.label}{_suffix(event.detail)}\n")
-                out.write(f"  [{self._done}/{self._total}] {event.label[:60]}")
+                    out.write(f"  {event.status.upper():7} {label}{_suffix(event.detail)}\n")
+                out.write(f"  [{self._done}/{self._total}] {label[:60]}")
                 self._progress_shown = True
             else:
-                out.write(f"  {event.status.upper():7} {event.label}{_suffix(event.detail)}\n")
+                out.write(f"  {event.status.upper():7} {label}{_suffix(event.detail)}\n")
         elif isinstance(event, UnitFinished):
             self._clear_progress()
             errored = f", {event.errored} errored" if event.errored else ""

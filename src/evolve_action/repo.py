@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,10 +355,52 @@ def parse_frontmatter(text: str) -> Frontmatter | None:
             continue
         value = trim_space(match.group(2))
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
+            value = _unquote(value)
         fields[match.group(1)] = value
         where[match.group(1)] = index + 1
     return None
+
+
+_YAML_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
+    "f": "\f", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
+    "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
+}  # fmt: skip
+_YAML_HEX = {"x": 2, "u": 4, "U": 8}
+
+
+def _unquote(value: str) -> str:
+    """The value of a one-line quoted YAML scalar (`"csv\\u002dreport"` → `csv-report`).
+
+    Double quotes decode YAML's escapes, single quotes `''`; a value with an invalid escape
+    (which YAML would reject) keeps its text between the quotes, as before.
+    """
+    inner = value[1:-1]
+    if value[0] == "'":
+        return inner.replace("''", "'")
+    out: list[str] = []
+    i = 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        code = inner[i + 1 : i + 2]
+        if code in _YAML_ESCAPES:
+            out.append(_YAML_ESCAPES[code])
+            i += 2
+            continue
+        width = _YAML_HEX.get(code)
+        digits = inner[i + 2 : i + 2 + width] if width else ""
+        if not width or len(digits) != width or not all(c in string.hexdigits for c in digits):
+            return inner
+        n = int(digits, 16)
+        if n > 0x10FFFF or 0xD800 <= n <= 0xDFFF:
+            return inner
+        out.append(chr(n))
+        i += 2 + width
+    return "".join(out)
 
 
 def read_text(path: Path, *, limit: int = MAX_TEXT_BYTES) -> str:

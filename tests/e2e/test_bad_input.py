@@ -133,11 +133,14 @@ def test_unparseable_results_stop_the_command_and_stay_untouched(
     assert snapshot(repo) == before
 
 
-def test_old_schema_still_starts_fresh_with_a_warning(repo: Path) -> None:
+def test_old_schema_is_an_error_and_left_untouched(repo: Path) -> None:
+    # Issue 9: a schema older than 3 no longer "starts fresh" (that overwrote stored results).
     (repo / CHANGELOG / "results.json").write_text('{"schema": 2}')
     code, _, err = run(["run", "triggers", "--dry-run", "--root", str(repo)], repo)
-    assert code == 0, err
-    assert "has an old or unreadable results schema; starting fresh (schema 5)" in err
+    assert code == 2, err
+    assert "not a schema-5 results file: schema: 2 is too old" in err
+    assert "--overwrite-unreadable-results" in err
+    assert (repo / CHANGELOG / "results.json").read_text() == '{"schema": 2}'
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,9 @@ class FakeJudge:
         self.requests.append(request)
         return [Verdict(passed="friendly" in t, evidence=f"judged {t}") for t in request.assertions]
 
+    async def grade_checked(self, request: JudgeRequest) -> tuple[list[Verdict], str]:
+        return await self.grade(request), ""
+
     async def aclose(self) -> None:
         return None
 

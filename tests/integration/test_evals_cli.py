@@ -257,7 +257,8 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
         and entry["timeout_seconds"] == 120
     )
     by_id = {r["id"]: r for r in entry["results"]}
-    assert list(by_id) == ["write-and-run", "all-fail", "lift", "crash", "slow", "loop"]
+    # Errored cases reached no verdict, so nothing is stored for them (issue 8): they stay new.
+    assert list(by_id) == ["write-and-run", "all-fail", "lift"]
 
     # An agent that writes files and runs commands; every assertion type passes (one skips).
     ok = by_id["write-and-run"]
@@ -284,17 +285,18 @@ def test_eval_sweep_end_to_end(tmp_path: Path, model_server: Any, claude_cli: Pa
     assert bad["expectations"][9]["evidence"] == "scripted judge: failed (matches fail /\\[bad\\]/)"
     assert bad["expectations"][4]["evidence"] == "missing.txt missing"
 
-    # Runtime errors are rows with reasons, never graded.
+    # Runtime errors are reported with their reasons (never graded, never stored).
+    lines = {ln.split()[1]: ln for ln in out.splitlines() if ln.startswith("  ERRORED ")}
     for rid, needle in (
         ("crash", "exit code -9"),
         ("slow", "timed out after 4s"),
         ("loop", "max_turns"),
     ):
-        row = by_id[rid]
-        assert needle in row["runtime_error"], row
-        assert "passed" not in row and "expectations" not in row
-        assert "executor_duration_seconds" in row["timing"]
-    assert entry["summary"]["errored"] == 3
+        line = lines[rid]
+        if rid == "crash" and "exit code 137" in line:
+            needle = "exit code 137"  # under bubblewrap the sandbox reports the SIGKILL as 128+9
+        assert needle in line, line
+    assert entry["summary"].get("errored", 0) == 0
 
     # The baseline ran without the skill: the lift case fails there and passes with the skill.
     assert by_id["lift"]["passed"] is True

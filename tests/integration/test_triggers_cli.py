@@ -279,13 +279,13 @@ def test_agent_environment_is_allowlisted(
     tmp_path: Path, model_server: Any, claude_cli: Path
 ) -> None:
     """The SDK merges os.environ into the child: prove the agent's Bash sees no token nor INPUT_*."""
-    dump = tmp_path / "env.txt"
+    # Written inside the workspace (the cwd): under bubblewrap nothing else is writable.
     srv = model_server(
         {
             "rules": [
                 {
                     "name": "dump",
-                    "steps": [{"tool": "Bash", "input": {"command": f"env > {dump}"}}, "done"],
+                    "steps": [{"tool": "Bash", "input": {"command": "env > env.txt"}}, "done"],
                 }
             ]
         }
@@ -316,7 +316,8 @@ def test_agent_environment_is_allowlisted(
             )
         assert t.ok, t.error_message
         assert [c.name for c in t.tool_calls] == ["Bash"]
-        names = {line.split("=", 1)[0] for line in dump.read_text().splitlines() if "=" in line}
+        dump = (ws / "env.txt").read_text()
+        names = {line.split("=", 1)[0] for line in dump.splitlines() if "=" in line}
         assert not names & set(leaks)
         assert not any(n.startswith("INPUT_") for n in names)
         assert "ANTHROPIC_BASE_URL" in names and "CLAUDE_CONFIG_DIR" in names

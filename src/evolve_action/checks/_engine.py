@@ -27,6 +27,7 @@ from evolve_action.checks._signals import (
 from evolve_action.config import Config, compile_description_pattern
 from evolve_action.encoding import go_str_list, split_lines
 from evolve_action.errors import EvolveError
+from evolve_action.harness import _workspace as wsmod
 from evolve_action.repo import (
     CLAUDE_MANIFEST,
     CLAUDE_MARKETPLACE,
@@ -377,6 +378,8 @@ def _skill_checks(
     config: Config,
 ) -> None:
     rel = rel_path(repo.root, skill.skill_md)
+    if _outside_link_checks(out, repo, skill.skill_md.parent, check="skill.symlink"):
+        return  # never read a file outside the repository (it would reach the model)
     try:
         text = read_text(skill.skill_md)
     except EvolveError as exc:
@@ -403,6 +406,15 @@ def _skill_checks(
     if not _KEBAB.fullmatch(name):
         out.add(
             f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=name_line
+        )
+    if not _KEBAB.fullmatch(skill.name):
+        # Claude Code has been seen to list no skill at all when one directory name is not
+        # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
+        out.add(
+            f"{rel}: skill directory '{skill.name}' not kebab-case (Claude Code may not load "
+            "this plugin's skills)",
+            check="skill.dirname",
+            path=rel,
         )
     if len(name) > MAX_NAME_RUNES:
         out.add(
@@ -469,6 +481,7 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
         )
         return
     for eval_set in sets:
+        _outside_link_checks(out, repo, eval_set.results_dir, check="evals.symlink")
         if eval_set.triggers_path is not None:
             try:
                 found = specs.validate_triggers(eval_set.triggers_path, repo.root)
@@ -490,6 +503,16 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
                 check="evals.skill",
                 path=eval_set.results_dir,
             )
+
+
+def _outside_link_checks(out: _Collector, repo: Repository, directory: Path, *, check: str) -> bool:
+    """A finding per symlink under `directory` that leaves the repository; True when SKILL.md is one."""
+    skill_md_escapes = False
+    for link in wsmod.outside_links(directory, repo.root):
+        rel = rel_path(repo.root, link)
+        out.add(f"{rel}: symlink leaves the repository", check=check, path=rel)
+        skill_md_escapes = skill_md_escapes or link.name == "SKILL.md"
+    return skill_md_escapes
 
 
 def _load_finding(repo: Repository, path: Path, exc: EvolveError, check: str) -> Finding:

@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     Invocation,
     add_trigger_flags,
     check_filters,
+    discard_unusable_results,
     require_positive,
     results_format,
 )
@@ -70,13 +71,19 @@ def handle(inv: Invocation) -> int:
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     check_filters(repository, plugins=options.plugins, skills=options.skills)
+    discard_unusable_results(inv, repository, plugins=options.plugins, skills=options.skills)
     failed = _checks(inv, repository, config)
-    trig_failed = _triggers(inv, repository, config)
+    checked: list[bool] = []
+    trig_failed = _triggers(inv, repository, config, checked)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
     if args.dry_run:
         print_dry_run(inv, planned)
         return 0
-    outcome = run_planned(inv, repository, config, options, planned)
+    outcome = run_planned(inv, repository, config, options, planned, check_credentials=not checked)
+    if outcome.all_failed:
+        from evolve_action.harness import sweep_failed
+
+        raise sweep_failed(outcome.all_failed, tier="evals")
     if not args.no_report:
         _report(inv, repository, config, options)
     if failed or trig_failed or not outcome.ok:
@@ -100,11 +107,14 @@ def _checks(inv: Invocation, repository: Repository, config: Config) -> bool:
     return report.failures > 0 and bool(inv.args.strict)
 
 
-def _triggers(inv: Invocation, repository: Repository, config: Config) -> bool:
+def _triggers(inv: Invocation, repository: Repository, config: Config, checked: list[bool]) -> bool:
     """Tier 1 with the options of `run triggers`; returns True when a query failed.
 
     A missing Claude Code CLI skips the tier with a warning (the evals tier reports it too).
+    With queries to run, the credentials preflight runs first (`checked` records that it did, so
+    the evals tier does not repeat it); a sweep whose every session failed alike raises.
     """
+    from evolve_action import harness as preflight
     from evolve_action import triggers
     from evolve_action.cli._triggers import options_from
     from evolve_action.harness import ClaudeCodeHarness
@@ -120,7 +130,12 @@ def _triggers(inv: Invocation, repository: Repository, config: Config) -> bool:
     if not topts.models:
         inv.stderr.write("warn: triggers: no model has an available harness; skipped\n")
         return False
+    if any(u.cases for u in triggers.make_plan(topts)[0].units):
+        preflight.check_for_models(inv.environ, topts.models)
+        checked.append(True)
     outcome = asyncio.run(triggers.run(topts, pick_reporter(inv), ClaudeCodeHarness(inv.environ)))
+    if outcome.all_failed:
+        raise preflight.sweep_failed(outcome.all_failed, tier="triggers")
     return outcome.failed
 
 

@@ -192,6 +192,41 @@ def add_selection_flags(
         help="results file format (default: config results_format, else json)",
     )
     parser.add_argument("--strict", action="store_true", help=strict_help)
+    parser.add_argument(
+        "--overwrite-unreadable-results",
+        action="store_true",
+        help="delete a selected skill's results file that cannot be used (does not parse, wrong "
+        "shape) so the run replaces it; its stored results are lost (default: stop with an error)",
+    )
+
+
+def discard_unusable_results(
+    inv: Invocation, repo: Repository, *, plugins: Sequence[str], skills: Sequence[str]
+) -> None:
+    """`--overwrite-unreadable-results`: remove the unusable results files of the selected sets.
+
+    Without the flag (and on `--dry-run`) nothing happens: the engines then stop on such a file
+    with an error naming it and the first wrong field. A newer-schema file is never removed.
+    """
+    args = inv.args
+    if not getattr(args, "overwrite_unreadable_results", False) or args.dry_run:
+        return
+    from evolve_action.results._store import discard_unusable
+
+    def waiting(message: str) -> None:
+        inv.stderr.write(f"warn: {message}\n")
+
+    for es in repo.eval_sets():
+        if (plugins and es.plugin not in plugins) or (skills and es.skill not in skills):
+            continue
+        if not es.results_dir.is_dir():
+            continue
+        removed = discard_unusable(es.results_dir, on_wait=waiting)
+        if removed is not None:
+            inv.stderr.write(
+                f"warn: removed unusable results file {repo.rel(removed)} "
+                "(--overwrite-unreadable-results); this run writes a fresh one\n"
+            )
 
 
 def add_trigger_flags(

@@ -18,6 +18,7 @@ from evolve_action.cli._common import (
     Invocation,
     check_filters,
     default_jobs,
+    discard_unusable_results,
     require_positive,
     split_list,
 )
@@ -145,6 +146,7 @@ def handle(inv: Invocation) -> int:
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     check_filters(repository, plugins=options.plugins, skills=options.skills)
+    discard_unusable_results(inv, repository, plugins=options.plugins, skills=options.skills)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
     check_eval_ids(planned, options.eval_ids)
     if args.dry_run:
@@ -156,6 +158,10 @@ def handle(inv: Invocation) -> int:
             hint="check --model and the config's models/harnesses",
         )
     outcome = run_planned(inv, repository, config, options, planned)
+    if outcome.all_failed:
+        from evolve_action.harness import sweep_failed
+
+        raise sweep_failed(outcome.all_failed, tier="evals")
     return finish(inv, outcome, strict=args.strict)
 
 
@@ -172,8 +178,18 @@ def run_planned(
     config: Config,
     options: evals.EvalsOptions,
     planned: evals.EvalsPlan,
+    *,
+    check_credentials: bool = True,
 ) -> evals.EvalsOutcome:
-    """Run a planned sweep with the CLI's reporter (used by `run evals` and `run all`)."""
+    """Run a planned sweep with the CLI's reporter (used by `run evals` and `run all`).
+
+    With cases to run, the credentials preflight runs first (exit 2 before any session) unless
+    the caller already ran it (`check_credentials=False`).
+    """
+    if check_credentials and planned.plan.cases:
+        from evolve_action.harness import check_for_models
+
+        check_for_models(inv.environ, planned.models)
     if not inv.args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")
     return asyncio.run(

@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import TextIO
 
 from evolve_action import __version__
+from evolve_action import harness as lifecycle
+from evolve_action import harness as sandbox
 from evolve_action.cli._common import Handler, Invocation
 from evolve_action.errors import EvolveError, first_evolve_error
-from evolve_action.github import annotate
+from evolve_action.github import annotate, is_actions
+from evolve_action.sanitise import gate
 
 # Subcommands of `evolve-action run …` and top-level subcommands, by module name under `cli/` (`_<name>.py`).
 RUN_COMMANDS: tuple[str, ...] = ("checks", "triggers", "evals", "all")
@@ -57,22 +60,32 @@ def main(
 ) -> int:
     """Run the CLI and return its exit code (0 ok, 1 failures/gate, 2 error, 3 bug, 130 interrupt)."""
     env = dict(os.environ if environ is None else environ)
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
+    # Every console line passes the untrusted-text gate (no raw escapes; under Actions, no line
+    # that starts a workflow command unless `github.workflow` wrote it).
+    out = gate(stdout or sys.stdout, actions=is_actions(env))
+    err = gate(stderr or sys.stderr, actions=is_actions(env))
     parser = build_parser()
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=err)
+    if not args.verbose:  # the SDK logs its own teardown of a killed agent (timeouts) as errors
+        logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(out)
         return EXIT_ERROR
     invocation = Invocation(args=args, environ=env, stdout=out, stderr=err, cwd=cwd or Path.cwd())
+    caught = lifecycle.Caught()
     try:
         try:
-            return handler(invocation)
+            with lifecycle.termination_signals() as caught, lifecycle.scratch():
+                if getattr(args, "keep_workspaces", False) is True:
+                    lifecycle.keep_scratch()
+                if _runs_agents(args) and not (found := sandbox.probe(env)).available:
+                    err.write(sandbox.unavailable_line(found) + "\n")
+                return handler(invocation)
         except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
             first = first_evolve_error(group)
             if first is None:
@@ -86,7 +99,7 @@ def main(
         return EXIT_ERROR
     except KeyboardInterrupt:
         err.write("interrupted\n")
-        return EXIT_INTERRUPTED
+        return caught.exit_code  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
     except Exception as exc:  # a bug: one line, traceback at debug level
         log.debug("unexpected error", exc_info=True)
         err.write(
@@ -94,6 +107,12 @@ def main(
             "  please report this (re-run with -v for a traceback)\n"
         )
         return EXIT_BUG
+
+
+def _runs_agents(args: argparse.Namespace) -> bool:
+    return getattr(args, "tier", None) in ("triggers", "evals", "all") or (
+        getattr(args, "command", None) == "demo"
+    )
 
 
 def _root_of(args: argparse.Namespace) -> Path | None:

@@ -60,6 +60,7 @@ from evolve_action.results import (
     migrate_in_place,
     write_results,
 )
+from evolve_action.results._store import lock_results
 from evolve_action.specs import load_evals, load_triggers
 
 __all__ = ["ReportOptions", "ReportOutcome", "generate", "register"]
@@ -254,17 +255,25 @@ def _load(
 ) -> dict[str, list[tuple[EvalSet, ResultsFile]]]:
     loaded: dict[str, list[tuple[EvalSet, ResultsFile]]] = {}
     foreign: dict[str, None] = {}
+    unusable: list[SpecError] = []
     for es in sets:
-        lr = load_results(es.results_dir, plugin=es.plugin, skill=es.skill, root=opts.repo.root)
+        try:
+            lr = load_results(es.results_dir, plugin=es.plugin, skill=es.skill, root=opts.repo.root)
+        except SpecError as exc:
+            unusable.append(exc)
+            continue
         if lr.path is None:
             continue
         file = lr.file if lr.file is not None else ResultsFile(plugin=es.plugin, skill=es.skill)
         if active is not None:
             extra = foreign_model_keys(file, active)
             if extra and opts.stale_results == "drop":
-                file = drop_models(file, extra)
                 try:
-                    write_results(es.results_dir, file, opts.results_format)
+                    # Under the results lock, on what is on disk now (a run may be writing).
+                    with lock_results(es.results_dir):
+                        now = load_results(es.results_dir, plugin=es.plugin, skill=es.skill)
+                        file = drop_models(now.file or file, extra)
+                        write_results(es.results_dir, file, opts.results_format)
                 except OSError as exc:
                     raise SpecError(
                         f"cannot write results: {exc.strerror or exc}",
@@ -278,6 +287,7 @@ def _load(
             else:
                 foreign.update(dict.fromkeys(extra))
         loaded.setdefault(es.plugin, []).append((es, file))
+    _refuse_unusable(unusable, opts.repo.root)
     if foreign:
         keys = sorted(foreign)
         stderr.write(
@@ -285,6 +295,24 @@ def _load(
             f"(excluded from reports); pass --stale-results=drop to prune: {', '.join(keys)}\n"
         )
     return loaded
+
+
+def _refuse_unusable(unusable: Sequence[SpecError], root: Path) -> None:
+    """Stop `report` when a results file cannot be used, naming every such file.
+
+    A report that silently left a skill out would be committed and read as complete, so
+    `report` writes nothing and exits 2; each file is left untouched.
+    """
+    if not unusable:
+        return
+    if len(unusable) == 1:
+        raise unusable[0]
+    lines = "\n".join(f"  {e.render(root).splitlines()[0]}" for e in unusable)
+    raise SpecError(
+        f"report: cannot use {len(unusable)} results files (nothing was written):\n{lines}",
+        hint="fix or delete them (or re-run the skill with --overwrite-unreadable-results); "
+        "they are left untouched",
+    )
 
 
 def _stale(

@@ -22,6 +22,7 @@ from evolve_action.cli._common import (
     available_harnesses,
     check_filters,
     default_jobs,
+    discard_unusable_results,
     require_positive,
     results_format,
     split_list,
@@ -92,6 +93,7 @@ def options_from(
         for warning in config.warnings:
             inv.stderr.write(f"warn: {warning}\n")
         check_filters(repo, plugins=plugins, skills=skills)
+        discard_unusable_results(inv, repo, plugins=plugins, skills=skills)
     else:
         repo, config = resolved
     selection = resolve_models(
@@ -148,8 +150,14 @@ def handle(inv: Invocation) -> int:
         raise UsageError("no model to run: no selected model has an available harness (claude)")
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
+    from evolve_action import harness as preflight
+
+    if any(u.cases for u in triggers.make_plan(options)[0].units):
+        preflight.check_for_models(inv.environ, options.models)  # exit 2 before any session
     harness = claude_code_harness(inv.environ)
     outcome = asyncio.run(triggers.run(options, reporter, harness))
+    if outcome.all_failed:
+        raise preflight.sweep_failed(outcome.all_failed, tier="triggers")
     if outcome.failed:
         if args.strict:
             return 1

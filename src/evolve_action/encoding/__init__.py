@@ -33,7 +33,7 @@ from evolve_action.encoding._decode import (
     parse_format,
     standardize_jsonc,
 )
-from evolve_action.encoding._document import Decoded, Format, LineOf, pointer_join
+from evolve_action.encoding._document import MAX_DEPTH, Decoded, Format, LineOf, pointer_join
 from evolve_action.encoding._encode import (
     encode_document,
     encode_json,
@@ -57,20 +57,23 @@ from evolve_action.encoding._gocompat import (
     trim_space,
     truncate_bytes,
 )
+from evolve_action.encoding._yaml import decode_yaml
 
 __all__ = [
+    "Decoded",
     "EXTENSIONS",
+    "Format",
+    "LineOf",
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "RESULTS_COMMENT",
     "ROLLUP_COMMENT",
-    "Decoded",
-    "Format",
-    "LineOf",
     "atomic_write_text",
     "decode_bytes",
     "decode_bytes_with_lines",
     "decode_path",
     "decode_with_lines",
+    "decode_yaml",
     "encode_document",
     "encode_json",
     "encode_json_compact",

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evolve_action.encoding._document import Decoded, Format, LineOf, pointer_join
+from evolve_action.encoding._document import MAX_DEPTH, Decoded, Format, LineOf, pointer_join
 from evolve_action.encoding._yaml import decode_yaml
 from evolve_action.errors import ConfigError, SpecError
 
@@ -46,6 +46,7 @@ EXTENSIONS: tuple[str, ...] = ("json", "jsonc", "yaml", "yml")
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are refused before parsing."""
+"""Deepest nesting of arrays/objects accepted in any decoded document (YAML aliases included)."""
 
 RESULTS_COMMENT = "Maintained by evolve run; do not edit by hand."
 """Header comment of jsonc/yaml results files."""
@@ -122,15 +123,37 @@ def decode_bytes_with_lines(data: bytes, path: Path) -> Decoded:
             hint="write the document, or delete the file if it is not needed",
         )
     try:
-        if ext == "json":
-            return _decode_json(text, path, jsonc=False)
-        if ext == "jsonc":
-            return _decode_json(text, path, jsonc=True)
-        return decode_yaml(text, path)
+        if ext in ("json", "jsonc"):
+            decoded = _decode_json(text, path, jsonc=ext == "jsonc")
+            _check_depth(decoded.value, path)
+            return decoded
+        return decode_yaml(text, path)  # counts depth (and aliases) while it builds
     except RecursionError:
-        raise SpecError(
-            "document is nested too deeply to load", path=path, hint="flatten the document"
-        ) from None
+        raise _too_deep(path) from None
+
+
+def _too_deep(path: Path) -> SpecError:
+    return SpecError(
+        f"document is nested too deeply to load (over {MAX_DEPTH} levels)",
+        path=path,
+        hint="flatten the document",
+    )
+
+
+def _check_depth(value: Any, path: Path) -> None:
+    """Refuse a decoded JSON value nested deeper than `MAX_DEPTH` (iteratively: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children: Any = v.values()
+        elif isinstance(v, list):
+            children = v
+        else:
+            continue
+        if depth + 1 > MAX_DEPTH:
+            raise _too_deep(path)
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
 
 
 def _utf8(data: bytes, path: Path) -> str:

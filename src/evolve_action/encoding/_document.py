@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
+MAX_DEPTH = 100
+"""Deepest nesting any decoder accepts (JSON, JSONC and YAML alike): deeper input is an error."""
+
 Format = Literal["json", "jsonc", "yaml"]
 """A writable document format (`yml` is read-only and written as `yaml`)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,15 +24,23 @@ DOCUMENT_EXTENSIONS: tuple[str, ...] = ("json", "jsonc", "yaml", "yml")
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` to `path` atomically: mkdir -p, write `<name>.tmp`, fsync, `os.replace`.
 
-    The file gets mode 0644 (subject to the umask) like evolve's. On failure the temp file is
-    removed and the original file is left untouched.
+    A new file gets mode 0644 (subject to the umask) like evolve's; a file that exists keeps
+    its permission bits (a mode-444 file stays 444: the rename replaces it, so its mode must be
+    carried over explicitly). On failure the temp file is removed and the original file is left
+    untouched.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     data = text.encode("utf-8")
     try:
+        keep_mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        keep_mode = None
+    try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
+            if keep_mode is not None:
+                os.fchmod(fd, keep_mode)
             view = memoryview(data)
             while view:
                 n = os.write(fd, view)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evolve_action.encoding._document import Decoded, pointer_join
+from evolve_action.encoding._document import MAX_DEPTH, Decoded, pointer_join
 from evolve_action.encoding._yamlscalar import (
     BOOL_TAG,
     FLOAT_TAG,
@@ -34,7 +34,7 @@ from evolve_action.encoding._yamlscalar import (
 )
 from evolve_action.errors import SpecError
 
-__all__ = ["decode_yaml"]
+__all__ = ["MAX_ALIAS_VALUES", "decode_yaml"]
 
 
 class _YamlFail(Exception):
@@ -45,13 +45,33 @@ class _YamlFail(Exception):
         self.hint = hint
 
 
+MAX_ALIAS_VALUES = 100_000
+"""How many values aliases may add to a YAML document when expanded (the "billion laughs"
+guard): each `*alias` counts every value of its anchor, counted before anything expands it."""
+
+
 class _YamlBuilder:
-    """Builds the JSON data model from parser events, with yaml.v3's checks."""
+    """Builds the JSON data model from parser events, with yaml.v3's checks.
+
+    Aliases share the anchor's value (nothing is copied here), but every consumer that walks
+    the result would expand them, so their expanded size and depth are counted first: an alias
+    adds its anchor's value count to a budget (`MAX_ALIAS_VALUES`) and its anchor's height to
+    the depth where it is used (`MAX_DEPTH`); an alias of an anchor still being built (a value
+    containing itself) is refused.
+    """
 
     def __init__(self, events: Iterator[Any]) -> None:
         self.events = events
         self.anchors: dict[str, Any] = {}
         self.lines: dict[str, int] = {}
+        self.count = 0
+        """Values seen so far, aliases expanded."""
+        self.alias_values = 0
+        """Values added by aliases so far."""
+        self.depth = 0
+        self.deepest = 0
+        self.anchor_size: dict[str, tuple[int, int]] = {}
+        """Complete anchors: (expanded value count, height)."""
 
     def _next(self) -> Any:
         return next(self.events)
@@ -72,9 +92,64 @@ class _YamlBuilder:
         line = ev.start_mark.line + 1
         self.lines.setdefault(ptr, line)
         if name == "AliasEvent":
-            if ev.anchor not in self.anchors:
-                raise _YamlFail(f'yaml: line {line}: unknown anchor "{ev.anchor}" referenced', line)
-            return self.anchors[ev.anchor]
+            return self._alias(ev.anchor, line)
+        anchor = getattr(ev, "anchor", None)
+        if not anchor:
+            return self._counted(ev, name, ptr, line)
+        # Measure the anchored value (expanded count and height) for its aliases.
+        start_count, saved_deepest = self.count, self.deepest
+        self.deepest = self.depth
+        self.anchor_size.pop(anchor, None)  # a redefined anchor is incomplete until it ends
+        value = self._counted(ev, name, ptr, line)
+        self.anchor_size[anchor] = (self.count - start_count, self.deepest - self.depth)
+        self.deepest = max(saved_deepest, self.deepest)
+        return value
+
+    def _alias(self, anchor: str, line: int) -> Any:
+        if anchor not in self.anchors:
+            raise _YamlFail(f'yaml: line {line}: unknown anchor "{anchor}" referenced', line)
+        if anchor not in self.anchor_size:
+            raise _YamlFail(
+                f'yaml: line {line}: anchor "{anchor}" value contains itself',
+                line,
+                "an alias cannot refer to the value it is part of",
+            )
+        size, height = self.anchor_size[anchor]
+        self.count += size
+        self.alias_values += size
+        if self.alias_values > MAX_ALIAS_VALUES:
+            raise _YamlFail(
+                f"yaml: line {line}: document contains excessive aliasing (aliases would expand "
+                f"to over {MAX_ALIAS_VALUES} values)",
+                line,
+                "write the values out, or use fewer nested aliases",
+            )
+        self._check_depth(self.depth + height, line)
+        self.deepest = max(self.deepest, self.depth + height)
+        return self.anchors[anchor]
+
+    @staticmethod
+    def _check_depth(depth: int, line: int) -> None:
+        if depth > MAX_DEPTH:
+            raise _YamlFail(
+                f"yaml: line {line}: document is nested too deeply (over {MAX_DEPTH} levels)",
+                line,
+                "flatten the document",
+            )
+
+    def _counted(self, ev: Any, name: str, ptr: str, line: int) -> Any:
+        self.count += 1
+        if name in ("SequenceStartEvent", "MappingStartEvent"):
+            self.depth += 1
+            self._check_depth(self.depth, line)
+            self.deepest = max(self.deepest, self.depth)
+            try:
+                return self._build(ev, name, ptr, line)
+            finally:
+                self.depth -= 1
+        return self._build(ev, name, ptr, line)
+
+    def _build(self, ev: Any, name: str, ptr: str, line: int) -> Any:
         if name == "ScalarEvent":
             value = self._scalar(ev, line)
         elif name == "SequenceStartEvent":

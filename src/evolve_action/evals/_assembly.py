@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evolve_action import grading, specs
+from evolve_action import grading, harness, specs
 from evolve_action import results as res
 from evolve_action.catalog import BoundModel, measured_cost_usd
 from evolve_action.encoding import round1, tail_bytes, trim_space
@@ -75,6 +75,13 @@ def stage_workspace(
     files: list[tuple[str, bytes]] = []
     for ref in case.fixtures:
         dest = _check_dest(ref.dest, case.label)
+        if harness.escapes(ref.source, harness.repository_root(ref.source.parent)):
+            # never follow a link out of the repository into a workspace
+            raise SpecError(
+                f"{case.label}: fixture {dest}: a symlink leaving the repository",
+                path=ref.source,
+                hint="fixtures must be files inside the repository (`run checks` reports these)",
+            )
         try:
             data = ref.source.read_bytes()
         except OSError as exc:

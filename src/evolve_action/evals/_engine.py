@@ -11,8 +11,10 @@ staging and result assembly live in `eval_assembly` (re-exported here: `stage_wo
 the sweep.
 
 Guarantees: engines never print (events go to the `Reporter`); a failed agent session or a judge
-outage is data (a `runtime_error` row, failed `llm` verdicts), never an exception; results are written
-after every finished case, so an interrupted run loses at most the cases in flight. Unusable input
+outage is data (a `runtime_error` result, reported and counted as errored, never graded), never an
+exception; only new verdicts are written (an errored case keeps its stored result, so it stays
+stale and runs again); results are written after every finished case, so an interrupted run loses
+at most the cases in flight. Unusable input
 (missing fixture, git failure, bad judge model) raises an `EvolveError` and aborts the sweep, like
 evolve. Never does: read `os.environ` (the caller passes `environ`), start agent processes itself (the
 harness does), run `command` assertions (grading does), or decide what runs (`plan` does).
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import __version__, grading, repo, specs
+from evolve_action import harness as lifecycle
 from evolve_action import plan as planning
 from evolve_action import results as res
 from evolve_action.catalog import (
@@ -70,6 +73,7 @@ from evolve_action.harness import (
     ErrorClass,
     Harness,
     SessionSpec,
+    SessionTally,
     TokenCounter,
     Transcript,
     claude_code_harness,
@@ -147,6 +151,8 @@ class EvalsOutcome:
     errored: int = 0
     baselines: int = 0
     results_paths: tuple[Path, ...] = ()
+    all_failed: str = ""
+    """The one cause when runs happened and every one failed with it (nothing was written)."""
 
     @property
     def ok(self) -> bool:
@@ -260,7 +266,7 @@ def make_judge(
     except ConfigError as exc:
         if explicit:
             raise
-        warnings.append(f"WARN: {exc.message}; llm assertions will fail")
+        warnings.append(f"WARN: {exc.message}; cases with llm assertions will be runtime errors")
         return grading.Judge(None, model="", unavailable=exc.message), warnings
     client = grading.client_from_env(environ)
     if client is None:
@@ -296,6 +302,8 @@ class _Sweep:
     make_workspace: Callable[..., Path]
     reported: set[str] = field(default_factory=set)
     """Token-counter warnings already emitted (the set is mutated; the sweep runs on one loop)."""
+    tally: SessionTally = field(default_factory=SessionTally)
+    """Run outcomes (agent and judge); once tripped (first runs all failed alike) no more start."""
 
 
 def _now_rfc3339(now: Callable[[], datetime.datetime]) -> str:
@@ -310,7 +318,18 @@ async def run_case(
     baseline: bool,
     sweep: _Sweep,
 ) -> CaseRun:
-    """Stage a workspace, run the agent, and grade the run unless it errored (§9.3–§9.5, §10)."""
+    """Stage a workspace, run the agent, and grade the run unless it errored (§9.3–§9.5, §10).
+
+    A judge that cannot answer makes the run a runtime error (`judge error: <why>`), never
+    failed expectations (issue 8). Once the sweep's tally tripped, the run is not started.
+    """
+    if cause := sweep.tally.tripped:
+        return CaseRun(
+            transcript=Transcript(),
+            runtime_error=f"not run: {cause}",
+            graded=None,
+            workspace=Path(),
+        )
     timeout = case.timeout_seconds if case.timeout_seconds > 0 else sweep.timeout
     turns = case.max_turns if case.max_turns > 0 else sweep.max_turns
     ws = await asyncio.to_thread(
@@ -319,7 +338,7 @@ async def run_case(
     # The agent's config dir lives outside the workspace, so `git status`, file assertions and the
     # judge's tools see only what the agent did.
     try:
-        home = Path(tempfile.mkdtemp(prefix="claude-home."))
+        home = Path(tempfile.mkdtemp(prefix="claude-home.", dir=lifecycle.scratch_dir()))
     except BaseException:
         await asyncio.to_thread(remove_workspace, ws)
         raise
@@ -332,20 +351,23 @@ async def run_case(
             timeout_seconds=float(timeout),
             permission_mode="bypassPermissions",
             config_dir=home,
+            expect_skill="" if baseline else skill_dir.name,
         )
         transcript = await sweep.harness.run(spec)
         reason = runtime_error(transcript)
         if transcript.error is ErrorClass.TIMEOUT:
             reason = f"timed out after {timeout}s"
         if reason:
+            sweep.tally.record(reason)
             return CaseRun(transcript=transcript, runtime_error=reason, graded=None, workspace=ws)
         calls = [
             grading.ToolCall(name=c.name, input_json=c.raw_input) for c in transcript.tool_calls
         ]
         llm_texts = [a.text for a in case.assertions]
+        judge_failed: list[str] = []
 
         async def judge_fn(indices: Sequence[int]) -> Sequence[grading.Verdict]:
-            return await sweep.judge.grade(
+            verdicts, why = await sweep.judge.grade_checked(
                 grading.JudgeRequest(
                     assertions=tuple(llm_texts[i] for i in indices),
                     final_text=transcript.final_text,
@@ -354,6 +376,9 @@ async def run_case(
                     timeout=float(timeout),
                 )
             )
+            if why:
+                judge_failed.append(why)
+            return verdicts
 
         graded = await grading.grade_case(
             case.assertions,
@@ -364,6 +389,11 @@ async def run_case(
             environ=sweep.environ,
             judge=judge_fn,
         )
+        if judge_failed:
+            why = f"judge error: {judge_failed[0]}"
+            sweep.tally.record(why)
+            return CaseRun(transcript=transcript, runtime_error=why, graded=None, workspace=ws)
+        sweep.tally.record("")
         return CaseRun(transcript=transcript, runtime_error="", graded=graded, workspace=ws)
     finally:
         if sweep.keep_workspaces:
@@ -448,7 +478,7 @@ async def run_evals(
         if not jwarn and not the_judge.available and _has_llm(ep):
             reporter.emit(
                 RunWarning(
-                    message=f"WARN: judge unavailable: {the_judge.unavailable}; llm assertions will fail"
+                    message=f"WARN: judge unavailable: {the_judge.unavailable}; cases with llm assertions will be runtime errors"
                 )
             )
     own_counter = counter is None
@@ -502,6 +532,7 @@ async def run_evals(
                     ep.results_format,
                     plugin=es.plugin,
                     skill=es.skill,
+                    on_wait=lambda m: reporter.emit(RunWarning(message=m)),
                 )
             await _run_unit(
                 unit,
@@ -533,6 +564,7 @@ async def run_evals(
         errored=counts.errored,
         baselines=counts.baselines,
         results_paths=tuple(dict.fromkeys(counts.paths)),
+        all_failed=sweep.tally.all_failed,
     )
 
 
@@ -619,6 +651,7 @@ async def _run_unit(
             reporter.emit(RunWarning(message=w))
     fresh: list[res.EvalResult] = []
     path_holder: list[Path] = []
+    errored_ids: set[str] = set()
 
     async def one(pc: planning.PlannedCase, case: specs.EvalCase, est: res.Estimate | None) -> None:
         async with sem:
@@ -651,8 +684,18 @@ async def _run_unit(
                 case, model=model, skill_dir=eval_set.skill_dir, baseline=False, sweep=sweep
             )
             result = build_result(case, run, model=model, fingerprint_hex=fp, estimate=est)
-            entry = record.add(result, base_result)
-            path_holder.append(writer.put_evals(model.model.key, entry))
+            if result.runtime_error:
+                # No new verdict: the stored result (if any) stays as it was, and the entry keeps
+                # its old content hash, so the case is stale and runs again next time (issue 8).
+                errored_ids.add(case.id)
+            else:
+                usable_base = (
+                    base_result
+                    if base_result is not None and not base_result.runtime_error
+                    else None
+                )
+                entry = record.add(result, usable_base)
+                path_holder.append(writer.put_evals(model.model.key, entry))
             fresh.append(result)
             counts.executed += 1
             if result.runtime_error:
@@ -680,7 +723,7 @@ async def _run_unit(
         if first is not None:
             raise first from None
         raise
-    if not record.complete and record.fresh:
+    if not record.complete and record.fresh and not errored_ids:
         path_holder.append(writer.put_evals(model.model.key, record.entry(final=True)))
     counts.paths.extend(path_holder[-1:])
     done = [r for r in fresh]

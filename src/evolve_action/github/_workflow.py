@@ -1,7 +1,9 @@
 """GitHub Actions workflow commands: annotations, masks, groups, outputs and the step summary.
 
 Owns: escaping per the workflow-command rules and writing to injected streams and env-file paths.
-Guarantees: a value can never break out of its command (newlines, `%`, `:` and `,` are escaped).
+Guarantees: a value can never break out of its command (newlines, `%`, `:` and `,` are escaped),
+control and escape characters are stripped from it (`sanitise.clean_text`), and commands pass a
+`sanitise.ConsoleGate` as trusted writes (everything else written to a gated stream is neutralised).
 Never reads `os.environ`: callers pass what they were given.
 """
 
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TextIO
+
+from evolve_action.sanitise import clean_text, write_trusted
 
 
 def escape_data(value: str) -> str:
@@ -24,10 +28,12 @@ def escape_property(value: str) -> str:
 def command(name: str, message: str, **properties: str | int | None) -> str:
     """Format one workflow command line, e.g. `::error file=a.json,line=3::bad`."""
     props = ",".join(
-        f"{key}={escape_property(str(val))}" for key, val in properties.items() if val is not None
+        f"{key}={escape_property(clean_text(str(val)))}"
+        for key, val in properties.items()
+        if val is not None
     )
     head = f"::{name} {props}" if props else f"::{name}"
-    return f"{head}::{escape_data(message)}"
+    return f"{head}::{escape_data(clean_text(message))}"
 
 
 def annotate(
@@ -40,14 +46,14 @@ def annotate(
     title: str | None = None,
 ) -> None:
     """Write an `::error`/`::warning`/`::notice` annotation line."""
-    stream.write(command(level, message, file=file, line=line, title=title) + "\n")
+    write_trusted(stream, command(level, message, file=file, line=line, title=title) + "\n")
 
 
 def mask(stream: TextIO, secret: str) -> None:
     """Ask the runner to mask `secret` in all later log output (each line separately)."""
     for part in secret.splitlines():
         if part.strip():
-            stream.write(f"::add-mask::{escape_data(part)}\n")
+            write_trusted(stream, f"::add-mask::{escape_data(part)}\n")
 
 
 def is_actions(environ: Mapping[str, str] | None) -> bool:

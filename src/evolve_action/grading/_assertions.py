@@ -14,8 +14,9 @@ verdict with evidence. A `regex`/`not_regex` with a `path` searches at most the 
 Never does: print or read `os.environ`. The one exception to "pure" is deliberate: this module is the
 **only** place `command` assertions run (`/bin/sh -c` through `asyncio.create_subprocess_exec`), with the
 environment built by `procenv.safe_env` from the environment the caller passes in (so `GITHUB_TOKEN` and
-`INPUT_*` never reach them). No OS sandbox is applied: the workspace is a throwaway temp dir and the
-allowlisted environment is the isolation we promise (see docs/evals.md).
+`INPUT_*` never reach them), confined by the OS sandbox where the machine has one (`sandbox`: bubblewrap,
+only the workspace and a private temp dir writable). Assertion `path`s and `cwd`s are resolved inside
+the workspace only (symlinks included): one that leaves it is a failed verdict, never a host read.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import posixpath
 import shutil
 import signal
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,8 @@ from typing import Any, Protocol
 
 import re2
 
+from evolve_action import harness as lifecycle
+from evolve_action import harness as sandbox
 from evolve_action.encoding import round6, strip_ansi, tail_bytes, trim_space, truncate_bytes
 from evolve_action.harness import safe_env
 
@@ -176,9 +180,22 @@ def _expected_exit(a: AssertionLike) -> int:
     return 0 if a.expect_exit is None else a.expect_exit
 
 
-def _ws_path(workspace: Path, rel: str) -> Path:
-    """`ws + "/" + rel`, lexically cleaned (absolute `rel` stays under ws; `..` is not checked)."""
-    return Path(posixpath.normpath(f"{workspace.as_posix()}/{rel}"))
+def _ws_path(workspace: Path, rel: str) -> Path | None:
+    """`ws + "/" + rel`, lexically cleaned (absolute `rel` stays under ws), or None when it or the
+    file it resolves to (symlinks followed) lies outside the workspace."""
+    path = Path(posixpath.normpath(f"{workspace.as_posix()}/{rel}"))
+    try:
+        base = workspace.resolve()
+        resolved = path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if not (path.is_relative_to(workspace) and resolved.is_relative_to(base)):
+        return None
+    return path
+
+
+def _outside(rel: str) -> Verdict:
+    return Verdict(passed=False, evidence=f"{rel} is outside the workspace")
 
 
 async def grade_deterministic(
@@ -193,7 +210,10 @@ async def grade_deterministic(
     """Grade one non-`llm` assertion; `tool_calls=None` means the harness cannot report calls."""
     t = a.type
     if t in ("file_exists", "file_absent"):
-        exists = _ws_path(workspace, a.path).exists()
+        target = _ws_path(workspace, a.path)
+        if target is None:
+            return _outside(a.path)
+        exists = target.exists()
         evidence = f"{a.path} exists" if exists else f"{a.path} missing"
         return Verdict(passed=exists if t == "file_exists" else not exists, evidence=evidence)
     if t in ("regex", "not_regex"):
@@ -209,8 +229,11 @@ async def grade_deterministic(
 
 def _grade_regex(a: AssertionLike, *, workspace: Path, final_text: str, negate: bool) -> Verdict:
     if a.path:
+        target = _ws_path(workspace, a.path)
+        if target is None:
+            return _outside(a.path)
         try:
-            with _ws_path(workspace, a.path).open("rb") as fh:
+            with target.open("rb") as fh:
                 subject = fh.read(REGEX_FILE_CAP).decode("utf-8", "replace")
         except (OSError, ValueError):
             return Verdict(passed=False, evidence=f"{a.path} missing")
@@ -269,9 +292,38 @@ async def _grade_command(
     if a.requires and not _look_path(a.requires, env.get("PATH", os.defpath)):
         return Verdict(passed=None, evidence=f"skipped: {a.requires} not installed")
     cwd = _ws_path(workspace, a.cwd) if a.cwd else workspace
+    if cwd is None:
+        return _outside(a.cwd)
     want = _expected_exit(a)
+    confine = sandbox.probe(environ)
+    private_tmp: Path | None = None
+    prefix: list[str] = []
+    if confine.available:  # writable: the workspace and a private temp dir, nothing else
+        private_tmp = Path(tempfile.mkdtemp(prefix="command-tmp.", dir=lifecycle.scratch_dir()))
+        env["TMPDIR"] = str(private_tmp)
+        prefix = sandbox.wrap(confine, writable=[workspace, private_tmp], chdir=cwd)
+    try:
+        return await _run_command(
+            a, prefix=prefix, cwd=cwd, env=env, want=want, limit_seconds=timeout_seconds
+        )
+    finally:
+        if private_tmp is not None:
+            shutil.rmtree(private_tmp, ignore_errors=True)
+
+
+async def _run_command(
+    a: AssertionLike,
+    *,
+    prefix: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    want: int,
+    limit_seconds: float,
+) -> Verdict:
+    timeout_seconds = limit_seconds
     try:
         proc = await asyncio.create_subprocess_exec(
+            *prefix,
             "/bin/sh",
             "-c",
             a.run,

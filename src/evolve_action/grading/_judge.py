@@ -514,25 +514,42 @@ class Judge:
 
     async def grade(self, request: JudgeRequest) -> list[Verdict]:
         """Grade all assertions of one case in one conversation; never raises for judge failures."""
+        verdicts, _ = await self.grade_checked(request)
+        return verdicts
+
+    async def grade_checked(self, request: JudgeRequest) -> tuple[list[Verdict], str]:
+        """`grade`, plus why the judge could not answer (`""` when every assertion got a verdict).
+
+        The reason (`judge unavailable: …`, `timed out`, `HTTP 401: …`, `no verdict for assertion
+        2`…) lets the eval engine make the case a runtime error instead of failed expectations.
+        """
         import anthropic
 
         n = len(request.assertions)
         if n == 0:
-            return []
+            return [], ""
+        why = ""
+        found: dict[int, Verdict] = {}
         if self._client is None:
-            return _failed(n, f"judge unavailable: {self.unavailable}")
-        try:
-            async with asyncio.timeout(request.timeout):
-                found = await self._converse(self._client, request, n)
-        except TimeoutError:
-            return _failed(n, "timed out")
-        except anthropic.APIStatusError as exc:
-            return _failed(n, f"HTTP {exc.status_code}: {_short(exc.message)}")
-        except anthropic.APIError as exc:
-            return _failed(n, _short(str(exc)))
-        except _JudgeFailure as exc:
-            return _failed(n, str(exc))
-        return _complete(found, n)
+            why = f"judge unavailable: {self.unavailable}"
+        else:
+            try:
+                async with asyncio.timeout(request.timeout):
+                    found = await self._converse(self._client, request, n)
+            except TimeoutError:
+                why = "timed out"
+            except anthropic.APIStatusError as exc:
+                why = f"HTTP {exc.status_code}: {_short(exc.message)}"
+            except anthropic.APIError as exc:
+                why = _short(str(exc))
+            except _JudgeFailure as exc:
+                why = str(exc)
+        if why:
+            return _failed(n, why), why
+        missing = [i for i in range(1, n + 1) if i not in found]
+        return _complete(found, n), (
+            f"no verdict for assertion {', '.join(map(str, missing))}" if missing else ""
+        )
 
     async def _converse(
         self, client: anthropic.AsyncAnthropic, request: JudgeRequest, n: int

@@ -35,8 +35,30 @@ from evolve_action.harness._base import (
     Usage,
     runtime_error,
 )
+from evolve_action.harness._lifecycle import (
+    Caught,
+    keep_scratch,
+    scratch,
+    scratch_dir,
+    sweep_stale,
+    termination_signals,
+)
 from evolve_action.harness._locate import find_cli
+from evolve_action.harness._preflight import (
+    PREFLIGHT_MODEL,
+    SessionTally,
+    check_credentials,
+    check_for_models,
+    config_dir_credentials,
+    sweep_failed,
+)
 from evolve_action.harness._procenv import CREDENTIAL_VARS, chosen_credential, safe_env
+from evolve_action.harness._sandbox import (
+    Probe,
+    probe,
+    unavailable_line,
+    wrap,
+)
 from evolve_action.harness._tokens import (
     TokenCounter,
     cache_key,
@@ -48,8 +70,11 @@ from evolve_action.harness._workspace import (
     SKILLS_DIR,
     create_trigger_workspace,
     create_workspace,
+    escapes,
+    outside_links,
     plugin_skill_dirs,
     remove_workspace,
+    repository_root,
 )
 
 if TYPE_CHECKING:
@@ -76,29 +101,48 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CREDENTIAL_VARS",
+    "PREFLIGHT_MODEL",
     "SKILLS_DIR",
+    "Caught",
     "ClaudeCodeHarness",
     "ErrorClass",
     "Harness",
+    "Probe",
     "RateLimit",
     "SessionSpec",
+    "SessionTally",
     "StopPredicate",
     "TokenCounter",
     "ToolCall",
     "Transcript",
     "Usage",
     "cache_key",
+    "check_credentials",
+    "check_for_models",
     "chosen_credential",
     "claude_code_harness",
+    "config_dir_credentials",
     "create_trigger_workspace",
     "create_workspace",
     "default_cache_path",
+    "escapes",
     "estimate",
     "estimate_payload",
     "find_cli",
+    "keep_scratch",
+    "outside_links",
     "plugin_skill_dirs",
+    "probe",
     "remove_workspace",
+    "repository_root",
     "run_session",
     "runtime_error",
     "safe_env",
+    "scratch",
+    "scratch_dir",
+    "sweep_failed",
+    "sweep_stale",
+    "termination_signals",
+    "unavailable_line",
+    "wrap",
 ]

@@ -35,7 +35,13 @@ class ErrorClass(enum.StrEnum):
     EMPTY_OUTPUT = "empty_output"
     """The agent produced nothing at all."""
     RUN_ERROR = "run_error"
-    """The agent reported an error result (`is_error`) with no text."""
+    """The agent reported an error result (`is_error`), whatever text it carried."""
+    AUTH = "auth"
+    """No usable credentials: a login banner (`Not logged in`, `Invalid API key`…) or HTTP 401/403."""
+    CREDIT = "credit"
+    """The account cannot pay for the call (`Credit balance is too low`)."""
+    SKILL_NOT_LOADED = "skill_not_loaded"
+    """The agent's init event did not list the skill under test (it was never offered)."""
 
     @property
     def retryable(self) -> bool:
@@ -135,6 +141,9 @@ class SessionSpec:
     """Extra variables for the agent process (already allowlisted by the caller)."""
     config_dir: Path | None = None
     """Per-session agent config dir; the harness creates a temp one when None."""
+    expect_skill: str = ""
+    """The skill under test: when set and the agent reports the skills it loaded without it, the
+    session is an error (`ErrorClass.SKILL_NOT_LOADED`), never a miss."""
 
 
 class Harness(Protocol):

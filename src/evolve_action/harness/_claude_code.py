@@ -26,9 +26,10 @@ import json
 import os
 import re
 import signal
+import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,6 +38,7 @@ from claude_agent_sdk import (
     ClaudeAgentOptions,
     CLIConnectionError,
     ResultMessage,
+    SystemMessage,
     TextBlock,
     ToolUseBlock,
     query,
@@ -44,7 +46,9 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import RateLimitEvent, SystemPromptPreset
 
 from evolve_action.encoding import strip_ansi
+from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
+from evolve_action.harness import _sandbox as sandbox
 from evolve_action.harness._base import (
     ErrorClass,
     RateLimit,
@@ -71,6 +75,20 @@ _SDK_VARS = (
 )
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LIMIT_RE = re.compile(r"(?i)usage limit reached|limit reached.*resets")
+# Banners Claude Code prints instead of an answer when it cannot use the model (checked at the start
+# of the result text, whatever `is_error` says): missing, invalid or expired credentials, no credit.
+_AUTH_BANNER_RE = re.compile(
+    r"(?i)^\s*(not logged in|invalid api key|please run /login|failed to authenticate|"
+    r"oauth token (has )?(expired|been revoked)|authentication_error|"
+    r"api error: 40[13]\b|your account does not have access)"
+)
+_CREDIT_BANNER_RE = re.compile(r"(?i)^\s*(credit balance is too low|insufficient credit)")
+# Without `is_error`, only a result that is nothing but a banner counts (a real answer may well start
+# with "Invalid API key errors mean…").
+_BANNER_ONLY_RE = re.compile(
+    r"(?i)\s*(not logged in|invalid api key|oauth token (has )?(expired|been revoked)|"
+    r"credit balance is too low)\.?(\s*·\s*please run /login\.?)?\s*"
+)
 _STDERR_LINES = 40
 _BACKSTOP_SECONDS = 30.0
 DEFAULT_CLI_RETRIES = 2
@@ -125,12 +143,19 @@ def build_options(
     )
 
 
-def exec_wrapper_script(real_cli: Path, keep: Iterable[str], pidfile: Path | None = None) -> str:
+def exec_wrapper_script(
+    real_cli: Path,
+    keep: Iterable[str],
+    pidfile: Path | None = None,
+    *,
+    launcher: Sequence[str] = (),
+) -> str:
     """A POSIX sh script that execs `real_cli` with only the `keep` variables (`env -i`).
 
     The CLI keeps the wrapper's pid, written to `pidfile` (so an early stop or a timeout can SIGKILL
     it at once), and becomes a process-group leader through `setsid` when available (so its tool
-    subprocesses die with it).
+    subprocesses die with it). `launcher` is an argv prefix run in between (`launcher_argv`: the
+    bubblewrap sandbox, or the parent-death helper); the word `$PPID` in it is our pid.
     """
     names = sorted({n for n in keep if _NAME_RE.match(n)})
     lines = [
@@ -143,12 +168,35 @@ def exec_wrapper_script(real_cli: Path, keep: Iterable[str], pidfile: Path | Non
     ]
     if pidfile is not None:
         lines.append(f"echo $$ > {_sh_quote(str(pidfile))}")
+    via = "".join(('"$PPID"' if w == "$PPID" else _sh_quote(w)) + " " for w in launcher)
     lines += [
-        'if command -v setsid >/dev/null 2>&1; then exec setsid env -i "$@"; fi',
-        'exec env -i "$@"',
+        f'if command -v setsid >/dev/null 2>&1; then exec setsid {via}env -i "$@"; fi',
+        f'exec {via}env -i "$@"',
         "",
     ]
     return "\n".join(lines)
+
+
+# Run by the wrapper between `setsid` and `env -i` when there is no sandbox: the CLI gets SIGKILL
+# when our process dies (PR_SET_PDEATHSIG survives exec), also if we died before it was set.
+_PDEATHSIG_HELPER = (
+    "import ctypes,os,sys\n"
+    "ctypes.CDLL(None,use_errno=True).prctl(1,9,0,0,0)\n"
+    "os.getppid()==int(sys.argv[1]) or os._exit(137)\n"
+    "os.execvp(sys.argv[2],sys.argv[2:])\n"
+)
+
+
+def launcher_argv(
+    found: sandbox.Probe, *, writable: Sequence[Path], chdir: Path, python: str
+) -> list[str]:
+    """The wrapper's launcher: bubblewrap confining the agent to `writable` (it dies with us), or,
+    without a sandbox on Linux, the parent-death helper (`prctl(PR_SET_PDEATHSIG, SIGKILL)`)."""
+    if found.available:
+        return sandbox.wrap(found, writable=writable, chdir=chdir)
+    if os.uname().sysname == "Linux":  # (a runtime check: prctl is Linux-only)
+        return [python, "-I", "-S", "-c", _PDEATHSIG_HELPER, "$PPID"]
+    return []
 
 
 def _sh_quote(s: str) -> str:
@@ -185,15 +233,25 @@ def parse_messages(
     timed_out: bool = False,
     crash: str = "",
     stderr_tail: str = "",
+    expect_skill: str = "",
 ) -> Transcript:
-    """Pure: fold the SDK messages of one session into a `Transcript` and classify failures."""
+    """Pure: fold the SDK messages of one session into a `Transcript` and classify failures.
+
+    `expect_skill` is the skill under test: when the init event lists the skills Claude Code
+    loaded and it is not among them, the session is `SKILL_NOT_LOADED` (never a miss).
+    """
     calls: list[ToolCall] = []
     texts: list[str] = []
     result: ResultMessage | None = None
     rate: RateLimit | None = None
     stop_reason = ""
     assistant_error = ""
+    loaded: list[str] | None = None
     for msg in messages:
+        if isinstance(msg, SystemMessage) and msg.subtype == "init":
+            skills = msg.data.get("skills")
+            if isinstance(skills, list):
+                loaded = [str(x) for x in skills]
         if isinstance(msg, AssistantMessage):
             calls.extend(tool_calls_of(msg))
             texts.extend(b.text for b in msg.content if isinstance(b, TextBlock))
@@ -239,7 +297,11 @@ def parse_messages(
         session_id=result.session_id if result is not None else "",
     )
     error, message = _classify(
-        base, timed_out=timed_out, crash=crash, assistant_error=assistant_error
+        base,
+        timed_out=timed_out,
+        crash=crash,
+        assistant_error=assistant_error,
+        missing_skill=_missing_skill(expect_skill, loaded),
     )
     if error is None:
         return base
@@ -262,20 +324,62 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     )
 
 
+def _missing_skill(expect: str, loaded: list[str] | None) -> str:
+    """A reason when the init event listed the loaded skills and `expect` is not one of them."""
+    if not expect or loaded is None:
+        return ""
+    if any(n == expect or n.rsplit(":", 1)[-1] == expect for n in loaded):
+        return ""
+    return (
+        f'the skill under test "{expect}" was not loaded by Claude Code (its init event lists '
+        f"{len(loaded)} skills); check the skill directory names and SKILL.md front matter "
+        "(evolve-action run checks)"
+    )
+
+
+def _first_text_line(text: str) -> str:
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
+
+
 def _classify(
-    t: Transcript, *, timed_out: bool, crash: str, assistant_error: str
+    t: Transcript,
+    *,
+    timed_out: bool,
+    crash: str,
+    assistant_error: str,
+    missing_skill: str = "",
 ) -> tuple[ErrorClass | None, str]:
-    """Engine spec §9.5, extended with HTTP-status and timeout classes."""
+    """Engine spec §9.5, extended (issue 8): an error result is an error whatever text it carries.
+
+    Order: stopped on purpose → fine; timeout; skill under test never loaded; HTTP status from the
+    API after the CLI's retries (401/403 → `AUTH`); login/credit banners (whatever `is_error`
+    says); disconnects; no result event; usage limit; any other `is_error` result (except a
+    max-turns run that produced text, which is gradable per §9.5).
+    """
     if t.stopped_early:
         return None, ""
     if timed_out:
         return ErrorClass.TIMEOUT, "timed out"
+    if missing_skill:
+        return ErrorClass.SKILL_NOT_LOADED, missing_skill
     status = t.api_error_status
+    first = _first_text_line(t.final_text)
     if t.has_result and t.is_error and status is not None:
-        text = t.final_text.strip() or f"HTTP {status}"
+        text = first or f"HTTP {status}"
+        if status in (401, 403):
+            return ErrorClass.AUTH, f"API error {status} (credentials refused): {text}"
         if status in (429, 529):
             return ErrorClass.OVERLOADED, f"API error {status}: {text}"
         return ErrorClass.API_ERROR, f"API error {status}: {text}"
+    banner = t.is_error or bool(_BANNER_ONLY_RE.fullmatch(t.final_text))
+    if (banner and _AUTH_BANNER_RE.search(first)) or (
+        t.is_error and assistant_error == "authentication_failed"
+    ):
+        return ErrorClass.AUTH, f"not authenticated: {first or assistant_error}"
+    if (banner and _CREDIT_BANNER_RE.search(first)) or (
+        t.is_error and assistant_error == "billing_error"
+    ):
+        return ErrorClass.CREDIT, f"no credit: {first or assistant_error}"
     if t.has_result and t.is_error and _looks_like_disconnect(t.final_text):
         return ErrorClass.DISCONNECT, t.final_text.strip()
     if t.has_result and t.is_error and t.final_text.startswith("API Error"):
@@ -296,15 +400,15 @@ def _classify(
                 f"usage limit reached ({t.rate_limit.rate_limit_type}), resets {when}",
             )
         return ErrorClass.USAGE_LIMIT, f"usage limit reached: {t.final_text.strip()}"
-    if t.final_text:
-        return None, ""
-    if t.is_error:
+    if t.is_error and not (t.final_text and t.subtype == "error_max_turns"):
         reason = "claude run error"
         if t.subtype:
             reason += f" ({t.subtype})"
         errs = [e.strip() for e in t.result_errors if e.strip()]
         if errs:
             reason += ": " + "; ".join(errs)
+        elif first:
+            reason += ": " + first[:300]
         if assistant_error in ("rate_limit",):
             return ErrorClass.OVERLOADED, reason
         return ErrorClass.RUN_ERROR, reason
@@ -346,7 +450,11 @@ async def run_session(
         if spec.config_dir is None:
             config_dir = Path(
                 stack.enter_context(
-                    tempfile.TemporaryDirectory(prefix="claude-home.", ignore_cleanup_errors=True)
+                    tempfile.TemporaryDirectory(
+                        prefix="claude-home.",
+                        dir=lifecycle.scratch_dir(),
+                        ignore_cleanup_errors=True,
+                    )
                 )
             )
         else:
@@ -355,8 +463,20 @@ async def run_session(
         env = agent_env(
             spec, environ=environ, config_dir=config_dir, is_root=root, cli_retries=cli_retries
         )
+        confine = sandbox.probe(environ)
+        # The agent's temp files live in its config dir: removed with it, and writable in the sandbox.
+        (config_dir / "tmp").mkdir(exist_ok=True)
+        env["TMPDIR"] = str(config_dir / "tmp")
+        launcher = launcher_argv(
+            confine,
+            writable=[spec.workspace, config_dir],
+            chdir=spec.workspace,
+            python=sys.executable,
+        )
         wrapper = config_dir / "evolve-exec.sh"
-        script = exec_wrapper_script(real_cli, [*env, *_SDK_VARS], config_dir / "agent.pid")
+        script = exec_wrapper_script(
+            real_cli, [*env, *_SDK_VARS], config_dir / "agent.pid", launcher=launcher
+        )
         wrapper.write_text(script, encoding="utf-8")
         wrapper.chmod(0o700)
         options = build_options(spec, env=env, cli_path=wrapper, stderr=tail.append)
@@ -395,6 +515,10 @@ async def run_session(
         except Exception as exc:  # ProcessError/ResultError after the result, parse errors…
             if not any(isinstance(m, ResultMessage) for m in messages):
                 crash = f"agent CLI failed: {type(exc).__name__}: {_first_line(str(exc))}"
+        except BaseException:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): the agent's group goes too
+            if not any(isinstance(m, ResultMessage) for m in messages):
+                _kill_agent(pidfile)
+            raise
         finally:
             watchdog.cancel()
         if backstop:
@@ -411,6 +535,7 @@ async def run_session(
         timed_out=timed_out and not stopped,
         crash=crash,
         stderr_tail="\n".join(tail)[-4096:],
+        expect_skill=spec.expect_skill,
     )
 
 
@@ -420,11 +545,12 @@ def _kill_agent(pidfile: Path) -> None:
         pid = int(pidfile.read_text(encoding="ascii").strip())
     except (OSError, ValueError):
         return
+    # The wrapper made the CLI a group leader (`setsid`): kill the group even when the leader is
+    # already gone (its tool subprocesses may still run), then the pid itself.
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, signal.SIGKILL)
-        else:
-            os.kill(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _first_line(s: str) -> str:

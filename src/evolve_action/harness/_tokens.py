@@ -187,6 +187,32 @@ class TokenCounter:
             self._client = None
 
 
+async def probe(environ: Mapping[str, str], model: str) -> tuple[int | None, str]:
+    """One uncached `count_tokens` call with the chosen credential (the credentials preflight).
+
+    Returns `(HTTP status, detail)`: 200 when accepted, the error status otherwise, `None` when
+    the endpoint could not be reached; `(0, "")` when no credential is set. Never raises.
+    """
+    import anthropic
+
+    counter = TokenCounter(environ)
+    client = counter._anthropic()
+    if client is None:
+        return 0, ""
+    try:
+        await client.messages.count_tokens(
+            model=model, messages=[{"role": "user", "content": "preflight"}]
+        )
+    except anthropic.APIStatusError as exc:
+        return exc.status_code, " ".join(str(exc.message).split())[:200]
+    except anthropic.APIError as exc:  # connection refused, DNS, timeout
+        cause = exc.__cause__
+        return None, " ".join(f"{exc}{f' ({cause})' if cause else ''}".split())[:200]
+    finally:
+        await counter.aclose()
+    return 200, ""
+
+
 def _load_cache(path: Path) -> dict[str, int]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -6,8 +6,9 @@ and `plugin_skill_dirs`. Guarantees: git runs with an isolated configuration (`G
 `GIT_CONFIG_SYSTEM` = /dev/null, fixed identity) and an allowlisted environment (`procenv.safe_env`);
 failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never reads
 `os.environ` (callers pass `environ`). Skills are copied by default (symlinks inside the skill
-dereferenced), so an agent that may write (evals run with bypassPermissions) can never change the
-user's repository through the workspace; only trigger workspaces (the agent may only use Skill and
+dereferenced, except links whose target leaves the repository: those are skipped, never followed),
+so an agent that may write (evals run with bypassPermissions) can never change the
+user's repository through the workspace, and host files never reach it; only trigger workspaces (the agent may only use Skill and
 Read) link them, which is cheaper and read-only in practice.
 """
 
@@ -17,10 +18,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
 
 SKILLS_DIR = Path(".claude") / "skills"
@@ -45,6 +47,49 @@ def plugin_skill_dirs(skills_dir: Path) -> list[Path]:
     return out
 
 
+def escapes(path: Path, root: Path) -> bool:
+    """True when `path`, with every symlink resolved, lies outside `root` (or cannot be resolved)."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return True
+
+
+def repository_root(start: Path) -> Path:
+    """The repository holding `start`: the nearest ancestor with `.git`, else the topmost one with
+    `.claude-plugin` or `.evolve.yaml`, else `start`'s grandparent (`<root>/evals/<skill>`)."""
+    start = Path(os.path.abspath(start))  # noqa: PTH100 - lexical, symlinks are what we check
+    top: Path | None = None
+    for parent in (start, *start.parents):
+        if (parent / ".git").exists():
+            return parent
+        if (parent / ".claude-plugin").is_dir() or (parent / ".evolve.yaml").is_file():
+            top = parent
+    return top or start.parent.parent
+
+
+def outside_links(directory: Path, root: Path) -> list[Path]:
+    """Symlinks under `directory` (directory links not descended) whose target leaves `root`."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+        for name in sorted([*dirnames, *filenames]):
+            path = Path(dirpath) / name
+            if path.is_symlink() and escapes(path, root):
+                found.append(path)
+    return sorted(found)
+
+
+def _skip_outside(root: Path) -> Callable[[str, list[str]], set[str]]:
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        return {
+            n
+            for n in names
+            if (Path(directory) / n).is_symlink() and escapes(Path(directory) / n, root)
+        }
+
+    return ignore
+
+
 def create_workspace(
     *,
     prefix: str,
@@ -60,7 +105,7 @@ def create_workspace(
     which symlinks them instead — only for read-only agents (triggers), since a write through a link
     would land in the user's repository.
     """
-    ws = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_root))
+    ws = Path(tempfile.mkdtemp(prefix=prefix, dir=tmp_root or lifecycle.scratch_dir()))
     try:
         for rel, data in files:
             dest = ws / rel
@@ -70,10 +115,13 @@ def create_workspace(
         target = ws / SKILLS_DIR
         target.mkdir(parents=True, exist_ok=True)
         for skill in skills:
-            if link_skills:
+            root = repository_root(skill)
+            if link_skills and not outside_links(skill, root):
                 (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
-            else:
-                shutil.copytree(skill, target / skill.name, symlinks=False)
+            else:  # links that leave the repository are never followed (`run checks` reports them)
+                shutil.copytree(
+                    skill, target / skill.name, symlinks=False, ignore=_skip_outside(root)
+                )
         _git_init(ws, environ)
     except BaseException:
         shutil.rmtree(ws, ignore_errors=True)

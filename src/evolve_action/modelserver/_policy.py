@@ -189,6 +189,8 @@ class Policy:
     """Global faults, tried on every `/v1/messages` request before the rules."""
     cache: bool = True
     """Estimate cache creation/read tokens for the system prompt and tools (see docs)."""
+    auth_error: int | None = None
+    """401 or 403: every POST (messages and count_tokens) is refused with it, like a revoked key."""
     source: str = "<policy>"
     """Where the policy came from (for messages)."""
 
@@ -200,8 +202,16 @@ class Policy:
     @classmethod
     def from_file(cls, path: Path | str) -> Policy:
         """Read and parse a policy file (`.yaml`, `.yml` or `.json`)."""
+        from evolve_action.encoding import MAX_FILE_BYTES
+
         p = Path(path)
         try:
+            size = p.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise PolicyError(
+                    f"policy file is too large ({size} bytes; the limit is {MAX_FILE_BYTES})",
+                    path=p,
+                )
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise PolicyError(
@@ -229,22 +239,27 @@ class Policy:
 
 
 def _load_yaml(text: str, source: str) -> Any:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    """Decode a policy with the tool's bounded YAML decoder (aliases counted, depth capped)."""
+    from evolve_action.encoding._yaml import decode_yaml
+    from evolve_action.errors import SpecError
 
+    if not text.strip() or all(
+        not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
+    ):
+        return None
     try:
-        return YAML(typ="safe", pure=True).load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
+        return decode_yaml(text, Path(source)).value
+    except SpecError as exc:
         raise PolicyError(
-            f"invalid YAML: {exc.problem or exc}",
+            f"invalid YAML: {exc.message}",
             path=_path(source),
-            line=line,
-            hint="fix the YAML syntax",
-        ) from exc
-    except YAMLError as exc:
-        raise PolicyError(f"invalid YAML: {exc}", path=_path(source)) from exc
+            line=exc.line,
+            hint=exc.hint or "fix the YAML syntax",
+        ) from None
+    except RecursionError:
+        raise PolicyError(
+            "invalid YAML: document is nested too deeply", path=_path(source)
+        ) from None
 
 
 def _path(source: str) -> Path | None:
@@ -277,7 +292,9 @@ _MATCH_KEYS = frozenset(
         "called",
     }
 )
-_POLICY_KEYS = frozenset({"rules", "default", "seed", "latency_ms", "faults", "cache"})
+_POLICY_KEYS = frozenset(
+    {"rules", "default", "seed", "latency_ms", "faults", "cache", "auth_error"}
+)
 
 
 class _Parser:
@@ -356,6 +373,11 @@ class _Parser:
             kwargs["latency_ms"] = self.integer(data["latency_ms"], "latency_ms")
         if "cache" in data:
             kwargs["cache"] = self.boolean(data["cache"], "cache")
+        if "auth_error" in data:
+            status = self.integer(data["auth_error"], "auth_error")
+            if status not in (401, 403):
+                raise self.fail("auth_error", f"unsupported status {status}", hint="use 401 or 403")
+            kwargs["auth_error"] = status
         if "faults" in data:
             faults = data["faults"]
             if not isinstance(faults, list):

@@ -141,6 +141,21 @@ class _Handler(BaseHTTPRequestHandler):
             )
             self._send_json(400, error_body(400, f"invalid JSON body: {exc}"))
             return
+        refused = owner._engine.policy.auth_error
+        if refused is not None:  # a revoked key: every request is refused, counting included
+            owner._log(
+                {
+                    "path": parts.path,
+                    "query": parts.query,
+                    "headers": headers,
+                    "model": body.get("model"),
+                    "status": refused,
+                    "rule": "auth_error",
+                    "body": body,
+                }
+            )
+            self._send_json(refused, error_body(refused, "invalid x-api-key (scripted auth_error)"))
+            return
         if parts.path == "/v1/messages/count_tokens":
             tokens = count_tokens(body)
             owner._log(

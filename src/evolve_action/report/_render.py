@@ -37,6 +37,7 @@ from evolve_action.results import (
     TriggerResult,
     TriggersEntry,
 )
+from evolve_action.sanitise import clean_text
 
 __all__ = [
     "EM",
@@ -433,6 +434,10 @@ def _sep(n: int) -> str:
     return "|" + " --- |" * n
 
 
+def _finalize(value: Any) -> Any:
+    return clean_text(value) if isinstance(value, str) else value
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     """The Jinja environment over the installed package's `templates/`."""
@@ -443,6 +448,9 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        # Every interpolated value is untrusted (repository, PR or model text): no escape or
+        # control characters reach a rendered Markdown file (`sanitise.clean_text`).
+        finalize=_finalize,
     )
     env.filters["row"] = _row
     env.filters["sep"] = _sep

@@ -53,17 +53,21 @@ from evolve_action.results._model import (
     make_header,
 )
 from evolve_action.results._store import (
+    OVERWRITE_FLAG,
     EvalUnitRecord,
     LoadedResults,
     ResultsWriter,
     TriggerUnitRecord,
     check_writable,
+    discard_unusable,
     load_results,
+    lock_results,
     migrate_in_place,
     write_results,
 )
 
 __all__ = [
+    "OVERWRITE_FLAG",
     "EntryHeader",
     "Estimate",
     "EvalResult",
@@ -87,12 +91,14 @@ __all__ = [
     "TriggerUnitRecord",
     "TriggersEntry",
     "check_writable",
+    "discard_unusable",
     "drop_models",
     "estimate_json",
     "foreign_model_keys",
     "format_ran_at",
     "from_document",
     "load_results",
+    "lock_results",
     "make_header",
     "measured_json",
     "migrate_document",

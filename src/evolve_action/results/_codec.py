@@ -276,7 +276,7 @@ def from_document(doc: Any, *, plugin: str = "", skill: str = "") -> ResultsFile
 
     `plugin`/`skill`, when given, overwrite the stored values (evolve takes them from the
     directory names). Raises `ValueError` when a value has the wrong JSON kind (Go fails the
-    whole decode; `load_results` turns that into "start fresh").
+    whole decode; `load_results` turns that into a `SpecError` and leaves the file untouched).
     """
     try:
         file = _d_results_file(_Obj(doc, "results"))

@@ -1,9 +1,11 @@
 """The schema-5 results file (`<plugin>/evals/<skill>/results.<ext>`): the facade, I/O and recording.
 
 Owns: reading a results file from disk (`load_results`: first of `results.{json,jsonc,yaml,yml}`,
-in-memory migration of schemas 3 and 4, "start fresh" on a file that is too old), writing it
-(`write_results`, `results_path`), `report --migrate` (`migrate_in_place`) and the
-write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`, `EvalUnitRecord`). It is also
+in-memory migration of schemas 3 and 4, an error for anything else: `shape_problem`), writing it
+(`write_results`, `results_path`), the advisory lock of a results file (`lock_results`), the
+`--overwrite-unreadable-results` removal (`discard_unusable`), `report --migrate`
+(`migrate_in_place`) and the write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`,
+`EvalUnitRecord`). It is also
 the facade of the results package of modules, re-exporting (in `__all__`) the model
 (`results_model`: `ResultsFile`, entries, headers, `make_header`), the codec (`results_codec`:
 `from_document`, `to_document`, `migrate_document`, `probe_schema`) and the pure operations
@@ -14,7 +16,8 @@ Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically
   through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
 - Writes are atomic (`encoding.atomic_write_text`) and remove `results.*` siblings of other formats.
-- Only `load_results`, `write_results`, `migrate_in_place` and `ResultsWriter` touch the disk.
+- Only `load_results`, `write_results`, `lock_results`, `discard_unusable`, `migrate_in_place` and
+  `ResultsWriter` touch the disk.
 - Stored results are never destroyed because of a typo. `load_results` distinguishes:
   * the file does not parse (a syntax error, a git merge-conflict marker, not UTF-8, unreadable
     on disk) → `SpecError` naming `file:line` with a hint; the file is left untouched and the run
@@ -22,9 +25,13 @@ Guarantees:
     overwrites the stored results of a file someone merely broke.)
   * it parses and claims schema 3, 4 or 5 but a value has the wrong JSON kind → `SpecError`
     naming the offending key, file untouched (same reason: it is our file, hand-damaged);
-  * it parses but has no integer `schema`, or a schema older than 3 → "starting fresh" warning
-    and replaced on the next save, as the spec says (evolve does this for old schemas);
-  * schema newer than 5 → `SpecError`, file untouched.
+  * it parses but is not a schema-5 (or migratable 3/4) document of the right shape (a JSON
+    array, `null`, `{}`, `"schema": "5"`, `{"schema": true}`, a schema older than 3, a schema-4
+    file holding a `models` field, …) → `SpecError` naming the file and the first wrong field,
+    file untouched. (Deliberate deviation from evolve, which starts fresh.) Only an explicit
+    `--overwrite-unreadable-results` (`discard_unusable`) removes such a file;
+  * schema newer than 5 → `SpecError`, file untouched (even with that flag);
+  * a `results.<ext>` path that exists but is not a regular file (a directory) → `SpecError`.
 
 Never does: decide which cases run (see `plan`), run agents, or print (warnings are returned).
 
@@ -32,17 +39,26 @@ Write-after-each-unit contract (DESIGN §3 "record"). Engines keep, per (skill, 
 the entry as stored when the unit started (`old`) and the fresh results finished so far. After
 **every** finished query / case they call `TriggerUnitRecord.add` / `EvalUnitRecord.add` (which
 re-runs the pure merge against `old`, so `previous` is always the snapshot of the unit-start
-entry) and hand the entry to `ResultsWriter.put_triggers` / `put_evals`, which swaps it into the
-in-memory file and rewrites the file atomically. `put_*` are synchronous and never await, so on
-one event loop the read-modify-write cannot interleave: no lock is needed as long as every unit
-of a results file shares one `ResultsWriter` and it is never called from another thread. A killed
-run therefore loses at most the cases still in flight.
+entry) and hand the entry to `ResultsWriter.put_triggers` / `put_evals`, which remembers it as one of *its*
+entries and then, holding an advisory lock (`fcntl.flock` on the results directory), re-reads
+the file on disk, swaps all of its entries into what it read, and rewrites the file atomically.
+So concurrent `evolve-action run` processes writing one results file (triggers and evals tiers,
+other models, other skills) serialise and never drop each other's entries; a writer that has to
+wait says so ("waiting for lock on <file> held by another evolve-action run") through its
+`on_wait` callback (engines route it to the reporter). Two processes running the *same* unit
+(skill × model × tier) at once still race on that one entry: the last write wins. Within one
+process, `put_*` are synchronous and never await, so coroutines on one event loop cannot
+interleave; never call them from another thread (two locks on one directory from one process
+would block each other). A killed run loses at most the cases still in flight.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -66,14 +82,19 @@ from evolve_action.results._model import (
 )
 
 __all__ = [
+    "LOCK_TIMEOUT_SECONDS",
+    "OVERWRITE_FLAG",
     "EvalUnitRecord",
     "LoadedResults",
     "ResultsWriter",
     "TriggerUnitRecord",
     "check_writable",
+    "discard_unusable",
     "load_results",
+    "lock_results",
     "migrate_in_place",
     "results_path",
+    "shape_problem",
     "write_results",
 ]
 
@@ -91,7 +112,7 @@ class LoadedResults(NamedTuple):
     path: Path | None
     """The file read (first of `results.{json,jsonc,yaml,yml}`), if any."""
     warning: str | None
-    """Set when an unreadable/too-old file will be replaced ("starting fresh")."""
+    """Always None since issue 9 (nothing "starts fresh" any more); kept for callers."""
     migrated_from: int | None
     """3 or 4 when the file was migrated in memory."""
 
@@ -107,6 +128,64 @@ def _names(results_dir: Path, plugin: str | None, skill: str | None) -> tuple[st
     return pl, sk
 
 
+OVERWRITE_FLAG = "--overwrite-unreadable-results"
+"""The run flag that lets `discard_unusable` remove a results file that cannot be used."""
+
+_UNTOUCHED_HINT = (
+    "fix the file, or re-run with " + OVERWRITE_FLAG + " to replace it (its stored results "
+    "are lost); the file is left untouched"
+)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({'true' if value else 'false'})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 20 else value[:20] + "…"
+        return f'a string ("{shown}")'
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def shape_problem(doc: Any) -> str | None:
+    """The first wrong field of a decoded results document, or None when its shape is usable.
+
+    Checks the top level only (the codec checks every nested kind): an object with an integer
+    `schema` of 3, 4 or 5 (newer schemas are reported by `load_results`), and no schema-5
+    `models` field in a schema 3/4 document.
+    """
+    if not isinstance(doc, dict):
+        return f"the top level is {_kind(doc)}, not an object"
+    folded = {str(k).lower(): v for k, v in doc.items()}
+    if "schema" not in folded:
+        return "schema: missing"
+    n = folded["schema"]
+    if isinstance(n, bool) or not isinstance(n, int):
+        return f"schema: expected an integer, found {_kind(n)}"
+    if n < min(MIGRATABLE):
+        return f"schema: {n} is too old to read (schemas 3 and 4 migrate, 5 is current)"
+    if n in MIGRATABLE and folded.get("models") is not None:
+        return f"models: a schema-{n} file has no models field (found {_kind(folded['models'])})"
+    return None
+
+
+def _check_not_directory(results_dir: Path) -> None:
+    for ext in encoding.EXTENSIONS:
+        candidate = results_dir / f"results.{ext}"
+        if candidate.exists() and not candidate.is_file():
+            what = "a directory" if candidate.is_dir() else "not a regular file"
+            raise SpecError(
+                f"the results path is {what}, not a results file",
+                path=candidate,
+                hint="move it out of the way and re-run",
+            )
+
+
 def load_results(
     results_dir: Path,
     *,
@@ -117,20 +196,19 @@ def load_results(
     """Read the results file of an eval directory (report spec §1.6).
 
     `plugin`/`skill` overwrite the stored names (default: the directory names
-    `<plugin>/evals/<skill>`). Schema 5 is decoded; 3 and 4 are migrated in memory; a newer
-    schema, a file that does not parse, or a schema 3-5 file with a value of the wrong kind
-    raises `SpecError` (the file must never be overwritten: see the module docstring); a file
-    with no schema or one older than 3 is treated as absent with a "starting fresh" `warning`
-    (`root` only shortens the path in it). Returns an empty result when there is no results file.
+    `<plugin>/evals/<skill>`). Schema 5 is decoded; 3 and 4 are migrated in memory. Anything
+    else raises `SpecError` naming the file and the first wrong field, and the file must never
+    be overwritten (see the module docstring): a newer schema, a file that does not parse, a
+    document of the wrong shape (`shape_problem`), a value of the wrong kind, a `results.<ext>`
+    directory. Returns an empty result when there is no results file. (`root` is kept for
+    callers; `warning` is always None now that nothing "starts fresh".)
     """
+    del root
+    _check_not_directory(results_dir)
     path = encoding.find_results(results_dir)
     if path is None:
         return LoadedResults(None, None, None, None)
     pl, sk = _names(results_dir, plugin, skill)
-    fresh = (
-        f"{display_path(path, root)} has an old or unreadable results schema; "
-        f"starting fresh (schema {SCHEMA_VERSION})"
-    )
     doc = _decode_stored(path)
     n = probe_schema(doc)
     if n is not None and n > SCHEMA_VERSION:
@@ -140,18 +218,56 @@ def load_results(
             path=path,
             hint="the file is left untouched",
         )
+    problem = shape_problem(doc)
+    if problem is not None:
+        raise SpecError(
+            f"not a schema-{SCHEMA_VERSION} results file: {problem}",
+            path=path,
+            hint=_UNTOUCHED_HINT,
+        )
     try:
         if n == SCHEMA_VERSION:
             return LoadedResults(from_document(doc, plugin=pl, skill=sk), path, None, None)
-        if n in MIGRATABLE:
-            return LoadedResults(migrate_document(doc, plugin=pl, skill=sk), path, None, n)
+        return LoadedResults(migrate_document(doc, plugin=pl, skill=sk), path, None, n)
     except ValueError as exc:
         raise SpecError(
             f"schema {n} results hold a value of the wrong kind: {exc}",
             path=path,
-            hint="fix the value, or delete it to start fresh; the file is left untouched",
+            hint=_UNTOUCHED_HINT,
         ) from None
-    return LoadedResults(None, path, fresh, None)
+
+
+def discard_unusable(
+    results_dir: Path,
+    *,
+    on_wait: Callable[[str], None] | None = None,
+) -> Path | None:
+    """`--overwrite-unreadable-results`: delete the results file of `results_dir` if unusable.
+
+    Returns the path removed, or None when there is no file or it is usable. A file of a newer
+    schema is never removed (a newer tool can read it): its `SpecError` propagates. Holds the
+    results lock, so a concurrent run's fresh write is never removed by mistake.
+    """
+    with lock_results(results_dir, on_wait=on_wait):
+        path = encoding.find_results(results_dir)
+        if path is None:
+            return None
+        try:
+            load_results(results_dir)
+        except SpecError:
+            if _newer_schema(path):
+                raise
+            path.unlink()
+            return path
+    return None
+
+
+def _newer_schema(path: Path) -> bool:
+    try:
+        n = probe_schema(encoding.decode_path(path))
+    except SpecError:
+        return False
+    return n is not None and n > SCHEMA_VERSION
 
 
 def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None = None) -> None:
@@ -191,7 +307,7 @@ def _decode_stored(path: Path) -> Any:
     try:
         return encoding.decode_path(path)
     except SpecError as exc:
-        marker = _conflict_marker_line(path)
+        marker = _conflict_marker_line(path) if _within_cap(path) else None
         raise SpecError(
             "stored results hold an unresolved git merge conflict"
             if marker
@@ -199,29 +315,98 @@ def _decode_stored(path: Path) -> Any:
             path=exc.path or path,
             line=marker or exc.line,
             hint=(
-                "fix the file (resolve any git merge conflict), or delete it to start fresh; "
+                "fix the file (resolve any git merge conflict), or re-run with "
+                f"{OVERWRITE_FLAG} to replace it (its stored results are lost); "
                 "it is left untouched"
             ),
         ) from None
 
 
-def _conflict_marker_line(path: Path) -> int | None:
-    """The 1-based line of the first git conflict marker (`<<<<<<< `) in `path`, if any."""
+def _within_cap(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        return path.stat().st_size <= encoding.MAX_FILE_BYTES
+    except OSError:
+        return False
+
+
+def _conflict_marker_line(path: Path) -> int | None:
+    """The 1-based line of the first git conflict marker (`<<<<<<< `) in `path`, if any.
+
+    Reads at most `encoding.MAX_FILE_BYTES` (a huge file is reported as too large by the
+    decoder before this is called, but never read whole here either).
+    """
+    try:
+        with path.open("rb") as f:
+            data = f.read(encoding.MAX_FILE_BYTES)
     except OSError:
         return None
+    text = data.decode("utf-8", errors="replace")
     for i, line in enumerate(text.splitlines(), start=1):
         if line.startswith(("<<<<<<<", "=======", ">>>>>>>")):
             return i
     return None
 
 
+LOCK_TIMEOUT_SECONDS = 600.0
+"""How long a writer waits for another run's lock before giving up with an error."""
+_LOCK_POLL_SECONDS = 0.05
+
+
+@contextlib.contextmanager
+def lock_results(
+    results_dir: Path,
+    *,
+    on_wait: Callable[[str], None] | None = None,
+    timeout: float = LOCK_TIMEOUT_SECONDS,
+) -> Iterator[None]:
+    """Hold the advisory lock of the results file in `results_dir` (`flock` on the directory).
+
+    The directory, not the file, is locked: the file is replaced by an atomic rename on every
+    write (a lock on the old inode would protect nothing) and may change format, and no lock
+    file is left in the user's repository. When another process holds the lock, `on_wait` gets
+    "waiting for lock on <file> held by another evolve-action run" once, then the lock is
+    polled; after `timeout` seconds a `SpecError` says so. Not re-entrant within one process.
+    """
+    try:
+        fd = os.open(results_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SpecError(
+            f"cannot open results directory: {exc.strerror or exc}", path=results_dir
+        ) from None
+    try:
+        deadline: float | None = None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if deadline is None:
+                    deadline = time.monotonic() + timeout
+                    shown = encoding.find_results(results_dir) or results_dir / "results.*"
+                    if on_wait is not None:
+                        on_wait(
+                            f"waiting for lock on {display_path(shown, Path.cwd())} "
+                            "held by another evolve-action run"
+                        )
+                elif time.monotonic() >= deadline:
+                    raise SpecError(
+                        f"another evolve-action run held the results lock for over "
+                        f"{timeout:.0f} seconds",
+                        path=results_dir,
+                        hint="wait for the other run to finish (or stop it) and re-run",
+                    ) from None
+                time.sleep(_LOCK_POLL_SECONDS)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 def write_results(results_dir: Path, file: ResultsFile, fmt: encoding.Format) -> Path:
     """Write `file` atomically as `results.<fmt>` and delete other-format siblings; return the path.
 
     json = Go `MarshalIndent` + `\\n`; jsonc/yaml start with the
-    `Maintained by evolve run; do not edit by hand.` comment line.
+    `Maintained by evolve run; do not edit by hand.` comment line. Takes no lock: callers that
+    read before writing hold `lock_results` (as `ResultsWriter` does).
     """
     path = results_path(results_dir, fmt)
     text = encoding.encode_document(to_document(file), fmt, encoding.RESULTS_COMMENT)
@@ -240,36 +425,18 @@ def migrate_in_place(
     """`report --migrate` for one eval directory: rewrite a schema 3/4 file as schema 5.
 
     Returns the old schema number when the file was upgraded, None when there is no file or it
-    is already schema 5. Raises `SpecError` for schemas it cannot migrate (`< 3`, unreadable)
-    or newer than 5; the file is then left untouched.
+    is already schema 5. Raises `SpecError` (from `load_results`) for a file it cannot use (no
+    or an old schema, the wrong shape, unreadable, newer than 5); the file is then left
+    untouched. Holds the results lock while it reads and rewrites.
     """
-    path = encoding.find_results(results_dir)
-    if path is None:
+    if encoding.find_results(results_dir) is None:
         return None
-    doc = _decode_stored(path)
-    n = probe_schema(doc)
-    if n == SCHEMA_VERSION:
-        return None
-    if n is not None and n > SCHEMA_VERSION:
-        raise SpecError(
-            f"results file is schema {n}, written by a newer evolve (this tool writes schema "
-            f"{SCHEMA_VERSION}); upgrade evolve-action",
-            path=path,
-        )
-    if n not in MIGRATABLE:
-        shown = "no schema" if n is None else f"schema {n}"
-        raise SpecError(
-            f"{path}: cannot migrate results with {shown} (only schemas 3 and 4 migrate)",
-            path=path,
-            hint="delete the file to start fresh",
-        )
-    pl, sk = _names(results_dir, plugin, skill)
-    try:
-        file = migrate_document(doc, plugin=pl, skill=sk)
-    except ValueError as exc:
-        raise SpecError(f"{path}: cannot migrate: {exc}", path=path) from exc
-    write_results(results_dir, file, fmt)
-    return n
+    with lock_results(results_dir):  # a concurrent run may be writing this file
+        loaded = load_results(results_dir, plugin=plugin, skill=skill)
+        if loaded.file is None or loaded.migrated_from is None or loaded.path is None:
+            return None
+        write_results(results_dir, loaded.file, fmt)
+        return loaded.migrated_from
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,13 +444,21 @@ def migrate_in_place(
 # --------------------------------------------------------------------------------------------
 
 
-class ResultsWriter:
-    """The in-memory state of one results file plus its atomic writer.
+_CONTINUE_HINT = (
+    "results written before this point are on disk; fix the problem and re-run with --new "
+    "to continue"
+)
 
-    One instance per results file, shared by every unit (model × tier) that writes it. `put_*`
-    swap an entry in and rewrite the whole file synchronously; they never await, so calls from
-    coroutines on one event loop cannot interleave a read-modify-write (that is why there is no
-    lock). Never call them from worker threads.
+
+class ResultsWriter:
+    """This run's entries of one results file plus the locked read-merge-write that stores them.
+
+    One instance per results file, shared by every unit (model × tier) of this process that
+    writes it. `put_*` record the entry as this writer's own, then under `lock_results` re-read
+    the file on disk (another process may have written since), swap every entry this writer
+    owns into it and rewrite it atomically; entries it does not own (other tiers, models, runs)
+    are kept as found on disk. They never await, so coroutines on one event loop cannot
+    interleave a read-merge-write. Never call them from worker threads.
     """
 
     def __init__(
@@ -294,11 +469,15 @@ class ResultsWriter:
         *,
         plugin: str = "",
         skill: str = "",
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         pl, sk = _names(results_dir, plugin or None, skill or None)
         self.results_dir = results_dir
         self.fmt: encoding.Format = fmt
+        self._plugin, self._skill = pl, sk
         self._file = file if file is not None else ResultsFile(plugin=pl, skill=sk)
+        self._mine: dict[str, tuple[TriggersEntry | None, EvalsEntry | None]] = {}
+        self._on_wait = on_wait
         self.writes = 0
         """How many times the file was written (tests and progress use it)."""
 
@@ -308,31 +487,60 @@ class ResultsWriter:
         return self._file
 
     def put_triggers(self, model_key: str, entry: TriggersEntry) -> Path:
-        """Store `entry` as `model_key`'s triggers entry and rewrite the file atomically."""
-        self._file = with_entry(self._file, model_key, triggers=entry)
+        """Store `entry` as `model_key`'s triggers entry and rewrite the file (locked merge)."""
+        _, ev = self._mine.get(model_key, (None, None))
+        self._mine[model_key] = (entry, ev)
         return self._write()
 
     def put_evals(self, model_key: str, entry: EvalsEntry) -> Path:
-        """Store `entry` as `model_key`'s evals entry and rewrite the file atomically."""
-        self._file = with_entry(self._file, model_key, evals=entry)
+        """Store `entry` as `model_key`'s evals entry and rewrite the file (locked merge)."""
+        tr, _ = self._mine.get(model_key, (None, None))
+        self._mine[model_key] = (tr, entry)
         return self._write()
 
     def replace_file(self, file: ResultsFile) -> Path:
-        """Replace the whole file (e.g. after `drop_models`) and write it."""
-        self._file = file
-        return self._write()
+        """Replace the whole file (e.g. after `drop_models`) and write it, under the lock.
 
-    def _write(self) -> Path:
+        No merge: what is on disk is replaced by `file` plus this writer's own entries.
+        """
+        self._file = file
+        return self._write(merge=False)
+
+    def _merged(self, base: ResultsFile) -> ResultsFile:
+        out = base
+        for key, (tr, ev) in self._mine.items():
+            out = with_entry(out, key, triggers=tr, evals=ev)
+        return out
+
+    def _write(self, *, merge: bool = True) -> Path:
         try:
-            path = write_results(self.results_dir, self._file, self.fmt)
+            self.results_dir.mkdir(parents=True, exist_ok=True)
+            with lock_results(self.results_dir, on_wait=self._on_wait):
+                base = self._file
+                if merge:
+                    # What is on disk now (another run may have written); when the file is
+                    # gone, what this writer last wrote or loaded, so no stored row is lost.
+                    on_disk = load_results(
+                        self.results_dir, plugin=self._plugin, skill=self._skill
+                    ).file
+                    base = on_disk if on_disk is not None else self._file
+                merged = self._merged(base)
+                path = write_results(self.results_dir, merged, self.fmt)
         except OSError as exc:
             target = results_path(self.results_dir, self.fmt)
             raise SpecError(
                 f"cannot write results: {exc.strerror or exc}",
                 path=target,
-                hint="results written before this point are on disk; fix the problem and "
-                "re-run with --new to continue",
+                hint=_CONTINUE_HINT,
             ) from exc
+        except SpecError as exc:  # what is on disk now cannot be used (it is left untouched)
+            raise SpecError(
+                f"cannot write results: {exc.message}",
+                path=exc.path,
+                line=exc.line,
+                hint=f"{exc.hint}; {_CONTINUE_HINT}" if exc.hint else _CONTINUE_HINT,
+            ) from None
+        self._file = merged
         self.writes += 1
         return path
 

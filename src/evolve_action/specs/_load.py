@@ -54,6 +54,8 @@ __all__ = [
     "decode_fields",
     "describe_value",
     "go_json_text",
+    "has_control_char",
+    "is_local",
     "json_pointer",
     "line_for",
     "load_evals",
@@ -307,6 +309,18 @@ def _eval_id(value: Any, pointer: str) -> str:
     return go_json_text(value)
 
 
+def has_control_char(text: str) -> bool:
+    """Whether `text` holds a C0 control character (NUL, newline, tab, …) or DEL."""
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
+
+
+def _control_message(label: str, value: str) -> str:
+    return (
+        f"{label}: path {go_json_text(value)} contains a control character (NUL, newline, tab, "
+        "…); file paths cannot"
+    )
+
+
 def _parse_assertion(item: Any, label: str, pointer: str) -> Assertion:
     if isinstance(item, str):
         return Assertion(type="llm", text=item)
@@ -320,6 +334,15 @@ def _parse_assertion(item: Any, label: str, pointer: str) -> Assertion:
     expect_exit = (
         None if ev is None else _want_int(ev, f"{label}: expect_exit", pointer + json_pointer(ek))
     )
+    for name in ("path", "cwd"):
+        if has_control_char(values[name]):
+            key = f.get(name, (name, None))[0]
+            _fail(
+                LoadProblem(
+                    _control_message(f"{label}: {name}", values[name]), pointer + json_pointer(key)
+                )
+            )
+            values[name] = ""
     implied = values["type"] == "" and "type" not in f and values["text"] != ""
     if implied:
         values["type"] = "llm"
@@ -391,6 +414,11 @@ def _parse_eval(item: Any, i: int, evals_dir: Path, pointer: str) -> EvalCase:
 
     fixtures: list[FixtureRef] = []
     for j, ref in enumerate(files):
+        if has_control_char(ref):
+            _fail(
+                LoadProblem(_control_message(f"{label}: files[{j}]", ref), fptr + json_pointer(j))
+            )
+            continue
         rel = clean_ref(ref)
         if not is_local(rel):
             _fail(

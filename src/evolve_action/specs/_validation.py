@@ -39,6 +39,7 @@ from evolve_action.specs._load import (
     decode_fields,
     describe_value,
     go_json_text,
+    has_control_char,
     json_pointer,
     line_for,
     parse_evals_lenient,
@@ -459,8 +460,8 @@ def _validate_case(
     fkey = keys.get("files", "files")
     used: dict[str, str] = {}
     for j, authored in enumerate(case.files):
-        if not is_local(clean_ref(authored)):
-            continue  # reported as a load problem ("escapes the evals directory")
+        if has_control_char(authored) or not is_local(clean_ref(authored)):
+            continue  # reported as a load problem (control character / escapes the directory)
         ref = resolve_fixture(authored, evals_dir)
         fptr = cptr + json_pointer(fkey, j)
         if check_fixtures and not _is_regular(ref.source):
@@ -486,5 +487,5 @@ def _validate_case(
 def _is_regular(path: Path) -> bool:
     try:
         return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return False

@@ -41,6 +41,7 @@ from evolve_action.errors import SpecError, first_evolve_error
 from evolve_action.harness import (
     Harness,
     SessionSpec,
+    SessionTally,
     TokenCounter,
     create_trigger_workspace,
     remove_workspace,
@@ -144,6 +145,8 @@ class TriggersOutcome:
     units: tuple[UnitOutcome, ...] = ()
     warnings: tuple[str, ...] = ()
     kept_workspaces: tuple[Path, ...] = ()
+    all_failed: str = ""
+    """The one cause when sessions ran and every one of them failed with it (nothing was written)."""
 
     @property
     def sessions(self) -> int:
@@ -218,6 +221,7 @@ async def run(
         reporter=reporter,
         harness=harness,
         sem=asyncio.Semaphore(max(options.jobs, 1)),
+        tally=SessionTally(),
     )
     units: list[UnitOutcome] = []
     kept: list[Path] = []
@@ -260,6 +264,7 @@ async def run(
                 options.results_format,
                 plugin=es.plugin,
                 skill=es.skill,
+                on_wait=lambda m: reporter.emit(events.RunWarning(message=m)),
             )
             ws = await asyncio.to_thread(
                 make_workspace,
@@ -296,7 +301,11 @@ async def run(
         if own_counter:
             await counter.aclose()
     return TriggersOutcome(
-        plan=p, units=tuple(units), warnings=tuple(all_warnings), kept_workspaces=tuple(kept)
+        plan=p,
+        units=tuple(units),
+        warnings=tuple(all_warnings),
+        kept_workspaces=tuple(kept),
+        all_failed=sweep.tally.all_failed,
     )
 
 
@@ -360,6 +369,8 @@ class _Sweep:
     harness: Harness
     sem: asyncio.Semaphore
     """Bounds concurrent agent sessions to `options.jobs`."""
+    tally: SessionTally = field(default_factory=SessionTally)
+    """Session outcomes of the sweep; once tripped (first sessions all failed alike) no more start."""
 
 
 async def _run_unit(
@@ -409,8 +420,11 @@ async def _run_unit(
             reason=str(case.reason),
         )
         outcomes[i] = outcome
-        entry = record.add(score(outcome, spec_hash=q.spec_hash, estimate=estimates[i]))
-        path_box[:] = [writer.put_triggers(unit.model, entry)]
+        if outcome.completed:
+            # Only a new verdict is written: a query whose runs all errored keeps its stored
+            # result (and the entry keeps its old content hash, so the query stays stale).
+            entry = record.add(score(outcome, spec_hash=q.spec_hash, estimate=estimates[i]))
+            path_box[:] = [writer.put_triggers(unit.model, entry)]
         sweep.reporter.emit(
             events.ItemDone(
                 skill=unit.skill,
@@ -542,12 +556,17 @@ async def _run_once(
         timeout_seconds=float(sweep.options.timeout_seconds),
         allowed_tools=TRIGGER_TOOLS,
         permission_mode="default",
+        expect_skill=skill,
     )
     seconds = 0.0
     attempts = 0
     while True:
         attempts += 1
         async with sweep.sem:
+            if cause := sweep.tally.tripped:  # every session so far failed alike: start no more
+                return RunRecord(
+                    result=RunResult.ERROR, seconds=0.0, attempts=0, error=f"not run: {cause}"
+                )
             sweep.reporter.emit(
                 events.ItemStarted(skill=skill, model=model.model.key, tier=TIER, label=label)
             )
@@ -563,6 +582,9 @@ async def _run_once(
             and attempts <= sweep.options.retries
         )
         if not retry:
+            sweep.tally.record(
+                (t.error_message or str(t.error)) if result is RunResult.ERROR else ""
+            )
             break
         await asyncio.sleep(sweep.options.retry_backoff_seconds * (2 ** (attempts - 1)))
     return RunRecord(

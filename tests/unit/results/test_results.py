@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from evolve_action import encoding
-from evolve_action import results as R
 from evolve_action.errors import SpecError
+from evolve_action.results import _store as R
 
 HAIKU = "anthropic/claude-haiku-4-5"
 GPT = "openai/gpt-5.4"
@@ -829,15 +829,12 @@ def test_load_results_schema5_overwrites_names(tmp_path: Path) -> None:
     ],
     ids=["too-old", "not-object"],
 )
-def test_load_results_unreadable_starts_fresh(tmp_path: Path, text: str) -> None:
+def test_load_results_unreadable_is_an_error(tmp_path: Path, text: str) -> None:
     d = tmp_path / "evals" / "s"
     write_doc(d, "results.json", text)
-    loaded = R.load_results(d, root=tmp_path)
-    assert loaded.file is None
-    assert (
-        loaded.warning
-        == "evals/s/results.json has an old or unreadable results schema; starting fresh (schema 5)"
-    )
+    with pytest.raises(SpecError, match="not a schema-5 results file"):
+        R.load_results(d, root=tmp_path)
+    assert (d / "results.json").read_text() == text
 
 
 def test_load_results_newer_schema_is_fatal(tmp_path: Path) -> None:
@@ -886,7 +883,7 @@ def test_migrate_in_place(tmp_path: Path) -> None:
     assert [p.name for p in d.iterdir()] == ["results.jsonc"]
     assert R.migrate_in_place(d, "jsonc") is None
     write_doc(d, "results.jsonc", '{"schema": 2}')
-    with pytest.raises(SpecError, match="cannot migrate"):
+    with pytest.raises(SpecError, match="not a schema-5 results file"):
         R.migrate_in_place(d, "json")
 
 
@@ -1029,18 +1026,19 @@ def test_broken_results_are_an_error_and_left_untouched(
     assert info.value.path == d / name
     assert info.value.line == line
     if "newer evolve" not in info.value.message:
-        assert info.value.hint is not None and "delete it to start fresh" in info.value.hint
+        assert info.value.hint is not None and R.OVERWRITE_FLAG in info.value.hint
     assert (d / name).read_bytes() == data
 
 
 @pytest.mark.parametrize("text", ['{"schema": 2, "models": {}}', "[]", '{"models": {}}', "7"])
-def test_old_or_schemaless_results_still_start_fresh(tmp_path: Path, text: str) -> None:
+def test_old_or_schemaless_results_are_an_error_now(tmp_path: Path, text: str) -> None:
+    # Issue 9: nothing "starts fresh" any more; the file is an error and left untouched.
     d = tmp_path / "evals" / "s"
     d.mkdir(parents=True)
     (d / "results.json").write_text(text)
-    loaded = R.load_results(d, root=tmp_path)
-    assert loaded.file is None
-    assert loaded.warning is not None and "starting fresh (schema 5)" in loaded.warning
+    with pytest.raises(SpecError, match="not a schema-5 results file"):
+        R.load_results(d, root=tmp_path)
+    assert (d / "results.json").read_text() == text
 
 
 def test_check_writable_accepts_a_normal_directory(tmp_path: Path) -> None:

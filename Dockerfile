@@ -1,0 +1,35 @@
+# The evolve-action container (action.yml: `runs.using: docker`, `image: Dockerfile`).
+#
+# Root, on purpose (docs/action.md, "Root or not"): GitHub runs Docker actions as root and documents
+# that images must not set USER; the runner-owned mounts (/github/workspace, /github/file_commands)
+# are writable to root only when the runner's uid is not known in advance. The agent is started
+# with IS_SANDBOX=1, which Claude Code requires for bypassPermissions as uid 0, and is confined by
+# bubblewrap where the runner's kernel allows it (`sandbox.probe` says when it cannot); its
+# environment never holds the GitHub token or INPUT_* values.
+FROM python:3.12-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    IS_SANDBOX=1 \
+    VIRTUAL_ENV=/opt/evolve-action \
+    PATH=/opt/evolve-action/bin:$PATH
+
+# git: changed files and base results; bubblewrap: the agent sandbox. The workspace is owned by
+# the runner's uid, not root: without safe.directory git refuses it ("dubious ownership"). The
+# container sees only the repositories the workflow checked out (also under a checkout `path:`),
+# so every directory is trusted here.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/* /usr/share/doc/* /usr/share/man/* \
+ && git config --system --add safe.directory '*'
+
+# The same install script .ci/run uses, from the repository's own files.
+COPY pyproject.toml README.md /tmp/evolve-action/
+COPY scripts/install.sh /tmp/evolve-action/scripts/install.sh
+COPY src /tmp/evolve-action/src
+RUN /tmp/evolve-action/scripts/install.sh --compile /opt/evolve-action \
+ && rm -rf /tmp/evolve-action /root/.cache
+
+ENTRYPOINT ["evolve-action"]

@@ -1,0 +1,840 @@
+"""The GitHub REST client: pull requests, changed files, file reads, the sticky comment, commit-back.
+
+Owns: every call to the GitHub REST API (this is the only module that imports PyGithub), retries and
+pacing (`RetryPolicy`), and the translation of GitHub's answers into typed results and `EvolveError`s.
+
+Guarantees:
+- The API root is what the caller passes (`GITHUB_API_URL`, so GHES works); lists are read to the end
+  (100 per page), and `ChangedFiles.truncated` says when GitHub's 3000-file cap hid some of them.
+- 5xx, 429 and rate-limit answers are retried a bounded number of times with bounded backoff; a
+  comment-creating POST is never repeated blindly: after a lost answer the comments are read again first.
+- The sticky comment is the lowest-id comment that carries the hidden marker AND was written by the given
+  author; a comment by anyone else (a human quoting the marker) is never edited; an unchanged body is
+  never re-sent.
+- Commit-back writes one commit whose only parent is the evaluated head SHA, on that commit's tree, and
+  moves the branch with `force: false`. If the branch is no longer at that SHA the outcome is `HeadMoved`
+  and the branch is untouched; nothing that changed nothing is committed (`NothingToCommit`).
+- 403s become `GitHubPermissionError` naming the `permissions:` entry to grant; other failures become
+  `GitHubApiError` (both `PublishError`s) with GitHub's message.
+
+Never: reads `os.environ`, prints, runs git, force-pushes or rebases, deletes or hides comments, or
+changes a comment's body beyond appending the marker (sanitising and size-trimming are the renderer's job).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NoReturn, TypeVar
+
+import requests
+from github import Auth, Github, GithubException, InputGitAuthor, InputGitTreeElement
+from github.GithubException import RateLimitExceededExceedsMaxWait, RateLimitExceededException
+from github.GithubRetry import GithubRetry
+from urllib3.exceptions import MaxRetryError, ResponseError
+
+from evolve_action.errors import PublishError
+
+__all__ = [
+    "BOT_LOGIN",
+    "DEFAULT_API_URL",
+    "FILES_API_CAP",
+    "MAX_COMMENT_CHARS",
+    "ChangedFile",
+    "ChangedFiles",
+    "CommentInfo",
+    "CommentResult",
+    "CommitAuthor",
+    "CommitOutcome",
+    "Committed",
+    "FileChange",
+    "GitHubApiError",
+    "GitHubAuthError",
+    "GitHubClient",
+    "GitHubNotFoundError",
+    "GitHubPermissionError",
+    "GitHubRateLimitError",
+    "HeadMoved",
+    "NothingToCommit",
+    "PullRequestInfo",
+    "RepositoryClient",
+    "RetryPolicy",
+    "TokenIdentity",
+]
+
+DEFAULT_API_URL = "https://api.github.com"
+BOT_LOGIN = "github-actions[bot]"
+"""Who `GITHUB_TOKEN` (an installation token) writes as."""
+FILES_API_CAP = 3000
+"""GitHub never lists more files than this for one pull request, whatever the pagination."""
+MAX_COMMENT_CHARS = 65536
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+_MARKER = re.compile(r"<!--(?:(?!-->).)+-->", re.DOTALL)
+_T = TypeVar("_T")
+
+# --------------------------------------------------------------------------------------------------
+# Retries
+
+# POSTs that create something new each time: repeating one after a lost answer could duplicate it.
+_NOT_REPEATABLE = re.compile(r"/issues/\d+/comments$")
+_RETRY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PATCH", "PUT", "DELETE"})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How the client retries and paces requests. The defaults suit GitHub; tests use `immediate()`.
+
+    `retries` bounds the retries per request; the n-th retry waits `backoff_factor * 2**(n-1)` seconds
+    (at most `backoff_max`), or `Retry-After` when GitHub sends one. A secondary rate limit without
+    `Retry-After` waits `secondary_rate_wait`; any rate-limit wait longer than `max_rate_limit_wait`
+    fails instead of sleeping. `seconds_between_requests`/`seconds_between_writes` pace requests the
+    way GitHub asks integrations to (None or 0 disables pacing).
+    """
+
+    retries: int = 5
+    backoff_factor: float = 1.0
+    backoff_max: float = 60.0
+    secondary_rate_wait: float = 60.0
+    max_rate_limit_wait: float = 600.0
+    seconds_between_requests: float | None = 0.25
+    seconds_between_writes: float | None = 1.0
+    timeout: int = 30
+
+    @classmethod
+    def immediate(cls, retries: int = 3) -> RetryPolicy:
+        """Retry without waiting or pacing (for tests against a local fake)."""
+        return cls(
+            retries=retries,
+            backoff_factor=0.0,
+            backoff_max=0.0,
+            secondary_rate_wait=0.0,
+            max_rate_limit_wait=5.0,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            timeout=30,
+        )
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt` (1-based) in code-level retry loops."""
+        if attempt < 1 or self.backoff_factor <= 0:
+            return 0.0
+        return float(min(self.backoff_max, self.backoff_factor * 2 ** (attempt - 1)))
+
+    def _urllib3_retry(self) -> GithubRetry:
+        """The `Retry` PyGithub's adapter uses: bounded, non-raising (the last answer is returned)."""
+        return _ApiRetry(
+            total=self.retries,
+            backoff_factor=self.backoff_factor,
+            backoff_max=self.backoff_max,
+            secondary_rate_wait=self.secondary_rate_wait,
+            max_rate_limit_wait=self.max_rate_limit_wait,
+            status_forcelist=[429, *range(500, 600)],
+            allowed_methods=_RETRY_METHODS,
+            raise_on_status=False,
+        )
+
+
+class _ApiRetry(GithubRetry):
+    """`GithubRetry` that refuses to repeat a comment-creating POST after a 5xx or a lost answer."""
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> Any:
+        path = (url or "").split("?", 1)[0]
+        if method == "POST" and _NOT_REPEATABLE.search(path):
+            status = getattr(response, "status", None)
+            if error is not None or (status is not None and status >= 500):
+                reason = ResponseError(f"not repeating POST {path} (answer {status or error})")
+                raise MaxRetryError(_pool, path, reason)
+        return super().increment(method, url, response, error, _pool, _stacktrace)
+
+
+# --------------------------------------------------------------------------------------------------
+# Errors
+
+
+class GitHubApiError(PublishError):
+    """A GitHub API call failed; `status` is the HTTP status (None when GitHub was unreachable)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        github_message: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.github_message = github_message
+
+
+class GitHubPermissionError(GitHubApiError):
+    """403: the token may not do this; `permission` is the `permissions:` entry that would allow it."""
+
+    def __init__(
+        self, message: str, *, permission: str, github_message: str | None, hint: str
+    ) -> None:
+        super().__init__(message, status=403, github_message=github_message, hint=hint)
+        self.permission = permission
+
+
+class GitHubNotFoundError(GitHubApiError):
+    """404: the repository, pull request, commit or ref does not exist or the token cannot see it."""
+
+
+class GitHubAuthError(GitHubApiError):
+    """401: GitHub rejected the token."""
+
+
+class GitHubRateLimitError(GitHubApiError):
+    """A rate limit outlasted the retries or the longest wait the policy allows."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class TokenIdentity:
+    """Who the token writes as. `kind` is "user" when `GET /user` answered (a PAT), else "installation"."""
+
+    login: str
+    kind: Literal["user", "installation"]
+
+
+@dataclass(frozen=True)
+class PullRequestInfo:
+    """The facts about a pull request the action needs."""
+
+    repo: str
+    number: int
+    state: str
+    title: str
+    base_ref: str
+    base_sha: str
+    head_ref: str
+    head_sha: str
+    head_repo: str | None
+    """The head repository's `owner/name`; None when the fork was deleted."""
+    changed_files: int
+    html_url: str
+
+    @property
+    def is_fork(self) -> bool:
+        """True when the head lives in another repository (or a deleted fork)."""
+        return self.head_repo is None or self.head_repo.lower() != self.repo.lower()
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file of a pull request.
+
+    `status` is GitHub's: added, removed, modified, renamed, copied, changed or unchanged;
+    `previous_path` is the old name of a renamed (or copied) file.
+    """
+
+    path: str
+    status: str
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True)
+class ChangedFiles:
+    """The files the API listed, and how many the pull request says it changes."""
+
+    files: tuple[ChangedFile, ...]
+    expected: int
+
+    @property
+    def truncated(self) -> bool:
+        """True when GitHub listed fewer files than `changed_files` (the 3000 cap): use git instead."""
+        return len(self.files) < self.expected
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path touched: current names, plus the old names of renamed files."""
+        out: list[str] = []
+        for f in self.files:
+            out.append(f.path)
+            if f.previous_path is not None and f.previous_path != f.path:
+                out.append(f.previous_path)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class CommentInfo:
+    """An issue comment as found on the pull request."""
+
+    id: int
+    body: str
+    author: str
+    author_type: str
+    html_url: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class CommentResult:
+    """What `upsert_sticky_comment` did. `duplicate_ids` are further marker comments by the author."""
+
+    id: int
+    action: Literal["created", "updated", "unchanged"]
+    html_url: str
+    duplicate_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file to commit: `content` None deletes it; `mode` None keeps an existing file's mode (else 100644)."""
+
+    path: str
+    content: bytes | None
+    mode: Literal["100644", "100755"] | None = None
+
+
+@dataclass(frozen=True)
+class CommitAuthor:
+    """Author and committer of the bot's commit; omitted, GitHub uses the token's identity."""
+
+    name: str
+    email: str
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The branch now points at `sha`, a commit whose only parent is `parent_sha`."""
+
+    sha: str
+    parent_sha: str
+    branch: str
+    tree_sha: str
+    paths: tuple[str, ...]
+    status: Literal["committed"] = "committed"
+
+
+@dataclass(frozen=True)
+class NothingToCommit:
+    """The changes leave the head's tree as it is; no commit was made."""
+
+    parent_sha: str
+    branch: str
+    status: Literal["unchanged"] = "unchanged"
+
+
+@dataclass(frozen=True)
+class HeadMoved:
+    """The branch is no longer at the evaluated SHA (or is gone); it was left untouched."""
+
+    branch: str
+    expected_sha: str
+    actual_sha: str | None
+    detail: str
+    status: Literal["head_moved"] = "head_moved"
+
+    def notice(self) -> str:
+        """One line for a `::notice`: what happened and why it is fine."""
+        now = f"is now at {self.actual_sha[:12]}" if self.actual_sha else "no longer exists"
+        return (
+            f"Results were not committed: branch '{self.branch}' {now}, not the evaluated "
+            f"{self.expected_sha[:12]} ({self.detail}). The run for the newer head records its own results."
+        )
+
+
+CommitOutcome = Committed | NothingToCommit | HeadMoved
+
+
+# --------------------------------------------------------------------------------------------------
+# Client
+
+
+class GitHubClient:
+    """A GitHub REST session for one token. Use `repository(full_name)` for per-repository calls."""
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = DEFAULT_API_URL,
+        policy: RetryPolicy | None = None,
+        user_agent: str = "evolve-action",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not token:
+            raise GitHubAuthError(
+                "no GitHub token", hint="pass `github_token` (default `${{ github.token }}`)"
+            )
+        self.base_url = base_url.rstrip("/") or DEFAULT_API_URL
+        self.policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._identity: TokenIdentity | None = None
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=self.base_url,
+            timeout=self.policy.timeout,
+            user_agent=user_agent,
+            per_page=100,
+            retry=self.policy._urllib3_retry(),
+            seconds_between_requests=self.policy.seconds_between_requests,
+            seconds_between_writes=self.policy.seconds_between_writes,
+            lazy=True,
+        )
+
+    def __enter__(self) -> GitHubClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the HTTP connections."""
+        self._gh.close()
+
+    def identity(self, *, installation_login: str = BOT_LOGIN) -> TokenIdentity:
+        """Who the token writes as: `GET /user` for a PAT; on 403 an installation token (`installation_login`).
+
+        `GITHUB_TOKEN` writes as `github-actions[bot]`; a GitHub App's installation token writes as
+        `<app-slug>[bot]`, which GitHub does not reveal to the token itself: pass it as `installation_login`.
+        """
+        if self._identity is None:
+            try:
+                login = self._call(
+                    "reading the token's identity (GET /user)",
+                    None,
+                    lambda: self._gh.get_user().login,
+                )
+                self._identity = TokenIdentity(str(login), "user")
+            except GitHubPermissionError:
+                self._identity = TokenIdentity(installation_login, "installation")
+        return self._identity
+
+    def repository(self, full_name: str) -> RepositoryClient:
+        """Calls on `owner/name` (no request is made until one is needed)."""
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", full_name):
+            raise ValueError(f"not an owner/name repository: {full_name!r}")
+        return RepositoryClient(self, full_name)
+
+    def _call(self, action: str, permission: str | None, fn: Callable[[], _T]) -> _T:
+        """Run `fn`, turning PyGithub and transport failures into `GitHubApiError`s."""
+        try:
+            return fn()
+        except (GithubException, requests.RequestException) as exc:
+            self._fail(exc, action, permission)
+
+    def _fail(self, exc: Exception, action: str, permission: str | None) -> NoReturn:
+        """Raise the `GitHubApiError` for a PyGithub or transport failure."""
+        if isinstance(exc, GithubException):
+            raise _translate(exc, action, permission) from exc
+        raise GitHubApiError(
+            f"cannot reach the GitHub API at {self.base_url} while {action}: {exc}",
+            hint="check GITHUB_API_URL and the network",
+        ) from exc
+
+
+class RepositoryClient:
+    """The calls the action makes on one repository. Create through `GitHubClient.repository`."""
+
+    def __init__(self, client: GitHubClient, full_name: str) -> None:
+        self._client = client
+        self.full_name = full_name
+        self._repo = client._gh.get_repo(full_name)
+
+    # ------------------------------------------------------------------ pull requests
+
+    def pull_request(self, number: int) -> PullRequestInfo:
+        """`GET /pulls/{number}`: refs, SHAs, head repository and the `changed_files` count."""
+
+        def fetch() -> PullRequestInfo:
+            pr = self._repo.get_pull(number)
+            head_repo = pr.head.repo
+            return PullRequestInfo(
+                repo=self.full_name,
+                number=pr.number,
+                state=pr.state,
+                title=pr.title or "",
+                base_ref=pr.base.ref,
+                base_sha=pr.base.sha,
+                head_ref=pr.head.ref,
+                head_sha=pr.head.sha,
+                head_repo=head_repo.full_name if head_repo is not None else None,
+                changed_files=int(pr.changed_files or 0),
+                html_url=pr.html_url or "",
+            )
+
+        return self._client._call(f"reading pull request #{number}", "pull-requests: read", fetch)
+
+    def changed_files(self, pr: PullRequestInfo) -> ChangedFiles:
+        """Every file the API lists for `pr` (all pages), with status and the old name of renames.
+
+        GitHub lists at most 3000 files; `truncated` is True when fewer came back than `pr.changed_files`,
+        and the caller must then diff with git instead.
+        """
+
+        def fetch() -> ChangedFiles:
+            files = tuple(
+                ChangedFile(
+                    path=f.filename,
+                    status=f.status,
+                    previous_path=f.previous_filename or None,
+                )
+                for f in self._repo.get_pull(pr.number).get_files()
+            )
+            return ChangedFiles(files=files, expected=pr.changed_files)
+
+        return self._client._call(
+            f"listing the files of pull request #{pr.number}", "pull-requests: read", fetch
+        )
+
+    # ------------------------------------------------------------------ contents
+
+    def read_file(self, path: str, ref: str) -> bytes | None:
+        """The bytes of `path` at `ref` (branch, tag or SHA); None when absent there or not a regular file.
+
+        Files over 1 MB, which the contents API sends without content, are read through the blobs API.
+        An unknown `ref` is an error (`GitHubNotFoundError`), not an absent file.
+        """
+        clean = _clean_path(path)
+        action = f"reading {clean} at {ref}"
+
+        def fetch() -> bytes | None:
+            try:
+                content = self._repo.get_contents(clean, ref=ref)
+            except GithubException as exc:
+                message = _github_message(exc) or ""
+                if exc.status == 404 and "no commit found" not in message.lower():
+                    return None
+                raise
+            if isinstance(content, list) or content.type != "file":
+                return None
+            if content.encoding == "base64" and content.content is not None:
+                return base64.b64decode(content.content)
+            blob = self._repo.get_git_blob(content.sha)
+            return base64.b64decode(blob.content)
+
+        return self._client._call(action, "contents: read", fetch)
+
+    # ------------------------------------------------------------------ the sticky comment
+
+    def marked_comments(self, number: int, marker: str, author: str) -> list[CommentInfo]:
+        """Comments on `number` (all pages) that contain `marker` and were written by `author`, by id."""
+        _check_marker(marker)
+
+        def fetch() -> list[CommentInfo]:
+            found = [
+                _comment_info(c)
+                for c in self._repo.get_issue(number).get_comments()
+                if marker in (c.body or "")
+                and c.user is not None
+                and _same_login(c.user.login, author)
+            ]
+            return sorted(found, key=lambda c: c.id)
+
+        return self._client._call(
+            f"reading the comments of #{number}", "pull-requests: read", fetch
+        )
+
+    def find_sticky_comment(self, number: int, marker: str, author: str) -> CommentInfo | None:
+        """The sticky comment: the lowest-id comment with `marker` written by `author`, or None."""
+        found = self.marked_comments(number, marker, author)
+        return found[0] if found else None
+
+    def upsert_sticky_comment(
+        self, number: int, body: str, *, marker: str, author: str
+    ) -> CommentResult:
+        """Create the sticky comment, or edit it in place; an unchanged body sends nothing.
+
+        `marker` (a hidden HTML comment) is appended to `body` when absent. Only comments by `author`
+        (`GitHubClient.identity().login`) are candidates, so a human quoting the marker is left alone.
+        """
+        _check_marker(marker)
+        if marker not in body:
+            body = f"{body.rstrip()}\n\n{marker}\n"
+        if len(body) > MAX_COMMENT_CHARS:
+            raise GitHubApiError(
+                f"the comment is {len(body)} characters; GitHub accepts at most {MAX_COMMENT_CHARS}",
+                hint="render a shorter body (drop detail sections first)",
+            )
+        found = self.marked_comments(number, marker, author)
+        if found:
+            return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
+        return self._create(number, body, marker, author)
+
+    def _update(
+        self, number: int, current: CommentInfo, body: str, duplicates: tuple[int, ...]
+    ) -> CommentResult:
+        if _normalise(current.body) == _normalise(body):
+            return CommentResult(current.id, "unchanged", current.html_url, duplicates)
+        # A lazy comment object: `edit` PATCHes /issues/comments/{id} without reading it first.
+        comment = self._repo.get_issue(number).get_comment(current.id)
+        self._client._call(
+            f"updating comment {current.id}", "pull-requests: write", lambda: comment.edit(body)
+        )
+        return CommentResult(current.id, "updated", current.html_url, duplicates)
+
+    def _create(self, number: int, body: str, marker: str, author: str) -> CommentResult:
+        """POST the comment. A 5xx or lost answer may hide a created comment: look again, then retry."""
+        policy = self._client.policy
+        attempt = 0
+        while True:
+            try:
+                created = self._repo.get_issue(number).create_comment(body)
+                return CommentResult(created.id, "created", created.html_url or "")
+            except (GithubException, requests.RequestException) as exc:
+                status = exc.status if isinstance(exc, GithubException) else None
+                unknown = status is None or status >= 500
+                if not unknown or attempt >= policy.retries:
+                    self._client._fail(
+                        exc, f"creating the comment on #{number}", "pull-requests: write"
+                    )
+            attempt += 1
+            self._client._sleep(policy.backoff(attempt))
+            found = self.marked_comments(number, marker, author)
+            if found:
+                return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
+
+    # ------------------------------------------------------------------ commit-back
+
+    def commit_files(
+        self,
+        *,
+        branch: str,
+        parent_sha: str,
+        changes: Sequence[FileChange],
+        message: str,
+        author: CommitAuthor | None = None,
+    ) -> CommitOutcome:
+        """Commit `changes` on top of `parent_sha` and move `branch` to it, only as a fast-forward.
+
+        Blobs → a tree on `parent_sha`'s tree (`base_tree`) → a commit whose only parent is `parent_sha`
+        → `PATCH refs/heads/{branch}` with `force: false`. The branch is read first: when it is not at
+        `parent_sha`, nothing is written and the outcome is `HeadMoved`; so is a 422 on the update.
+        Files whose content already matches, and deletions of absent files, are dropped; when nothing
+        is left the outcome is `NothingToCommit`. A 403 raises `GitHubPermissionError` (`contents: write`).
+        """
+        if not _SHA.fullmatch(parent_sha):
+            raise ValueError(f"parent_sha must be a full 40-hex commit SHA, got {parent_sha!r}")
+        branch = branch.removeprefix("refs/heads/")
+        by_path: dict[str, FileChange] = {}
+        for change in changes:
+            path = _clean_path(change.path)
+            if path in by_path:
+                raise ValueError(f"{path} is listed twice in the changes")
+            by_path[path] = change
+
+        write = "contents: write"
+        ref_name = f"heads/{branch}"
+        # Reading the ref completes it, so its URL is the one GitHub gives (`/git/refs/…`) for the PATCH.
+        tip, ref = self._client._call(
+            f"reading branch {branch}", "contents: read", lambda: self._tip(ref_name)
+        )
+        if tip != parent_sha:
+            detail = "the branch moved before the commit" if tip else "the branch is gone"
+            return HeadMoved(branch, parent_sha, tip, detail)
+
+        head = self._client._call(
+            f"reading commit {parent_sha[:12]}",
+            "contents: read",
+            lambda: self._repo.get_git_commit(parent_sha),
+        )
+        base_tree = head.tree
+        existing = self._client._call(
+            "reading the head tree", "contents: read", lambda: self._tree_index(base_tree.sha)
+        )
+
+        elements: list[InputGitTreeElement] = []
+        paths: list[str] = []
+        for path, change in sorted(by_path.items()):
+            old = existing.get(path) if existing is not None else None
+            if change.content is None:
+                if existing is not None and old is None:
+                    continue
+                elements.append(
+                    InputGitTreeElement(path, (old or ("100644", ""))[0], "blob", sha=None)
+                )
+                paths.append(path)
+                continue
+            mode = change.mode or (
+                old[0] if old is not None and old[0] in ("100644", "100755") else "100644"
+            )
+            if old == (mode, _blob_sha(change.content)):
+                continue
+            encoded = base64.b64encode(change.content).decode("ascii")
+            blob = self._client._call(
+                f"uploading {path}",
+                write,
+                functools.partial(self._repo.create_git_blob, encoded, "base64"),
+            )
+            elements.append(InputGitTreeElement(path, mode, "blob", sha=blob.sha))
+            paths.append(path)
+        if not elements:
+            return NothingToCommit(parent_sha, branch)
+
+        tree = self._client._call(
+            "writing the tree",
+            write,
+            lambda: self._repo.create_git_tree(elements, base_tree=base_tree),
+        )
+        if tree.sha == base_tree.sha:
+            return NothingToCommit(parent_sha, branch)
+        person = InputGitAuthor(author.name, author.email) if author is not None else None
+
+        def make_commit() -> Any:
+            if person is None:
+                return self._repo.create_git_commit(message, tree, [head])
+            return self._repo.create_git_commit(
+                message, tree, [head], author=person, committer=person
+            )
+
+        commit = self._client._call("writing the commit", write, make_commit)
+        try:
+            ref.edit(commit.sha, force=False)
+        except GithubException as exc:
+            if exc.status != 422:
+                raise _translate(exc, f"updating branch {branch}", write) from exc
+            moved, _ = self._client._call(
+                f"reading branch {branch}", "contents: read", lambda: self._tip(ref_name)
+            )
+            return HeadMoved(
+                branch, parent_sha, moved, _github_message(exc) or "not a fast-forward"
+            )
+        except requests.RequestException as exc:
+            self._client._fail(exc, f"updating branch {branch}", write)
+        return Committed(commit.sha, parent_sha, branch, tree.sha, tuple(paths))
+
+    def _tip(self, ref_name: str) -> tuple[str | None, Any]:
+        """The branch's current SHA and the ref object (None, None when the branch does not exist)."""
+        ref = self._repo.get_git_ref(ref_name)
+        try:
+            return str(ref.object.sha), ref
+        except GithubException as exc:
+            if exc.status == 404:
+                return None, None
+            raise
+
+    def _tree_index(self, tree_sha: str) -> dict[str, tuple[str, str]] | None:
+        """path → (mode, blob sha) for the whole tree; None when GitHub truncated the listing."""
+        tree = self._repo.get_git_tree(tree_sha, recursive=True)
+        if tree.truncated:
+            return None
+        return {e.path: (e.mode, e.sha) for e in tree.tree if e.type == "blob"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers
+
+
+_PERMISSION_HINTS = {
+    "pull-requests: write": (
+        "give the job `permissions: pull-requests: write`; on a pull request from a fork the token is "
+        "read-only whatever the workflow asks, so the comment cannot be posted there"
+    ),
+    "contents: write": (
+        "give the job `permissions: contents: write`; on a pull request from a fork the token cannot "
+        "push, so results are not committed there (set `commit: false` or use the fork-safe workflow)"
+    ),
+    "pull-requests: read": "give the job `permissions: pull-requests: read`",
+    "contents: read": "give the job `permissions: contents: read`",
+}
+
+
+def _translate(exc: GithubException, action: str, permission: str | None) -> GitHubApiError:
+    status = exc.status
+    message = _github_message(exc)
+    said = f": {message}" if message else ""
+    if isinstance(exc, RateLimitExceededExceedsMaxWait | RateLimitExceededException):
+        return GitHubRateLimitError(
+            f"GitHub rate limit hit while {action}{said}",
+            status=status,
+            github_message=message,
+            hint="retry later, or use a token with its own rate limit",
+        )
+    if status == 401:
+        return GitHubAuthError(
+            f"GitHub rejected the token (401) while {action}{said}",
+            status=status,
+            github_message=message,
+            hint="check the `github_token` input",
+        )
+    if status == 403 and permission is not None:
+        return GitHubPermissionError(
+            f"GitHub refused {action} (403){said}",
+            permission=permission,
+            github_message=message,
+            hint=_PERMISSION_HINTS.get(permission, f"give the job `permissions: {permission}`"),
+        )
+    if status == 403:
+        return GitHubPermissionError(
+            f"GitHub refused {action} (403){said}",
+            permission="",
+            github_message=message,
+            hint="check the token's permissions",
+        )
+    if status == 404:
+        return GitHubNotFoundError(
+            f"not found while {action} (404){said}",
+            status=status,
+            github_message=message,
+            hint="check the repository, number or ref, and that the token can see the repository",
+        )
+    return GitHubApiError(
+        f"GitHub answered {status} while {action}{said}", status=status, github_message=message
+    )
+
+
+def _github_message(exc: GithubException) -> str | None:
+    data = exc.data
+    if isinstance(data, dict):
+        msg = data.get("message")
+        return str(msg) if msg else None
+    return exc.message or None
+
+
+def _comment_info(c: Any) -> CommentInfo:
+    return CommentInfo(
+        id=int(c.id),
+        body=c.body or "",
+        author=c.user.login if c.user is not None else "",
+        author_type=(c.user.type or "") if c.user is not None else "",
+        html_url=c.html_url or "",
+        created_at=c.created_at.isoformat() if c.created_at else "",
+        updated_at=c.updated_at.isoformat() if c.updated_at else "",
+    )
+
+
+def _same_login(a: str | None, b: str) -> bool:
+    return a is not None and a.lower() == b.lower()
+
+
+def _normalise(body: str) -> str:
+    return body.replace("\r\n", "\n").rstrip()
+
+
+def _check_marker(marker: str) -> None:
+    if not _MARKER.fullmatch(marker):
+        raise ValueError(f"the marker must be one hidden HTML comment (<!-- … -->), got {marker!r}")
+
+
+def _clean_path(path: str) -> str:
+    clean = path.replace("\\", "/").strip("/")
+    parts = clean.split("/")
+    if not clean or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"not a repository-relative path: {path!r}")
+    return clean
+
+
+def _blob_sha(data: bytes) -> str:
+    """The git object id of a blob with `data` (what `git hash-object` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()

@@ -1,0 +1,127 @@
+"""The one gate for untrusted text (repository, PR and model text) on the console and in Markdown.
+
+Owns: `clean_text` (strip terminal escapes, C0/C1 controls except `\\n`/`\\t`, bidi overrides),
+`clean_line` (the same, on one line), `neutralise_line` (a line that would start a GitHub workflow
+command, `::name` or `##[name]`, gets its leading marker broken up) and `ConsoleGate`, the stream
+wrapper the CLI puts around stdout/stderr: every write is cleaned and, under GitHub Actions,
+neutralised line by line, so no printed line can start a workflow command unless it was written
+through `write_trusted` (only `github.workflow` does that). The GitHub comment code reuses
+`clean_text`.
+
+Guarantees: text without control characters passes unchanged (reports stay byte-identical).
+Never reads the environment or raises for any input.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import TextIO, cast
+
+__all__ = ["ConsoleGate", "clean_line", "clean_text", "gate", "neutralise_line", "write_trusted"]
+
+# ANSI/VT escape sequences: CSI (`ESC [` … final byte), OSC/DCS/PM/APC/SOS strings (ended by BEL or
+# ST), two-byte escapes; then the 8-bit C1 forms of CSI/OSC.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]?"
+    r"|[\x9d\x90\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+)
+# Remaining controls: C0 except TAB/LF, DEL, C1, and the bidi embedding/override/isolate marks.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_COMMAND_START = re.compile(r"^(\s*)(::|##\[)")
+_MAYBE_COMMAND = re.compile(r"\s*(?::|#|##)?")
+
+
+def clean_text(text: str) -> str:
+    """`text` without escape sequences and control characters (keeps `\\n` and `\\t`)."""
+    if text.isprintable() or not (_ESCAPES.search(text) or _CONTROLS.search(text)):
+        return text
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def clean_line(text: str) -> str:
+    """`clean_text` for a one-line field: line breaks and tabs become spaces."""
+    return clean_text(text).replace("\n", " ").replace("\t", " ")
+
+
+def neutralise_line(line: str) -> str:
+    """Break a leading `::` or `##[` (after blanks) so the runner never reads a workflow command."""
+    return _COMMAND_START.sub(lambda m: m.group(1) + m.group(2)[0] + " " + m.group(2)[1:], line)
+
+
+class ConsoleGate(io.TextIOBase):
+    """A text stream that cleans everything written and, under Actions, neutralises line starts."""
+
+    def __init__(self, stream: TextIO, *, actions: bool) -> None:
+        self.stream = stream
+        self.actions = actions
+        self._at_line_start = True
+        self._pending = ""
+
+    def write(self, s: str) -> int:
+        """Clean and (under Actions) neutralise `s`, then write it; returns `len(s)`."""
+        text = clean_text(s)
+        if self.actions:
+            lines = (self._pending + text).split("\n")
+            self._pending = ""
+            out = [
+                neutralise_line(part) if self._at_line_start or i > 0 else part
+                for i, part in enumerate(lines)
+            ]
+            if (self._at_line_start or len(lines) > 1) and _MAYBE_COMMAND.fullmatch(out[-1]):
+                # A line start that may still become `::`/`##[`: hold it until more text arrives.
+                self._pending, out[-1] = out[-1], ""
+                self._at_line_start = True
+            else:
+                self._at_line_start = False
+            text = "\n".join(out)
+        self.stream.write(text)
+        return len(s)
+
+    def write_trusted(self, s: str) -> None:
+        """Write our own text (a workflow command, a terminal control) exactly as given."""
+        if self._pending:
+            self.stream.write(self._pending)
+            self._pending = ""
+        self.stream.write(s)
+        self._at_line_start = s.endswith("\n") if s else self._at_line_start
+
+    def flush(self) -> None:
+        """Flush the underlying stream (a closed one is left alone: we never own it)."""
+        if not getattr(self.stream, "closed", False):
+            self.stream.flush()
+
+    def isatty(self) -> bool:
+        """Whether the underlying stream is a terminal."""
+        return bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def writable(self) -> bool:
+        """Always True."""
+        return True
+
+    def fileno(self) -> int:
+        """The underlying stream's descriptor."""
+        return self.stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        """The underlying stream's encoding."""
+        return str(getattr(self.stream, "encoding", "utf-8"))
+
+
+def gate(stream: TextIO, *, actions: bool) -> TextIO:
+    """Wrap `stream` in a `ConsoleGate` (once: an already gated stream is returned as is)."""
+    if isinstance(stream, ConsoleGate):
+        return cast("TextIO", stream)
+    return cast("TextIO", ConsoleGate(stream, actions=actions))
+
+
+def write_trusted(stream: TextIO, s: str) -> None:
+    """Write our own text through a gate unchanged (plain streams get a plain write)."""
+    if isinstance(stream, ConsoleGate):
+        stream.write_trusted(s)
+    else:
+        stream.write(s)

@@ -1,0 +1,587 @@
+"""`evolve_action.github.api` through the real PyGithub against the fake GitHub on loopback.
+
+The fake keeps git objects in a real bare repository, so commit-back is checked with real git.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tests.helpers.fake_github import FakeFile, FakeGitHub, FakePull, FakeRepo, Fault
+
+from evolve_action.errors import PublishError
+from evolve_action.github import (
+    BOT_LOGIN,
+    CommitAuthor,
+    CommitOutcome,
+    Committed,
+    FileChange,
+    GitHubApiError,
+    GitHubAuthError,
+    GitHubClient,
+    GitHubNotFoundError,
+    GitHubPermissionError,
+    HeadMoved,
+    NothingToCommit,
+    RetryPolicy,
+)
+
+REPO = "octo/skills"
+MARKER = "<!-- evolve-action:pr -->"
+FILES = r"/repos/octo/skills/pulls/1/files"
+COMMENTS = r"/repos/octo/skills/issues/1/comments"
+EDIT = r"/repos/octo/skills/issues/comments/\d+"
+REF = r"/repos/octo/skills/git/refs/heads/feature"
+
+
+@pytest.fixture
+def fake_github(tmp_path: Path) -> Iterator[FakeGitHub]:
+    with FakeGitHub.start(tmp_path) as gh:
+        yield gh
+
+
+@dataclass
+class Scenario:
+    gh: FakeGitHub
+    repo: FakeRepo
+    pull: FakePull
+    base_sha: str
+    head_sha: str
+    bot: GitHubClient
+    """A client holding an installation token (acts as github-actions[bot])."""
+
+
+def _client(gh: FakeGitHub, token: str) -> GitHubClient:
+    return GitHubClient(token, base_url=gh.base_url, policy=RetryPolicy.immediate())
+
+
+@pytest.fixture
+def scenario(fake_github: FakeGitHub) -> Iterator[Scenario]:
+    gh = fake_github
+    repo = gh.add_repo(REPO)
+    base = gh.commit(
+        repo,
+        {
+            "README.md": "# skills\n",
+            "skills/a/SKILL.md": "a\n",
+            "skills/a/evals/results.json": '{"v": 1}\n',
+            "skills/b/SKILL.md": "b\n",
+            "skills/b/run.sh": "#!/bin/sh\n",
+            "old/notes.md": "old\n",
+        },
+        branch="main",
+    )
+    head = gh.commit(repo, {"skills/a/SKILL.md": "a, edited\n"}, parents=[base], branch="feature")
+    pull = gh.add_pull(repo, head_ref="feature", files=["skills/a/SKILL.md"])
+    gh.add_token("ghs_bot", kind="installation")
+    with _client(gh, "ghs_bot") as bot:
+        yield Scenario(gh, repo, pull, base, head, bot)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _fetch(gh: FakeGitHub, tmp_path: Path, ref: str) -> Path:
+    """A fresh clone-like repository with `ref` fetched from the fake's bare repository."""
+    work = tmp_path / "inspect"
+    work.mkdir()
+    _git(work, "init", "-q")
+    _git(
+        work, "fetch", "-q", str(gh.git_dir(REPO)), f"{ref}:refs/remotes/fake/{ref.split('/')[-1]}"
+    )
+    return work
+
+
+# ------------------------------------------------------------------ pull requests and files
+
+
+def test_pull_request_info_same_repo_and_fork(scenario: Scenario) -> None:
+    gh = scenario.gh
+    info = scenario.bot.repository(REPO).pull_request(1)
+    assert (info.number, info.head_ref, info.base_ref) == (1, "feature", "main")
+    assert (info.head_sha, info.base_sha) == (scenario.head_sha, scenario.base_sha)
+    assert info.head_repo == REPO and not info.is_fork
+    assert info.changed_files == 1
+
+    fork = gh.add_fork(scenario.repo, "someone/skills")
+    gh.commit(fork, {"x.md": "x\n"}, parents=[scenario.head_sha], branch="patch")
+    gh.add_pull(scenario.repo, head_ref="patch", head_repo=fork, number=7)
+    forked = scenario.bot.repository(REPO).pull_request(7)
+    assert forked.head_repo == "someone/skills" and forked.is_fork
+
+
+def test_missing_pull_request_is_a_not_found_error(scenario: Scenario) -> None:
+    with pytest.raises(GitHubNotFoundError) as err:
+        scenario.bot.repository(REPO).pull_request(99)
+    assert err.value.status == 404
+    assert isinstance(err.value, PublishError)
+
+
+def test_250_changed_files_over_3_pages(scenario: Scenario) -> None:
+    gh = scenario.gh
+    scenario.pull.files = [FakeFile(f"skills/s{i:03d}/SKILL.md") for i in range(250)]
+    api = scenario.bot.repository(REPO)
+    changed = api.changed_files(api.pull_request(1))
+    assert [f.path for f in changed.files] == [f"skills/s{i:03d}/SKILL.md" for i in range(250)]
+    assert changed.expected == 250 and not changed.truncated
+    pages = gh.calls("GET", FILES)
+    assert len(pages) == 3
+    assert all(r.query.get("per_page") == "100" for r in pages)
+    assert [r.query.get("page", "1") for r in pages] == ["1", "2", "3"]
+
+
+def test_the_3000_file_cap_is_reported_as_truncated(scenario: Scenario) -> None:
+    scenario.pull.files = [FakeFile(f"f/{i:04d}.txt") for i in range(3100)]
+    api = scenario.bot.repository(REPO)
+    changed = api.changed_files(api.pull_request(1))
+    assert len(changed.files) == 3000
+    assert changed.expected == 3100
+    assert changed.truncated
+    assert len(scenario.gh.calls("GET", FILES)) == 30
+
+
+def test_renames_and_deletions_are_listed(scenario: Scenario) -> None:
+    scenario.pull.files = [
+        FakeFile(
+            "skills/new-name/SKILL.md", "renamed", previous_filename="skills/old-name/SKILL.md"
+        ),
+        FakeFile("skills/gone/SKILL.md", "removed"),
+        FakeFile("skills/fresh/SKILL.md", "added"),
+        FakeFile("README.md", "modified"),
+    ]
+    api = scenario.bot.repository(REPO)
+    changed = api.changed_files(api.pull_request(1))
+    by_path = {f.path: f for f in changed.files}
+    assert by_path["skills/new-name/SKILL.md"].status == "renamed"
+    assert by_path["skills/new-name/SKILL.md"].previous_path == "skills/old-name/SKILL.md"
+    assert by_path["skills/gone/SKILL.md"].status == "removed"
+    assert by_path["skills/fresh/SKILL.md"].status == "added"
+    assert by_path["README.md"].previous_path is None
+    assert "skills/old-name/SKILL.md" in changed.paths
+
+
+def test_502_then_200_is_retried(scenario: Scenario) -> None:
+    gh = scenario.gh
+    scenario.pull.files = [FakeFile(f"f{i:03d}") for i in range(150)]
+    gh.fail("GET", FILES, [200, 502, 503])  # page 1 fine; page 2 fails twice, then succeeds
+    api = scenario.bot.repository(REPO)
+    changed = api.changed_files(api.pull_request(1))
+    assert len(changed.files) == 150
+    statuses = [r.status for r in gh.calls("GET", FILES)]
+    assert statuses == [200, 502, 503, 200]
+
+
+def test_secondary_rate_limit_is_retried(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("GET", r"/repos/octo/skills/pulls/1", [Fault.secondary_rate_limit(retry_after=0)])
+    gh.fail("GET", r"/repos/octo/skills/pulls/1", [Fault.secondary_rate_limit()])
+    info = scenario.bot.repository(REPO).pull_request(1)
+    assert info.number == 1
+    assert [r.status for r in gh.calls("GET", r"/repos/octo/skills/pulls/1")] == [403, 403, 200]
+
+
+def test_persistent_5xx_gives_up_with_an_error(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("GET", r"/repos/octo/skills/pulls/1", [502] * 10)
+    with pytest.raises(GitHubApiError) as err:
+        scenario.bot.repository(REPO).pull_request(1)
+    assert err.value.status == 502
+    # RetryPolicy.immediate() allows 3 retries: 4 attempts in all.
+    assert len(gh.calls("GET", r"/repos/octo/skills/pulls/1")) == 4
+
+
+def test_ghes_style_api_prefix(tmp_path: Path) -> None:
+    with FakeGitHub.start(tmp_path, prefix="/api/v3") as gh:
+        repo = gh.add_repo(REPO)
+        base = gh.commit(repo, {"a": "a\n"}, branch="main")
+        head = gh.commit(repo, {"b": "b\n"}, parents=[base], branch="feature")
+        gh.add_pull(repo, head_ref="feature", files=[f"x{i}" for i in range(120)])
+        gh.add_token("ghp_t")
+        assert gh.base_url.endswith("/api/v3")
+        with _client(gh, "ghp_t") as client:
+            api = client.repository(REPO)
+            assert len(api.changed_files(api.pull_request(1)).files) == 120
+            login = client.identity().login
+            made = api.upsert_sticky_comment(1, "hello", marker=MARKER, author=login)
+            again = api.upsert_sticky_comment(1, "hello 2", marker=MARKER, author=login)
+            assert (made.action, again.action, again.id) == ("created", "updated", made.id)
+            outcome = api.commit_files(
+                branch="feature",
+                parent_sha=head,
+                changes=[FileChange("c", b"c\n")],
+                message="m",
+            )
+            assert isinstance(outcome, Committed)
+            assert gh.ref_sha(repo, "heads/feature") == outcome.sha
+        assert len(gh.calls("GET", FILES)) == 2
+        assert len(gh.calls("PATCH", REF)) == 1
+
+
+# ------------------------------------------------------------------ contents
+
+
+def test_read_file_at_a_ref(scenario: Scenario) -> None:
+    api = scenario.bot.repository(REPO)
+    assert api.read_file("skills/a/evals/results.json", "main") == b'{"v": 1}\n'
+    assert api.read_file("skills/a/SKILL.md", scenario.head_sha) == b"a, edited\n"
+    assert api.read_file("skills/a/SKILL.md", scenario.base_sha) == b"a\n"
+    assert api.read_file("skills/zzz/results.json", "main") is None
+    assert api.read_file("skills/a", "main") is None  # a directory
+    with pytest.raises(GitHubNotFoundError):
+        api.read_file("README.md", "no-such-branch")
+
+
+def test_read_large_file_through_the_blob_api(scenario: Scenario) -> None:
+    gh = scenario.gh
+    big = bytes(range(256)) * 40
+    gh.commit(scenario.repo, {"big.bin": big}, parents=[scenario.base_sha], branch="main")
+    gh.contents_size_limit = 1000
+    assert scenario.bot.repository(REPO).read_file("big.bin", "main") == big
+    assert gh.calls("GET", r"/repos/octo/skills/git/blobs/[0-9a-f]{40}")
+
+
+# ------------------------------------------------------------------ identity
+
+
+def test_identity_of_a_pat_and_of_an_installation_token(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.add_token("ghp_user", kind="pat", login="maintainer")
+    with _client(gh, "ghp_user") as user:
+        assert user.identity().login == "maintainer"
+        assert user.identity().kind == "user"
+    bot = scenario.bot.identity()
+    assert (bot.login, bot.kind) == (BOT_LOGIN, "installation")
+    assert [r.status for r in gh.calls("GET", "/user")] == [200, 403]
+    with _client(gh, "ghs_app") as app:
+        gh.add_token("ghs_app", kind="installation", login="my-app[bot]")
+        assert app.identity(installation_login="my-app[bot]").login == "my-app[bot]"
+
+
+def test_a_bad_token_is_an_auth_error(scenario: Scenario) -> None:
+    with _client(scenario.gh, "nope") as client, pytest.raises(GitHubAuthError):
+        client.identity()
+
+
+# ------------------------------------------------------------------ sticky comment
+
+
+def _upsert(s: Scenario, body: str) -> tuple[int, str]:
+    login = s.bot.identity().login
+    result = s.bot.repository(REPO).upsert_sticky_comment(1, body, marker=MARKER, author=login)
+    return result.id, result.action
+
+
+def test_sticky_comment_created_then_unchanged_then_updated(scenario: Scenario) -> None:
+    gh = scenario.gh
+    first_id, action = _upsert(scenario, "## Results\nall good\n")
+    assert action == "created"
+    [comment] = gh.comments_on(REPO, 1)
+    assert comment.id == first_id and comment.user_login == BOT_LOGIN
+    assert MARKER in comment.body
+
+    gh.clear_log()
+    assert _upsert(scenario, "## Results\nall good\n") == (first_id, "unchanged")
+    assert not gh.calls("POST", COMMENTS)
+    assert not gh.calls("PATCH", EDIT)
+
+    assert _upsert(scenario, "## Results\none regression\n") == (first_id, "updated")
+    [patch] = gh.calls("PATCH", EDIT)
+    assert patch.path.endswith(f"/{first_id}")
+    assert len(gh.comments_on(REPO, 1)) == 1
+    assert "one regression" in gh.comments_on(REPO, 1)[0].body
+
+
+def test_bot_comment_on_page_2_of_more_than_100(scenario: Scenario) -> None:
+    gh = scenario.gh
+    for i in range(130):
+        gh.add_comment(REPO, 1, f"human comment {i}")
+    mine = gh.add_comment(REPO, 1, f"old results\n{MARKER}", login=BOT_LOGIN, user_type="Bot")
+    for i in range(20):
+        gh.add_comment(REPO, 1, f"later comment {i}")
+    assert _upsert(scenario, "new results") == (mine.id, "updated")
+    pages = gh.calls("GET", COMMENTS)
+    assert [r.query.get("page", "1") for r in pages] == ["1", "2"]
+    assert all(r.query.get("per_page") == "100" for r in pages)
+    assert not gh.calls("POST", COMMENTS)
+    assert len(gh.comments_on(REPO, 1)) == 151
+
+
+def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scenario) -> None:
+    gh = scenario.gh
+    quoted = f"> the bot said\n> {MARKER}\nwhy?"
+    human = gh.add_comment(REPO, 1, quoted, login="reviewer")
+    other_bot = gh.add_comment(REPO, 1, f"x {MARKER}", login="other-app[bot]", user_type="Bot")
+    new_id, action = _upsert(scenario, "results")
+    assert action == "created" and new_id not in (human.id, other_bot.id)
+    assert gh.comments[human.id].body == quoted
+    assert gh.comments[other_bot.id].body == f"x {MARKER}"
+    edits = gh.calls("PATCH", EDIT)
+    assert not edits
+    # The next run finds its own comment, not the human's.
+    assert _upsert(scenario, "results 2") == (new_id, "updated")
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
+
+
+def test_duplicates_by_the_bot_converge_on_the_lowest_id(scenario: Scenario) -> None:
+    gh = scenario.gh
+    a = gh.add_comment(REPO, 1, f"one\n{MARKER}", login=BOT_LOGIN, user_type="Bot")
+    b = gh.add_comment(REPO, 1, f"two\n{MARKER}", login=BOT_LOGIN, user_type="Bot")
+    result = scenario.bot.repository(REPO).upsert_sticky_comment(
+        1, "three", marker=MARKER, author=BOT_LOGIN
+    )
+    assert (result.id, result.action, result.duplicate_ids) == (a.id, "updated", (b.id,))
+
+
+def test_403_on_comment_is_a_permission_error(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("POST", COMMENTS, [Fault.not_accessible()])
+    with pytest.raises(GitHubPermissionError) as err:
+        _upsert(scenario, "results")
+    assert err.value.permission == "pull-requests: write"
+    assert "pull-requests: write" in (err.value.hint or "")
+    assert "Resource not accessible by integration" in str(err.value)
+    assert len(gh.calls("POST", COMMENTS)) == 1  # a 403 is not retried
+    assert gh.comments_on(REPO, 1) == []
+
+
+def test_read_only_fork_token_cannot_comment(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.add_token("ghs_fork", kind="installation", read_only=True)
+    with _client(gh, "ghs_fork") as fork, pytest.raises(GitHubPermissionError):
+        fork.repository(REPO).upsert_sticky_comment(1, "x", marker=MARKER, author=BOT_LOGIN)
+
+
+def test_502_on_comment_create_is_retried_once_nothing_was_created(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("POST", COMMENTS, [502])
+    _, action = _upsert(scenario, "results")
+    assert action == "created"
+    assert [r.status for r in gh.calls("POST", COMMENTS)] == [502, 201]
+    assert len(gh.comments_on(REPO, 1)) == 1
+
+
+def test_rate_limited_comment_create_is_retried(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("POST", COMMENTS, [Fault.secondary_rate_limit(retry_after=0), Fault(429)])
+    _, action = _upsert(scenario, "results")
+    assert action == "created"
+    assert [r.status for r in gh.calls("POST", COMMENTS)] == [403, 429, 201]
+    assert len(gh.comments_on(REPO, 1)) == 1
+
+
+def test_lost_answer_on_comment_create_never_duplicates(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("POST", COMMENTS, [Fault(502, after=True)])  # created, but the answer was a 502
+    comment_id, action = _upsert(scenario, "results")
+    assert len(gh.comments_on(REPO, 1)) == 1
+    assert gh.comments_on(REPO, 1)[0].id == comment_id
+    assert action == "unchanged"
+    assert len(gh.calls("POST", COMMENTS)) == 1
+
+
+def test_marker_must_be_a_hidden_comment(scenario: Scenario) -> None:
+    with pytest.raises(ValueError, match="hidden HTML comment"):
+        scenario.bot.repository(REPO).upsert_sticky_comment(
+            1, "x", marker="evolve", author=BOT_LOGIN
+        )
+
+
+# ------------------------------------------------------------------ commit-back
+
+
+def _commit(
+    s: Scenario, changes: list[FileChange], author: CommitAuthor | None = None
+) -> CommitOutcome:
+    return s.bot.repository(REPO).commit_files(
+        branch="feature",
+        parent_sha=s.head_sha,
+        changes=changes,
+        message="evolve: record results",
+        author=author,
+    )
+
+
+def test_commit_back_is_one_commit_on_the_head(scenario: Scenario, tmp_path: Path) -> None:
+    gh = scenario.gh
+    outcome = _commit(
+        scenario,
+        [
+            FileChange("skills/a/evals/results.json", b'{"v": 2}\n'),
+            FileChange("EVALUATION.md", b"# Evaluation\n"),
+            FileChange("tools/check.sh", b"#!/bin/sh\nexit 0\n", mode="100755"),
+            FileChange("old/notes.md", None),
+            FileChange("never/existed.md", None),
+        ],
+        author=CommitAuthor("evolve-action", "evolve@example.invalid"),
+    )
+    assert isinstance(outcome, Committed)
+    assert outcome.parent_sha == scenario.head_sha
+    assert gh.ref_sha(REPO, "heads/feature") == outcome.sha
+
+    work = _fetch(gh, tmp_path, "refs/heads/feature")
+    new = "refs/remotes/fake/feature"
+    assert _git(work, "rev-parse", new) == outcome.sha
+    assert _git(work, "rev-list", "--parents", "-n", "1", new).split() == [
+        outcome.sha,
+        scenario.head_sha,
+    ]
+    assert _git(work, "rev-list", "--count", f"{scenario.head_sha}..{new}") == "1"
+    changed = _git(work, "diff", "--name-status", scenario.head_sha, new).splitlines()
+    assert sorted(changed) == [
+        "A\tEVALUATION.md",
+        "A\ttools/check.sh",
+        "D\told/notes.md",
+        "M\tskills/a/evals/results.json",
+    ]
+    assert _git(work, "show", f"{new}:skills/a/evals/results.json") == '{"v": 2}'
+    assert _git(work, "show", f"{new}:skills/a/SKILL.md") == "a, edited"
+    assert _git(work, "ls-tree", new, "tools/check.sh").split()[0] == "100755"
+    assert _git(work, "ls-tree", new, "skills/b/run.sh").split()[0] == "100644"
+    assert _git(work, "log", "-1", "--format=%an <%ae>|%s", new) == (
+        "evolve-action <evolve@example.invalid>|evolve: record results"
+    )
+    # The Git Data API route, in order, with a fast-forward-only ref update.
+    writes = [(r.method, r.path.rsplit("/git/", 1)[-1]) for r in gh.requests if r.method != "GET"]
+    assert writes == [
+        ("POST", "blobs"),
+        ("POST", "blobs"),
+        ("POST", "blobs"),
+        ("POST", "trees"),
+        ("POST", "commits"),
+        ("PATCH", "refs/heads/feature"),
+    ]
+    [tree_post] = gh.calls("POST", r"/repos/octo/skills/git/trees")
+    assert tree_post.body["base_tree"] == _git(work, "rev-parse", f"{scenario.head_sha}^{{tree}}")
+    [commit_post] = gh.calls("POST", r"/repos/octo/skills/git/commits")
+    assert commit_post.body["parents"] == [scenario.head_sha]
+    [patch] = gh.calls("PATCH", REF)
+    assert patch.body == {"sha": outcome.sha, "force": False}
+
+
+def test_default_author_is_the_token_identity(scenario: Scenario, tmp_path: Path) -> None:
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"x\n")])
+    assert isinstance(outcome, Committed)
+    work = _fetch(scenario.gh, tmp_path, "refs/heads/feature")
+    assert _git(work, "log", "-1", "--format=%an", "refs/remotes/fake/feature") == BOT_LOGIN
+
+
+def test_unchanged_files_make_no_commit_and_no_writes(scenario: Scenario) -> None:
+    gh = scenario.gh
+    outcome = _commit(
+        scenario,
+        [
+            FileChange("skills/a/evals/results.json", b'{"v": 1}\n'),
+            FileChange("not/there.md", None),
+        ],
+    )
+    assert isinstance(outcome, NothingToCommit)
+    assert [r for r in gh.requests if r.method != "GET"] == []
+    assert gh.ref_sha(REPO, "heads/feature") == scenario.head_sha
+
+
+def test_422_on_the_ref_update_is_head_moved(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("PATCH", REF, [Fault.not_fast_forward()])
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, HeadMoved)
+    assert outcome.expected_sha == scenario.head_sha
+    assert "fast forward" in outcome.detail
+    assert gh.ref_sha(REPO, "heads/feature") == scenario.head_sha
+    assert len(gh.calls("PATCH", REF)) == 1  # never retried, never forced
+    assert "not committed" in outcome.notice()
+
+
+def test_branch_moved_before_commit_back_writes_nothing(scenario: Scenario) -> None:
+    gh = scenario.gh
+    newer = gh.commit(REPO, {"x.md": "x\n"}, parents=[scenario.head_sha], branch="feature")
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, HeadMoved)
+    assert outcome.actual_sha == newer
+    assert [r for r in gh.requests if r.method != "GET"] == []
+    assert gh.ref_sha(REPO, "heads/feature") == newer
+
+
+def test_branch_moved_during_commit_back_is_a_real_non_fast_forward(scenario: Scenario) -> None:
+    gh = scenario.gh
+    moved: list[str] = []
+
+    def push_meanwhile() -> None:
+        moved.append(
+            gh.commit(REPO, {"y.md": "y\n"}, parents=[scenario.head_sha], branch="feature")
+        )
+
+    gh.hook("PATCH", REF, push_meanwhile)
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, HeadMoved)
+    assert outcome.actual_sha == moved[0]
+    assert [r.status for r in gh.calls("PATCH", REF)] == [422]
+    assert gh.ref_sha(REPO, "heads/feature") == moved[0]
+
+
+def test_deleted_branch_is_head_moved(scenario: Scenario) -> None:
+    gh = scenario.gh
+    subprocess.run(
+        ["git", "--git-dir", str(gh.git_dir(REPO)), "update-ref", "-d", "refs/heads/feature"],
+        check=True,
+    )
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, HeadMoved)
+    assert outcome.actual_sha is None
+    assert "no longer exists" in outcome.notice()
+    assert [r for r in gh.requests if r.method != "GET"] == []
+
+
+def test_lost_answer_on_the_ref_update_is_retried_harmlessly(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("PATCH", REF, [Fault(502, after=True)])  # the ref moved, but the answer was lost
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, Committed)
+    assert [r.status for r in gh.calls("PATCH", REF)] == [502, 200]
+    assert gh.ref_sha(REPO, "heads/feature") == outcome.sha
+
+
+def test_403_on_commit_back_names_contents_write(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.add_token("ghs_ro", kind="installation", read_only=True)
+    with _client(gh, "ghs_ro") as ro, pytest.raises(GitHubPermissionError) as err:
+        ro.repository(REPO).commit_files(
+            branch="feature",
+            parent_sha=scenario.head_sha,
+            changes=[FileChange("EVALUATION.md", b"x\n")],
+            message="m",
+        )
+    assert err.value.permission == "contents: write"
+    assert "contents: write" in (err.value.hint or "")
+    assert gh.ref_sha(REPO, "heads/feature") == scenario.head_sha
+
+
+def test_502_on_git_data_writes_is_retried(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("POST", r"/repos/octo/skills/git/blobs", [502])
+    gh.fail("POST", r"/repos/octo/skills/git/commits", [503])
+    gh.fail("PATCH", REF, [502])
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, Committed)
+    assert gh.ref_sha(REPO, "heads/feature") == outcome.sha
+    assert [r.status for r in gh.calls("PATCH", REF)] == [502, 200]
+
+
+def test_bad_arguments_are_rejected_before_any_request(scenario: Scenario) -> None:
+    api = scenario.bot.repository(REPO)
+    with pytest.raises(ValueError, match="40-hex"):
+        api.commit_files(branch="feature", parent_sha="abc", changes=[], message="m")
+    with pytest.raises(ValueError, match="repository-relative"):
+        api.commit_files(
+            branch="feature",
+            parent_sha=scenario.head_sha,
+            changes=[FileChange("../x", b"")],
+            message="m",
+        )
+    assert scenario.gh.requests == []

@@ -1,0 +1,258 @@
+"""The git fallback for changed files: real repositories, a local bare remote, shallow clones."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evolve_action.errors import EnvironmentProblem
+from evolve_action.github import ChangedPath, ChangeStatus, git_changed_paths, touched_skills
+from evolve_action.repo import discover
+
+pytestmark = pytest.mark.integration
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+class Remote:
+    """A bare remote holding `main` and a PR branch that diverged 30 commits ago."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.bare = tmp / "remote.git"
+        work = tmp / "author"
+        git(tmp, "init", "-q", "--bare", "-b", "main", str(self.bare))
+        # GitHub serves reachable commits by SHA; a plain bare repository needs to be told to.
+        git(self.bare, "config", "uploadpack.allowReachableSHA1InWant", "true")
+        git(tmp, "init", "-q", "-b", "main", str(work))
+        for plugin, skills in (("alpha", ("one", "two")), ("beta", ("three",))):
+            write(work, f"plugins/{plugin}/.claude-plugin/plugin.json", f'{{"name": "{plugin}"}}\n')
+            for skill in skills:
+                write(
+                    work, f"plugins/{plugin}/skills/{skill}/SKILL.md", f"---\nname: {skill}\n---\n"
+                )
+                write(work, f"plugins/{plugin}/evals/{skill}/triggers.json", "[]\n")
+        commit(work, "initial")
+        for i in range(20):
+            write(work, "CHANGELOG.md", f"main {i}\n")
+            commit(work, f"main {i}")
+        self.fork_point = git(work, "rev-parse", "HEAD")
+        git(work, "checkout", "-q", "-b", "feature")
+        git(work, "mv", "plugins/alpha/skills/one", "plugins/alpha/skills/uno")
+        git(work, "mv", "plugins/alpha/evals/one", "plugins/alpha/evals/uno")
+        git(work, "rm", "-q", "-r", "plugins/beta/skills/three", "plugins/beta/evals/three")
+        commit(work, "rename one, remove three")
+        for i in range(30):
+            write(work, "plugins/alpha/evals/two/fixtures/data.txt", f"fixture {i}\n")
+            commit(work, f"feature {i}")
+        self.head = git(work, "rev-parse", "HEAD")
+        git(work, "checkout", "-q", "main")
+        for i in range(25):
+            write(work, "docs/notes.md", f"later main {i}\n")
+            self.base = commit(work, f"later main {i}")
+        git(work, "remote", "add", "origin", str(self.bare))
+        git(work, "push", "-q", "origin", "main", "feature")
+        # GitHub's test-merge commit of the PR, at refs/pull/1/merge.
+        git(work, "checkout", "-q", "--detach", self.base)
+        git(work, "merge", "-q", "--no-ff", "-m", "Merge feature into main", self.head)
+        self.merge = git(work, "rev-parse", "HEAD")
+        git(work, "push", "-q", "origin", "HEAD:refs/pull/1/merge")
+        self.url = self.bare.resolve().as_uri()
+
+    def clone(self, tmp: Path, name: str, *args: str) -> Path:
+        target = tmp / name
+        git(tmp, "clone", "-q", *args, self.url, str(target))
+        return target
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory: pytest.TempPathFactory) -> Remote:
+    env = {
+        "GIT_AUTHOR_NAME": "T",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "T",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return Remote(tmp_path_factory.mktemp("git"))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+EXPECTED = [
+    ChangedPath(
+        path="plugins/alpha/evals/uno/triggers.json",
+        status=ChangeStatus.RENAMED,
+        previous_path="plugins/alpha/evals/one/triggers.json",
+    ),
+    ChangedPath(
+        path="plugins/alpha/skills/uno/SKILL.md",
+        status=ChangeStatus.RENAMED,
+        previous_path="plugins/alpha/skills/one/SKILL.md",
+    ),
+    ChangedPath(path="plugins/alpha/evals/two/fixtures/data.txt", status=ChangeStatus.ADDED),
+    ChangedPath(path="plugins/beta/evals/three/triggers.json", status=ChangeStatus.REMOVED),
+    ChangedPath(path="plugins/beta/skills/three/SKILL.md", status=ChangeStatus.REMOVED),
+]
+
+
+def check(changes: list[ChangedPath], checkout: Path) -> None:
+    assert sorted(changes, key=lambda c: c.path) == sorted(EXPECTED, key=lambda c: c.path)
+    # Base-side changes (docs/notes.md on main) never show up: the diff starts at the merge base.
+    assert all(not c.path.startswith("docs/") for c in changes)
+    touched = touched_skills(discover(checkout, checkout), changes)
+    assert touched.keys == ("alpha/two", "alpha/uno")
+    assert touched.skills[1].renamed_from == "alpha/one"
+    assert [r.key for r in touched.removed] == ["beta/three"]
+
+
+def test_full_clone(remote: Remote, tmp_path: Path) -> None:
+    repo = remote.clone(tmp_path, "full", "--branch", "feature")
+    changes = git_changed_paths(repo, base=remote.base, head=remote.head, environ=os.environ)
+    check(changes, repo)
+    assert git(repo, "rev-parse", "--is-shallow-repository") == "false"
+
+
+def test_depth_one_head_checkout(remote: Remote, tmp_path: Path) -> None:
+    repo = remote.clone(tmp_path, "shallow", "--depth=1", "--branch", "feature")
+    assert git(repo, "rev-parse", "--is-shallow-repository") == "true"
+    changes = git_changed_paths(repo, base=remote.base, head=remote.head, environ=os.environ)
+    check(changes, repo)
+    assert git(repo, "merge-base", remote.base, remote.head) == remote.fork_point
+
+
+def test_depth_one_merge_commit_checkout(remote: Remote, tmp_path: Path) -> None:
+    # GitHub's default pull_request checkout: the detached test-merge commit, depth 1; neither the
+    # PR head nor the base is in the clone.
+    repo = tmp_path / "merge"
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "remote", "add", "origin", remote.url)
+    git(repo, "fetch", "-q", "--depth=1", "origin", "+refs/pull/1/merge:refs/remotes/pull/1/merge")
+    git(repo, "checkout", "-q", "--detach", "refs/remotes/pull/1/merge")
+    assert git(repo, "rev-parse", "HEAD") == remote.merge
+    changes = git_changed_paths(repo, base=remote.base, head=remote.head, environ=os.environ)
+    check(changes, repo)
+
+
+def test_missing_commit_that_cannot_be_fetched(remote: Remote, tmp_path: Path) -> None:
+    repo = remote.clone(tmp_path, "c", "--depth=1", "--branch", "feature")
+    with pytest.raises(EnvironmentProblem, match="could not be fetched") as caught:
+        git_changed_paths(repo, base="f" * 40, head=remote.head, environ=os.environ)
+    assert "f" * 40 in caught.value.render()
+
+
+def test_unrelated_histories(remote: Remote, tmp_path: Path) -> None:
+    repo = remote.clone(tmp_path, "u", "--branch", "feature")
+    git(repo, "checkout", "-q", "--orphan", "island")
+    write(repo, "x.txt", "x\n")
+    island = commit(repo, "island")
+    with pytest.raises(EnvironmentProblem, match="no common history"):
+        git_changed_paths(repo, base=remote.base, head=island, environ=os.environ)
+
+
+def test_odd_file_names(tmp_path: Path) -> None:
+    repo = tmp_path / "odd"
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    write(repo, "a.txt", "a\n")
+    base = commit(repo, "base")
+    write(repo, "dir with space/tab\tand\nnewline ü.md", "x\n")
+    (repo / "a.txt").unlink()
+    head = commit(repo, "odd")
+    changes = git_changed_paths(repo, base=base, head=head, environ=os.environ)
+    assert sorted((c.path, c.status) for c in changes) == [
+        ("a.txt", ChangeStatus.REMOVED),
+        ("dir with space/tab\tand\nnewline ü.md", ChangeStatus.ADDED),
+    ]
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(EnvironmentProblem, match="git rev-parse"):
+        git_changed_paths(tmp_path, base="a" * 40, head="b" * 40, environ=os.environ)
+
+
+def test_depth_one_clone_of_a_long_history_is_deepened_only_as_needed(tmp_path: Path) -> None:
+    # 400 commits on main before the fork point (written with fast-import: quick), 3 on the branch,
+    # 5 more on main. The clone must end up with the merge base, not the whole history.
+    bare = tmp_path / "long.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    git(bare, "config", "uploadpack.allowReachableSHA1InWant", "true")
+    stream: list[str] = []
+    mark = 0
+
+    def add_commit(branch: str, parent: int | None, path: str, text: str) -> int:
+        nonlocal mark
+        mark += 1
+        data = text.encode("utf-8")
+        stream.append(f"commit refs/heads/{branch}\nmark :{mark}\n")
+        stream.append(f"committer T <t@example.invalid> {1_700_000_000 + mark} +0000\n")
+        stream.append("data 2\nc\n")
+        if parent is not None:
+            stream.append(f"from :{parent}\n")
+        stream.append(f"M 100644 inline {path}\ndata {len(data)}\n{text}\n")
+        return mark
+
+    tip = add_commit("main", None, ".claude-plugin/plugin.json", '{"name": "solo"}\n')
+    tip = add_commit("main", tip, "skills/a/SKILL.md", "---\nname: a\n---\n")
+    for i in range(400):
+        tip = add_commit("main", tip, "CHANGELOG.md", f"{i}\n")
+    fork = tip
+    head = fork
+    for i in range(3):
+        head = add_commit("feature", head, "skills/a/SKILL.md", f"---\nname: a\n---\n{i}\n")
+    base = fork
+    for i in range(5):
+        base = add_commit("main", base, "docs/x.md", f"{i}\n")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=bare,
+        input="".join(stream).encode("utf-8"),
+        check=True,
+    )
+    base_sha = git(bare, "rev-parse", "main")
+    head_sha = git(bare, "rev-parse", "feature")
+    repo = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth=1", "--branch", "feature", bare.as_uri(), str(repo))
+    changes = git_changed_paths(repo, base=base_sha, head=head_sha, environ=os.environ)
+    assert changes == [ChangedPath(path="skills/a/SKILL.md", status=ChangeStatus.MODIFIED)]
+    assert git(repo, "rev-parse", "--is-shallow-repository") == "true"
+    assert int(git(repo, "rev-list", "--count", "--all")) < 200
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_workspace_owned_by_the_runner_uid(remote: Remote, tmp_path: Path) -> None:
+    # A Docker action: root in the container, the checkout owned by the runner's uid (1001).
+    # Plain git refuses it ("dubious ownership"); git_changed_paths passes safe.directory itself.
+    workspace = remote.clone(tmp_path, "workspace", "--depth=1", "--branch", "feature")
+    for path in [workspace, *workspace.rglob("*")]:
+        os.lchown(path, 1001, 1001)
+    plain = subprocess.run(
+        ["git", "status"], cwd=workspace, capture_output=True, text=True, check=False
+    )
+    assert plain.returncode != 0 and "dubious ownership" in plain.stderr
+    changes = git_changed_paths(workspace, base=remote.base, head=remote.head, environ=os.environ)
+    check(changes, workspace)

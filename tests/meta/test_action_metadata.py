@@ -1,0 +1,189 @@
+"""action.yml ↔ the code, the docs, the example workflows, the Dockerfile and .ci/run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from evolve_action.github import (
+    COMMENT_MODES,
+    FAIL_ON,
+    INPUT_DEFAULTS,
+    MODES,
+    OUTPUT_NAMES,
+    read_inputs,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((REPO / "examples" / "workflows").glob("*.yml"))
+DOCS = REPO / "docs" / "action.md"
+SHA_PIN = re.compile(r"[^@\s]+@[0-9a-f]{40}")
+
+
+def load(path: Path) -> Any:
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+ACTION = load(REPO / "action.yml")
+
+
+def test_docker_action_runs_the_mode_as_the_command() -> None:
+    runs = ACTION["runs"]
+    assert runs["using"] == "docker" and runs["image"] == "Dockerfile"
+    assert runs["args"] == ["${{ inputs.mode }}"]
+    assert set(ACTION["branding"]) == {"icon", "color"}
+
+
+def test_inputs_match_the_reader() -> None:
+    inputs = ACTION["inputs"]
+    assert list(inputs) == list(INPUT_DEFAULTS)
+    for name, spec in inputs.items():
+        assert "-" not in name, name
+        assert spec["description"].strip(), name
+        assert str(spec.get("default", "")) == INPUT_DEFAULTS[name], name
+        assert spec.get("required", False) is False, name
+    assert inputs["github_token"]["default"] == "${{ github.token }}"
+
+
+def test_defaults_parse() -> None:
+    # Every default as the runner passes it (the token expression expanded to a token).
+    environ = {f"INPUT_{k.upper()}": v for k, v in INPUT_DEFAULTS.items()}
+    environ["INPUT_GITHUB_TOKEN"] = "ghs_example"
+    got = read_inputs(environ, workspace=REPO)
+    assert got.mode == "pr" and got.commit and not got.allow_fork_target
+
+
+@pytest.mark.parametrize(
+    ("name", "values"), [("mode", MODES), ("comment", COMMENT_MODES), ("fail_on", FAIL_ON)]
+)
+def test_descriptions_name_every_choice(name: str, values: tuple[str, ...]) -> None:
+    text = ACTION["inputs"][name]["description"]
+    for value in values:
+        assert f"`{value}`" in text, (name, value)
+
+
+def test_outputs_match_the_writer() -> None:
+    assert tuple(ACTION["outputs"]) == OUTPUT_NAMES
+    for name, spec in ACTION["outputs"].items():
+        assert spec["description"].strip(), name
+
+
+def test_action_yml_validates_against_github_schema() -> None:
+    tool = REPO / ".venv" / "bin" / "check-jsonschema"
+    exe = str(tool) if tool.exists() else shutil.which("check-jsonschema")
+    if exe is None:
+        pytest.skip("check-jsonschema is not installed (pip install -e '.[dev]')")
+    proc = subprocess.run(
+        [exe, "--builtin-schema", "vendor.github-actions", str(REPO / "action.yml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _doc_table_names(section: str) -> list[str]:
+    text = DOCS.read_text(encoding="utf-8")
+    match = re.search(rf"^## {section}\n(.*?)(?=^## )", text, flags=re.S | re.M)
+    assert match is not None, f"docs/action.md has no '## {section}' section"
+    return re.findall(r"^\| `([a-z_]+)` \|", match.group(1), flags=re.M)
+
+
+def test_docs_list_every_input_and_output() -> None:
+    assert _doc_table_names("Inputs") == list(INPUT_DEFAULTS)
+    assert _doc_table_names("Outputs") == list(OUTPUT_NAMES)
+
+
+def test_docs_defaults_match() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    for name, default in INPUT_DEFAULTS.items():
+        row = re.search(rf"^\| `{name}` \| ([^|]*) \|", text, flags=re.M)
+        assert row is not None, name
+        shown = row.group(1).strip()
+        assert shown == (f"`{default}`" if default else "(empty)"), (name, shown)
+
+
+def _steps(workflow: Any) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for job_name, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            found.append((job_name, step))
+    return found
+
+
+def test_there_are_three_example_workflows() -> None:
+    assert [p.name for p in WORKFLOWS] == ["fork-safe.yml", "pr.yml", "release-gate.yml"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_example_uses_only_existing_inputs(path: Path) -> None:
+    workflow = load(path)
+    used = [step for _, step in _steps(workflow) if "evolve-action" in str(step.get("uses", ""))]
+    assert used, "the example does not use the action"
+    for step in used:
+        keys = set(step.get("with", {}))
+        assert keys <= set(INPUT_DEFAULTS), keys - set(INPUT_DEFAULTS)
+        mode = step.get("with", {}).get("mode", "pr")
+        assert mode in MODES
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_example_permissions_are_minimal_and_actions_pinned(path: Path) -> None:
+    workflow = load(path)
+    assert workflow["permissions"] == {}, "top-level permissions must be empty"
+    for name, job in workflow["jobs"].items():
+        perms = job.get("permissions")
+        assert isinstance(perms, dict) and perms, f"job {name} declares no permissions"
+        assert set(perms) <= {"contents", "pull-requests"}, perms
+        assert "timeout-minutes" in job, name
+    for _, step in _steps(workflow):
+        uses = step.get("uses")
+        if uses is None or "evolve-action" in uses:
+            continue
+        assert SHA_PIN.fullmatch(uses), f"{uses} is not pinned by commit SHA"
+        if uses.startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+
+
+def test_fork_safe_pins_the_labelled_head_sha() -> None:
+    workflow = load(REPO / "examples" / "workflows" / "fork-safe.yml")
+    assert set(workflow["on"]) == {"pull_request", "pull_request_target"}
+    assert workflow["on"]["pull_request_target"]["types"] == ["labeled"]
+    job = workflow["jobs"]["evaluate-fork"]
+    assert "github.event.label.name" in job["if"]
+    checkout = job["steps"][0]
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
+    action = job["steps"][1]["with"]
+    assert action["allow_fork_target"] == "true" and action["commit"] == "false"
+    assert job["permissions"]["contents"] == "read"
+    checks = workflow["jobs"]["checks"]
+    assert "'checks'" in checks["steps"][1]["with"]["tiers"]
+
+
+def test_release_gate_uses_gate_mode() -> None:
+    workflow = load(REPO / "examples" / "workflows" / "release-gate.yml")
+    step = workflow["jobs"]["gate"]["steps"][1]
+    assert step["with"]["mode"] == "gate"
+    assert workflow["jobs"]["gate"]["permissions"] == {"contents": "read"}
+
+
+def test_dockerfile_and_ci_share_the_install_script() -> None:
+    docker = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^FROM python:3\.1[12]-slim", docker, flags=re.M)
+    assert 'ENTRYPOINT ["evolve-action"]' in docker
+    assert "IS_SANDBOX=1" in docker
+    assert "safe.directory" in docker
+    assert "scripts/install.sh" in docker and "scripts/install.sh" in ci
+    assert not re.search(r"^USER\b", docker, flags=re.M)
+    assert not re.search(r"^WORKDIR\b", docker, flags=re.M)
+    for check in ("check-jsonschema", "zizmor", "actionlint"):
+        assert check in ci, check
+    ignore = (REPO / ".dockerignore").read_text(encoding="utf-8")
+    assert "!src/" in ignore and "!scripts/install.sh" in ignore

@@ -1,0 +1,414 @@
+"""The sticky PR comment's body (pr_comment.py, templates/pr_comment.md.j2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+import pytest
+
+from evolve_action.report import (
+    COMMENT_LIMIT,
+    MAX_FAILING_LISTED,
+    ComparisonRow,
+    Label,
+    RunFacts,
+    SkillEvidence,
+    comment_length,
+    compare,
+    digest_of,
+    evidence_digest,
+    github_text,
+    render_pr_comment,
+)
+from evolve_action.results import (
+    EntryHeader,
+    EvalResult,
+    EvalsEntry,
+    EvalSnapshot,
+    GradedAssertion,
+    ModelEntry,
+    ResultsFile,
+    TriggerResult,
+    TriggersEntry,
+)
+
+KEY = "anthropic/claude-sonnet-5"
+HEADER = EntryHeader(
+    provider="anthropic",
+    model="claude-sonnet-5",
+    display="Claude Sonnet 5",
+    harness="claude",
+    executed=True,
+)
+
+
+def trig(verdicts: Sequence[bool]) -> TriggersEntry:
+    """Queries q0, q1, … that should trigger; True = hit in 3/3 runs, False = 0/3."""
+    return TriggersEntry(
+        header=HEADER,
+        results=tuple(
+            TriggerResult(query=f"q{i}", should_trigger=True, hits=3 if v else 0, runs=3, passed=v)
+            for i, v in enumerate(verdicts)
+        ),
+    )
+
+
+def ev(verdicts: Sequence[bool | str], *, baseline: Sequence[bool] | None = None) -> EvalsEntry:
+    """Evals e0, e1, …; a str verdict is a runtime error."""
+    results = [
+        EvalResult(id=f"e{i}", name=f"name e{i}", runtime_error=v)
+        if isinstance(v, str)
+        else EvalResult(
+            id=f"e{i}",
+            name=f"name e{i}",
+            passed=v,
+            expectations=(GradedAssertion(type="llm", text=f"e{i} does it", passed=v),),
+        )
+        for i, v in enumerate(verdicts)
+    ]
+    snap = (
+        EvalSnapshot(
+            results=tuple(EvalResult(id=f"e{i}", passed=b) for i, b in enumerate(baseline))
+        )
+        if baseline is not None
+        else None
+    )
+    return EvalsEntry(header=HEADER, results=tuple(results), baseline=snap)
+
+
+def m(triggers: TriggersEntry | None = None, evals: EvalsEntry | None = None) -> ResultsFile:
+    return ResultsFile(
+        plugin="p", skill="s", models={KEY: ModelEntry(triggers=triggers, evals=evals)}
+    )
+
+
+MARKER = "<!-- evolve-action:comment -->"
+FACTS = RunFacts(
+    marker=MARKER,
+    sessions_run=12,
+    sessions_skipped=30,
+    cost_usd=0.12345,
+    evaluation_url="https://github.com/o/r/blob/abc123/EVALUATION.md",
+    run_url="https://github.com/o/r/actions/runs/42",
+)
+
+
+def rows_fixture() -> tuple[ComparisonRow, ...]:
+    return compare(
+        [
+            SkillEvidence(
+                plugin="p",
+                skill="pdf",
+                base=m(triggers=trig([True] * 10), evals=ev([True] * 6, baseline=[False] * 6)),
+                head=m(
+                    triggers=trig([False] * 6 + [True] * 4),
+                    evals=ev([True] * 5 + ["agent crashed"], baseline=[True] + [False] * 5),
+                ),
+            ),
+            SkillEvidence(plugin="p", skill="csv", base=None, head=m(triggers=trig([True, False]))),
+        ]
+    )
+
+
+def table_lines(body: str) -> list[str]:
+    return [line for line in body.splitlines() if line.startswith("| ")]
+
+
+def cell_count(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line)) - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def test_render_contents() -> None:
+    rows = rows_fixture()
+    body = render_pr_comment(rows, FACTS)
+    assert body.splitlines()[0] == MARKER
+    assert body.count(MARKER) == 1
+    assert "🔴 **1 regression** · 🆕 1 new across 2 skill × model rows." in body
+    lines = table_lines(body)
+    assert lines[0].startswith("| Skill | Model | Triggers base → head | Evals base → head |")
+    assert {cell_count(line) for line in lines} == {6}
+    pdf = next(line for line in lines if line.startswith("| p/pdf "))
+    assert "10/10 (100 %) → 4/10 (40 %), **−60 pts**" in pdf
+    assert "95 % CI 72–100 % → 17–69 %" in pdf
+    assert "6 ↓ 0 ↑ of 10 shared · 🔴 regression" in pdf
+    assert "6/6 (100 %) → 5/5 (100 %) +1 errored, **±0 pts**" in pdf
+    assert "+100 pts → +83 pts" in pdf  # lift: 100 − 0 at base, 100 − 17 (1/6) at head
+    assert pdf.endswith("🔴 **regression** |")
+    # failing cases in collapsed details, errored ones apart and never as failures
+    assert "<details><summary>p/pdf · Claude Sonnet 5: 6 failing, 1 errored</summary>" in body
+    assert "- ❌ regressed: q0: expected a trigger; hit in 0/3 runs" in body
+    assert "- ⚠️ errored (excluded): e5 (name e5): agent crashed" in body
+    assert "sign test p = 0.0156 ≤ 0.025" in body
+    # what this run did, and the links
+    assert (
+        "**This run:** 12 agent sessions run, 30 skipped (results up to date) · "
+        "measured cost $0.1235 · [EVALUATION.md](https://github.com/o/r/blob/abc123/EVALUATION.md)"
+        " · [workflow run](https://github.com/o/r/actions/runs/42)"
+    ) in body
+    assert "exact one-sided sign test" in body
+    assert body.endswith("</sub>\n")
+
+
+def test_underpowered_says_how_many_more_cases() -> None:
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="p", skill="s", base=m(evals=ev([True] * 3)), head=m(evals=ev([True] * 3))
+            )
+        ]
+    )
+    body = render_pr_comment(rows, FACTS)
+    assert "🟡 underpowered (≈3 more shared cases)" in body
+
+
+def test_no_rows_and_no_cost() -> None:
+    facts = dataclasses.replace(FACTS, cost_usd=None, run_url=None, evaluation_url=None)
+    body = render_pr_comment((), facts)
+    assert "No touched skill has stored results on either side yet." in body
+    assert "| Skill |" not in body
+    assert "cost not measured" in body and "](" not in body
+
+
+def test_unsafe_urls_are_dropped() -> None:
+    facts = dataclasses.replace(
+        FACTS, run_url="javascript:alert(1)", evaluation_url="https://x/a b)c"
+    )
+    body = render_pr_comment((), facts)
+    assert "javascript" not in body
+    assert "[EVALUATION.md](https://x/a%20b%29c)" in body
+
+
+def test_budget_over_the_limit_is_refused() -> None:
+    with pytest.raises(ValueError, match="65536"):
+        render_pr_comment((), FACTS, budget=COMMENT_LIMIT + 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Determinism
+
+
+def test_same_evidence_same_body() -> None:
+    assert render_pr_comment(rows_fixture(), FACTS) == render_pr_comment(rows_fixture(), FACTS)
+
+
+def test_digest_is_a_function_of_the_evidence_only() -> None:
+    rows = rows_fixture()
+    first = render_pr_comment(rows, FACTS)
+    rerun = render_pr_comment(
+        rows,
+        dataclasses.replace(
+            FACTS, sessions_run=0, sessions_skipped=42, cost_usd=None, run_url="https://x/2"
+        ),
+    )
+    assert first != rerun
+    assert digest_of(first) == digest_of(rerun) == evidence_digest(rows)
+    changed = compare(
+        [
+            SkillEvidence(
+                plugin="p",
+                skill="pdf",
+                base=m(triggers=trig([True])),
+                head=m(triggers=trig([False])),
+            )
+        ]
+    )
+    assert evidence_digest(changed) != evidence_digest(rows)
+    assert digest_of("no digest here") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Size cap
+
+
+def big_rows(skills: int) -> tuple[ComparisonRow, ...]:
+    evidence = []
+    for i in range(skills):
+        long = f"skill-{i:03d}-" + "x" * 40
+        if i % 50 == 0:  # a few regressions among many quiet rows
+            base, head = trig([True] * 40), trig([False] * 30 + [True] * 10)
+        else:
+            base, head = trig([True] * 20 + [False] * 20), trig([True] * 20 + [False] * 20)
+        files = [
+            ResultsFile(
+                plugin="plugin",
+                skill=long,
+                models={
+                    "anthropic/claude-sonnet-5": ModelEntry(triggers=t),
+                    "anthropic/claude-opus-5": ModelEntry(triggers=t),
+                },
+            )
+            for t in (base, head)
+        ]
+        evidence.append(SkillEvidence(plugin="plugin", skill=long, base=files[0], head=files[1]))
+    return compare(evidence)
+
+
+def test_size_cap_with_500_skills_keeps_headline_and_severe_rows() -> None:
+    rows = big_rows(500)
+    body = render_pr_comment(rows, FACTS)
+    assert comment_length(body) <= 65_000 < COMMENT_LIMIT
+    assert body.count(MARKER) == 1
+    assert "🔴 **20 regression** · ⚪ 980 within noise across 1000 skill × model rows." in body
+    assert "Failing-case details were left out" in body
+    assert "<details>" not in body
+    note = re.search(r"(\d+) of 1000 rows were left out \((\d+) within noise\)", body)
+    assert note is not None and note.group(1) == note.group(2)
+    shown = table_lines(body)[2:]  # after the header and separator lines
+    assert len(shown) == 1000 - int(note.group(1))
+    regressions = [line for line in shown if "**regression**" in line]
+    assert len(regressions) == 20  # the severe rows survive the cut
+    assert "**This run:**" in body and body.endswith("</sub>\n")
+
+
+def test_size_cap_drops_details_before_rows_least_severe_first() -> None:
+    rows = big_rows(10)  # skill-000 regressed on both models; 18 quiet rows, all with failures
+    full = render_pr_comment(rows, FACTS)
+    blocks = re.findall(r"<details>.*?</details>", full, re.S)
+    assert len(blocks) == 20
+    regressed = [b for b in blocks if "skill-000" in b]
+    no_details_len = comment_length(full) - sum(comment_length(b) + 2 for b in blocks)
+    # room for the two regressed rows' details but not for all twenty
+    budget = no_details_len + sum(comment_length(b) + 2 for b in regressed) + 600
+    body = render_pr_comment(rows, FACTS, budget=budget)
+    assert comment_length(body) <= budget
+    kept = re.findall(r"<details>.*?</details>", body, re.S)
+    assert 2 <= len(kept) < 20
+    assert all(b in kept for b in regressed)  # the severe rows keep their failing cases
+    assert f"Failing-case details of {20 - len(kept)} of 20 rows were left out" in body
+    assert len(table_lines(body)) == len(table_lines(full))  # every row is still there
+    assert "EVALUATION.md has every row" not in body  # no row was dropped
+    # with no room for any detail, the rows still all fit
+    body = render_pr_comment(rows, FACTS, budget=no_details_len + 300)
+    assert "<details>" not in body and "Failing-case details of 20 of 20 rows" in body
+    assert len(table_lines(body)) == len(table_lines(full))
+
+
+def test_long_failing_lists_are_counted_not_listed() -> None:
+    rows = compare(
+        [SkillEvidence(plugin="p", skill="s", base=None, head=m(triggers=trig([False] * 40)))]
+    )
+    body = render_pr_comment(rows, FACTS)
+    assert body.count("❌ failing (no base verdict)") == MAX_FAILING_LISTED
+    assert f"… and {40 - MAX_FAILING_LISTED} more (see EVALUATION.md)" in body
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile text
+
+
+HOSTILE = (
+    "hi @org/team and @alice\u202e<!-- evolve-action:comment -->"
+    "\x1b[31mred\x1b[0m | pipe\nnew line\r\n## heading \u200bzero `code` [x](https://e.vil) #12 "
+    "&#64;bob \\"
+)
+
+
+def hostile_rows() -> tuple[ComparisonRow, ...]:
+    hdr = EntryHeader(
+        provider="anthropic", model="claude-sonnet-5", display=f"Model {HOSTILE}", executed=True
+    )
+    trig_entry = TriggersEntry(
+        header=hdr,
+        results=(TriggerResult(query=HOSTILE, should_trigger=True, hits=0, runs=3, passed=False),),
+    )
+    eval_entry = EvalsEntry(
+        header=hdr,
+        results=(
+            EvalResult(id=HOSTILE, name=HOSTILE, runtime_error=HOSTILE),
+            EvalResult(
+                id="e2",
+                name=HOSTILE,
+                passed=False,
+                expectations=(GradedAssertion(type="llm", text=HOSTILE, passed=False),),
+            ),
+        ),
+    )
+    head = ResultsFile(
+        plugin=HOSTILE,
+        skill=HOSTILE,
+        models={"anthropic/claude-sonnet-5": ModelEntry(triggers=trig_entry, evals=eval_entry)},
+    )
+    return compare([SkillEvidence(plugin=HOSTILE, skill=HOSTILE, base=None, head=head)])
+
+
+def test_hostile_text_is_neutralised() -> None:
+    facts = dataclasses.replace(FACTS, notes=(HOSTILE,), title=HOSTILE)
+    body = render_pr_comment(hostile_rows(), facts)
+    assert body.count(MARKER) == 1 and body.startswith(MARKER + "\n")
+    assert body.count("<!--") == 2  # the marker and the evidence digest, nothing else
+    assert re.search(r"@[A-Za-z0-9]", body) is None  # no mention can ping
+    assert "＠org/team" in body and "＠alice" in body
+    assert "&#64;" not in body  # an entity cannot smuggle an @ either
+    assert "#12" not in body and "＃12" in body
+    for bad in ("\u202e", "\u200b", "\x1b", "\r"):
+        assert bad not in body
+    assert "[x](https://e.vil)" not in body  # no links from untrusted text
+    lines = table_lines(body)
+    assert {cell_count(line) for line in lines} == {6}  # pipes escaped, rows intact
+    assert all(" \\|" not in line[-3:] for line in lines)  # no trailing backslash eats a pipe
+    assert not any(line.startswith("## heading") for line in body.splitlines())
+    assert "\\| pipe new line" in body  # newlines flattened inside cells and bullets
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("plain text", "plain text"),
+        ("ping @octocat now", "ping ＠octocat now"),
+        ("@org/team", "＠org/team"),
+        ("mail a@b.example", "mail a＠b.example"),
+        ("an @ alone", "an @ alone"),
+        ("<!-- x -->", "&lt;!-- x --&gt;"),
+        ("a\u202eb\u2066c\u200fd", "abcd"),
+        ("zero\u200bwidth\u2060joiner\ufeff", "zerowidthjoiner"),
+        ("\x1b[1;31mbold\x1b[0m", "bold"),
+        ("tab\there", "tab here"),
+        ("cr\rlf", "cr\nlf"),
+        ("line\u2028sep", "line\nsep"),
+        ("see #42", "see ＃42"),
+        ("o/r#7", "o/r＃7"),
+        ("a `b` [c](d) \\", "a \\`b\\` \\[c\\](d) \\\\"),
+        ("1 & 2 > 0", "1 &amp; 2 &gt; 0"),
+        ("&#64;x", "&amp;＃64;x"),
+        ("日本語 ✓ café", "日本語 ✓ café"),
+    ],
+)
+def test_github_text(text: str, want: str) -> None:
+    assert github_text(text) == want
+
+
+def test_label_order_is_the_documented_priority() -> None:
+    assert [lbl.value for lbl in Label] == [
+        "regression",
+        "improvement",
+        "not comparable",
+        "underpowered",
+        "within noise",
+        "new",
+        "removed",
+    ]
+
+
+def test_not_comparable_and_removed_rows_render() -> None:
+    codex = dataclasses.replace(HEADER, harness="codex")
+    head_trig = dataclasses.replace(trig([False] * 6), header=codex)
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="p", skill="a", base=m(triggers=trig([True] * 6)), head=m(triggers=head_trig)
+            ),
+            SkillEvidence(plugin="p", skill="b", base=m(evals=ev([True, False])), head=None),
+        ]
+    )
+    assert [r.label for r in rows] == [Label.NOT_COMPARABLE, Label.REMOVED]
+    body = render_pr_comment(rows, FACTS)
+    assert "⚪ 1 not comparable · ➖ 1 removed across 2 skill × model rows." in body
+    assert "Triggers: not comparable; different harness claude → codex" in body
+    removed = next(line for line in table_lines(body) if line.startswith("| p/b "))
+    assert "1/2 (50 %) → —" in removed and removed.endswith("➖ **removed** |")
