@@ -60,14 +60,14 @@ from evolve_action.encoding._gocompat import (
 from evolve_action.encoding._yaml import decode_yaml
 
 __all__ = [
-    "Decoded",
     "EXTENSIONS",
-    "Format",
-    "LineOf",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "RESULTS_COMMENT",
     "ROLLUP_COMMENT",
+    "Decoded",
+    "Format",
+    "LineOf",
     "atomic_write_text",
     "decode_bytes",
     "decode_bytes_with_lines",
