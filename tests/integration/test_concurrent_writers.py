@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from evolve_action import results as R
 from evolve_action.errors import SpecError
-from evolve_action.results import _store as R
 
 HAIKU = "anthropic/claude-haiku-4-5"
 SONNET = "anthropic/claude-sonnet-4-5"

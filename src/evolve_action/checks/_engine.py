@@ -27,7 +27,7 @@ from evolve_action.checks._signals import (
 from evolve_action.config import Config, compile_description_pattern
 from evolve_action.encoding import go_str_list, split_lines
 from evolve_action.errors import EvolveError
-from evolve_action.harness import _workspace as wsmod
+from evolve_action.harness import outside_links
 from evolve_action.repo import (
     CLAUDE_MANIFEST,
     CLAUDE_MARKETPLACE,
@@ -508,7 +508,7 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
 def _outside_link_checks(out: _Collector, repo: Repository, directory: Path, *, check: str) -> bool:
     """A finding per symlink under `directory` that leaves the repository; True when SKILL.md is one."""
     skill_md_escapes = False
-    for link in wsmod.outside_links(directory, repo.root):
+    for link in outside_links(directory, repo.root):
         rel = rel_path(repo.root, link)
         out.add(f"{rel}: symlink leaves the repository", check=check, path=rel)
         skill_md_escapes = skill_md_escapes or link.name == "SKILL.md"

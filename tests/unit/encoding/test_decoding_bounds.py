@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from tests.conftest import EXAMPLES
 
+from evolve_action import encoding, specs
 from evolve_action import results as R
-from evolve_action import specs
 from evolve_action.cli import main
 from evolve_action.config import load_config
-from evolve_action.encoding import _decode as encoding
 from evolve_action.encoding._yaml import MAX_ALIAS_VALUES
 from evolve_action.errors import EvolveError, SpecError
 from evolve_action.modelserver import Policy

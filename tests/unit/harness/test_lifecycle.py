@@ -35,8 +35,8 @@ def test_kept_scratch_survives_and_is_never_swept(tmp_path: Path) -> None:
 def test_dead_owner_is_swept_other_dirs_left_alone(tmp_path: Path) -> None:
     code = (
         "import os,sys,pathlib\n"
-        "from evolve_action import lifecycle\n"
-        "with lifecycle.scratch(pathlib.Path(sys.argv[1])) as p:\n"
+        "from evolve_action import harness\n"
+        "with harness.scratch(pathlib.Path(sys.argv[1])) as p:\n"
         "    (p / 'claude-home.x').mkdir()\n"
         "    os._exit(9)\n"  # dies without cleaning up, like kill -9
     )

@@ -7,6 +7,7 @@ from math import comb
 
 import pytest
 
+from evolve_action.plan import Tier
 from evolve_action.report import (
     ALPHA,
     MIN_SHARED,
@@ -16,7 +17,6 @@ from evolve_action.report import (
     Interval,
     Label,
     SkillEvidence,
-    Tier,
     classify,
     compare,
     compare_skill,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from evolve_action import encoding
+from evolve_action import results as R
 from evolve_action.errors import SpecError
-from evolve_action.results import _store as R
 
 HAIKU = "anthropic/claude-haiku-4-5"
 GPT = "openai/gpt-5.4"

@@ -18,10 +18,10 @@ import pytest
 from tests.helpers.agents import csv_trigger_repo
 
 from evolve_action import encoding as fsio
+from evolve_action import results as R
 from evolve_action.cli import main
 from evolve_action.errors import SpecError
 from evolve_action.repo import parse_frontmatter
-from evolve_action.results import _store as R
 
 WRONG_SHAPES: list[tuple[str, str, str]] = [
     ("results.json", '{"schema": "5", "models": {}}', 'schema: expected an integer, found a string ("5")'),
