@@ -228,7 +228,7 @@ def test_the_trigger_engine_reports_the_lock_wait_through_its_reporter(
     import threading
     import types
 
-    from tests.unit.test_triggers import QUERIES, SCRIPT, ScriptedHarness, engine
+    from tests.helpers.triggers import QUERIES, SCRIPT, ScriptedHarness, engine
 
     from evolve_action import events
 
@@ -246,7 +246,10 @@ def test_the_trigger_engine_reports_the_lock_wait_through_its_reporter(
         writer_waiting.set()
         real_sleep(seconds)
 
-    monkeypatch.setattr(R, "time", types.SimpleNamespace(monotonic=time.monotonic, sleep=sleep))
+    monkeypatch.setattr(
+        "evolve_action.results._store.time",
+        types.SimpleNamespace(monotonic=time.monotonic, sleep=sleep),
+    )
     real_run = ScriptedHarness.run
 
     async def run(self: ScriptedHarness, spec: Any, *, stop: Any = None) -> Any:
