@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evolve_action.catalog import HARNESSES
-from evolve_action.encoding import decode_with_lines
-from evolve_action.errors import ConfigError, EvolveError
+from evolve_action.encoding import Format, decode_with_lines
+from evolve_action.errors import ConfigError, EvolveError, UsageError
 from evolve_action.repo import Repository, absolute, discover
 
 CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
@@ -536,3 +536,15 @@ def _blank_yaml(path: Path) -> bool:
     except (OSError, UnicodeDecodeError):
         return False  # let the decoder report it
     return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+
+
+def resolve_results_format(flag: str | None, config: Config) -> Format:
+    """The results file format: `--results-format`, else config `results_format`; `yml` = yaml."""
+    fmt = flag or config.results_format
+    if fmt == "json":
+        return "json"
+    if fmt == "jsonc":
+        return "jsonc"
+    if fmt in ("yaml", "yml"):
+        return "yaml"
+    raise UsageError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')

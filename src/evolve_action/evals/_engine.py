@@ -46,7 +46,6 @@ from evolve_action.config import Config
 from evolve_action.encoding import Format, round1
 from evolve_action.errors import (
     ConfigError,
-    EnvironmentProblem,
     EvolveError,
     SpecError,
     first_evolve_error,
@@ -72,6 +71,7 @@ from evolve_action.harness import (
     SessionSpec,
     TokenCounter,
     Transcript,
+    available_harnesses,
     claude_code_harness,
     default_cache_path,
     remove_workspace,
@@ -158,16 +158,6 @@ class EvalsOutcome:
 # Planning
 
 
-def _available_harnesses(environ: Mapping[str, str]) -> set[str]:
-    from evolve_action.harness import find_cli
-
-    try:
-        find_cli(environ)
-    except EnvironmentProblem:
-        return set()
-    return {"claude"}
-
-
 def plan_evals(
     repository: repo.Repository,
     config: Config,
@@ -182,7 +172,7 @@ def plan_evals(
     if options.judge_model is not None or config.is_set("judge_model"):
         # An explicit judge model that cannot be used is fatal at command start (§10.3).
         grading.resolve_judge_model(cat, options.judge_model or config.judge_model)
-    avail = _available_harnesses(environ) if available is None else available
+    avail = available_harnesses(environ) if available is None else available
     selection = resolve_models(
         cat,
         model_flags=options.models,

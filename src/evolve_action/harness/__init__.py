@@ -35,7 +35,7 @@ from evolve_action.harness._base import (
     Usage,
     runtime_error,
 )
-from evolve_action.harness._locate import find_cli
+from evolve_action.harness._locate import available_harnesses, find_cli
 from evolve_action.harness._procenv import CREDENTIAL_VARS, chosen_credential, safe_env
 from evolve_action.harness._tokens import (
     TokenCounter,
@@ -87,6 +87,7 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "Usage",
+    "available_harnesses",
     "cache_key",
     "chosen_credential",
     "claude_code_harness",
