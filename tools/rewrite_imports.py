@@ -108,9 +108,17 @@ NAME_MOVES: dict[tuple[str, str], tuple[str, str]] = {
     ("commands._common", "available_harnesses"): ("harness", "_locate"),
     ("commands.report", "ReportOptions"): ("flows", "_report"),
     ("commands.report", "ReportOutcome"): ("flows", "_report"),
+    ("report", "Tier"): ("plan", "_model"),  # one Tier: the plan's StrEnum
+    ("grading", "ToolCall"): ("harness", "_base"),  # one ToolCall: `input_json` is `raw_input`
+    ("grading", "GradeSummary"): ("results", "_model"),
+    ("grading", "compile_re2"): ("encoding", "_regex"),  # raises `Re2Error` (a ValueError)
 }
 # Not expressible above (moved to a top-level module and renamed), fix by hand:
 # `commands._common.results_format(flag, config)` -> `config.resolve_results_format(flag, config)`;
+# `grading.summarize(verdicts)` -> `results.summarise_grades(verdicts)`;
+# `grading.describe(a)` -> `a.describe()` (`specs.Assertion.describe`);
+# `specs.compile_re2(p)` returning `(regex, go_error)` -> `encoding.compile_re2(p)` raising
+# `encoding.Re2Error` (its `go_message` is the old error text);
 # `commands.report.generate` (load, build, write, gate and print) -> `flows.regenerate_report`
 # (returns a `ReportOutcome`, prints nothing) + `cli._report.print_report`.
 
@@ -118,6 +126,7 @@ NAME_MOVES: dict[tuple[str, str], tuple[str, str]] = {
 # uses of the bare name (when imported by name) or of `<module>.<old name>` (when the module is).
 RENAMES: dict[tuple[str, str], str] = {
     ("events", "Warning"): "RunWarning",  # stops shadowing the builtin `Warning`
+    ("catalog", "Selection"): "ModelSelection",  # `plan.Selection` is the case selection
 }
 
 _FROM_RE = re.compile(

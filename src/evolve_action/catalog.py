@@ -30,9 +30,9 @@ __all__ = [
     "BoundModel",
     "Catalog",
     "Model",
+    "ModelSelection",
     "Pricing",
     "Provider",
-    "Selection",
     "build_catalog",
     "check_config_harnesses",
     "estimate_cost_usd",
@@ -504,8 +504,8 @@ class BoundModel:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Selection:
-    """The outcome of model selection."""
+class ModelSelection:
+    """The outcome of model selection (which models run, on which harness)."""
 
     models: tuple[BoundModel, ...]
     """Models that will run, in selection order."""
@@ -526,7 +526,7 @@ def resolve_models(
     harness_flags: Iterable[str] = (),
     available: Collection[str] = HARNESSES,
     tier: Literal["triggers", "evals"] | None = None,
-) -> Selection:
+) -> ModelSelection:
     """Select and bind models as evolve does (engine spec §12.1, report spec §6.3).
 
     Args:
@@ -587,7 +587,7 @@ def resolve_models(
                 )
             continue
         bound.append(BoundModel(model=m, harness=harness, cli_model=m.cli_id(harness) or m.id))
-    return Selection(
+    return ModelSelection(
         models=tuple(bound),
         dropped=tuple(dropped),
         warnings=tuple(warnings),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evolve_action.catalog import HARNESSES
-from evolve_action.encoding import Format, decode_with_lines
+from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines
 from evolve_action.errors import ConfigError, EvolveError, UsageError
 from evolve_action.repo import Repository, absolute, discover
 
@@ -428,18 +428,11 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
 
 def compile_description_pattern(pattern: str) -> Any:
     """Compile `checks.description_pattern` with Go's RE2 semantics; `ConfigError` when invalid."""
-    import re2  # google-re2: Go regexp (RE2) syntax and semantics
-
-    options = re2.Options()
-    options.log_errors = False
     try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
+        return compile_re2(pattern)
+    except Re2Error as exc:
         raise ConfigError(
-            f"checks.description_pattern: invalid pattern: {reason}",
+            f"checks.description_pattern: invalid pattern: {exc}",
             hint="RE2 syntax: no lookaround or backreferences",
         ) from None
 

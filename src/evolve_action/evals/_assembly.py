@@ -155,7 +155,7 @@ def graded_assertions(
             tool=a.tool,
             requires=a.requires,
             expect_exit=a.expect_exit,
-            text=grading.describe(a),
+            text=a.describe(),
             passed=v.passed,
             evidence=v.evidence,
             source=str(a.source),

@@ -329,9 +329,7 @@ async def run_case(
             reason = f"timed out after {timeout}s"
         if reason:
             return CaseRun(transcript=transcript, runtime_error=reason, graded=None, workspace=ws)
-        calls = [
-            grading.ToolCall(name=c.name, input_json=c.raw_input) for c in transcript.tool_calls
-        ]
+        calls = transcript.tool_calls
         llm_texts = [a.text for a in case.assertions]
 
         async def judge_fn(indices: Sequence[int]) -> Sequence[grading.Verdict]:

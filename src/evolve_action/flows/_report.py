@@ -21,6 +21,7 @@ from evolve_action.catalog import build_catalog
 from evolve_action.config import Config
 from evolve_action.errors import SpecError
 from evolve_action.plan import (
+    Tier,
     eval_content_hash,
     eval_fingerprint,
     skill_content_hash,
@@ -34,7 +35,6 @@ from evolve_action.report import (
     Issue,
     LoadedFile,
     LoadedPlugin,
-    Tier,
     active_model_keys,
     build_report,
     filter_file,
@@ -297,7 +297,7 @@ def _stale(
             fresh_specs=fresh,
             fresh_content_hash=content,
         ):
-            out.append(("triggers", es.skill))
+            out.append((Tier.TRIGGERS, es.skill))
     if es.evals_path is not None and any(me.evals for me in entries.values()):
         evspec = load_evals(es.evals_path)
         efresh = {c.id: eval_fingerprint(c) for c in evspec.evals}
@@ -307,7 +307,7 @@ def _stale(
             fresh_specs=efresh,
             fresh_content_hash=econtent,
         ):
-            out.append(("evals", es.skill))
+            out.append((Tier.EVALS, es.skill))
     return out
 
 

@@ -69,9 +69,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evolve_action.catalog import Catalog, Model
-from evolve_action.encoding import truncate_bytes
+from evolve_action.encoding import compile_re2, truncate_bytes
 from evolve_action.errors import ConfigError
-from evolve_action.grading._assertions import Verdict, compile_re2
+from evolve_action.grading._assertions import Verdict
 from evolve_action.harness import chosen_credential
 
 if TYPE_CHECKING:  # the SDK is imported lazily: it costs seconds at CLI start
