@@ -22,6 +22,7 @@ from evolve_action.specs import model_allowed
 
 __all__ = [
     "BUILTIN_CATALOG",
+    "DEFAULT_JUDGE_MODEL",
     "EVAL_HARNESSES",
     "HARNESSES",
     "NATIVE_HARNESS",
@@ -41,6 +42,9 @@ __all__ = [
     "resolve_models",
     "split_tokens",
 ]
+
+DEFAULT_JUDGE_MODEL = "anthropic/claude-sonnet-5"
+"""The LLM judge when neither `--judge-model` nor config `judge_model` names one."""
 
 HARNESSES: tuple[str, ...] = (
     "claude",

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.catalog import HARNESSES
-from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines
-from evolve_action.errors import ConfigError, EvolveError, UsageError
+from evolve_action.catalog import DEFAULT_JUDGE_MODEL, HARNESSES
+from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines, parse_format
+from evolve_action.errors import ConfigError, EvolveError
 from evolve_action.repo import Repository, absolute, discover
 
 CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
@@ -124,6 +124,10 @@ class RemoteConfig:
     default: bool = False
 
 
+DEFAULT_MAX_TURNS = 20
+"""Agent turn cap per eval run when neither the case, `--max-turns` nor config `max_turns` sets one."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """The effective configuration: defaults < file < `EVOLVE_*` < flags."""
@@ -137,8 +141,8 @@ class Config:
     cache_dir: str | None = None
     results_format: Literal["json", "jsonc", "yaml"] = "json"
     telemetry_dir: str | None = None
-    max_turns: int = 20
-    judge_model: str = "anthropic/claude-sonnet-5"
+    max_turns: int = DEFAULT_MAX_TURNS
+    judge_model: str = DEFAULT_JUDGE_MODEL
     baseline: bool = True
     stale_results: Literal["keep", "drop"] | None = None
     remote: RemoteConfig = field(default_factory=RemoteConfig)
@@ -396,12 +400,10 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
             f'{where}: unknown layout "{value}" (want auto, marketplace, multi, or single)'
         )
     if key == "results_format":
-        canon = "yaml" if value == "yml" else value
-        if canon not in ("json", "jsonc", "yaml"):
-            raise ConfigError(
-                f'{where}: unknown results format "{value}" (want json, jsonc, or yaml)'
-            )
-        return canon
+        try:
+            return parse_format(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc.message}") from None
     if key == "stale_results" and value not in ("keep", "drop"):
         raise ConfigError(f'{where}: unknown stale_results "{value}" (want keep or drop)')
     if key == "harnesses":
@@ -532,12 +534,5 @@ def _blank_yaml(path: Path) -> bool:
 
 
 def resolve_results_format(flag: str | None, config: Config) -> Format:
-    """The results file format: `--results-format`, else config `results_format`; `yml` = yaml."""
-    fmt = flag or config.results_format
-    if fmt == "json":
-        return "json"
-    if fmt == "jsonc":
-        return "jsonc"
-    if fmt in ("yaml", "yml"):
-        return "yaml"
-    raise UsageError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')
+    """The results file format: `--results-format`, else config `results_format` (`yml` = yaml)."""
+    return parse_format(flag or config.results_format)

@@ -38,6 +38,7 @@ from evolve_action.flows import (
     run_all,
 )
 from evolve_action.specs import Severity
+from evolve_action.triggers import DEFAULT_RUNS
 
 
 def register(subparsers: Any) -> None:
@@ -55,7 +56,7 @@ def register(subparsers: Any) -> None:
     add_eval_flags(parser)
     add_trigger_flags(
         parser,
-        runs_default=3,
+        runs_default=DEFAULT_RUNS,
         runs_help="trigger sessions per query (default 3)",
         early_stop_help="always make every trigger run (default: stop once a query's verdict "
         "cannot change)",

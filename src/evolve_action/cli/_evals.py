@@ -119,7 +119,7 @@ def options_from_args(args: argparse.Namespace) -> evals.EvalsOptions:
         modified=args.modified,
         failed=args.failed,
         keep_workspaces=args.keep_workspaces,
-        results_format="yaml" if fmt == "yml" else fmt,
+        results_format=fmt,
     )
 
 

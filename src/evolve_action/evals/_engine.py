@@ -42,7 +42,7 @@ from evolve_action.catalog import (
     build_catalog,
     resolve_models,
 )
-from evolve_action.config import Config
+from evolve_action.config import DEFAULT_MAX_TURNS, Config, resolve_results_format
 from evolve_action.encoding import Format, round1
 from evolve_action.errors import (
     ConfigError,
@@ -80,7 +80,6 @@ from evolve_action.harness import (
 from evolve_action.harness import estimate as token_estimate
 
 __all__ = [
-    "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
     "EvalsOptions",
     "EvalsOutcome",
@@ -91,7 +90,6 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 600
 """Evals tier timeout in seconds (per agent run; also bounds its commands and judge)."""
-DEFAULT_MAX_TURNS = 20
 TIER = "evals"
 
 
@@ -211,12 +209,7 @@ def plan_evals(
         max_turns = options.max_turns
     else:
         max_turns = config.max_turns if config.max_turns > 0 else DEFAULT_MAX_TURNS
-    fmt = options.results_format or config.results_format
-    if fmt == "yml":
-        fmt = "yaml"
-    if fmt not in ("json", "jsonc", "yaml"):
-        raise ConfigError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')
-    results_format: Format = "json" if fmt == "json" else "jsonc" if fmt == "jsonc" else "yaml"
+    results_format = resolve_results_format(options.results_format, config)
     return EvalsPlan(
         plan=the_plan,
         models=bound,
@@ -572,11 +565,7 @@ async def _run_unit(
         executed=True,
         content_hash=content_hash,
         timeout_seconds=tier_timeout,
-        pricing=res.Pricing(
-            input_per_mtok=pricing.input_per_mtok, output_per_mtok=pricing.output_per_mtok
-        )
-        if pricing is not None
-        else None,
+        pricing=res.Pricing.of(pricing),
     )
     stored = writer.file.models.get(model.model.key)
     record = res.EvalUnitRecord(

@@ -49,7 +49,7 @@ class RunAllOptions:
     environ: Mapping[str, str]
     evals: evals.EvalsOptions
     """Selection, models, jobs, timeout and format; the trigger tier uses the same values."""
-    runs: int = 3
+    runs: int = triggers.DEFAULT_RUNS
     """Trigger sessions per query."""
     early_stop: bool = True
     """Stop a query's trigger runs once its verdict cannot change."""

@@ -39,6 +39,7 @@ from evolve_action.harness._locate import available_harnesses, find_cli
 from evolve_action.harness._procenv import CREDENTIAL_VARS, chosen_credential, safe_env
 from evolve_action.harness._tokens import (
     TokenCounter,
+    anthropic_client,
     cache_key,
     default_cache_path,
     estimate,
@@ -87,6 +88,7 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "Usage",
+    "anthropic_client",
     "available_harnesses",
     "cache_key",
     "chosen_credential",

@@ -329,13 +329,7 @@ def _read_skill_md(es: EvalSet) -> bytes:
 
 def _header(options: TriggerOptions, model: BoundModel, content_hash: str) -> res.EntryHeader:
     m = model.model
-    pricing = (
-        res.Pricing(
-            input_per_mtok=m.pricing.input_per_mtok, output_per_mtok=m.pricing.output_per_mtok
-        )
-        if m.pricing is not None
-        else None
-    )
+    pricing = res.Pricing.of(m.pricing)
     return res.EntryHeader(
         provider=m.provider,
         model=m.id,
