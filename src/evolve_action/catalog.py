@@ -481,7 +481,7 @@ def split_tokens(values: str | Iterable[str] | None) -> list[str]:
 def model_matches(model: Model, tokens: Iterable[str]) -> bool:
     """The eval-set `models` restriction (engine spec §4.4) for a catalog model.
 
-    No tokens means unrestricted, else any trimmed token matches (`specs_model.model_allowed`).
+    No tokens means unrestricted, else any trimmed token matches (`specs.model_allowed`).
     """
     return model_allowed(tuple(tokens), provider=model.provider, model=model.id)
 

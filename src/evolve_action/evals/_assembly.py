@@ -3,8 +3,7 @@
 Owns: staging a case's workspace (`stage_workspace`: fixtures copied byte-for-byte before
 `git init`, only the skill under test installed, none for a baseline; engine spec §4.3, §9.2)
 and turning one finished run into a results row (`CaseRun`, `build_result`, `graded_assertions`,
-`error_detail`; §12.2). Every public name is re-exported by `evals`, so callers keep importing
-from there.
+`error_detail`; §12.2). The package `__init__` exports its public names.
 
 Guarantees: result assembly is pure (no I/O, no clock); a missing or escaping fixture is a
 `SpecError` naming the eval and the fixture. Never does: run agents, grade, plan or write

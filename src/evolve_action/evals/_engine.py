@@ -6,7 +6,7 @@ evals (§9.3: permissions bypassed; `max_turns`/`timeout_seconds` from the case,
 config, else 20 turns / 600 s), the runtime-error gate (§9.5: an errored run is never graded), grading
 plus one judge conversation per case (§10), baseline runs (§9.7) and the assembly of fresh eval results
 (§12.2), handed to `results.EvalUnitRecord` and written after every finished case. Workspace
-staging and result assembly live in `eval_assembly` (re-exported here: `stage_workspace`,
+staging and result assembly live in `_assembly` (exported by the package: `stage_workspace`,
 `CaseRun`, `build_result`, `graded_assertions`, `error_detail`); this module keeps planning and
 the sweep.
 

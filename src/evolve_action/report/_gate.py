@@ -6,7 +6,7 @@ Owns: `Maturity` and `classify_maturity` (hashicorp/go-version's lenient parse, 
 
 Guarantees: pure and deterministic: issues come out in plugin-name order and, within a plugin,
 triggers before evals, keys sorted, then staleness. Never does: I/O, printing, exit codes (the
-edge in `commands/report.py` prints the issues and maps them to exit code 1).
+CLI (`cli/_report.py`) prints the issues and maps them to exit code 1).
 """
 
 from __future__ import annotations

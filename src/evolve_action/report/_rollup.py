@@ -7,7 +7,7 @@ the schema-3 rollup document (§4), the active-model filter (§3.1 step 3), prov
 
 Guarantees: every function here is pure (data in, data out) and deterministic; sums and rates use
 the Go-compatible rounding helpers (`round1`, `round6`) exactly where evolve applies them.
-Never does: I/O, printing, reading the environment (the edges live in `commands/report.py`).
+Never does: I/O, printing, reading the environment (the I/O edge is `flows.regenerate_report`).
 """
 
 from __future__ import annotations

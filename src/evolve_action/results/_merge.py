@@ -7,7 +7,7 @@ without-skill `baseline` (`replace_trigger_entry`, `replace_eval_entry`, `trim_e
 
 Guarantees: pure functions of their arguments (new values are built, nothing is mutated);
 rounding is Go's (`round1`, `round6`) exactly where evolve applies it. Never does: I/O, decide
-which cases run (see `plan`), encode (see `results_codec`).
+which cases run (see `plan`), encode (see `_codec`).
 """
 
 from __future__ import annotations

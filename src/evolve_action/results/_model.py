@@ -7,7 +7,7 @@ and `format_ran_at`.
 
 Guarantees: every value is a frozen, slotted, keyword-only dataclass; optional fields use `None`
 for Go pointer fields (rule P: omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
-`omitempty` value fields (rule Z), so the codec (`results_codec`) reproduces evolve's bytes and
+`omitempty` value fields (rule Z), so the codec (`_codec`) reproduces evolve's bytes and
 decodes each field by its declared type. Maps (`models`, `tool_calls`) are plain dicts inside
 frozen dataclasses: never mutate them, build new ones. Never does: I/O, encoding, clocks (`now`
 is a parameter).

@@ -3,12 +3,9 @@
 Owns: reading a results file from disk (`load_results`: first of `results.{json,jsonc,yaml,yml}`,
 in-memory migration of schemas 3 and 4, "start fresh" on a file that is too old), writing it
 (`write_results`, `results_path`), `report --migrate` (`migrate_in_place`) and the
-write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`, `EvalUnitRecord`). It is also
-the facade of the results package of modules, re-exporting (in `__all__`) the model
-(`results_model`: `ResultsFile`, entries, headers, `make_header`), the codec (`results_codec`:
-`from_document`, `to_document`, `migrate_document`, `probe_schema`) and the pure operations
-(`results_merge`: summaries, `merge_cases`, `replace_*_entry`, `drop_models`, …), so engines keep
-importing everything from `evolve_action.results`.
+write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`, `EvalUnitRecord`). The model
+(`_model`), the codec (`_codec`) and the pure operations (`_merge`) are its siblings; the package
+`__init__` exports them all.
 
 Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically

@@ -2,11 +2,11 @@
 
 Owns: decoding and normalizing them with evolve's rules (engine spec §4.2.1: integer ids become
 strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
-assertions) into the values of `specs_model` (re-exported here: `TriggerSpec`, `EvalsSpec`,
+assertions) into the values of `_model` (exported by the package: `TriggerSpec`, `EvalsSpec`,
 `EvalCase`, `Assertion`, `FixtureRef`, the staging rule and `model_allowed`), RE2 compilation with
-Go-worded errors, the Go-rule field decoding helpers shared with `validation` (`decode_fields`,
+Go-worded errors, the Go-rule field decoding helpers shared with `_validation` (`decode_fields`,
 `describe_value`, `json_pointer`, `line_for`, `LoadProblem`), and a lenient parse that collects
-every problem for `validation` (which owns the JSON Schemas and the §4.2.2 rules,
+every problem for `_validation` (which owns the JSON Schemas and the §4.2.2 rules,
 `validation.validate_triggers`/`validate_evals`).
 
 Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
