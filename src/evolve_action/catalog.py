@@ -22,6 +22,7 @@ from evolve_action.specs import model_allowed
 
 __all__ = [
     "BUILTIN_CATALOG",
+    "DEFAULT_JUDGE_MODEL",
     "EVAL_HARNESSES",
     "HARNESSES",
     "NATIVE_HARNESS",
@@ -30,9 +31,9 @@ __all__ = [
     "BoundModel",
     "Catalog",
     "Model",
+    "ModelSelection",
     "Pricing",
     "Provider",
-    "Selection",
     "build_catalog",
     "check_config_harnesses",
     "estimate_cost_usd",
@@ -41,6 +42,9 @@ __all__ = [
     "resolve_models",
     "split_tokens",
 ]
+
+DEFAULT_JUDGE_MODEL = "anthropic/claude-sonnet-5"
+"""The LLM judge when neither `--judge-model` nor config `judge_model` names one."""
 
 HARNESSES: tuple[str, ...] = (
     "claude",
@@ -477,7 +481,7 @@ def split_tokens(values: str | Iterable[str] | None) -> list[str]:
 def model_matches(model: Model, tokens: Iterable[str]) -> bool:
     """The eval-set `models` restriction (engine spec §4.4) for a catalog model.
 
-    No tokens means unrestricted, else any trimmed token matches (`specs_model.model_allowed`).
+    No tokens means unrestricted, else any trimmed token matches (`specs.model_allowed`).
     """
     return model_allowed(tuple(tokens), provider=model.provider, model=model.id)
 
@@ -504,8 +508,8 @@ class BoundModel:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Selection:
-    """The outcome of model selection."""
+class ModelSelection:
+    """The outcome of model selection (which models run, on which harness)."""
 
     models: tuple[BoundModel, ...]
     """Models that will run, in selection order."""
@@ -526,7 +530,7 @@ def resolve_models(
     harness_flags: Iterable[str] = (),
     available: Collection[str] = HARNESSES,
     tier: Literal["triggers", "evals"] | None = None,
-) -> Selection:
+) -> ModelSelection:
     """Select and bind models as evolve does (engine spec §12.1, report spec §6.3).
 
     Args:
@@ -587,7 +591,7 @@ def resolve_models(
                 )
             continue
         bound.append(BoundModel(model=m, harness=harness, cli_model=m.cli_id(harness) or m.id))
-    return Selection(
+    return ModelSelection(
         models=tuple(bound),
         dropped=tuple(dropped),
         warnings=tuple(warnings),

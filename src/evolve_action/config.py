@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.catalog import HARNESSES
-from evolve_action.encoding import decode_with_lines
+from evolve_action.catalog import DEFAULT_JUDGE_MODEL, HARNESSES
+from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines, parse_format
 from evolve_action.errors import ConfigError, EvolveError
 from evolve_action.repo import Repository, absolute, discover
 
@@ -124,6 +124,10 @@ class RemoteConfig:
     default: bool = False
 
 
+DEFAULT_MAX_TURNS = 20
+"""Agent turn cap per eval run when neither the case, `--max-turns` nor config `max_turns` sets one."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """The effective configuration: defaults < file < `EVOLVE_*` < flags."""
@@ -137,8 +141,8 @@ class Config:
     cache_dir: str | None = None
     results_format: Literal["json", "jsonc", "yaml"] = "json"
     telemetry_dir: str | None = None
-    max_turns: int = 20
-    judge_model: str = "anthropic/claude-sonnet-5"
+    max_turns: int = DEFAULT_MAX_TURNS
+    judge_model: str = DEFAULT_JUDGE_MODEL
     baseline: bool = True
     stale_results: Literal["keep", "drop"] | None = None
     remote: RemoteConfig = field(default_factory=RemoteConfig)
@@ -396,12 +400,10 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
             f'{where}: unknown layout "{value}" (want auto, marketplace, multi, or single)'
         )
     if key == "results_format":
-        canon = "yaml" if value == "yml" else value
-        if canon not in ("json", "jsonc", "yaml"):
-            raise ConfigError(
-                f'{where}: unknown results format "{value}" (want json, jsonc, or yaml)'
-            )
-        return canon
+        try:
+            return parse_format(value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc.message}") from None
     if key == "stale_results" and value not in ("keep", "drop"):
         raise ConfigError(f'{where}: unknown stale_results "{value}" (want keep or drop)')
     if key == "harnesses":
@@ -428,18 +430,11 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
 
 def compile_description_pattern(pattern: str) -> Any:
     """Compile `checks.description_pattern` with Go's RE2 semantics; `ConfigError` when invalid."""
-    import re2  # google-re2: Go regexp (RE2) syntax and semantics
-
-    options = re2.Options()
-    options.log_errors = False
     try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
-        if isinstance(reason, bytes):
-            reason = reason.decode("utf-8", "replace")
+        return compile_re2(pattern)
+    except Re2Error as exc:
         raise ConfigError(
-            f"checks.description_pattern: invalid pattern: {reason}",
+            f"checks.description_pattern: invalid pattern: {exc}",
             hint="RE2 syntax: no lookaround or backreferences",
         ) from None
 
@@ -536,3 +531,8 @@ def _blank_yaml(path: Path) -> bool:
     except (OSError, UnicodeDecodeError):
         return False  # let the decoder report it
     return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+
+
+def resolve_results_format(flag: str | None, config: Config) -> Format:
+    """The results file format: `--results-format`, else config `results_format` (`yml` = yaml)."""
+    return parse_format(flag or config.results_format)

@@ -15,7 +15,8 @@ import pytest
 from tests.helpers.report_fixtures import make_marketplace, make_single
 
 from evolve_action.cli import build_parser, main
-from evolve_action.cli._report import generate, resolve_options
+from evolve_action.cli._report import print_report, resolve_options
+from evolve_action.flows import regenerate_report
 
 PINNED_VERSION = "0.0.0-golden"
 GoldenCheck = Callable[[str, bytes], None]
@@ -32,7 +33,8 @@ def generate_pinned(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     args = build_parser().parse_args(["report", *argv])
     opts = dataclasses.replace(resolve_options(args, {}, cwd), tool_version=PINNED_VERSION)
     out, err = io.StringIO(), io.StringIO()
-    outcome = generate(opts, stdout=out, stderr=err, cwd=cwd)
+    outcome = regenerate_report(opts, cwd=cwd)
+    print_report(outcome, stdout=out, stderr=err)
     return outcome.exit_code, out.getvalue(), err.getvalue()
 
 

@@ -15,8 +15,8 @@ import pytest
 
 import evolve_action.triggers as triggers  # the facade: `run all` calls `triggers.make_plan`
 from evolve_action.cli import main
-from evolve_action.cli._common import available_harnesses
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import available_harnesses
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -39,7 +39,7 @@ def _no_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(environ: object = None) -> Path:
         raise EnvironmentProblem("Claude Code CLI not found", hint="install it")
 
-    monkeypatch.setattr("evolve_action.harness.find_cli", missing)
+    monkeypatch.setattr("evolve_action.harness._locate.find_cli", missing)
 
 
 def _trigger_lines(out: str) -> list[str]:
@@ -47,7 +47,9 @@ def _trigger_lines(out: str) -> list[str]:
 
 
 def test_available_harnesses(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("evolve_action.harness.find_cli", lambda environ=None: Path("/bin/true"))
+    monkeypatch.setattr(
+        "evolve_action.harness._locate.find_cli", lambda environ=None: Path("/bin/true")
+    )
     assert available_harnesses({}) == {"claude"}
     _no_cli(monkeypatch)
     assert available_harnesses({}) == set()

@@ -2,13 +2,13 @@
 
 Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
 emission order and wording — and the verdict (`CheckReport`). The advisory skill signals live in
-`signals` (re-exported here: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
+`_signals` (exported by the package: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
 `prose_lines`, `HEDGE_WORDS`).
 
 Guarantees: pure over the repository (reads files, never writes or prints); every problem is a
 `Finding` whose message starts with the path relative to the root (or is evolve's path-less
 repository message), with the line where known; the same repository always yields the same
-findings in the same order. Eval-file validation is delegated to `validation` (one source of
+findings in the same order. Eval-file validation is delegated to `specs` validation (one source of
 truth). Never does: reading `os.environ`, raising for a broken authored file (that is a finding).
 """
 

@@ -3,8 +3,7 @@
 Owns the flag definitions that `run triggers`, `run evals` and `run all` have in common
 (`add_selection_flags`), the comma/repeat list splitting (`split_list`), the default `--jobs`
 (`default_jobs`), the positive-number checks (`require_positive`), the filter check
-(`check_filters`), which agent CLIs this machine can run (`available_harnesses`) and the effective
-results format (`results_format`). Never does: resolve models or plan (the engines do).
+(`check_filters`). Never does: resolve models or plan (the engines do).
 """
 
 from __future__ import annotations
@@ -16,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from evolve_action import harness
-from evolve_action.config import Config
-from evolve_action.encoding import Format
-from evolve_action.errors import EnvironmentProblem, UsageError
+from evolve_action.errors import UsageError
 from evolve_action.repo import Repository
+from evolve_action.results import discard_unusable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,38 +77,6 @@ def check_filters(repo: Repository, *, plugins: Sequence[str], skills: Sequence[
             f"--skill {', '.join(missing)}: no such skill in {scope}",
             hint=f"skills: {', '.join(sorted(names)) or '(none)'}",
         )
-
-
-def available_harnesses(
-    environ: Mapping[str, str], *, dry_run: bool = False, required: bool = False
-) -> set[str]:
-    """The agent harnesses this machine can run: `{"claude"}` when the Claude Code CLI is found.
-
-    A dry run starts no session, so it plans as if the CLI were installed. Otherwise a missing CLI
-    gives an empty set, or, with `required`, raises the `EnvironmentProblem` that says how to
-    install it (for a command that can do nothing without it).
-    """
-    if dry_run:
-        return {"claude"}
-    try:
-        harness.find_cli(environ)
-    except EnvironmentProblem:
-        if required:
-            raise
-        return set()
-    return {"claude"}
-
-
-def results_format(flag: str | None, config: Config) -> Format:
-    """The results file format: `--results-format`, else config `results_format`; `yml` = yaml."""
-    fmt = flag or config.results_format
-    if fmt == "json":
-        return "json"
-    if fmt == "jsonc":
-        return "jsonc"
-    if fmt in ("yaml", "yml"):
-        return "yaml"
-    raise UsageError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')
 
 
 def default_jobs() -> int:
@@ -211,7 +176,6 @@ def discard_unusable_results(
     args = inv.args
     if not getattr(args, "overwrite_unreadable_results", False) or args.dry_run:
         return
-    from evolve_action.results._store import discard_unusable
 
     def waiting(message: str) -> None:
         inv.stderr.write(f"warn: {message}\n")

@@ -26,6 +26,7 @@ from evolve_action.cli._common import add_selection_flags as common_selection_fl
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
+from evolve_action.harness import check_for_models, sweep_failed
 from evolve_action.repo import Repository
 
 
@@ -120,7 +121,7 @@ def options_from_args(args: argparse.Namespace) -> evals.EvalsOptions:
         modified=args.modified,
         failed=args.failed,
         keep_workspaces=args.keep_workspaces,
-        results_format="yaml" if fmt == "yml" else fmt,
+        results_format=fmt,
     )
 
 
@@ -159,8 +160,6 @@ def handle(inv: Invocation) -> int:
         )
     outcome = run_planned(inv, repository, config, options, planned)
     if outcome.all_failed:
-        from evolve_action.harness import sweep_failed
-
         raise sweep_failed(outcome.all_failed, tier="evals")
     return finish(inv, outcome, strict=args.strict)
 
@@ -187,8 +186,6 @@ def run_planned(
     the caller already ran it (`check_credentials=False`).
     """
     if check_credentials and planned.plan.cases:
-        from evolve_action.harness import check_for_models
-
         check_for_models(inv.environ, planned.models)
     if not inv.args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from evolve_action.cli._common import Invocation
 from evolve_action.errors import UsageError
+from evolve_action.modelserver import ModelServer, Policy
 
 _MAX_PORT = 65535
 
@@ -42,8 +43,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(inv: Invocation) -> int:
     """Load the policy, start the server, print its URL and serve until interrupted."""
-    from evolve_action.modelserver import ModelServer, Policy
-
     args = inv.args
     if not 0 <= args.port <= _MAX_PORT:
         raise UsageError(

@@ -13,24 +13,22 @@ import argparse
 import asyncio
 from typing import Any
 
-from evolve_action import __version__, plan, triggers
-from evolve_action.catalog import build_catalog, resolve_models
+from evolve_action import plan, triggers
 from evolve_action.cli._common import (
     Invocation,
     add_selection_flags,
     add_trigger_flags,
-    available_harnesses,
     check_filters,
     default_jobs,
     discard_unusable_results,
     require_positive,
-    results_format,
     split_list,
 )
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
-from evolve_action.harness import claude_code_harness, default_cache_path
+from evolve_action.flows import trigger_options
+from evolve_action.harness import check_for_models, claude_code_harness, sweep_failed
 from evolve_action.repo import Repository
 
 
@@ -96,39 +94,29 @@ def options_from(
         discard_unusable_results(inv, repo, plugins=plugins, skills=skills)
     else:
         repo, config = resolved
-    selection = resolve_models(
-        build_catalog(config.providers),
-        model_flags=args.model or (),
-        config_models=config.models,
-        config_harnesses=config.harnesses,
-        harness_flags=args.harness or (),
-        available=available_harnesses(inv.environ, dry_run=args.dry_run, required=require_cli),
-        tier="triggers",
-    )
-    for warning in selection.warnings:
-        inv.stderr.write(f"WARN: {warning}\n")
-    return triggers.TriggerOptions(
-        repo=repo,
-        models=selection.models,
-        environ=dict(inv.environ),
-        selection=plan.Selection(
-            new=args.new,
-            modified=args.modified,
-            failed=args.failed,
-            plugins=plugins,
-            skills=skills,
-            tiers=(plan.Tier.TRIGGERS,),
-        ),
+    built = trigger_options(
+        repo,
+        config,
+        inv.environ,
+        plugins=plugins,
+        skills=skills,
+        models=args.model or (),
+        harnesses=args.harness or (),
+        new=args.new,
+        modified=args.modified,
+        failed=args.failed,
         runs=args.runs,
         jobs=jobs,
-        timeout_seconds=timeout,
+        timeout=timeout,
         early_stop=not args.no_early_stop,
         keep_workspaces=args.keep_workspaces,
         dry_run=args.dry_run,
-        results_format=results_format(args.results_format, config),
-        tool_version=__version__,
-        token_cache=default_cache_path(inv.environ, config.cache_dir),
+        results_format=args.results_format,
+        require_cli=require_cli,
     )
+    for warning in built.warnings:
+        inv.stderr.write(f"WARN: {warning}\n")
+    return built.options
 
 
 def handle(inv: Invocation) -> int:
@@ -150,14 +138,12 @@ def handle(inv: Invocation) -> int:
         raise UsageError("no model to run: no selected model has an available harness (claude)")
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
-    from evolve_action import harness as preflight
-
     if any(u.cases for u in triggers.make_plan(options)[0].units):
-        preflight.check_for_models(inv.environ, options.models)  # exit 2 before any session
+        check_for_models(inv.environ, options.models)  # exit 2 before any session
     harness = claude_code_harness(inv.environ)
     outcome = asyncio.run(triggers.run(options, reporter, harness))
     if outcome.all_failed:
-        raise preflight.sweep_failed(outcome.all_failed, tier="triggers")
+        raise sweep_failed(outcome.all_failed, tier="triggers")
     if outcome.failed:
         if args.strict:
             return 1

@@ -14,6 +14,7 @@ Files (private; import from this package):
 - `_encode`: Go-compatible, deterministic encoders: JSON (indented and compact) and yaml.v3-style YAML.
 - `_fsio`: Atomic file writes and sibling clean-up after a format switch.
 - `_gocompat`: Go standard-library behaviours that evolve's file formats depend on, restated in Python.
+- `_regex`: Go `regexp` (RE2) compilation through `google-re2`: the one place patterns are compiled.
 - `_yaml`: YAML decoding with yaml.v3's semantics on ruamel.yaml's event parser.
 - `_yamlscalar`: yaml.v3's resolution of plain YAML scalars, shared by the YAML decoder and encoder.
 """
@@ -57,6 +58,7 @@ from evolve_action.encoding._gocompat import (
     trim_space,
     truncate_bytes,
 )
+from evolve_action.encoding._regex import Re2Error, compile_re2
 from evolve_action.encoding._yaml import decode_yaml
 
 __all__ = [
@@ -68,7 +70,9 @@ __all__ = [
     "Decoded",
     "Format",
     "LineOf",
+    "Re2Error",
     "atomic_write_text",
+    "compile_re2",
     "decode_bytes",
     "decode_bytes_with_lines",
     "decode_path",

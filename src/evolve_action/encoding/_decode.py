@@ -1,7 +1,7 @@
 """Reading authored and results files into one JSON data model, and finding them.
 
 Owns: reading `.json` (strict), `.jsonc` (JWCC: JSON + comments + trailing commas) and
-`.yaml`/`.yml` (delegated to `yamldecode`: YAML 1.2 core schema as evolve's yaml.v3 +
+`.yaml`/`.yml` (delegated to `_yaml`: YAML 1.2 core schema as evolve's yaml.v3 +
 `json.Marshal` sees it) into one JSON data model with a size cap and UTF-8 check; JSON-pointer →
 line lookups for error messages (`decode_with_lines`); the one-file-per-basename rule
 (`find_one`, `find_results`); the document formats (`Format`, `format_of`, `parse_format`).
@@ -9,7 +9,7 @@ line lookups for error messages (`decode_with_lines`); the one-file-per-basename
 Guarantees: decoded values are plain `dict` (key order kept), `list`, `str`, `int`, `float`, `bool`,
 `None`; JSON numbers with `.`/`e` are floats, others ints, so decode → encode of an evolve-written
 file is byte-identical. Every decode problem is a `SpecError` naming the file, the line where known
-and what to do; never a traceback. Never does: writing files (see `fsio`), schema validation.
+and what to do; never a traceback. Never does: writing files (see `_fsio`), schema validation.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ escaped, invalid UTF-8 as U+FFFD), `encode_yaml` (yaml.v3 Encoder, indent 2, nat
 
 Guarantees: output is a pure function of the value: byte-identical to what evolve writes for the
 same JSON data model (dict insertion order = struct field order). Values outside the data model
-raise `TypeError`/`ValueError`. Never does: I/O (see `fsio`), decoding (see `encoding`).
+raise `TypeError`/`ValueError`. Never does: I/O (see `_fsio`), decoding (see `_decode`).
 """
 
 from __future__ import annotations

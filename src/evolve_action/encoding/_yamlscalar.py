@@ -5,9 +5,9 @@ gives an untagged plain scalar: `true`/`false` only as booleans, timestamps kept
 `0x`/`0o`/`0b` and `_` in numbers), `is_timestamp`, `go_parse_int` and `json_number` (what a float
 becomes after Go `json.Marshal` and an integer-preserving decode).
 
-Guarantees: pure and total on any `str`; the decoder (`yamldecode`) and the encoder (`encode`)
+Guarantees: pure and total on any `str`; the decoder (`_yaml`) and the encoder (`_encode`)
 agree on which strings need quoting because both ask this module. Never does: I/O, parsing of
-YAML documents (see `yamldecode`).
+YAML documents (see `_yaml`).
 """
 
 from __future__ import annotations

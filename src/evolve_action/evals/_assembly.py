@@ -3,8 +3,7 @@
 Owns: staging a case's workspace (`stage_workspace`: fixtures copied byte-for-byte before
 `git init`, only the skill under test installed, none for a baseline; engine spec §4.3, §9.2)
 and turning one finished run into a results row (`CaseRun`, `build_result`, `graded_assertions`,
-`error_detail`; §12.2). Every public name is re-exported by `evals`, so callers keep importing
-from there.
+`error_detail`; §12.2). The package `__init__` exports its public names.
 
 Guarantees: result assembly is pure (no I/O, no clock); a missing or escaping fixture is a
 `SpecError` naming the eval and the fixture. Never does: run agents, grade, plan or write
@@ -162,7 +161,7 @@ def graded_assertions(
             tool=a.tool,
             requires=a.requires,
             expect_exit=a.expect_exit,
-            text=grading.describe(a),
+            text=a.describe(),
             passed=v.passed,
             evidence=v.evidence,
             source=str(a.source),

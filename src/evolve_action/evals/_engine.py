@@ -6,7 +6,7 @@ evals (§9.3: permissions bypassed; `max_turns`/`timeout_seconds` from the case,
 config, else 20 turns / 600 s), the runtime-error gate (§9.5: an errored run is never graded), grading
 plus one judge conversation per case (§10), baseline runs (§9.7) and the assembly of fresh eval results
 (§12.2), handed to `results.EvalUnitRecord` and written after every finished case. Workspace
-staging and result assembly live in `eval_assembly` (re-exported here: `stage_workspace`,
+staging and result assembly live in `_assembly` (exported by the package: `stage_workspace`,
 `CaseRun`, `build_result`, `graded_assertions`, `error_detail`); this module keeps planning and
 the sweep.
 
@@ -45,11 +45,10 @@ from evolve_action.catalog import (
     build_catalog,
     resolve_models,
 )
-from evolve_action.config import Config
+from evolve_action.config import DEFAULT_MAX_TURNS, Config, resolve_results_format
 from evolve_action.encoding import Format, round1
 from evolve_action.errors import (
     ConfigError,
-    EnvironmentProblem,
     EvolveError,
     SpecError,
     first_evolve_error,
@@ -76,6 +75,7 @@ from evolve_action.harness import (
     SessionTally,
     TokenCounter,
     Transcript,
+    available_harnesses,
     claude_code_harness,
     default_cache_path,
     remove_workspace,
@@ -84,7 +84,6 @@ from evolve_action.harness import (
 from evolve_action.harness import estimate as token_estimate
 
 __all__ = [
-    "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
     "EvalsOptions",
     "EvalsOutcome",
@@ -95,7 +94,6 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 600
 """Evals tier timeout in seconds (per agent run; also bounds its commands and judge)."""
-DEFAULT_MAX_TURNS = 20
 TIER = "evals"
 
 
@@ -164,16 +162,6 @@ class EvalsOutcome:
 # Planning
 
 
-def _available_harnesses(environ: Mapping[str, str]) -> set[str]:
-    from evolve_action.harness import find_cli
-
-    try:
-        find_cli(environ)
-    except EnvironmentProblem:
-        return set()
-    return {"claude"}
-
-
 def plan_evals(
     repository: repo.Repository,
     config: Config,
@@ -188,7 +176,7 @@ def plan_evals(
     if options.judge_model is not None or config.is_set("judge_model"):
         # An explicit judge model that cannot be used is fatal at command start (§10.3).
         grading.resolve_judge_model(cat, options.judge_model or config.judge_model)
-    avail = _available_harnesses(environ) if available is None else available
+    avail = available_harnesses(environ) if available is None else available
     selection = resolve_models(
         cat,
         model_flags=options.models,
@@ -227,12 +215,7 @@ def plan_evals(
         max_turns = options.max_turns
     else:
         max_turns = config.max_turns if config.max_turns > 0 else DEFAULT_MAX_TURNS
-    fmt = options.results_format or config.results_format
-    if fmt == "yml":
-        fmt = "yaml"
-    if fmt not in ("json", "jsonc", "yaml"):
-        raise ConfigError(f'unknown results format "{fmt}" (want json, jsonc, or yaml)')
-    results_format: Format = "json" if fmt == "json" else "jsonc" if fmt == "jsonc" else "yaml"
+    results_format = resolve_results_format(options.results_format, config)
     return EvalsPlan(
         plan=the_plan,
         models=bound,
@@ -360,9 +343,7 @@ async def run_case(
         if reason:
             sweep.tally.record(reason)
             return CaseRun(transcript=transcript, runtime_error=reason, graded=None, workspace=ws)
-        calls = [
-            grading.ToolCall(name=c.name, input_json=c.raw_input) for c in transcript.tool_calls
-        ]
+        calls = transcript.tool_calls
         llm_texts = [a.text for a in case.assertions]
         judge_failed: list[str] = []
 
@@ -616,11 +597,7 @@ async def _run_unit(
         executed=True,
         content_hash=content_hash,
         timeout_seconds=tier_timeout,
-        pricing=res.Pricing(
-            input_per_mtok=pricing.input_per_mtok, output_per_mtok=pricing.output_per_mtok
-        )
-        if pricing is not None
-        else None,
+        pricing=res.Pricing.of(pricing),
     )
     stored = writer.file.models.get(model.model.key)
     record = res.EvalUnitRecord(

@@ -1,36 +1,83 @@
 """Flows: the user-level jobs as plain functions over typed options that return data.
 
-Owns: the demo (copy the examples, choose the backend, summarise the written results). Guarantees:
-flows never parse argv and never print. Never does: stage work (the stage packages do).
+Owns: `run_all` (checks → triggers → evals → report), `run_demo` (the example repository copied and
+evaluated end to end, offline by default), `regenerate_report` (load → build → write → gate) and
+`trigger_options` (the one builder of the trigger engine's options). Later: pr, gate, plan, merge.
+Guarantees: flows never parse argv and never print: engine progress goes to the `Reporter`, each
+finished step to `on_step`, and the outcome is returned for the CLI to print and map to an exit code.
+Never does: stage work itself (the stage packages do).
 
 Files (private; import from this package):
-- `_demo`: `evolve-action demo`: the example repository, evaluated end to end, offline by default.
+- `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
+- `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
+- `_run_all`: `run all` as a function: checks → triggers → evals → report.
+- `_tiers`: typed options for the tier engines, built from plain values (no argparse).
 """
 
 from evolve_action.flows._demo import (
+    DEFAULT_MODEL,
+    DEFAULT_RUNS,
     DUMMY_KEY,
     POLICY_RESOURCE,
     Backend,
+    DemoBackendReady,
+    DemoCopied,
+    DemoOptions,
+    DemoOutcome,
     DemoSummary,
     SkillFigures,
     choose_backend,
     copy_examples,
     demo_policy,
     render_summary,
+    run_demo,
     scripted_environ,
     summarise,
 )
+from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
+from evolve_action.flows._run_all import (
+    ChecksDone,
+    EvalsReady,
+    ReportDone,
+    RunAllOptions,
+    RunAllOutcome,
+    RunAllStep,
+    TriggersReady,
+    run_all,
+)
+from evolve_action.flows._tiers import BuiltTriggerOptions, trigger_options
 
 __all__ = [
+    "DEFAULT_MODEL",
+    "DEFAULT_RUNS",
     "DUMMY_KEY",
     "POLICY_RESOURCE",
     "Backend",
+    "BuiltTriggerOptions",
+    "ChecksDone",
+    "DemoBackendReady",
+    "DemoCopied",
+    "DemoOptions",
+    "DemoOutcome",
     "DemoSummary",
+    "EvalsReady",
+    "Migration",
+    "ReportDone",
+    "ReportOptions",
+    "ReportOutcome",
+    "RunAllOptions",
+    "RunAllOutcome",
+    "RunAllStep",
     "SkillFigures",
+    "TriggersReady",
     "choose_backend",
     "copy_examples",
     "demo_policy",
+    "regenerate_report",
     "render_summary",
+    "run_all",
+    "run_demo",
     "scripted_environ",
     "summarise",
+    "trigger_options",
 ]

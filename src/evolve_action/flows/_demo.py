@@ -20,24 +20,36 @@ from __future__ import annotations
 import enum
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
+from evolve_action.catalog import build_catalog, resolve_models
+from evolve_action.config import resolve_repository
 from evolve_action.encoding import round_half_away
 from evolve_action.errors import UsageError
-from evolve_action.modelserver import Policy
-from evolve_action.repo import Repository
+from evolve_action.evals import EvalsOptions
+from evolve_action.events import Reporter
+from evolve_action.flows._run_all import RunAllOptions, RunAllOutcome, RunAllStep, run_all
+from evolve_action.modelserver import ModelServer, Policy
+from evolve_action.repo import Repository, discover
 from evolve_action.results import EvalResult, EvalsEntry, load_results
 
 __all__ = [
     "CREDENTIAL_VARS",
+    "DEFAULT_MODEL",
+    "DEFAULT_RUNS",
     "DUMMY_KEY",
     "POLICY_RESOURCE",
     "Backend",
     "BackendChoice",
+    "DemoBackendReady",
+    "DemoCopied",
+    "DemoOptions",
+    "DemoOutcome",
     "DemoSummary",
     "SkillFigures",
     "TierFigures",
@@ -46,6 +58,7 @@ __all__ = [
     "demo_policy",
     "demo_policy_text",
     "render_summary",
+    "run_demo",
     "scripted_environ",
     "summarise",
 ]
@@ -372,3 +385,166 @@ def render_summary(summary: DemoSummary) -> str:
         lines.append(f"  report:             {summary.report_path}")
     lines.append(f"  evaluated copy:     {summary.root}")
     return "\n".join(lines) + "\n"
+
+
+# =============================================================================================
+# The demo as one function
+
+
+DEFAULT_RUNS = 1
+"""Trigger sessions per query in the demo (`run all` defaults to 3; one keeps the demo quick)."""
+DEFAULT_MODEL = "anthropic/claude-sonnet-5"
+"""The one model the demo evaluates (`run all` would evaluate every configured model)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoOptions:
+    """What `run_demo` evaluates and how."""
+
+    source: Path
+    """The plugin repository to copy (absolute)."""
+    label: str
+    """How the user named `source` (shown in messages)."""
+    target: Path | None = None
+    """Where to put the copy: a new or empty directory (None: a fresh temp dir)."""
+    environ: Mapping[str, str]
+    jobs: int = 2
+    runs: int = DEFAULT_RUNS
+    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    keep_workspaces: bool = False
+    scripted: bool = False
+    """Use the scripted model server even when Anthropic credentials are set."""
+    yes: bool = False
+    """With Anthropic credentials set: use the real API (this costs money)."""
+    log_path: Path | None = None
+    """Append the scripted model server's request log (JSON lines) here."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoCopied:
+    """The example repository was copied to `copy`."""
+
+    copy: Path
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoBackendReady:
+    """The model backend is up; the pipeline runs next."""
+
+    backend: Backend
+    credential: str | None
+    """The Anthropic credential variable that is set, if any."""
+    base_url: str | None = None
+    """The scripted model server's address (scripted backend only)."""
+    config_warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoOutcome:
+    """What the demo did: the copy, the `run all` outcome and the closing figures."""
+
+    copy: Path
+    run: RunAllOutcome
+    summary: DemoSummary
+
+
+def run_demo(
+    options: DemoOptions,
+    *,
+    reporter: Reporter,
+    on_step: Callable[[DemoCopied | DemoBackendReady | RunAllStep], None] | None = None,
+    cwd: Path,
+) -> DemoOutcome:
+    """Copy the examples, pick the backend, run checks → triggers → evals → report on the copy."""
+
+    def step(event: DemoCopied | DemoBackendReady | RunAllStep) -> None:
+        if on_step is not None:
+            on_step(event)
+
+    choice = choose_backend(options.environ, scripted=options.scripted, yes=options.yes)
+    if choice.backend is None:
+        raise UsageError(
+            f"{choice.credential} is set: the demo would run the agent and the judge on the real "
+            "Anthropic API, which costs money",
+            hint="pass --yes to use the real API, or --scripted to run offline against the "
+            "scripted model server",
+        )
+    _preflight(options, cwd=cwd)
+    copy = copy_examples(options.source, options.target, label=options.label)
+    step(DemoCopied(copy=copy, label=options.label))
+    with ExitStack() as stack:
+        base_url: str | None = None
+        if choice.backend is Backend.SCRIPTED:
+            server = stack.enter_context(
+                ModelServer(
+                    demo_policy(),
+                    port=0,
+                    log_path=options.log_path,
+                    log_bodies=False,
+                    keep_requests=False,
+                )
+            )
+            base_url = server.base_url
+            cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-demo-")))
+            environ = scripted_environ(options.environ, base_url=base_url, cache_dir=cache)
+        else:
+            environ = dict(options.environ)
+        repository, config = resolve_repository(copy, cwd, None, environ)
+        step(
+            DemoBackendReady(
+                backend=choice.backend,
+                credential=choice.credential,
+                base_url=base_url,
+                config_warnings=tuple(config.warnings),
+            )
+        )
+        run = run_all(
+            RunAllOptions(
+                repository=repository,
+                config=config,
+                environ=environ,
+                evals=EvalsOptions(
+                    models=options.models,
+                    jobs=options.jobs,
+                    keep_workspaces=options.keep_workspaces,
+                ),
+                runs=options.runs,
+            ),
+            reporter=reporter,
+            on_step=step,
+            cwd=cwd,
+        )
+    return DemoOutcome(copy=copy, run=run, summary=summarise(discover(copy, copy)))
+
+
+def _preflight(options: DemoOptions, *, cwd: Path) -> None:
+    """Reject a bad model or log path before anything is copied or started.
+
+    Without this a typo in `--model` surfaced only after the copy and the checks step, leaving
+    a half-made demo directory behind. A missing source is left to `copy_examples`, which
+    explains where it looked.
+    """
+    log_path = options.log_path
+    if log_path is not None:
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with log_path.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise UsageError(
+                f"--log {log_path}: cannot open the request log: {exc.strerror or exc}",
+                hint="pass a writable --log path",
+            ) from None
+    if not options.source.is_dir():
+        return
+    _, config = resolve_repository(options.source, cwd, None, options.environ)
+    resolve_models(
+        build_catalog(config.providers),
+        model_flags=options.models,
+        config_models=config.models,
+        config_harnesses=config.harnesses,
+        harness_flags=(),
+        available={"claude"},
+        tier="triggers",
+    )

@@ -1,6 +1,6 @@
 """Grading: deterministic assertions, the LLM judge and its workspace tools.
 
-Owns: the six deterministic assertion types and their `describe()` text, the tri-state `Verdict`,
+Owns: the six deterministic assertion types, the tri-state `Verdict`,
 the per-case aggregation (`grade_case`), the grade summary, and the judge (one `anthropic`
 conversation per case for all `llm` assertions, read-only workspace tools, judge model resolution).
 Guarantees: grading never raises for a bad assertion or a judge failure: it is a failed verdict with
@@ -15,13 +15,10 @@ Files (private; import from this package):
 from evolve_action.grading._assertions import (
     REGEX_FILE_CAP,
     GradedCase,
-    ToolCall,
     Verdict,
     case_passed,
-    describe,
     grade_case,
     grade_deterministic,
-    summarize,
 )
 from evolve_action.grading._judge import (
     Judge,
@@ -38,16 +35,13 @@ __all__ = [
     "GradedCase",
     "Judge",
     "JudgeRequest",
-    "ToolCall",
     "ToolRefused",
     "Verdict",
     "WorkspaceTools",
     "build_prompt",
     "case_passed",
     "client_from_env",
-    "describe",
     "grade_case",
     "grade_deterministic",
     "resolve_judge_model",
-    "summarize",
 ]

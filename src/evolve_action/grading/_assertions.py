@@ -1,7 +1,7 @@
 """Deterministic grading of Tier 2 assertions, and the per-case verdict.
 
 Owns: the semantics of the six deterministic assertion types (`file_exists`, `file_absent`, `regex`,
-`not_regex`, `command`, `tool_call`; engine spec §10.2), their `describe()` text, the tri-state
+`not_regex`, `command`, `tool_call`; engine spec §10.2; their `describe()` text is the assertion's own, `specs.Assertion.describe`), the tri-state
 `Verdict`, the ordering/aggregation rule of §10.1 (`grade_case`) and the grade summary.
 
 Guarantees: verdicts are index-aligned with the normalised assertion list; a verdict is `passed=True`,
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import posixpath
 import shutil
@@ -32,14 +31,11 @@ import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-import re2
-
-from evolve_action import harness as lifecycle
-from evolve_action import harness as sandbox
-from evolve_action.encoding import round6, strip_ansi, tail_bytes, trim_space, truncate_bytes
-from evolve_action.harness import safe_env
+from evolve_action.encoding import compile_re2, strip_ansi, tail_bytes, trim_space, truncate_bytes
+from evolve_action.harness import ToolCall, probe, safe_env, scratch_dir, wrap
+from evolve_action.results import GradeSummary, summarise_grades
 
 REGEX_FILE_CAP = 10 * 1024 * 1024
 """Bytes of a file a `regex`/`not_regex` assertion searches (the rest is ignored)."""
@@ -47,16 +43,11 @@ REGEX_FILE_CAP = 10 * 1024 * 1024
 __all__ = [
     "REGEX_FILE_CAP",
     "AssertionLike",
-    "GradeSummary",
     "GradedCase",
-    "ToolCall",
     "Verdict",
     "case_passed",
-    "compile_re2",
-    "describe",
     "grade_case",
     "grade_deterministic",
-    "summarize",
 ]
 
 DETERMINISTIC_TYPES = frozenset(
@@ -84,16 +75,10 @@ class AssertionLike(Protocol):
     @property
     def expect_exit(self) -> int | None: ...
     @property
+    def exit_code(self) -> int: ...
+    def describe(self) -> str: ...
+    @property
     def text(self) -> str: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """One tool call the agent made, as grading sees it."""
-
-    name: str
-    input_json: str
-    """The call's input as JSON text (raw as the harness saw it, else compact `json.dumps`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,18 +87,6 @@ class Verdict:
 
     passed: bool | None
     evidence: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GradeSummary:
-    """Per-case grade counts (results `summary` of one eval)."""
-
-    passed: int
-    failed: int
-    skipped: int
-    total: int
-    pass_rate: float | None
-    """`round6(passed / (passed + failed))`, None when nothing executed."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,57 +100,6 @@ class GradedCase:
 
 JudgeFn = Callable[[Sequence[int]], Awaitable[Sequence[Verdict]]]
 """Grades the `llm` assertions at the given indices in one judge session; returns one verdict each."""
-
-
-_OPTIONS: Any = None
-
-
-def _options() -> Any:
-    global _OPTIONS
-    if _OPTIONS is None:
-        opts = re2.Options()
-        opts.log_errors = False
-        _OPTIONS = opts
-    return _OPTIONS
-
-
-def compile_re2(pattern: str) -> Any:
-    """Compile an RE2 pattern (Go `regexp` syntax); raises `ValueError` with RE2's message."""
-    try:
-        return re2.compile(pattern, _options())
-    except Exception as exc:
-        msg = exc.args[0] if exc.args else str(exc)
-        if isinstance(msg, bytes):
-            msg = msg.decode("utf-8", "replace")
-        raise ValueError(str(msg)) from None
-
-
-def describe(a: AssertionLike) -> str:
-    """The assertion's human description (results `text` and console lines), per §10.2."""
-    t = a.type
-    if t == "file_exists":
-        return f"file {a.path} exists"
-    if t == "file_absent":
-        return f"file {a.path} is absent"
-    if t == "regex":
-        return f"{a.path} matches /{a.pattern}/" if a.path else f"output matches /{a.pattern}/"
-    if t == "not_regex":
-        if a.path:
-            return f"{a.path} does not match /{a.pattern}/"
-        return f"output does not match /{a.pattern}/"
-    if t == "command":
-        return f"command `{a.run}` exits {_expected_exit(a)}"
-    if t == "tool_call":
-        if a.pattern:
-            return f"agent called tool /{a.tool}/ with args /{a.pattern}/"
-        return f"agent called tool /{a.tool}/"
-    if t == "llm":
-        return a.text
-    return t
-
-
-def _expected_exit(a: AssertionLike) -> int:
-    return 0 if a.expect_exit is None else a.expect_exit
 
 
 def _ws_path(workspace: Path, rel: str) -> Path | None:
@@ -267,9 +189,9 @@ def _grade_tool_call(a: AssertionLike, tool_calls: Sequence[ToolCall] | None) ->
             continue
         if arg_rx is None:
             return Verdict(passed=True, evidence=call.name)
-        if arg_rx.search(call.input_json) is not None:
+        if arg_rx.search(call.raw_input) is not None:
             return Verdict(
-                passed=True, evidence=f"{call.name} {truncate_bytes(call.input_json, 120)}"
+                passed=True, evidence=f"{call.name} {truncate_bytes(call.raw_input, 120)}"
             )
     return Verdict(passed=False, evidence=f"no tool_call matched /{a.tool}/")
 
@@ -294,14 +216,14 @@ async def _grade_command(
     cwd = _ws_path(workspace, a.cwd) if a.cwd else workspace
     if cwd is None:
         return _outside(a.cwd)
-    want = _expected_exit(a)
-    confine = sandbox.probe(environ)
+    want = a.exit_code
+    confine = probe(environ)
     private_tmp: Path | None = None
     prefix: list[str] = []
     if confine.available:  # writable: the workspace and a private temp dir, nothing else
-        private_tmp = Path(tempfile.mkdtemp(prefix="command-tmp.", dir=lifecycle.scratch_dir()))
+        private_tmp = Path(tempfile.mkdtemp(prefix="command-tmp.", dir=scratch_dir()))
         env["TMPDIR"] = str(private_tmp)
-        prefix = sandbox.wrap(confine, writable=[workspace, private_tmp], chdir=cwd)
+        prefix = wrap(confine, writable=[workspace, private_tmp], chdir=cwd)
     try:
         return await _run_command(
             a, prefix=prefix, cwd=cwd, env=env, want=want, limit_seconds=timeout_seconds
@@ -365,15 +287,6 @@ def case_passed(verdicts: Sequence[Verdict]) -> bool:
     return not any(v.passed is False for v in verdicts)
 
 
-def summarize(verdicts: Sequence[Verdict]) -> GradeSummary:
-    """Counts and `pass_rate = round6(p/(p+f))` (None when nothing executed)."""
-    p = sum(1 for v in verdicts if v.passed is True)
-    f = sum(1 for v in verdicts if v.passed is False)
-    s = sum(1 for v in verdicts if v.passed is None)
-    rate = round6(p / (p + f)) if p + f else None
-    return GradeSummary(passed=p, failed=f, skipped=s, total=len(verdicts), pass_rate=rate)
-
-
 async def grade_case(
     assertions: Sequence[AssertionLike],
     *,
@@ -424,11 +337,4 @@ async def grade_case(
         for i, v in zip(llm_idx, judged, strict=True):
             verdicts[i] = v
     final = tuple(v if v is not None else Verdict(passed=False, evidence="") for v in verdicts)
-    return GradedCase(verdicts=final, passed=case_passed(final), summary=summarize(final))
-
-
-def tool_input_json(value: Any) -> str:
-    """Serialise a tool input the way grading matches it when no raw text is available."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return GradedCase(verdicts=final, passed=case_passed(final), summary=summarise_grades(final))

@@ -68,17 +68,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evolve_action.catalog import Catalog, Model
-from evolve_action.encoding import truncate_bytes
+from evolve_action.catalog import DEFAULT_JUDGE_MODEL, Catalog, Model
+from evolve_action.encoding import compile_re2, truncate_bytes
 from evolve_action.errors import ConfigError
-from evolve_action.grading._assertions import Verdict, compile_re2
-from evolve_action.harness import chosen_credential
+from evolve_action.grading._assertions import Verdict
+from evolve_action.harness import anthropic_client
 
 if TYPE_CHECKING:  # the SDK is imported lazily: it costs seconds at CLI start
     import anthropic
 
 __all__ = [
-    "DEFAULT_JUDGE_MODEL",
     "JUDGE_MAX_TURNS",
     "VERDICT_TOOL",
     "Judge",
@@ -90,7 +89,6 @@ __all__ = [
     "resolve_judge_model",
 ]
 
-DEFAULT_JUDGE_MODEL = "anthropic/claude-sonnet-5"
 JUDGE_MAX_TURNS = 16
 VERDICT_TOOL = "submit_verdicts"
 MAX_TOKENS = 4096
@@ -216,30 +214,9 @@ def resolve_judge_model(catalog: Catalog, token: str | None) -> Model:
 def client_from_env(
     environ: Mapping[str, str], *, max_retries: int = 4
 ) -> anthropic.AsyncAnthropic | None:
-    """Build the judge's SDK client from explicit credentials; None when none are available.
-
-    Credentials: `harness.chosen_credential` (the same one the agent and token counting use): a name ending in
-    `_API_KEY` is sent as `x-api-key`, any other as a bearer token with the OAuth beta header. `ANTHROPIC_BASE_URL` is honoured (the scripted model server). The SDK retries
-    429/529/5xx and connection errors itself, with exponential backoff, `max_retries` times.
-    """
-    import anthropic
-
-    base_url = environ.get("ANTHROPIC_BASE_URL") or None
-    chosen = chosen_credential(environ)
-    if chosen is None:
-        return None
-    name, value = chosen
-    if name.endswith("_API_KEY"):
-        return anthropic.AsyncAnthropic(
-            api_key=value, auth_token=None, base_url=base_url, max_retries=max_retries
-        )
-    return anthropic.AsyncAnthropic(
-        api_key=None,
-        auth_token=value,
-        base_url=base_url,
-        max_retries=max_retries,
-        default_headers={"anthropic-beta": "oauth-2025-04-20"},
-    )
+    """The judge's SDK client (`harness.anthropic_client`, retried `max_retries` times); None
+    when no credential is available."""
+    return anthropic_client(environ, max_retries=max_retries)
 
 
 # ---------------------------------------------------------------------------------------------

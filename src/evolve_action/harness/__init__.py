@@ -43,7 +43,7 @@ from evolve_action.harness._lifecycle import (
     sweep_stale,
     termination_signals,
 )
-from evolve_action.harness._locate import find_cli
+from evolve_action.harness._locate import available_harnesses, find_cli
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -61,6 +61,7 @@ from evolve_action.harness._sandbox import (
 )
 from evolve_action.harness._tokens import (
     TokenCounter,
+    anthropic_client,
     cache_key,
     default_cache_path,
     estimate,
@@ -116,6 +117,8 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "Usage",
+    "anthropic_client",
+    "available_harnesses",
     "cache_key",
     "check_credentials",
     "check_for_models",

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evolve_action.config import DEFAULT_MAX_TURNS
+
 
 class ErrorClass(enum.StrEnum):
     """Why a session produced no usable result."""
@@ -132,7 +134,7 @@ class SessionSpec:
     """The session's working directory (skills under `<workspace>/.claude/skills`)."""
     model: str
     """The harness-specific model id (e.g. `claude-sonnet-4-6`)."""
-    max_turns: int = 20
+    max_turns: int = DEFAULT_MAX_TURNS
     timeout_seconds: float = 120.0
     allowed_tools: tuple[str, ...] = ()
     """Tools auto-approved without asking (empty = the harness default)."""

@@ -1,6 +1,6 @@
 """Locating the Claude Code CLI without importing `claude-agent-sdk` (slow to import).
 
-Owns: `find_cli`. Guarantees: prefers the CLI bundled in the installed `claude-agent-sdk` wheel, then
+Owns: `find_cli` and `available_harnesses` (which agent CLIs this machine can run). Guarantees: prefers the CLI bundled in the installed `claude-agent-sdk` wheel, then
 `claude` on the given PATH; raises `EnvironmentProblem` when neither exists. Never starts processes.
 """
 
@@ -29,3 +29,23 @@ def find_cli(environ: Mapping[str, str] | None = None) -> Path:
         "Claude Code CLI not found (neither bundled in claude-agent-sdk nor `claude` on PATH)",
         hint="pip install claude-agent-sdk (it bundles the CLI) or install Claude Code",
     )
+
+
+def available_harnesses(
+    environ: Mapping[str, str], *, dry_run: bool = False, required: bool = False
+) -> set[str]:
+    """The agent harnesses this machine can run: `{"claude"}` when the Claude Code CLI is found.
+
+    A dry run starts no session, so it plans as if the CLI were installed. Otherwise a missing CLI
+    gives an empty set, or, with `required`, raises the `EnvironmentProblem` that says how to
+    install it (for a command that can do nothing without it).
+    """
+    if dry_run:
+        return {"claude"}
+    try:
+        find_cli(environ)
+    except EnvironmentProblem:
+        if required:
+            raise
+        return set()
+    return {"claude"}

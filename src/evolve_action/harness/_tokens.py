@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evolve_action import encoding
 from evolve_action.catalog import BoundModel, estimate_cost_usd
@@ -102,27 +102,9 @@ class TokenCounter:
             self.warnings.append(message)
 
     def _anthropic(self) -> anthropic.AsyncAnthropic | None:
-        if self._client is not None:
-            return self._client
-        chosen = procenv.chosen_credential(self._environ)
-        if chosen is None:
-            return None
-        import anthropic
-
-        name, value = chosen
-        base_url = self._environ.get("ANTHROPIC_BASE_URL") or None
-        if name.endswith("_API_KEY"):
-            self._client = anthropic.AsyncAnthropic(
-                api_key=value, base_url=base_url, timeout=HTTP_TIMEOUT_SECONDS, max_retries=1
-            )
-        else:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=None,
-                auth_token=value,
-                base_url=base_url,
-                timeout=HTTP_TIMEOUT_SECONDS,
-                max_retries=1,
-                default_headers={"anthropic-beta": "oauth-2025-04-20"},
+        if self._client is None:
+            self._client = anthropic_client(
+                self._environ, max_retries=1, timeout=HTTP_TIMEOUT_SECONDS
             )
         return self._client
 
@@ -225,3 +207,36 @@ def _load_cache(path: Path) -> dict[str, int]:
         for k, v in data.items()
         if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
     }
+
+
+def anthropic_client(
+    environ: Mapping[str, str], *, max_retries: int, timeout: float | None = None
+) -> anthropic.AsyncAnthropic | None:
+    """The one Anthropic SDK client factory (judge and token counting); None without a credential.
+
+    Credentials: `chosen_credential` (the same one the agent uses): a name ending in `_API_KEY` is
+    sent as `x-api-key`, any other as a bearer token with the OAuth beta header.
+    `ANTHROPIC_BASE_URL` is honoured (the scripted model server). The SDK retries 429/529/5xx and
+    connection errors itself, with exponential backoff, `max_retries` times; `timeout` None keeps
+    the SDK's default.
+    """
+    chosen = procenv.chosen_credential(environ)
+    if chosen is None:
+        return None
+    import anthropic  # slow to import: only when a client is first needed
+
+    name, value = chosen
+    options: dict[str, Any] = {
+        "base_url": environ.get("ANTHROPIC_BASE_URL") or None,
+        "max_retries": max_retries,
+    }
+    if timeout is not None:
+        options["timeout"] = timeout
+    if name.endswith("_API_KEY"):
+        return anthropic.AsyncAnthropic(api_key=value, auth_token=None, **options)
+    return anthropic.AsyncAnthropic(
+        api_key=None,
+        auth_token=value,
+        default_headers={"anthropic-beta": "oauth-2025-04-20"},
+        **options,
+    )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from evolve_action.encoding import MAX_FILE_BYTES, decode_yaml
 from evolve_action.errors import SpecError
 
 
@@ -202,8 +203,6 @@ class Policy:
     @classmethod
     def from_file(cls, path: Path | str) -> Policy:
         """Read and parse a policy file (`.yaml`, `.yml` or `.json`)."""
-        from evolve_action.encoding import MAX_FILE_BYTES
-
         p = Path(path)
         try:
             size = p.stat().st_size
@@ -240,9 +239,6 @@ class Policy:
 
 def _load_yaml(text: str, source: str) -> Any:
     """Decode a policy with the tool's bounded YAML decoder (aliases counted, depth capped)."""
-    from evolve_action.encoding._yaml import decode_yaml
-    from evolve_action.errors import SpecError
-
     if not text.strip() or all(
         not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()
     ):

@@ -4,7 +4,7 @@ Owns: trigger `content_hash` (SKILL.md frontmatter, engine spec §6.1), eval `co
 skill directory walk, §6.2), trigger `spec_hash` (§6.3), the normalized eval spec JSON (§6.4),
 `eval_fingerprint` (stored as eval `spec_hash` and baseline `fingerprint`, §6.5) and the
 "modified" predicate (§6.7). `go_compact_json` (Go `json.Marshal`) is `encode.encode_json_compact`,
-re-exported here for the hashing callers.
+used here for the hashing callers.
 
 Guarantees: every hash is lowercase hex SHA-256, byte-for-byte the value evolve computes for the same
 inputs (the §6.6 vectors are unit tests), so `--modified` agrees with evolve on results it wrote.

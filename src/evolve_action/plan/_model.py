@@ -5,7 +5,7 @@ Owns: `Tier`, `Reason` (with evolve's `--dry-run` wording, `Reason.label`), the 
 (`PlannedCase`, `PlannedUnit`, `Plan`) of `plan.plan`.
 
 Guarantees: frozen, slotted, keyword-only dataclasses and closed `StrEnum`s; `Plan` keeps sweep
-order. Never does: decide anything (see `plan`, which re-exports every name here), I/O.
+order. Never does: decide anything (see `_select`), I/O.
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ Owns: deciding the `Reason` a case × model runs for: `plan()` (scope filters
 `to_json_lines` for `--dry-run --json`), CI sharding (`shard`), the staleness predicates used by
 reports (§7.4), and `build_inputs`, which gathers the inputs of a repository (specs,
 fingerprints, stored results). The §4.4 model restriction is `specs.model_allowed` and the §6.7
-"modified" predicate is `fingerprint.is_modified` (re-exported here): one rule each. The values
-(`Tier`, `Reason`, `SetInput`, `PlanModel`, `Selection`, `Plan`, …) live in `plan_model` and are
-re-exported here.
+"modified" predicate is `_fingerprint.is_modified`: one rule each. The values
+(`Tier`, `Reason`, `SetInput`, `PlanModel`, `Selection`, `Plan`, …) live in `_model`.
 
 Guarantees: `plan`, `render`, `to_json_lines`, `shard` and the predicates are pure; the same
 inputs give the same plan. Only `build_inputs` reads files. A case runs iff its reason is not

@@ -1,17 +1,19 @@
-"""Reporting: rollups, the gate, rendering and JUnit.
+"""Reporting: rollups, the gate, rendering, JUnit and the pure report build.
 
 Owns: the rollup of results into per-plugin summaries (`plugin_summary`, `rollup_entries`), the
-gate (`gate_issues`, maturity), rendering `EVALUATION.md`, plugin pages and the PR summary through
+gate (`gate_issues`, maturity), the build (`build_report`: loaded results in, documents out), rendering `EVALUATION.md`, plugin pages and the PR summary through
 Jinja templates, and JUnit XML. Guarantees: everything here is pure over data and deterministic
 (same results, same bytes). Never does: read or write files, print.
 
 Files (private; import from this package):
+- `_build`: The report build: loaded results in, rendered documents out (pure).
 - `_gate`: The `report --check` gate: plugin maturity, thresholds and the issue algorithm.
 - `_junit`: JUnit XML export of stored results (report spec §5.5).
 - `_render`: Rendering of `EVALUATION.md`, per-plugin pages and the PR summary through Jinja templates.
 - `_rollup`: Rollups and the rollup document (`EVALUATION.<fmt>`, schema 3).
 """
 
+from evolve_action.report._build import ReportBuild, build_report, gate_models
 from evolve_action.report._compare import (
     ALPHA,
     MATERIAL_SHARE,
@@ -70,7 +72,6 @@ from evolve_action.report._rollup import (
     LoadedFile,
     LoadedPlugin,
     PluginSummary,
-    Tier,
     active_model_keys,
     build_rollup_document,
     excluded_rows,
@@ -105,11 +106,13 @@ __all__ = [
     "NoiseVerdict",
     "PluginSummary",
     "Rate",
+    "ReportBuild",
     "RunFacts",
     "SkillEvidence",
     "Tier",
     "TierComparison",
     "active_model_keys",
+    "build_report",
     "build_rollup_document",
     "build_suites",
     "cell_text",
@@ -123,6 +126,7 @@ __all__ = [
     "excluded_rows",
     "filter_file",
     "gate_issues",
+    "gate_models",
     "github_text",
     "group",
     "label_counts",

@@ -6,7 +6,7 @@ Owns: `Maturity` and `classify_maturity` (hashicorp/go-version's lenient parse, 
 
 Guarantees: pure and deterministic: issues come out in plugin-name order and, within a plugin,
 triggers before evals, keys sorted, then staleness. Never does: I/O, printing, exit codes (the
-edge in `commands/report.py` prints the issues and maps them to exit code 1).
+CLI (`cli/_report.py`) prints the issues and maps them to exit code 1).
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from evolve_action.plan import Tier
+
 if TYPE_CHECKING:
-    from evolve_action.report._rollup import PluginSummary, Tier
+    from evolve_action.report._rollup import PluginSummary
 
 __all__ = [
     "GATEABLE",
@@ -159,8 +161,8 @@ def gate_issues(
         )
         texts: list[str] = []
         for tier, authored, minimum in (
-            ("triggers", p.authored_triggers, opts.triggers_min_pass_rate),
-            ("evals", p.authored_evals, opts.evals_min_pass_rate),
+            (Tier.TRIGGERS, p.authored_triggers, opts.triggers_min_pass_rate),
+            (Tier.EVALS, p.authored_evals, opts.evals_min_pass_rate),
         ):
             if not authored:
                 continue

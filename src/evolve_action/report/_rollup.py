@@ -7,17 +7,18 @@ the schema-3 rollup document (§4), the active-model filter (§3.1 step 3), prov
 
 Guarantees: every function here is pure (data in, data out) and deterministic; sums and rates use
 the Go-compatible rounding helpers (`round1`, `round6`) exactly where evolve applies them.
-Never does: I/O, printing, reading the environment (the edges live in `commands/report.py`).
+Never does: I/O, printing, reading the environment (the I/O edge is `flows.regenerate_report`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from evolve_action.catalog import USAGE_HARNESSES, Catalog
 from evolve_action.encoding import round1, round6
+from evolve_action.plan import Tier
 from evolve_action.results import (
     Estimate,
     EvalsEntry,
@@ -42,7 +43,6 @@ __all__ = [
     "RollupDocument",
     "RollupStats",
     "SkillSummary",
-    "Tier",
     "active_model_keys",
     "build_rollup_document",
     "excluded_rows",
@@ -54,8 +54,6 @@ __all__ = [
 
 ROLLUP_SCHEMA = 3
 """Schema version of the `EVALUATION.<fmt>` rollup document."""
-
-Tier = Literal["triggers", "evals"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -558,15 +556,15 @@ def plugin_summary(plugin: LoadedPlugin, active: Collection[str] | None) -> Plug
     skills: dict[str, SkillSummary] = {}
     for f in plugin.files:
         s = SkillSummary(
-            triggers=rollup_entries(_tier_pairs([f], active, "triggers"), "triggers"),
-            evals=rollup_entries(_tier_pairs([f], active, "evals"), "evals"),
+            triggers=rollup_entries(_tier_pairs([f], active, Tier.TRIGGERS), Tier.TRIGGERS),
+            evals=rollup_entries(_tier_pairs([f], active, Tier.EVALS), Tier.EVALS),
         )
         if s.triggers or s.evals:
             skills[f.skill] = s
     return PluginSummary(
         name=plugin.name,
-        triggers=rollup_entries(_tier_pairs(plugin.files, active, "triggers"), "triggers"),
-        evals=rollup_entries(_tier_pairs(plugin.files, active, "evals"), "evals"),
+        triggers=rollup_entries(_tier_pairs(plugin.files, active, Tier.TRIGGERS), Tier.TRIGGERS),
+        evals=rollup_entries(_tier_pairs(plugin.files, active, Tier.EVALS), Tier.EVALS),
         skills=skills,
     )
 

@@ -6,12 +6,12 @@ null → zero value, unknown keys dropped), `probe_schema`, `migrate_document` (
 report spec §1.1) and the `Estimate`/`Measured` object encoders that the rollup reuses
 (`estimate_json`, `measured_json`). One decoder and one encoder serve every model dataclass:
 both walk its fields in declaration order, the decoder by field type, the encoder by the
-`results_model.ALWAYS` mark or else the type (pointer / nested object / omitempty value).
+`_model.ALWAYS` mark or else the type (pointer / nested object / omitempty value).
 
 Guarantees: `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote
 byte-identically through `encoding.encode_json` (int vs float kinds kept). A value of the wrong
 JSON kind raises `ValueError` naming where. Never does: I/O (see `results.load_results`), merging
-(see `results_merge`).
+(see `_merge`).
 """
 
 from __future__ import annotations
@@ -299,7 +299,7 @@ _ENCODE_PLANS: dict[type, list[tuple[str, str]]] = {}
 
 
 def _encode_plan(cls: type) -> list[tuple[str, str]]:
-    """(field, rule) in field order: `results_model.ALWAYS` marks, else the rule of the type."""
+    """(field, rule) in field order: `_model.ALWAYS` marks, else the rule of the type."""
     plan = _ENCODE_PLANS.get(cls)
     if plan is None:
         hints = typing.get_type_hints(cls)

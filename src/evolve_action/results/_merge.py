@@ -7,14 +7,14 @@ without-skill `baseline` (`replace_trigger_entry`, `replace_eval_entry`, `trim_e
 
 Guarantees: pure functions of their arguments (new values are built, nothing is mutated);
 rounding is Go's (`round1`, `round6`) exactly where evolve applies it. Never does: I/O, decide
-which cases run (see `plan`), encode (see `results_codec`).
+which cases run (see `plan`), encode (see `_codec`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from evolve_action.encoding import round1, round6
 from evolve_action.results._model import (
@@ -25,7 +25,6 @@ from evolve_action.results._model import (
     EvalsEntry,
     EvalSnapshot,
     EvalSummary,
-    GradedAssertion,
     GradeSummary,
     Measured,
     ModelEntry,
@@ -167,8 +166,17 @@ def summarise_evals(results: Sequence[EvalResult], *, executed: bool = True) -> 
     )
 
 
-def summarise_grades(assertions: Sequence[GradedAssertion]) -> GradeSummary:
-    """A case's grade summary: skips (`passed is None`) are counted apart and excluded from the rate."""
+class _Graded(Protocol):
+    @property
+    def passed(self) -> bool | None: ...
+
+
+def summarise_grades(assertions: Sequence[_Graded]) -> GradeSummary:
+    """A case's grade summary: skips (`passed is None`) are counted apart and excluded from the rate.
+
+    Takes stored `GradedAssertion`s or fresh `grading.Verdict`s: the one definition of the counts
+    and `pass_rate = round6(p/(p+f))` (None when nothing executed).
+    """
     passed = sum(1 for a in assertions if a.passed is True)
     failed = sum(1 for a in assertions if a.passed is False)
     skipped = sum(1 for a in assertions if a.passed is None)

@@ -7,7 +7,7 @@ and `format_ran_at`.
 
 Guarantees: every value is a frozen, slotted, keyword-only dataclass; optional fields use `None`
 for Go pointer fields (rule P: omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
-`omitempty` value fields (rule Z), so the codec (`results_codec`) reproduces evolve's bytes and
+`omitempty` value fields (rule Z), so the codec (`_codec`) reproduces evolve's bytes and
 decodes each field by its declared type. Maps (`models`, `tool_calls`) are plain dicts inside
 frozen dataclasses: never mutate them, build new ones. Never does: I/O, encoding, clocks (`now`
 is a parameter).
@@ -79,6 +79,17 @@ class Pricing:
 
     input_per_mtok: float | None = field(default=None, metadata=ALWAYS)
     output_per_mtok: float | None = field(default=None, metadata=ALWAYS)
+
+    @classmethod
+    def of(cls, price: catalog.Pricing | None) -> Pricing | None:
+        """The stored form of a catalog price (None stays None, written as `null`).
+
+        Two types on purpose: the catalog's rates are always known, a stored file's may be
+        `null` (an unpublished rate in a file evolve wrote).
+        """
+        if price is None:
+            return None
+        return cls(input_per_mtok=price.input_per_mtok, output_per_mtok=price.output_per_mtok)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,14 +339,7 @@ def make_header(
     executed trigger entries (pass 0 for evals); `pricing` is the catalog price at run time, or
     None (written as `null`).
     """
-    pricing = (
-        Pricing(
-            input_per_mtok=model.pricing.input_per_mtok,
-            output_per_mtok=model.pricing.output_per_mtok,
-        )
-        if model.pricing is not None
-        else None
-    )
+    pricing = Pricing.of(model.pricing)
     return EntryHeader(
         provider=model.provider,
         model=model.id,

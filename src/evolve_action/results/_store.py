@@ -5,12 +5,8 @@ in-memory migration of schemas 3 and 4, an error for anything else: `shape_probl
 (`write_results`, `results_path`), the advisory lock of a results file (`lock_results`), the
 `--overwrite-unreadable-results` removal (`discard_unusable`), `report --migrate`
 (`migrate_in_place`) and the write-after-each-unit path (`ResultsWriter`, `TriggerUnitRecord`,
-`EvalUnitRecord`). It is also
-the facade of the results package of modules, re-exporting (in `__all__`) the model
-(`results_model`: `ResultsFile`, entries, headers, `make_header`), the codec (`results_codec`:
-`from_document`, `to_document`, `migrate_document`, `probe_schema`) and the pure operations
-(`results_merge`: summaries, `merge_cases`, `replace_*_entry`, `drop_models`, …), so engines keep
-importing everything from `evolve_action.results`.
+`EvalUnitRecord`). The model (`_model`), the codec (`_codec`) and the pure operations (`_merge`)
+are its siblings; the package `__init__` exports them all.
 
 Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically

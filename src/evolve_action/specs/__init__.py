@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from evolve_action.specs._findings import Finding, Severity
 from evolve_action.specs._load import (
-    compile_re2,
     load_evals,
     load_triggers,
     parse_evals,
@@ -77,7 +76,6 @@ __all__ = [
     "Finding",
     "Severity",
     "Source",
-    "compile_re2",
     "load_evals",
     "load_schema",
     "load_triggers",

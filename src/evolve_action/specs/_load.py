@@ -2,11 +2,11 @@
 
 Owns: decoding and normalizing them with evolve's rules (engine spec §4.2.1: integer ids become
 strings, expectations expand to `llm` assertions first, bare-string assertions are `llm`
-assertions) into the values of `specs_model` (re-exported here: `TriggerSpec`, `EvalsSpec`,
+assertions) into the values of `_model` (exported by the package: `TriggerSpec`, `EvalsSpec`,
 `EvalCase`, `Assertion`, `FixtureRef`, the staging rule and `model_allowed`), RE2 compilation with
-Go-worded errors, the Go-rule field decoding helpers shared with `validation` (`decode_fields`,
+Go-worded errors, the Go-rule field decoding helpers shared with `_validation` (`decode_fields`,
 `describe_value`, `json_pointer`, `line_for`, `LoadProblem`), and a lenient parse that collects
-every problem for `validation` (which owns the JSON Schemas and the §4.2.2 rules,
+every problem for `_validation` (which owns the JSON Schemas and the §4.2.2 rules,
 `validation.validate_triggers`/`validate_evals`).
 
 Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
@@ -22,15 +22,12 @@ skill-creator `evals.json` loads, validates and grades; it still hashes as evolv
 
 from __future__ import annotations
 
-import ast
 import contextvars
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-
-import re2
 
 from evolve_action import encoding
 from evolve_action.errors import SpecError
@@ -50,7 +47,6 @@ from evolve_action.specs._model import (
 __all__ = [
     "EVAL_FIELDS",
     "LoadProblem",
-    "compile_re2",
     "decode_fields",
     "describe_value",
     "go_json_text",
@@ -68,53 +64,6 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
-
-# --------------------------------------------------------------------------------------------
-# RE2
-
-
-@functools.cache
-def _re2_options() -> Any:
-    opts = re2.Options()
-    opts.log_errors = False  # google-re2 prints parse errors to stderr otherwise
-    return opts
-
-
-# RE2 (C++) error texts → Go regexp/syntax error codes, so messages read like evolve's.
-_RE2_TO_GO = {
-    "invalid perl operator": "invalid or unsupported Perl syntax",
-    "missing ]": "missing closing ]",
-    "missing )": "missing closing )",
-    "unexpected )": "unexpected )",
-    "trailing \\": "trailing backslash at end of expression",
-    "bad repetition operator": "invalid nested repetition operator",
-    "no argument for repetition operator": "missing argument to repetition operator",
-    "bad repetition argument": "invalid repeat count",
-}
-
-
-def compile_re2(pattern: str) -> tuple[Any | None, str]:
-    """Compile `pattern` with RE2; return `(regex, "")` or `(None, error text)`.
-
-    The error text follows Go's wording where the RE2 error maps onto one
-    (`error parsing regexp: invalid or unsupported Perl syntax: `(?=``).
-    """
-    try:
-        return re2.compile(pattern, options=_re2_options()), ""
-    except Exception as exc:  # re2.error; the binding raises its own Error type
-        text = str(exc)
-        if text.startswith(("b'", 'b"')):
-            try:
-                raw = ast.literal_eval(text)
-                text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-            except (ValueError, SyntaxError):
-                pass
-        code, sep, arg = text.partition(": ")
-        go_code = _RE2_TO_GO.get(code, code)
-        if sep:
-            return None, f"error parsing regexp: {go_code}: `{arg}`"
-        return None, f"error parsing regexp: {go_code}"
-
 
 # --------------------------------------------------------------------------------------------
 # Go-style decoding of the raw document

@@ -7,7 +7,7 @@ model restriction (§4.4: `model_allowed`).
 
 Guarantees: values are frozen, slotted, keyword-only dataclasses; the staging rule never lets a
 `files` entry escape the evals directory (`SpecError`). Never does: read or decode files (see
-`specs`, which builds these values and re-exports every name here), print.
+`_load`, which builds these values), print.
 """
 
 from __future__ import annotations

@@ -29,13 +29,12 @@ import referencing
 from jsonschema.protocols import Validator
 
 from evolve_action import encoding
-from evolve_action.encoding import trim_space
+from evolve_action.encoding import Re2Error, compile_re2, trim_space
 from evolve_action.errors import SpecError, display_path
 from evolve_action.specs._findings import Finding, Severity
 from evolve_action.specs._load import (
     EVAL_FIELDS,
     LoadProblem,
-    compile_re2,
     decode_fields,
     describe_value,
     go_json_text,
@@ -355,18 +354,18 @@ def _assertion_problems(a: Assertion) -> list[tuple[str, str]]:
     if t in ("regex", "not_regex"):
         if not a.pattern:
             return [("missing pattern", "pattern")]
-        _, err = compile_re2("(?m)" + a.pattern)
+        err = _re2_problem("(?m)" + a.pattern)
         return [(f"invalid pattern: {err}", "pattern")] if err else []
     if t == "command":
         return [("missing run", "run")] if not a.run else []
     if t == "tool_call":
         if not a.tool:
             return [("missing tool", "tool")]
-        _, err = compile_re2(a.tool)
+        err = _re2_problem(a.tool)
         if err:
             return [(f"invalid tool: {err}", "tool")]
         if a.pattern:
-            _, err = compile_re2(a.pattern)
+            err = _re2_problem(a.pattern)
             if err:
                 return [(f"invalid pattern: {err}", "pattern")]
         return []
@@ -489,3 +488,12 @@ def _is_regular(path: Path) -> bool:
         return stat.S_ISREG(path.stat().st_mode)
     except (OSError, ValueError):  # ValueError: a NUL byte in the path
         return False
+
+
+def _re2_problem(pattern: str) -> str:
+    """Go's wording of why RE2 rejects `pattern`, or "" when it compiles."""
+    try:
+        compile_re2(pattern)
+    except Re2Error as exc:
+        return exc.go_message
+    return ""

@@ -3,8 +3,7 @@
 Owns: `TriggerOptions`, `run()` (plan → per eval set one shared workspace with every skill of the
 plugin installed → per model one unit → each query × `--runs` sessions → verdicts → results written
 after every finished query), hit detection (`is_hit`), verdict-preserving early stop (`decided`,
-`should_launch`), scoring (`score`) — the pure core lives in `trigger_verdicts` and is re-exported
-here — retries of transient failures, and the outcome values the CLI
+`should_launch`), scoring (`score`) — the pure core lives in `_verdicts` — retries of transient failures, and the outcome values the CLI
 renders (`TriggersOutcome`, `UnitOutcome`, `QueryOutcome`).
 
 Guarantees:
@@ -338,13 +337,7 @@ def _read_skill_md(es: EvalSet) -> bytes:
 
 def _header(options: TriggerOptions, model: BoundModel, content_hash: str) -> res.EntryHeader:
     m = model.model
-    pricing = (
-        res.Pricing(
-            input_per_mtok=m.pricing.input_per_mtok, output_per_mtok=m.pricing.output_per_mtok
-        )
-        if m.pricing is not None
-        else None
-    )
+    pricing = res.Pricing.of(m.pricing)
     return res.EntryHeader(
         provider=m.provider,
         model=m.id,

@@ -24,6 +24,7 @@ from evolve_action.evals import _assembly as eval_assembly
 from evolve_action.events import ItemDone, RecordingReporter, UnitStarted
 from evolve_action.grading import Verdict
 from evolve_action.harness import ErrorClass, SessionSpec, ToolCall, Transcript, Usage
+from evolve_action.results import summarise_grades
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -340,7 +341,7 @@ def test_build_result_unpriced_usage_and_skips() -> None:
     graded = grading.GradedCase(
         verdicts=(Verdict(passed=None, evidence="skipped: harness does not report tool calls"),),
         passed=True,
-        summary=grading.summarize([Verdict(passed=None)]),
+        summary=summarise_grades([Verdict(passed=None)]),
     )
     t = Transcript(
         final_text="ok",

@@ -12,15 +12,17 @@ from typing import Any
 
 import pytest
 
-from evolve_action.grading import ToolCall, Verdict
+from evolve_action.grading import Verdict
 from evolve_action.grading import _assertions as grading
+from evolve_action.harness import ToolCall
+from evolve_action.results import summarise_grades
 from evolve_action.specs import Assertion, Source
 
 FINAL = "All done.\nCreated hello.txt with a greeting.\nexit=0"
 CALLS = (
-    ToolCall(name="Skill", input_json='{"skill":"greeter"}'),
-    ToolCall(name="Write", input_json='{"file_path":"/ws/hello.txt","content":"hi <b>"}'),
-    ToolCall(name="Bash", input_json='{"command":"go test ./..."}'),
+    ToolCall(name="Skill", input={}, raw_input='{"skill":"greeter"}'),
+    ToolCall(name="Write", input={}, raw_input='{"file_path":"/ws/hello.txt","content":"hi <b>"}'),
+    ToolCall(name="Bash", input={}, raw_input='{"command":"go test ./..."}'),
 )
 
 
@@ -180,7 +182,7 @@ def test_regex_evidence_truncated_to_120_bytes(tmp_path: Path) -> None:
 
 
 def test_tool_call_evidence_truncates_args() -> None:
-    long = ToolCall(name="Write", input_json='{"content":"' + "y" * 300 + '"}')
+    long = ToolCall(name="Write", input={}, raw_input='{"content":"' + "y" * 300 + '"}')
     v = asyncio.run(
         grading.grade_deterministic(
             a("tool_call", tool="Write", pattern="y"),
@@ -192,7 +194,7 @@ def test_tool_call_evidence_truncates_args() -> None:
         )
     )
     assert v.passed is True
-    assert v.evidence == "Write " + long.input_json[:120]
+    assert v.evidence == "Write " + long.raw_input[:120]
 
 
 DESCRIBE = [
@@ -213,7 +215,7 @@ DESCRIBE = [
 
 @pytest.mark.parametrize(("assertion", "text"), DESCRIBE, ids=[t for _, t in DESCRIBE])
 def test_describe(assertion: Assertion, text: str) -> None:
-    assert grading.describe(assertion) == text
+    assert assertion.describe() == text
 
 
 SUMMARY = [
@@ -233,7 +235,7 @@ def test_case_verdict_and_summary(
 ) -> None:
     vs = [Verdict(passed=p) for p in verdicts]
     assert grading.case_passed(vs) is passed
-    s = grading.summarize(vs)
+    s = summarise_grades(vs)
     assert (s.passed, s.failed, s.skipped, s.pass_rate) == counts
     assert s.total == len(vs)
 

@@ -1,0 +1,206 @@
+"""`run all` as a function: checks → triggers → evals → report, in one call that returns data.
+
+Owns: `RunAllOptions`, the step events (`ChecksDone`, `TriggersReady`, `EvalsReady`, `ReportDone`)
+and `run_all`. The tiers run one after the other over the whole repository (all trigger units, then
+all eval units) rather than interleaved per skill, so each engine keeps its own sweep; the results
+are the same as evolve's. Timeouts: 120 s per trigger session and 600 s per eval run unless a
+timeout is given (then it applies to both). Check failures only count under `strict`. A missing
+Claude Code CLI skips the trigger tier (the evals tier reports it).
+
+Guarantees: never prints and never parses argv: progress goes to the `Reporter` (engine events)
+and to `on_step` (one call per finished step, in order, so a front end can show each step's
+outcome before the next starts); the outcome is returned. Never does: decide exit codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolve_action import evals, plan, triggers
+from evolve_action.checks import CheckOptions, CheckReport, run_checks
+from evolve_action.config import Config, resolve_results_format
+from evolve_action.events import Reporter
+from evolve_action.flows._report import ReportOptions, ReportOutcome, regenerate_report
+from evolve_action.flows._tiers import trigger_options
+from evolve_action.harness import check_for_models, claude_code_harness, sweep_failed
+from evolve_action.repo import Repository
+
+__all__ = [
+    "ChecksDone",
+    "EvalsReady",
+    "ReportDone",
+    "RunAllOptions",
+    "RunAllOutcome",
+    "RunAllStep",
+    "TriggersReady",
+    "run_all",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunAllOptions:
+    """What `run all` runs: the evals options (their selection applies to every tier) and more."""
+
+    repository: Repository
+    config: Config
+    environ: Mapping[str, str]
+    evals: evals.EvalsOptions
+    """Selection, models, jobs, timeout and format; the trigger tier uses the same values."""
+    runs: int = triggers.DEFAULT_RUNS
+    """Trigger sessions per query."""
+    early_stop: bool = True
+    """Stop a query's trigger runs once its verdict cannot change."""
+    dry_run: bool = False
+    """Plan both tiers, run nothing, write nothing."""
+    report: bool = True
+    """Regenerate the reports after the evals."""
+    strict: bool = False
+    """Check failures count as failures (they never do otherwise)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChecksDone:
+    """Tier 0 finished."""
+
+    report: CheckReport
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TriggersReady:
+    """The trigger tier is planned; it runs next unless `skipped` or a dry run (`plan` is set)."""
+
+    warnings: tuple[str, ...] = ()
+    """Model-selection warnings."""
+    plan: plan.Plan | None = None
+    """The trigger plan, for a dry run."""
+    plan_warnings: tuple[str, ...] = ()
+    """Planning warnings, for a dry run."""
+    skipped: bool = False
+    """No selected model has an available harness: the tier does not run."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalsReady:
+    """The evals tier is planned; it runs next unless this is a dry run."""
+
+    planned: evals.EvalsPlan
+    jobs: int
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportDone:
+    """The reports were regenerated."""
+
+    outcome: ReportOutcome
+
+
+RunAllStep = ChecksDone | TriggersReady | EvalsReady | ReportDone
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunAllOutcome:
+    """Everything `run all` did."""
+
+    checks: CheckReport
+    triggers: triggers.TriggersOutcome | None = None
+    """None when skipped or for a dry run."""
+    evals_plan: evals.EvalsPlan
+    evals: evals.EvalsOutcome | None = None
+    """None for a dry run."""
+    report: ReportOutcome | None = None
+    """None for a dry run or without `report`."""
+    failed: bool = False
+    """A check failed (under `strict`), or a trigger query or an eval case failed."""
+
+
+def run_all(
+    options: RunAllOptions,
+    *,
+    reporter: Reporter,
+    on_step: Callable[[RunAllStep], None] | None = None,
+    cwd: Path | None = None,
+) -> RunAllOutcome:
+    """Run checks → triggers → evals → report; return what happened."""
+
+    def step(event: RunAllStep) -> None:
+        if on_step is not None:
+            on_step(event)
+
+    repo, config, environ, eo = options.repository, options.config, options.environ, options.evals
+    checks = run_checks(repo, config, CheckOptions(signals=False))
+    step(ChecksDone(report=checks))
+    failed = checks.failures > 0 and options.strict
+
+    built = trigger_options(
+        repo,
+        config,
+        environ,
+        plugins=eo.plugins,
+        skills=eo.skills,
+        models=eo.models,
+        harnesses=eo.harnesses,
+        new=eo.new,
+        modified=eo.modified,
+        failed=eo.failed,
+        runs=options.runs,
+        jobs=eo.jobs,
+        timeout=eo.timeout,
+        early_stop=options.early_stop,
+        keep_workspaces=eo.keep_workspaces,
+        dry_run=options.dry_run,
+        results_format=eo.results_format,
+        require_cli=False,
+    )
+    trig: triggers.TriggersOutcome | None = None
+    credentials_checked = False
+    if options.dry_run:
+        tplan, _, twarnings = triggers.make_plan(built.options)
+        step(TriggersReady(warnings=built.warnings, plan=tplan, plan_warnings=tuple(twarnings)))
+    elif not built.options.models:
+        step(TriggersReady(warnings=built.warnings, skipped=True))
+    else:
+        step(TriggersReady(warnings=built.warnings))
+        if any(u.cases for u in triggers.make_plan(built.options)[0].units):
+            check_for_models(environ, built.options.models)  # exit 2 before any session
+            credentials_checked = True
+        trig = asyncio.run(
+            triggers.run(built.options, reporter, claude_code_harness(built.options.environ))
+        )
+        if trig.all_failed:
+            raise sweep_failed(trig.all_failed, tier="triggers")
+        failed = failed or trig.failed
+
+    planned = evals.plan_evals(repo, config, eo, environ=environ)
+    step(EvalsReady(planned=planned, jobs=eo.jobs, dry_run=options.dry_run))
+    if options.dry_run:
+        return RunAllOutcome(checks=checks, evals_plan=planned, failed=failed)
+    if not credentials_checked and planned.plan.cases:
+        check_for_models(environ, planned.models)
+    ev = asyncio.run(
+        evals.run_evals(repo, config, eo, environ=environ, reporter=reporter, planned=planned)
+    )
+    if ev.all_failed:
+        raise sweep_failed(ev.all_failed, tier="evals")
+    rep: ReportOutcome | None = None
+    if options.report:
+        rep = regenerate_report(
+            ReportOptions(
+                repo=repo,
+                config=config,
+                results_format=resolve_results_format(eo.results_format, config),
+            ),
+            cwd=cwd or repo.root,
+        )
+        step(ReportDone(outcome=rep))
+    return RunAllOutcome(
+        checks=checks,
+        triggers=trig,
+        evals_plan=planned,
+        evals=ev,
+        report=rep,
+        failed=failed or not ev.ok,
+    )

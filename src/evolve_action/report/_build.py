@@ -1,0 +1,102 @@
+"""The report build: loaded results in, rendered documents out (pure).
+
+Owns: `build_report` — the rollup summaries, the rollup document (`EVALUATION.<fmt>`), the root and
+per-plugin `EVALUATION.md` and the JUnit XML, as texts keyed by their path relative to the
+repository root, in writing order — and `gate_models` (the model matrix the strict gate expects).
+
+Guarantees: pure and deterministic (same inputs, same bytes; `tool_version` is a parameter). Never
+does: read or write files, print (the report flow in `flows` loads, writes and gates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from evolve_action import encoding
+from evolve_action.catalog import Catalog
+from evolve_action.report._junit import build_suites, render_junit
+from evolve_action.report._render import render_plugin_page, render_root
+from evolve_action.report._rollup import (
+    LoadedPlugin,
+    PluginSummary,
+    build_rollup_document,
+    excluded_rows,
+    plugin_summary,
+    provider_caps,
+)
+
+__all__ = ["ReportBuild", "build_report", "gate_models"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportBuild:
+    """The rendered reports of one repository."""
+
+    documents: tuple[tuple[str, str], ...]
+    """(path relative to the repository root, text), in writing order: `EVALUATION.md`,
+    `EVALUATION.<fmt>`, then the plugin pages (not for a single-plugin layout)."""
+    rollup_name: str
+    """`EVALUATION.<fmt>`: its siblings of other formats are removed after writing."""
+    summaries: Mapping[str, PluginSummary]
+    """Rollup summary per plugin with results."""
+    plugins: int
+    """Plugins in the rollup document."""
+    junit: str | None
+    """JUnit XML, when asked for."""
+
+
+def build_report(
+    plugins: Sequence[LoadedPlugin],
+    *,
+    catalog: Catalog,
+    active: frozenset[str] | None,
+    single: bool,
+    results_format: encoding.Format,
+    tool_version: str,
+    junit: bool = False,
+) -> ReportBuild:
+    """Render every report document from the loaded results (plugins without results get none)."""
+    caps = provider_caps(catalog)
+    with_files = [p for p in plugins if p.files]
+    summaries = {p.name: plugin_summary(p, active) for p in with_files}
+    doc = build_rollup_document(summaries.values(), tool_version)
+    rollup_name = f"EVALUATION.{results_format}"
+    documents: list[tuple[str, str]] = [
+        (
+            "EVALUATION.md",
+            render_root(
+                with_files,
+                summaries,
+                single=single,
+                active=active,
+                caps=caps,
+                excluded=excluded_rows(catalog, active),
+            ),
+        ),
+        (
+            rollup_name,
+            encoding.encode_document(doc.to_json(), results_format, encoding.ROLLUP_COMMENT),
+        ),
+    ]
+    if not single:
+        for lp in with_files:
+            page = PurePosixPath(lp.rel_dir, "EVALUATION.md").as_posix()
+            documents.append((page, render_plugin_page(lp, active=active, caps=caps)))
+    return ReportBuild(
+        documents=tuple(documents),
+        rollup_name=rollup_name,
+        summaries=summaries,
+        plugins=len(doc.plugins),
+        junit=render_junit(build_suites(with_files, active)) if junit else None,
+    )
+
+
+def gate_models(catalog: Catalog, active: frozenset[str] | None) -> list[str]:
+    """The strict-mode model matrix: every active model (all catalog models when unrestricted).
+
+    Deliberate deviation from evolve (report spec §7 quirk 10): evolve uses only the `models`
+    tokens, so a configured model no allowed harness can run is reported missing forever.
+    """
+    return [m.key for m in catalog.models if active is None or m.key in active]
