@@ -22,7 +22,7 @@ from evolve_action.github import (
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "workflows").glob("*.yml"))
-DOCS = REPO / "docs" / "action.md"
+README = REPO / "README.md"
 SHA_PIN = re.compile(r"[^@\s]+@[0-9a-f]{40}")
 
 
@@ -89,19 +89,19 @@ def test_action_yml_validates_against_github_schema() -> None:
 
 
 def _doc_table_names(section: str) -> list[str]:
-    text = DOCS.read_text(encoding="utf-8")
-    match = re.search(rf"^## {section}\n(.*?)(?=^## )", text, flags=re.S | re.M)
-    assert match is not None, f"docs/action.md has no '## {section}' section"
+    text = README.read_text(encoding="utf-8")
+    match = re.search(rf"^### {section}\n(.*?)(?=^##)", text, flags=re.S | re.M)
+    assert match is not None, f"README.md has no '### {section}' section"
     return re.findall(r"^\| `([a-z_]+)` \|", match.group(1), flags=re.M)
 
 
-def test_docs_list_every_input_and_output() -> None:
+def test_readme_lists_every_input_and_output() -> None:
     assert _doc_table_names("Inputs") == list(INPUT_DEFAULTS)
     assert _doc_table_names("Outputs") == list(OUTPUT_NAMES)
 
 
-def test_docs_defaults_match() -> None:
-    text = DOCS.read_text(encoding="utf-8")
+def test_readme_defaults_match() -> None:
+    text = README.read_text(encoding="utf-8")
     for name, default in INPUT_DEFAULTS.items():
         row = re.search(rf"^\| `{name}` \| ([^|]*) \|", text, flags=re.M)
         assert row is not None, name
