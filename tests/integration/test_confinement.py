@@ -37,6 +37,7 @@ class _A:
         self.tool = ""
         self.requires = ""
         self.expect_exit = None
+        self.exit_code = 0
         self.text = ""
 
 
