@@ -7,22 +7,24 @@ subcommand lives in `evolve_action.cli._<name>` and registers itself via `regist
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TextIO
 
 from evolve_action import __version__
+from evolve_action.cli import _all, _checks, _demo, _evals, _model_server, _report, _triggers
 from evolve_action.cli._common import Handler, Invocation
 from evolve_action.errors import EvolveError, first_evolve_error
 from evolve_action.github import annotate
 
-# Subcommands of `evolve-action run …` and top-level subcommands, by module name under `cli/` (`_<name>.py`).
-RUN_COMMANDS: tuple[str, ...] = ("checks", "triggers", "evals", "all")
-TOP_COMMANDS: tuple[str, ...] = ("model_server", "report", "demo")
+# Subcommands of `evolve-action run …` and top-level subcommands, in help order; each module
+# registers its parser and handler (`register(subparsers)`).
+RUN_COMMANDS: tuple[ModuleType, ...] = (_checks, _triggers, _evals, _all)
+TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo)
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -40,10 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = top.add_parser("run", help="run one evaluation tier (checks, triggers, evals) or all")
     run_sub = run.add_subparsers(dest="tier", metavar="TIER")
-    for name in RUN_COMMANDS:
-        importlib.import_module(f"evolve_action.cli._{name}").register(run_sub)
-    for name in TOP_COMMANDS:
-        importlib.import_module(f"evolve_action.cli._{name}").register(top)
+    for command in RUN_COMMANDS:
+        command.register(run_sub)
+    for command in TOP_COMMANDS:
+        command.register(top)
     return parser
 
 
