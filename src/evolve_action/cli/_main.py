@@ -7,25 +7,25 @@ subcommand lives in `evolve_action.cli._<name>` and registers itself via `regist
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TextIO
 
-from evolve_action import __version__
-from evolve_action import harness as lifecycle
-from evolve_action import harness as sandbox
+from evolve_action import __version__, harness
+from evolve_action.cli import _all, _checks, _demo, _evals, _model_server, _report, _triggers
 from evolve_action.cli._common import Handler, Invocation
 from evolve_action.errors import EvolveError, first_evolve_error
 from evolve_action.github import annotate, is_actions
 from evolve_action.sanitise import gate
 
-# Subcommands of `evolve-action run …` and top-level subcommands, by module name under `cli/` (`_<name>.py`).
-RUN_COMMANDS: tuple[str, ...] = ("checks", "triggers", "evals", "all")
-TOP_COMMANDS: tuple[str, ...] = ("model_server", "report", "demo")
+# Subcommands of `evolve-action run …` and top-level subcommands, in help order; each module
+# registers its parser and handler (`register(subparsers)`).
+RUN_COMMANDS: tuple[ModuleType, ...] = (_checks, _triggers, _evals, _all)
+TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo)
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -43,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = top.add_parser("run", help="run one evaluation tier (checks, triggers, evals) or all")
     run_sub = run.add_subparsers(dest="tier", metavar="TIER")
-    for name in RUN_COMMANDS:
-        importlib.import_module(f"evolve_action.cli._{name}").register(run_sub)
-    for name in TOP_COMMANDS:
-        importlib.import_module(f"evolve_action.cli._{name}").register(top)
+    for command in RUN_COMMANDS:
+        command.register(run_sub)
+    for command in TOP_COMMANDS:
+        command.register(top)
     return parser
 
 
@@ -77,14 +77,14 @@ def main(
         parser.print_help(out)
         return EXIT_ERROR
     invocation = Invocation(args=args, environ=env, stdout=out, stderr=err, cwd=cwd or Path.cwd())
-    caught = lifecycle.Caught()
+    caught = harness.Caught()
     try:
         try:
-            with lifecycle.termination_signals() as caught, lifecycle.scratch():
+            with harness.termination_signals() as caught, harness.scratch():
                 if getattr(args, "keep_workspaces", False) is True:
-                    lifecycle.keep_scratch()
-                if _runs_agents(args) and not (found := sandbox.probe(env)).available:
-                    err.write(sandbox.unavailable_line(found) + "\n")
+                    harness.keep_scratch()
+                if _runs_agents(args) and not (found := harness.probe(env)).available:
+                    err.write(harness.unavailable_line(found) + "\n")
                 return handler(invocation)
         except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
             first = first_evolve_error(group)

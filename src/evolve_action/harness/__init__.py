@@ -2,9 +2,11 @@
 
 Owns: the harness seam (`Harness` protocol, `SessionSpec`, `Transcript`, `ToolCall`, `Usage`,
 `ErrorClass`, `runtime_error`), the Claude Code harness (through `claude-agent-sdk`), locating the
-CLI, throwaway workspaces (`create_workspace`, `create_trigger_workspace`), the allowlisted child
-environment and the one Anthropic credential choice (`safe_env`, `chosen_credential`), and token
-counting with its cache (`TokenCounter`, `estimate`).
+CLI and which agent CLIs this machine can run (`available_harnesses`), throwaway workspaces
+(`create_workspace`, `create_trigger_workspace`), the allowlisted child environment and the one
+Anthropic credential choice (`safe_env`, `chosen_credential`), token counting with its cache
+(`TokenCounter`, `estimate`), and the one Anthropic SDK client factory (`anthropic_client`,
+shared by token counting and the judge).
 Guarantees: a failed session is a `Transcript` with `error` set, never an exception; no child ever
 sees `GITHUB_TOKEN` or `INPUT_*`. Never does: print, read `os.environ` (callers pass `environ`).
 The Claude Code names are loaded lazily (importing `claude_agent_sdk` is slow), so importing the
