@@ -9,7 +9,6 @@ Owns the flag definitions that `run triggers`, `run evals` and `run all` have in
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,11 +76,6 @@ def check_filters(repo: Repository, *, plugins: Sequence[str], skills: Sequence[
             f"--skill {', '.join(missing)}: no such skill in {scope}",
             hint=f"skills: {', '.join(sorted(names)) or '(none)'}",
         )
-
-
-def default_jobs() -> int:
-    """evolve's default `--jobs`: `(NumCPU + 1) // 2`."""
-    return ((os.cpu_count() or 1) + 1) // 2
 
 
 def split_list(values: Sequence[str] | None) -> tuple[str, ...]:

@@ -17,7 +17,6 @@ from evolve_action import evals, plan
 from evolve_action.cli._common import (
     Invocation,
     check_filters,
-    default_jobs,
     discard_unusable_results,
     require_positive,
     split_list,
@@ -26,7 +25,7 @@ from evolve_action.cli._common import add_selection_flags as common_selection_fl
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
-from evolve_action.harness import check_for_models, sweep_failed
+from evolve_action.harness import check_for_models, default_jobs, sweep_failed
 from evolve_action.repo import Repository
 
 

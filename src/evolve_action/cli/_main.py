@@ -16,7 +16,16 @@ from types import ModuleType
 from typing import TextIO
 
 from evolve_action import __version__, harness
-from evolve_action.cli import _all, _checks, _demo, _evals, _model_server, _report, _triggers
+from evolve_action.cli import (
+    _action,
+    _all,
+    _checks,
+    _demo,
+    _evals,
+    _model_server,
+    _report,
+    _triggers,
+)
 from evolve_action.cli._common import Handler, Invocation
 from evolve_action.errors import EvolveError, first_evolve_error
 from evolve_action.github import annotate, is_actions
@@ -25,7 +34,7 @@ from evolve_action.sanitise import gate
 # Subcommands of `evolve-action run …` and top-level subcommands, in help order; each module
 # registers its parser and handler (`register(subparsers)`).
 RUN_COMMANDS: tuple[ModuleType, ...] = (_checks, _triggers, _evals, _all)
-TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo)
+TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo, _action)
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -42,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = top.add_parser("run", help="run one evaluation tier (checks, triggers, evals) or all")
+    run.set_defaults(handler=_action.handle_run)  # no tier: the GitHub Action's `mode: run`
     run_sub = run.add_subparsers(dest="tier", metavar="TIER")
     for command in RUN_COMMANDS:
         command.register(run_sub)
@@ -111,7 +121,7 @@ def main(
 
 def _runs_agents(args: argparse.Namespace) -> bool:
     return getattr(args, "tier", None) in ("triggers", "evals", "all") or (
-        getattr(args, "command", None) == "demo"
+        getattr(args, "command", None) in ("demo", "pr")
     )
 
 

@@ -19,7 +19,6 @@ from evolve_action.cli._common import (
     add_selection_flags,
     add_trigger_flags,
     check_filters,
-    default_jobs,
     discard_unusable_results,
     require_positive,
     split_list,
@@ -28,7 +27,7 @@ from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
 from evolve_action.flows import trigger_options
-from evolve_action.harness import check_for_models, claude_code_harness, sweep_failed
+from evolve_action.harness import check_for_models, claude_code_harness, default_jobs, sweep_failed
 from evolve_action.repo import Repository
 
 

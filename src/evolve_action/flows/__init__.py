@@ -2,18 +2,27 @@
 
 Owns: `run_all` (checks → triggers → evals → report), `run_demo` (the example repository copied and
 evaluated end to end, offline by default), `regenerate_report` (load → build → write → gate) and
-`trigger_options` (the one builder of the trigger engine's options). Later: pr, gate, plan, merge.
+`trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). Later: plan, merge.
 Guarantees: flows never parse argv and never print: engine progress goes to the `Reporter`, each
 finished step to `on_step`, and the outcome is returned for the CLI to print and map to an exit code.
 Never does: stage work itself (the stage packages do).
 
 Files (private; import from this package):
+- `_action`: the GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.
 - `_tiers`: typed options for the tier engines, built from plain values (no argparse).
 """
 
+from evolve_action.flows._action import (
+    COMMENT_MARKER,
+    ActionOutcome,
+    PrOptions,
+    exit_for,
+    run_gate,
+    run_pr,
+)
 from evolve_action.flows._demo import (
     DEFAULT_MODEL,
     DEFAULT_RUNS,
@@ -48,10 +57,12 @@ from evolve_action.flows._run_all import (
 from evolve_action.flows._tiers import BuiltTriggerOptions, trigger_options
 
 __all__ = [
+    "COMMENT_MARKER",
     "DEFAULT_MODEL",
     "DEFAULT_RUNS",
     "DUMMY_KEY",
     "POLICY_RESOURCE",
+    "ActionOutcome",
     "Backend",
     "BuiltTriggerOptions",
     "ChecksDone",
@@ -62,6 +73,7 @@ __all__ = [
     "DemoSummary",
     "EvalsReady",
     "Migration",
+    "PrOptions",
     "ReportDone",
     "ReportOptions",
     "ReportOutcome",
@@ -73,10 +85,13 @@ __all__ = [
     "choose_backend",
     "copy_examples",
     "demo_policy",
+    "exit_for",
     "regenerate_report",
     "render_summary",
     "run_all",
     "run_demo",
+    "run_gate",
+    "run_pr",
     "scripted_environ",
     "summarise",
     "trigger_options",

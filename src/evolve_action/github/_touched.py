@@ -87,6 +87,12 @@ class ChangedPath:
             kind = ChangeStatus.MODIFIED
         return cls(path=filename, status=kind, previous_path=previous_filename or None)
 
+    @classmethod
+    def from_git(cls, code: str, path: str, previous_path: str | None = None) -> ChangedPath:
+        """From one `git diff --name-status` record (`R100` and the like keep their letter)."""
+        status = _GIT_STATUS.get(code[:1], ChangeStatus.MODIFIED)
+        return cls(path=path, status=status, previous_path=previous_path or None)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TouchedSkill:

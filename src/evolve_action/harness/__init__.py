@@ -45,7 +45,7 @@ from evolve_action.harness._lifecycle import (
     sweep_stale,
     termination_signals,
 )
-from evolve_action.harness._locate import available_harnesses, find_cli
+from evolve_action.harness._locate import available_harnesses, default_jobs, find_cli
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -130,6 +130,7 @@ __all__ = [
     "create_trigger_workspace",
     "create_workspace",
     "default_cache_path",
+    "default_jobs",
     "escapes",
     "estimate",
     "estimate_payload",

@@ -49,3 +49,8 @@ def available_harnesses(
             raise
         return set()
     return {"claude"}
+
+
+def default_jobs() -> int:
+    """evolve's default `--jobs` (concurrent agent sessions): `(NumCPU + 1) // 2`."""
+    return ((os.cpu_count() or 1) + 1) // 2

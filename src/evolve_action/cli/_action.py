@@ -1,0 +1,109 @@
+"""`evolve-action pr`, `evolve-action gate` and `evolve-action run` (no tier): the action's modes.
+
+Owns the flags of `pr` (`--local`, `--base`, `--out`) and `gate`, and the action's `mode: run`
+(`run` without a tier, under GitHub Actions). Inputs come from `INPUT_*` and the event from
+`GITHUB_EVENT_PATH`, as the runner sets them (see README "On GitHub: the Action"); the jobs are
+`flows.run_pr` and `flows.run_gate`. Prints the flow's lines and exits with its code.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evolve_action.cli._common import Invocation
+from evolve_action.errors import UsageError
+from evolve_action.events import LineReporter
+from evolve_action.flows import ActionOutcome, PrOptions, run_gate, run_pr
+from evolve_action.github import is_actions
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `pr` and `gate`."""
+    pr = subparsers.add_parser(
+        "pr",
+        help="the action's PR job: evaluate the touched skills, commit, comment (--local: preview)",
+        description=(
+            "On GitHub Actions (inputs from INPUT_*, the event from GITHUB_EVENT_PATH): Tier 0 on the "
+            "whole repository, then the missing or stale cases of the skills the pull request "
+            "touched, the report, the commit-back and the sticky comment. With --local: the same "
+            "evaluation of your working tree against a base ref; nothing is posted or committed, "
+            "the comment and the step summary are written to files."
+        ),
+    )
+    pr.add_argument(
+        "--local",
+        action="store_true",
+        help="preview on the working tree: no GitHub, nothing posted or committed",
+    )
+    pr.add_argument(
+        "--base",
+        metavar="REF",
+        default=None,
+        help="with --local: the base to compare against (default: merge base with origin/HEAD or main)",
+    )
+    pr.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="with --local: where to write pr-comment.md and step-summary.md (default: .evolve-action)",
+    )
+    pr.set_defaults(handler=handle_pr)
+    gate = subparsers.add_parser(
+        "gate",
+        help="the action's release gate: committed evidence against the thresholds (no agent)",
+        description=(
+            "report --check --strict over the committed results, with the action's inputs "
+            "(min_triggers_pass_rate, min_evals_pass_rate, fail_on): one annotation per breach, "
+            "the step summary and the outputs."
+        ),
+    )
+    gate.set_defaults(handler=handle_gate)
+
+
+def handle_pr(inv: Invocation) -> int:
+    """`evolve-action pr [--local]`."""
+    args = inv.args
+    if not args.local and (args.base is not None or args.out is not None):
+        raise UsageError(
+            "--base and --out go with --local", hint="evolve-action pr --local --base main"
+        )
+    if not args.local and not is_actions(inv.environ):
+        raise UsageError(
+            "pr: not running in GitHub Actions (GITHUB_ACTIONS is not true)",
+            hint="use `evolve-action pr --local` to preview a PR from your working tree",
+        )
+    out = args.out if args.out is None or args.out.is_absolute() else inv.cwd / args.out
+    outcome = run_pr(
+        PrOptions(environ=inv.environ, cwd=inv.cwd, local=args.local, base=args.base, out_dir=out),
+        reporter=LineReporter(inv.stdout),
+        commands=inv.stdout,
+    )
+    return _print(inv, outcome)
+
+
+def handle_run(inv: Invocation) -> int:
+    """`evolve-action run` without a tier: the action's `mode: run` under GitHub Actions."""
+    if not is_actions(inv.environ):
+        raise UsageError(
+            "run: choose a tier: checks, triggers, evals or all",
+            hint="evolve-action run all (without a tier, `run` is the GitHub Action's mode: run)",
+        )
+    outcome = run_pr(
+        PrOptions(environ=inv.environ, cwd=inv.cwd, mode="run"),
+        reporter=LineReporter(inv.stdout),
+        commands=inv.stdout,
+    )
+    return _print(inv, outcome)
+
+
+def handle_gate(inv: Invocation) -> int:
+    """`evolve-action gate`."""
+    return _print(inv, run_gate(inv.environ, inv.cwd, commands=inv.stdout))
+
+
+def _print(inv: Invocation, outcome: ActionOutcome) -> int:
+    for line in outcome.lines:
+        inv.stdout.write(line + "\n")
+    return outcome.exit_code

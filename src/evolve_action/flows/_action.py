@@ -1,0 +1,979 @@
+"""The GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`, as functions over data.
+
+Owns: `run_pr` (one pull request: Tier 0 on the whole repository, the touched skills' missing or
+stale cases, the report, the commit-back, the sticky comment, the step summary and the outputs),
+`run_gate` (the committed evidence against the thresholds, no agent) and the pieces they share:
+which skills to evaluate, the base evidence, the fail-on rule.
+
+Guarantees:
+- Untouched skills never start an agent session; touched ones run only cases whose stored result is
+  missing or stale (`--new` ∪ `--modified`), so a re-run on the bot's own commit plans nothing.
+- Nothing is posted or committed for a fork, with `comment: off`/`commit: false`, or locally
+  (`local=True` writes the comment and the summary to files instead).
+- A GitHub failure after the evaluation (a 403 on the comment, a moved head) becomes a notice: the
+  results on disk, the step summary and the outputs are still written.
+- The step's exit code follows `fail_on` (`flows.exit_for`), and the comment body is a function of
+  the base and head evidence (its digest decides whether an existing comment is rewritten).
+
+Never does: parse argv or print; workflow commands (masks, annotations) go to the `commands` stream
+the caller passes, lines for the log come back in the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TextIO
+
+from evolve_action import evals, events, triggers
+from evolve_action.checks import CheckOptions, run_checks
+from evolve_action.config import Config, resolve_repository
+from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
+from evolve_action.flows._report import ReportOptions, regenerate_report
+from evolve_action.flows._tiers import trigger_options
+from evolve_action.github import (
+    BOT_LOGIN,
+    ActionInputs,
+    ActionOutputs,
+    ChangedPath,
+    CommandFiles,
+    Committed,
+    Event,
+    FileChange,
+    GitHubApiError,
+    GitHubClient,
+    GitHubContext,
+    HeadMoved,
+    RetryPolicy,
+    Touched,
+    TouchedSkill,
+    annotate,
+    append_summary,
+    fork_target_refusal,
+    git_changed_paths,
+    git_env,
+    load_context,
+    read_inputs,
+    restore_workspace_owner,
+    touched_skills,
+    unsupported_message,
+    write_outputs,
+)
+from evolve_action.harness import (
+    CREDENTIAL_VARS,
+    check_for_models,
+    claude_code_harness,
+    default_jobs,
+    sweep_failed,
+)
+from evolve_action.repo import Repository
+from evolve_action.report import (
+    ComparisonRow,
+    GateOptions,
+    Label,
+    RunFacts,
+    SkillEvidence,
+    compare,
+    digest_of,
+    evidence_digest,
+    parse_maturity,
+    render_pr_comment,
+)
+from evolve_action.results import ResultsFile, load_results
+from evolve_action.specs import Severity
+
+__all__ = [
+    "COMMENT_MARKER",
+    "ActionOutcome",
+    "PrOptions",
+    "exit_for",
+    "run_gate",
+    "run_pr",
+]
+
+COMMENT_MARKER = "<!-- evolve-action:pr-comment -->"
+"""The hidden marker the sticky comment is found by (together with its author)."""
+
+MAX_ANNOTATIONS = 10
+"""Annotations per level and step (GitHub shows at most 10 per level of a step)."""
+
+RESULT_NAMES = ("results.json", "results.jsonc", "results.yaml", "results.yml")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrOptions:
+    """What `run_pr` needs besides the environment."""
+
+    environ: Mapping[str, str]
+    cwd: Path
+    mode: Literal["pr", "run"] = "pr"
+    local: bool = False
+    """`pr --local`: the working tree against `base`; nothing is posted or committed."""
+    base: str | None = None
+    """Local only: the base ref (default: the merge base with `origin/HEAD`, else `main`)."""
+    out_dir: Path | None = None
+    """Local only: where the comment and the summary are written (default `<root>/.evolve-action`)."""
+    retry: RetryPolicy | None = None
+    """The GitHub client's retry policy (tests pass `RetryPolicy.immediate()`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionOutcome:
+    """What a job did; the CLI prints `lines` and exits with `exit_code`."""
+
+    exit_code: int
+    outputs: ActionOutputs
+    lines: tuple[str, ...] = ()
+    """Human lines for the log (notices, what ran, where files are)."""
+    comment: str = ""
+    """The comment body (posted, previewed or empty)."""
+    summary: str = ""
+    """The step summary written (or previewed)."""
+    touched: Touched | None = None
+    rows: tuple[ComparisonRow, ...] = ()
+    files: tuple[Path, ...] = ()
+    """Local mode: the comment and summary files written."""
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable state of one job while it runs."""
+
+    lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    sessions: int = 0
+    skipped: int = 0
+    errored: bool = False
+    check_failures: int = 0
+
+    def notice(self, text: str, commands: TextIO | None = None) -> None:
+        self.lines.append(f"notice: {text}")
+        self.notes.append(text)
+        if commands is not None:
+            annotate(commands, "notice", text)
+
+
+# ------------------------------------------------------------------------------------------------
+# pr / run
+# ------------------------------------------------------------------------------------------------
+
+
+def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -> ActionOutcome:
+    """The `pr` job (also `mode: run` and `pr --local`): evaluate, report, publish; return the outcome."""
+    env = options.environ
+    if options.local:
+        return _run_local(options, reporter=reporter)
+    workspace = Path(env.get("GITHUB_WORKSPACE") or options.cwd)
+    inputs = read_inputs(env, workspace=workspace, log=commands)
+    ctx = load_context(env, cwd=options.cwd)
+    files = CommandFiles.from_env(env)
+    state = _Run()
+    if ctx.event is Event.UNSUPPORTED:
+        line = unsupported_message(ctx)
+        append_summary(files.summary, f"{line}\n")
+        write_outputs(files.output, ActionOutputs(status="skipped"))
+        return ActionOutcome(exit_code=0, outputs=ActionOutputs(status="skipped"), lines=(line,))
+    refusal = fork_target_refusal(ctx, allow_fork_target=inputs.allow_fork_target)
+    if refusal is not None:
+        annotate(commands, "error", refusal)
+        append_summary(files.summary, f"**evolve-action refused to run.** {refusal}\n")
+        write_outputs(files.output, ActionOutputs(status="errored"))
+        return ActionOutcome(exit_code=2, outputs=ActionOutputs(status="errored"), lines=(refusal,))
+
+    repo, config = resolve_repository(inputs.working_directory, options.cwd, None, env)
+    genv = git_env(env, safe_directories=(workspace, repo.root))
+    top = _git_toplevel(repo.root, genv) or workspace
+    prefix = _rel_prefix(repo.root, top)
+    if "checks" in inputs.tiers:
+        _tier0(repo, config, commands, state, top)
+
+    client = _client(inputs, ctx, options.retry)
+    touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state)
+    if touched.empty:
+        line = "evolve-action: no skill touched by this change; nothing to evaluate"
+        summary = f"{line}.\n"
+        append_summary(files.summary, summary)
+        outputs = ActionOutputs(status="skipped", report_path=_report_rel(repo, top))
+        write_outputs(files.output, outputs)
+        code = exit_for(inputs.fail_on, rows=(), state=state)
+        return ActionOutcome(
+            exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
+        )
+
+    base_ref = _base_ref(ctx)
+    base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx)
+    agent_env = _agent_environ(env, inputs)
+    before = _snapshot(repo, touched)
+    live = [t for t in ("triggers", "evals") if t in inputs.tiers]
+    if live and not _has_credentials(agent_env):
+        why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
+        state.notice(
+            f"live tiers skipped: {why} (set anthropic_api_key or claude_code_oauth_token); "
+            "Tier 0 ran",
+            commands,
+        )
+        live = []
+    if live:
+        _evaluate(repo, config, touched, inputs, agent_env, live, reporter, state)
+    report = regenerate_report(
+        ReportOptions(repo=repo, config=config, results_format=config.results_format),
+        cwd=options.cwd,
+    )
+    rows = _compare(repo, touched, base_files)
+    facts = RunFacts(
+        marker=COMMENT_MARKER,
+        sessions_run=state.sessions,
+        sessions_skipped=state.skipped,
+        cost_usd=_cost(before, repo, touched),
+        evaluation_url=_evaluation_url(ctx, repo, top),
+        run_url=ctx.run_url or None,
+        notes=tuple(state.notes),
+    )
+    body = render_pr_comment(rows, facts)
+    commit_sha = ""
+    comment_id: int | None = None
+    pr = ctx.pull_request
+    if inputs.commit and client is not None:
+        commit_sha = _commit_back(
+            client, ctx, inputs, repo, top, touched, report.written, before, state, commands
+        )
+    if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
+        comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
+    restore_workspace_owner(workspace, [*report.written, *_result_files(repo, touched)])
+    summary = body if not state.lines else body + "\n" + "\n".join(f"- {n}" for n in state.notes)
+    append_summary(files.summary, summary)
+    outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
+    write_outputs(files.output, outputs)
+    return ActionOutcome(
+        exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
+        outputs=outputs,
+        lines=tuple(state.lines),
+        comment=body,
+        summary=summary,
+        touched=touched,
+        rows=rows,
+    )
+
+
+def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcome:
+    """`pr --local`: the same evaluation on the working tree; the comment and summary go to files."""
+    env = options.environ
+    repo, config = resolve_repository(None, options.cwd, None, env)
+    genv = git_env(env, safe_directories=(repo.root,))
+    top = _git_toplevel(repo.root, genv)
+    if top is None:
+        raise UsageError(
+            f"pr --local: {repo.root} is not in a git repository",
+            hint="run it inside the repository's git checkout",
+        )
+    prefix = _rel_prefix(repo.root, top)
+    base = options.base or _default_base(top, genv)
+    state = _Run()
+    checks = run_checks(repo, config, CheckOptions(signals=False))
+    state.check_failures = checks.failures
+    if checks.failures:
+        state.lines.append(f"checks: {checks.failures} failure(s) (see `run checks`)")
+    changes = _local_changes(top, base, genv)
+    touched = touched_skills(repo, changes, prefix=prefix)
+    out_dir = options.out_dir or (top / ".evolve-action")
+    if touched.empty:
+        state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
+        return ActionOutcome(
+            exit_code=0, outputs=ActionOutputs(status="skipped"), lines=tuple(state.lines)
+        )
+    base_files = {
+        s.key: _load_bytes(_git_show_results(top, base, repo, s, genv)) for s in touched.skills
+    }
+    before = _snapshot(repo, touched)
+    if _has_credentials(env):
+        inputs = read_inputs({}, workspace=top)
+        _evaluate(repo, config, touched, inputs, env, ["triggers", "evals"], reporter, state)
+    else:
+        state.notice("live tiers skipped: no Anthropic credentials in the environment")
+    regenerate_report(
+        ReportOptions(repo=repo, config=config, results_format=config.results_format),
+        cwd=options.cwd,
+    )
+    rows = _compare(repo, touched, base_files)
+    facts = RunFacts(
+        marker=COMMENT_MARKER,
+        sessions_run=state.sessions,
+        sessions_skipped=state.skipped,
+        cost_usd=_cost(before, repo, touched),
+        notes=tuple(state.notes),
+        title=f"Skill evaluations: {base} → working tree (preview)",
+    )
+    body = render_pr_comment(rows, facts)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
+    comment_file.write_text(body, encoding="utf-8")
+    summary_file.write_text(body, encoding="utf-8")
+    state.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
+    state.lines.append(f"pr --local: the step summary: {summary_file}")
+    outputs = _outputs(rows, state, touched, facts, None, "", repo, top)
+    return ActionOutcome(
+        exit_code=0,
+        outputs=outputs,
+        lines=tuple(state.lines),
+        comment=body,
+        summary=body,
+        touched=touched,
+        rows=rows,
+        files=(comment_file, summary_file),
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# gate
+# ------------------------------------------------------------------------------------------------
+
+
+def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> ActionOutcome:
+    """`mode: gate`: `report --check --strict` over the committed evidence; one annotation a breach.
+
+    Works on any event (tags, releases): it reads only files. Thresholds come from the inputs, else
+    the repository config.
+    """
+    workspace = Path(environ.get("GITHUB_WORKSPACE") or cwd)
+    inputs = read_inputs(environ, workspace=workspace, log=commands)
+    files = CommandFiles.from_env(environ)
+    repo, config = resolve_repository(inputs.working_directory, cwd, None, environ)
+    th = config.report.thresholds
+    gate = GateOptions(
+        triggers_min_pass_rate=(
+            inputs.min_triggers_pass_rate
+            if inputs.min_triggers_pass_rate is not None
+            else th.triggers_min_pass_rate
+        ),
+        evals_min_pass_rate=(
+            inputs.min_evals_pass_rate
+            if inputs.min_evals_pass_rate is not None
+            else th.evals_min_pass_rate
+        ),
+        models=tuple(th.models) if th.models is not None else None,
+        maturity=parse_maturity(th.maturity),
+        strict=True,
+    )
+    outcome = regenerate_report(
+        ReportOptions(
+            repo=repo, config=config, results_format=config.results_format, check=True, gate=gate
+        ),
+        cwd=cwd,
+    )
+    top = _git_toplevel(repo.root, git_env(environ, safe_directories=(repo.root,))) or repo.root
+    fails = [i for i in outcome.issues if i.level == "FAIL"]
+    for issue in outcome.issues:
+        annotate(commands, "error" if issue.level == "FAIL" else "warning", issue.text)
+    lines = [i.line() for i in outcome.issues]
+    if not fails:
+        lines.append("gate: thresholds met")
+    summary = "### evolve-action gate\n\n" + (
+        "\n".join(f"- {line}" for line in lines) + "\n" if lines else ""
+    )
+    append_summary(files.summary, summary)
+    status: Literal["passed", "failed"] = "failed" if fails else "passed"
+    outputs = ActionOutputs(status=status, report_path=_report_rel(repo, top))
+    write_outputs(files.output, outputs)
+    code = 1 if fails and inputs.fail_on != "never" else 0
+    return ActionOutcome(exit_code=code, outputs=outputs, lines=tuple(lines), summary=summary)
+
+
+# ------------------------------------------------------------------------------------------------
+# The fail-on rule
+# ------------------------------------------------------------------------------------------------
+
+
+def exit_for(
+    fail_on: str,
+    *,
+    rows: Sequence[ComparisonRow],
+    state: _Run,
+    inputs: ActionInputs | None = None,
+) -> int:
+    """The step's exit code: 1 when `fail_on` says this outcome fails the step, else 0.
+
+    `regression`: a row labelled regression, a threshold breach, a Tier 0 failure or an error;
+    `threshold`: a breach, a Tier 0 failure or an error; `error`: errors only; `never`: 0.
+    """
+    if fail_on == "never":
+        return 0
+    failed = state.errored
+    if fail_on in ("regression", "threshold"):
+        failed = failed or state.check_failures > 0 or _breaches(rows, inputs)
+    if fail_on == "regression":
+        failed = failed or any(r.label is Label.REGRESSION for r in rows)
+    return 1 if failed else 0
+
+
+def _breaches(rows: Sequence[ComparisonRow], inputs: ActionInputs | None) -> bool:
+    if inputs is None:
+        return False
+    for row in rows:
+        for tier, minimum in (
+            (row.triggers, inputs.min_triggers_pass_rate),
+            (row.evals, inputs.min_evals_pass_rate),
+        ):
+            if tier is None or minimum is None or tier.head is None or tier.head.rate is None:
+                continue
+            if tier.head.rate < minimum:
+                return True
+    return False
+
+
+# ------------------------------------------------------------------------------------------------
+# Steps
+# ------------------------------------------------------------------------------------------------
+
+
+def _tier0(repo: Repository, config: Config, commands: TextIO, state: _Run, top: Path) -> None:
+    report = run_checks(repo, config, CheckOptions(signals=False))
+    state.check_failures = report.failures
+    shown = {"error": 0, "warning": 0}
+    for finding in report.findings:
+        level = "error" if finding.severity == Severity.ERROR else "warning"
+        if shown[level] >= MAX_ANNOTATIONS:
+            continue
+        shown[level] += 1
+        path = (repo.root / finding.path) if finding.path else None
+        file = _rel(path, top) if path is not None else None
+        annotate(commands, level, finding.message, file=file, line=finding.line)
+    hidden = sum(1 for _ in report.findings) - sum(shown.values())
+    if report.failures:
+        state.lines.append(f"checks: {report.failures} failure(s)")
+    if hidden > 0:
+        state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
+
+
+def _client(
+    inputs: ActionInputs, ctx: GitHubContext, retry: RetryPolicy | None
+) -> GitHubClient | None:
+    if not inputs.github_token:
+        return None
+    return GitHubClient(inputs.github_token, base_url=ctx.api_url, policy=retry)
+
+
+def _touched_for(
+    inputs: ActionInputs,
+    ctx: GitHubContext,
+    repo: Repository,
+    prefix: str,
+    top: Path,
+    genv: Mapping[str, str],
+    client: GitHubClient | None,
+    state: _Run,
+) -> Touched:
+    """The skills to evaluate: explicit `skills`, else the rule over the event's changes."""
+    if inputs.all_skills or inputs.skills:
+        return _explicit(repo, inputs)
+    pr = ctx.pull_request
+    changes: list[ChangedPath] | None = None
+    if pr is not None and client is not None:
+        try:
+            rc = client.repository(ctx.repository)
+            listed = rc.changed_files(rc.pull_request(pr.number))
+        except GitHubApiError as exc:
+            state.lines.append(f"notice: the files API failed ({exc.message}); using git")
+        else:
+            if listed.truncated:
+                state.notice(
+                    f"the files API lists {len(listed.files)} of {listed.expected} changed files "
+                    "(GitHub's cap); the changes come from git instead"
+                )
+            else:
+                changes = [
+                    ChangedPath.from_api(f.path, f.status, f.previous_path) for f in listed.files
+                ]
+    if changes is None and pr is not None:
+        changes = git_changed_paths(top, base=pr.base_sha, head=pr.head_sha, environ=genv)
+    if changes is None and ctx.event is Event.PUSH:
+        if ctx.push_before is None or ctx.push_after is None:
+            return _explicit(repo, inputs, everything=True)
+        changes = git_changed_paths(top, base=ctx.push_before, head=ctx.push_after, environ=genv)
+    if changes is None:  # workflow_dispatch without `skills`: every skill
+        return _explicit(repo, inputs, everything=True)
+    return touched_skills(repo, changes, prefix=prefix)
+
+
+def _explicit(repo: Repository, inputs: ActionInputs, *, everything: bool = False) -> Touched:
+    wanted = set(inputs.skills)
+    picked = []
+    seen: set[tuple[str, str]] = set()
+    for es in repo.eval_sets():
+        key = (es.plugin, es.skill)
+        if key in seen:
+            continue
+        if (
+            everything
+            or inputs.all_skills
+            or es.skill in wanted
+            or f"{es.plugin}/{es.skill}" in wanted
+        ):
+            seen.add(key)
+            picked.append(TouchedSkill(plugin=es.plugin, skill=es.skill, reasons=("selected",)))
+    if wanted and not picked:
+        raise UsageError(
+            f"skills: {', '.join(sorted(wanted))}: no such skill with evals in {repo.root}",
+            hint="name skills as `name` or `plugin/name`, or use `all`",
+        )
+    return Touched(skills=tuple(sorted(picked, key=lambda s: (s.plugin, s.skill))))
+
+
+def _evaluate(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    inputs: ActionInputs,
+    agent_env: Mapping[str, str],
+    tiers: Sequence[str],
+    reporter: events.Reporter,
+    state: _Run,
+) -> None:
+    """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier."""
+    by_plugin: dict[str, list[str]] = {}
+    for s in touched.skills:
+        by_plugin.setdefault(s.plugin, []).append(s.skill)
+    jobs = inputs.jobs or default_jobs()
+    checked = False
+    for plugin, skills in sorted(by_plugin.items()):
+        if "triggers" in tiers:
+            built = trigger_options(
+                repo,
+                config,
+                agent_env,
+                plugins=(plugin,),
+                skills=tuple(skills),
+                models=inputs.models,
+                new=True,
+                modified=True,
+                runs=inputs.runs or triggers.DEFAULT_RUNS,
+                jobs=jobs,
+                timeout=inputs.timeout,
+                require_cli=True,
+            )
+            planned, _, _ = triggers.make_plan(built.options)
+            n = sum(len(u.cases) for u in planned.units)
+            if n:
+                if not checked:
+                    check_for_models(agent_env, built.options.models)
+                    checked = True
+                outcome = asyncio.run(
+                    triggers.run(built.options, reporter, claude_code_harness(agent_env))
+                )
+                if outcome.all_failed:
+                    raise sweep_failed(outcome.all_failed, tier="triggers")
+                state.sessions += outcome.sessions
+                state.errored = state.errored or any(
+                    q.passed is None for u in outcome.units for q in u.queries
+                )
+            runs = built.options.runs
+            state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in planned.units)
+        if "evals" in tiers:
+            eo = evals.EvalsOptions(
+                plugins=(plugin,),
+                skills=tuple(skills),
+                models=inputs.models,
+                jobs=jobs,
+                timeout=inputs.timeout,
+                max_turns=inputs.max_turns,
+                judge_model=inputs.judge_model,
+                new=True,
+                modified=True,
+            )
+            eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
+            state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
+            if eplan.plan.cases:
+                if not checked:
+                    check_for_models(agent_env, eplan.models)
+                    checked = True
+                ev = asyncio.run(
+                    evals.run_evals(
+                        repo, config, eo, environ=agent_env, reporter=reporter, planned=eplan
+                    )
+                )
+                if ev.all_failed:
+                    raise sweep_failed(ev.all_failed, tier="evals")
+                state.sessions += ev.executed + ev.baselines
+                state.errored = state.errored or ev.errored > 0
+
+
+def _commit_back(
+    client: GitHubClient,
+    ctx: GitHubContext,
+    inputs: ActionInputs,
+    repo: Repository,
+    top: Path,
+    touched: Touched,
+    written: Sequence[Path],
+    before: Mapping[Path, bytes | None],
+    state: _Run,
+    commands: TextIO,
+) -> str:
+    """Commit the changed results files and reports on the evaluated head; return the new SHA."""
+    pr = ctx.pull_request
+    if pr is not None:
+        if ctx.is_fork:
+            state.notice(
+                "fork PR: the results were not committed (the token cannot push to a fork); "
+                "they are in the step summary",
+                commands,
+            )
+            return ""
+        branch, parent = pr.head_ref, pr.head_sha
+    elif ctx.ref.startswith("refs/heads/"):
+        branch, parent = ctx.ref.removeprefix("refs/heads/"), ctx.sha
+    else:
+        return ""
+    paths = [p for p in _result_files(repo, touched) if p.read_bytes() != before.get(p)]
+    paths += [p for p in written if p.is_file()]
+    changes = [FileChange(_rel(p, top), p.read_bytes()) for p in dict.fromkeys(paths)]
+    if not changes:
+        return ""
+    try:
+        result = client.repository(ctx.repository).commit_files(
+            branch=branch, parent_sha=parent, changes=changes, message=inputs.commit_message
+        )
+    except GitHubApiError as exc:
+        state.notice(f"the results were not committed: {exc.message}", commands)
+        return ""
+    if isinstance(result, HeadMoved):
+        state.notice(result.notice(), commands)
+        return ""
+    if isinstance(result, Committed):
+        state.lines.append(f"committed {len(result.paths)} file(s) as {result.sha[:12]}")
+        return result.sha
+    return ""
+
+
+def _comment(
+    client: GitHubClient,
+    ctx: GitHubContext,
+    inputs: ActionInputs,
+    rows: Sequence[ComparisonRow],
+    body: str,
+    state: _Run,
+    commands: TextIO,
+) -> int | None:
+    """Create or update the sticky comment per `comment`; an unchanged evidence digest writes nothing."""
+    pr = ctx.pull_request
+    assert pr is not None
+    try:
+        author = client.identity(installation_login=BOT_LOGIN).login
+        rc = client.repository(ctx.repository)
+        existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
+        digest = evidence_digest(rows)
+        if existing is not None and digest_of(existing.body) == digest:
+            return existing.id  # same evidence: leave it alone (no rewrite, no notification)
+        wanted = inputs.comment == "always" or existing is not None
+        if inputs.comment == "changes":
+            wanted = existing is None or digest_of(existing.body) != digest
+        if inputs.comment == "failures":
+            wanted = existing is not None or any(
+                r.label is Label.REGRESSION or any(t.failing for t in r.tiers) for r in rows
+            )
+        if not wanted:
+            return existing.id if existing is not None else None
+        result = rc.upsert_sticky_comment(pr.number, body, marker=COMMENT_MARKER, author=author)
+    except GitHubApiError as exc:
+        state.notice(f"the PR comment was not posted: {exc.message}", commands)
+        return None
+    return result.id
+
+
+# ------------------------------------------------------------------------------------------------
+# Evidence
+# ------------------------------------------------------------------------------------------------
+
+
+def _result_files(repo: Repository, touched: Touched) -> list[Path]:
+    out: list[Path] = []
+    for es in repo.eval_sets():
+        if any(s.plugin == es.plugin and s.skill == es.skill for s in touched.skills):
+            out.extend(p for n in RESULT_NAMES if (p := es.results_dir / n).is_file())
+    return out
+
+
+def _snapshot(repo: Repository, touched: Touched) -> dict[Path, bytes | None]:
+    """The bytes of the touched skills' results files before the run (None: none yet)."""
+    snap: dict[Path, bytes | None] = {}
+    for es in repo.eval_sets():
+        if any(s.plugin == es.plugin and s.skill == es.skill for s in touched.skills):
+            for name in RESULT_NAMES:
+                p = es.results_dir / name
+                snap[p] = p.read_bytes() if p.is_file() else None
+    return snap
+
+
+def _compare(
+    repo: Repository, touched: Touched, base: Mapping[str, ResultsFile | None]
+) -> tuple[ComparisonRow, ...]:
+    evidence = []
+    for s in touched.skills:
+        head = None
+        for es in repo.eval_sets():
+            if es.plugin == s.plugin and es.skill == s.skill:
+                head = load_results(es.results_dir, plugin=es.plugin, skill=es.skill).file
+        evidence.append(
+            SkillEvidence(plugin=s.plugin, skill=s.skill, base=base.get(s.key), head=head)
+        )
+    for s in touched.removed:
+        evidence.append(
+            SkillEvidence(plugin=s.plugin, skill=s.skill, base=base.get(s.key), head=None)
+        )
+    return compare(evidence)
+
+
+def _base_evidence(
+    repo: Repository,
+    touched: Touched,
+    top: Path,
+    base_ref: str | None,
+    genv: Mapping[str, str],
+    client: GitHubClient | None,
+    ctx: GitHubContext,
+) -> dict[str, ResultsFile | None]:
+    """The touched skills' results files at the PR base: git when it has the commit, else the API."""
+    out: dict[str, ResultsFile | None] = {}
+    if base_ref is None:
+        return out
+    for s in (*touched.skills, *touched.removed):
+        data = _git_show_results(top, base_ref, repo, s, genv)
+        if data is None and client is not None:
+            data = _api_results(client, ctx, repo, s, top, base_ref)
+        out[s.key] = _load_bytes(data)
+    return out
+
+
+def _results_dir_rel(repo: Repository, s: TouchedSkill, top: Path) -> str:
+    for p in repo.plugins:
+        if p.name == s.plugin:
+            return _rel(p.evals_dir / s.skill, top)
+    return _rel(repo.root / "evals" / s.skill, top)
+
+
+def _git_show_results(
+    top: Path, ref: str, repo: Repository, s: TouchedSkill, genv: Mapping[str, str]
+) -> tuple[str, bytes] | None:
+    rel = _results_dir_rel(repo, s, top)
+    for name in RESULT_NAMES:
+        proc = subprocess.run(
+            ["git", "-C", str(top), "show", f"{ref}:{rel}/{name}"],
+            capture_output=True,
+            env=dict(genv),
+            check=False,
+        )
+        if proc.returncode == 0:
+            return name, proc.stdout
+    return None
+
+
+def _api_results(
+    client: GitHubClient, ctx: GitHubContext, repo: Repository, s: TouchedSkill, top: Path, ref: str
+) -> tuple[str, bytes] | None:
+    rel = _results_dir_rel(repo, s, top)
+    rc = client.repository(ctx.repository)
+    for name in RESULT_NAMES:
+        try:
+            data = rc.read_file(f"{rel}/{name}", ref)
+        except GitHubApiError:
+            return None
+        if data is not None:
+            return name, data
+    return None
+
+
+def _load_bytes(found: tuple[str, bytes] | None) -> ResultsFile | None:
+    """Decode base evidence through the normal loader; an unusable base file counts as absent."""
+    if found is None:
+        return None
+    name, data = found
+    with tempfile.TemporaryDirectory(prefix="evolve-base.") as tmp:
+        (Path(tmp) / name).write_bytes(data)
+        try:
+            return load_results(Path(tmp)).file
+        except EvolveError:
+            return None
+
+
+def _cost(before: Mapping[Path, bytes | None], repo: Repository, touched: Touched) -> float | None:
+    """Measured cost of the eval runs this job recorded (new or changed eval results)."""
+    total: float | None = None
+    for path in _result_files(repo, touched):
+        old_ids: set[str] = set()
+        prev = before.get(path)
+        if prev is not None:
+            old = _load_bytes((path.name, prev))
+            if old is not None:
+                old_ids = {
+                    _run_id(r) for e in old.models.values() if e.evals for r in e.evals.results
+                }
+        now = load_results(path.parent).file
+        if now is None:
+            continue
+        for entry in now.models.values():
+            if entry.evals is None:
+                continue
+            for r in entry.evals.results:
+                if _run_id(r) in old_ids or r.measured is None or r.measured.cost_usd is None:
+                    continue
+                total = (total or 0.0) + r.measured.cost_usd
+    return round(total, 6) if total is not None else None
+
+
+def _run_id(result: object) -> str:
+    return json.dumps(repr(result))
+
+
+# ------------------------------------------------------------------------------------------------
+# Outputs and small helpers
+# ------------------------------------------------------------------------------------------------
+
+
+def _outputs(
+    rows: Sequence[ComparisonRow],
+    state: _Run,
+    touched: Touched,
+    facts: RunFacts,
+    comment_id: int | None,
+    commit_sha: str,
+    repo: Repository,
+    top: Path,
+) -> ActionOutputs:
+    labels = [r.label for r in rows]
+    delta = ""
+    for label in (Label.REGRESSION, Label.IMPROVEMENT, Label.WITHIN_NOISE, Label.UNDERPOWERED):
+        if label in labels:
+            delta = str(label)
+            break
+    if not delta and labels:
+        delta = str(labels[0])
+    status: Literal["passed", "failed", "regressed", "errored", "skipped"] = "passed"
+    if state.errored:
+        status = "errored"
+    elif Label.REGRESSION in labels:
+        status = "regressed"
+    elif state.check_failures:
+        status = "failed"
+    return ActionOutputs(
+        status=status,
+        evaluated_skills=touched.keys,
+        triggers_pass_rate=_pooled(rows, "triggers"),
+        evals_pass_rate=_pooled(rows, "evals"),
+        delta=delta,
+        cost_usd=facts.cost_usd or 0.0,
+        sessions=state.sessions,
+        comment_id=comment_id,
+        commit_sha=commit_sha,
+        report_path=_report_rel(repo, top),
+    )
+
+
+def _pooled(rows: Sequence[ComparisonRow], tier: str) -> float | None:
+    passed = n = 0
+    for r in rows:
+        t = r.triggers if tier == "triggers" else r.evals
+        if t is not None and t.head is not None:
+            passed += t.head.passed
+            n += t.head.n
+    return round(passed / n, 6) if n else None
+
+
+def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
+    """The environment the engines get: the runner's, with the credential inputs as the variables
+    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
+    env = {k: v for k, v in environ.items() if not k.startswith("INPUT_")}
+    if inputs.anthropic_api_key:
+        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
+    if inputs.claude_code_oauth_token:
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
+    return env
+
+
+def _has_credentials(environ: Mapping[str, str]) -> bool:
+    return any(environ.get(name) for name in CREDENTIAL_VARS)
+
+
+def _base_ref(ctx: GitHubContext) -> str | None:
+    if ctx.pull_request is not None:
+        return ctx.pull_request.base_sha
+    return ctx.push_before
+
+
+def _evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | None:
+    pr = ctx.pull_request
+    if pr is None or ctx.is_fork:
+        return None
+    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{_report_rel(repo, top)}"
+
+
+def _report_rel(repo: Repository, top: Path) -> str:
+    return _rel(repo.root / "EVALUATION.md", top)
+
+
+def _rel(path: Path, top: Path) -> str:
+    try:
+        return path.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _rel_prefix(root: Path, top: Path) -> str:
+    rel = _rel(root, top)
+    return "" if rel == "." else rel
+
+
+def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("git") is None:
+        raise EnvironmentProblem("git is not installed", hint="install git and re-run")
+    return subprocess.run(
+        ["git", "-C", str(top), *args], capture_output=True, text=True, env=dict(genv), check=False
+    )
+
+
+def _git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
+    proc = _git(path, genv, "rev-parse", "--show-toplevel")
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def _default_base(top: Path, genv: Mapping[str, str]) -> str:
+    for candidate in ("origin/HEAD", "origin/main", "main", "origin/master", "master"):
+        if _git(top, genv, "rev-parse", "--verify", "--quiet", candidate).returncode == 0:
+            proc = _git(top, genv, "merge-base", candidate, "HEAD")
+            if proc.returncode == 0 and proc.stdout.strip():
+                return proc.stdout.strip()
+    raise UsageError(
+        "pr --local: cannot find a base (no origin/HEAD, main or master)",
+        hint="pass --base REF",
+    )
+
+
+def _local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[ChangedPath]:
+    """Changes from `base` to the working tree (uncommitted included), plus untracked files."""
+    if _git(top, genv, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode:
+        raise UsageError(
+            f"pr --local: --base {base}: no such commit", hint="pass a branch or a SHA"
+        )
+    proc = _git(top, genv, "diff", "-M", "--name-status", "-z", base)
+    if proc.returncode != 0:
+        raise EnvironmentProblem(f"git diff {base} failed: {proc.stderr.strip()}")
+    parts = proc.stdout.split("\0")
+    out: list[ChangedPath] = []
+    i = 0
+    while i < len(parts) and parts[i]:
+        code = parts[i]
+        if code[0] in "RC":
+            out.append(ChangedPath.from_git(code, parts[i + 2], parts[i + 1]))
+            i += 3
+        else:
+            out.append(ChangedPath.from_git(code, parts[i + 1], None))
+            i += 2
+    untracked = _git(top, genv, "ls-files", "--others", "--exclude-standard", "-z")
+    for path in untracked.stdout.split("\0"):
+        if path:
+            out.append(ChangedPath.from_git("A", path, None))
+    return out
