@@ -153,10 +153,12 @@ class _Run:
     check_failures: int = 0
 
     def notice(self, text: str, commands: TextIO | None = None) -> None:
-        self.lines.append(f"notice: {text}")
+        """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
         self.notes.append(text)
         if commands is not None:
             annotate(commands, "notice", text)
+        else:
+            self.lines.append(f"notice: {text}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -233,7 +235,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         cost_usd=_cost(before, repo, touched),
         evaluation_url=_evaluation_url(ctx, repo, top),
         run_url=ctx.run_url or None,
-        notes=tuple(state.notes),
+        notes=(*_touched_notes(touched), *state.notes),
     )
     body = render_pr_comment(rows, facts)
     commit_sha = ""
@@ -306,7 +308,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         sessions_run=state.sessions,
         sessions_skipped=state.skipped,
         cost_usd=_cost(before, repo, touched),
-        notes=tuple(state.notes),
+        notes=(*_touched_notes(touched), *state.notes),
         title=f"Skill evaluations: {base} → working tree (preview)",
     )
     body = render_pr_comment(rows, facts)
@@ -688,6 +690,17 @@ def _comment(
 # ------------------------------------------------------------------------------------------------
 # Evidence
 # ------------------------------------------------------------------------------------------------
+
+
+def _touched_notes(touched: Touched) -> list[str]:
+    """One note per touched or removed skill, with its first reason (for the comment and summary)."""
+    notes = []
+    for s in touched.skills:
+        why = s.reasons[0] if s.reasons else "selected"
+        extra = f" (renamed from {s.renamed_from})" if s.renamed_from else ""
+        notes.append(f"evaluated {s.key}{extra}: {why}")
+    notes.extend(f"removed {s.key}: its results are no longer evaluated" for s in touched.removed)
+    return notes
 
 
 def _result_files(repo: Repository, touched: Touched) -> list[Path]:

@@ -1,0 +1,371 @@
+"""The GitHub Action's `pr` job end to end: the fake GitHub server, real git, the real Claude Code CLI
+against the scripted model server.
+
+A same-repository PR edits one of three skills (none has stored results); the workspace is GitHub's
+default checkout, a detached test-merge commit. The job must start agent sessions for that skill only,
+commit exactly its results file and the reports on top of the PR head, create one sticky comment and
+write outputs and the step summary. A second run on the bot's own commit must plan nothing: no agent
+session, no commit, no comment write. The cheaper cases (nothing touched, a fork, a refused
+`pull_request_target`, an unsupported event, a 403 on the comment, a moved head, the gate, `--local`)
+run Tier 0 only or no agent at all.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers.agents import MODEL, skill_md, triggers_doc
+from tests.helpers.fake_github import FakeGitHub, Fault
+
+from evolve_action.cli import main
+from evolve_action.events import RecordingReporter
+from evolve_action.flows import COMMENT_MARKER, PrOptions, run_pr
+from evolve_action.github import RetryPolicy
+from evolve_action.modelserver import ModelServer
+
+pytestmark = pytest.mark.integration
+
+REPO = "octo/skills"
+TOKEN = "ghs_installation_token"
+SKILLS = ("alpha", "beta", "gamma")
+POLICY = "default: {route: {threshold: 0.1}}\n"
+
+
+def base_files() -> dict[str, str]:
+    files = {
+        ".claude-plugin/plugin.json": '{"name": "kit", "version": "1.0.0"}\n',
+        ".codex-plugin/plugin.json": '{"name": "kit", "version": "1.0.0"}\n',
+        ".evolve.json": json.dumps({"models": [MODEL]}) + "\n",
+        "README.md": "# kit\n",
+    }
+    for name in SKILLS:
+        files[f"skills/{name}/SKILL.md"] = skill_md(
+            name, f"Handle {name} spreadsheets. Use when asked about {name} data."
+        )
+        files[f"evals/{name}/triggers.json"] = triggers_doc(
+            [(f"Summarise the {name} spreadsheet please", True), ("What is the weather?", False)]
+        )
+    return files
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout.strip()
+
+
+@dataclass
+class Pr:
+    gh: FakeGitHub
+    workspace: Path
+    env: dict[str, str]
+    head_sha: str
+    output: Path
+    summary: Path
+
+    def outputs(self) -> dict[str, str]:
+        """Parse GITHUB_OUTPUT's `name<<DELIM` records."""
+        out: dict[str, str] = {}
+        lines = self.output.read_text().splitlines()
+        i = 0
+        while i < len(lines):
+            name, _, delim = lines[i].partition("<<")
+            j = lines.index(delim, i + 1)
+            out[name] = "\n".join(lines[i + 1 : j])
+            i = j + 1
+        return out
+
+
+def make_pr(
+    tmp_path: Path,
+    gh: FakeGitHub,
+    *,
+    change: dict[str, str | None],
+    fork: bool = False,
+    event: str = "pull_request",
+    inputs: dict[str, str] | None = None,
+    base_url: str = "http://127.0.0.1:9",
+) -> Pr:
+    """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make."""
+    gh.add_token(TOKEN, kind="installation")
+    repo = gh.add_repo(REPO)
+    base = gh.commit(repo, base_files(), branch="main")
+    head_repo = repo
+    if fork:
+        head_repo = gh.add_fork(repo, "stranger/skills")
+    head = gh.commit(head_repo, change, parents=[base], branch="feature")
+    files = [p for p in change]
+    pull = gh.add_pull(repo, head_ref="feature", head_repo=head_repo, files=files)
+    # The runner's default checkout: a detached test-merge commit of head into base, depth 1.
+    ws = tmp_path / "workspace"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git(ws, "fetch", "-q", str(gh.git_dir(repo)), "main")
+    git(ws, "checkout", "-q", "--detach", "FETCH_HEAD")
+    git(ws, "fetch", "-q", str(gh.git_dir(head_repo)), "feature")
+    git(ws, "merge", "-q", "--no-ff", "-m", "Merge feature into main", "FETCH_HEAD")
+    git(ws, "remote", "add", "origin", str(gh.git_dir(repo)))
+    merge_sha = git(ws, "rev-parse", "HEAD")
+    payload: dict[str, Any] = {
+        "number": pull.number,
+        "pull_request": {
+            "number": pull.number,
+            "head": {"ref": "feature", "sha": head, "repo": {"full_name": head_repo.full_name}},
+            "base": {"ref": "main", "sha": base, "repo": {"full_name": REPO}},
+            "changed_files": len(files),
+            "merge_commit_sha": merge_sha,
+        },
+        "repository": {"full_name": REPO},
+    }
+    event_file = tmp_path / "event.json"
+    event_file.write_text(json.dumps(payload))
+    output, summary = tmp_path / "output.txt", tmp_path / "summary.md"
+    output.touch()
+    summary.touch()
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": event,
+        "GITHUB_EVENT_PATH": str(event_file),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.base_url,
+        "GITHUB_SERVER_URL": "https://github.example",
+        "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_SHA": merge_sha,
+        "GITHUB_REF": f"refs/pull/{pull.number}/merge",
+        "GITHUB_RUN_ID": "42",
+        "GITHUB_RUN_ATTEMPT": "1",
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_TOKEN": "must-never-reach-an-agent",
+        "ANTHROPIC_BASE_URL": base_url,
+        "INPUT_GITHUB_TOKEN": TOKEN,
+        "INPUT_ANTHROPIC_API_KEY": "sk-scripted",
+        "INPUT_TIERS": "checks,triggers",
+        "INPUT_RUNS": "1",
+        "INPUT_JOBS": "2",
+        "INPUT_MODELS": MODEL,
+        "INPUT_COMMENT": "always",
+        "INPUT_COMMIT": "true",
+        "INPUT_FAIL_ON": "error",
+    }
+    for key, value in (inputs or {}).items():
+        env[f"INPUT_{key.upper()}"] = value
+    return Pr(gh, ws, env, head, output, summary)
+
+
+def run_action(pr: Pr, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args or ("pr",)), pr.env, stdout=out, stderr=err, cwd=pr.workspace)
+    return code, out.getvalue(), err.getvalue()
+
+
+def sessions(srv: ModelServer) -> list[str]:
+    """The first user prompt of every agent session the model server saw."""
+    found = []
+    for r in srv.requests:
+        msgs = r.get("body", {}).get("messages", [])
+        if r.get("path") != "/v1/messages" or len(msgs) != 1:
+            continue
+        content = msgs[0].get("content")
+        blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
+        found.extend(t for t in blocks if "spreadsheet" in t or "weather" in t)
+    return found
+
+
+@pytest.fixture
+def gh(tmp_path: Path) -> Iterator[FakeGitHub]:
+    with FakeGitHub.start(tmp_path) as fake:
+        yield fake
+
+
+def test_pr_touching_one_skill_then_a_rerun_on_the_bots_commit(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    edited = skill_md(
+        "beta", "Handle beta spreadsheets and beta tables. Use when asked about beta data."
+    )
+    pr = make_pr(tmp_path, gh, change={"skills/beta/SKILL.md": edited}, base_url=srv.base_url)
+
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    prompts = sessions(srv)
+    assert prompts and all("alpha" not in p and "gamma" not in p for p in prompts)
+    assert any("beta" in p for p in prompts)
+
+    # Exactly one commit on the PR branch, whose only parent is the evaluated head.
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    bare = gh.git_dir(REPO)
+    parents = git(bare, "rev-list", "--parents", "-n", "1", tip).split()
+    assert parents == [tip, pr.head_sha]
+    changed = sorted(git(bare, "diff", "--name-only", pr.head_sha, tip).splitlines())
+    assert "evals/beta/results.json" in changed and "EVALUATION.md" in changed
+    assert not any(p.startswith(("evals/alpha", "evals/gamma")) for p in changed)
+    stored = json.loads(git(bare, "show", f"{tip}:evals/beta/results.json"))
+    assert list(stored["models"]) == [MODEL]
+
+    comments = gh.comments_on(REPO, 1)
+    assert len(comments) == 1 and COMMENT_MARKER in comments[0].body
+    assert "beta" in comments[0].body
+    outputs = pr.outputs()
+    assert json.loads(outputs["evaluated_skills"]) == ["kit/beta"]
+    assert outputs["commit_sha"] == tip
+    assert outputs["comment_id"] == str(comments[0].id)
+    assert int(outputs["sessions"]) == len(prompts)
+    assert outputs["report_path"] == "EVALUATION.md"
+    assert outputs["status"] in ("passed", "regressed", "failed")
+    assert "beta" in pr.summary.read_text()
+    # Nothing a model or the PR wrote can reach the agent's environment as the token.
+    assert all("must-never-reach-an-agent" not in json.dumps(r) for r in srv.requests)
+
+    # Second run on the bot's commit (head checkout this time): no session, commit or comment write.
+    before = len(srv.requests)
+    writes_before = len(gh.calls("POST")) + len(gh.calls("PATCH"))
+    event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
+    event["pull_request"]["head"]["sha"] = tip
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    git(pr.workspace, "fetch", "-q", str(bare), "feature")
+    git(pr.workspace, "checkout", "-q", "--detach", "FETCH_HEAD")
+    pr.env["GITHUB_SHA"] = tip
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert sessions(srv)[len(prompts) :] == [] and all(
+        r.get("path") != "/v1/messages" for r in srv.requests[before:]
+    )
+    assert gh.ref_sha(REPO, "heads/feature") == tip
+    assert len(gh.comments_on(REPO, 1)) == 1
+    assert len(gh.calls("POST")) + len(gh.calls("PATCH")) == writes_before
+
+
+def test_nothing_touched_is_one_summary_line_and_exit_0(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change={"README.md": "# kit, now with docs\n"})
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert "nothing to evaluate" in out
+    assert "nothing to evaluate" in pr.summary.read_text()
+    assert gh.comments_on(REPO, 1) == []
+    assert gh.calls("POST", r".*/git/commits") == []
+    assert pr.outputs()["status"] == "skipped"
+
+
+def test_without_credentials_tier0_runs_and_nothing_is_published_by_a_fork(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+        },
+        fork=True,
+        inputs={"anthropic_api_key": "", "fail_on": "regression"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert "live tiers skipped" in out
+    assert gh.calls("POST", r".*/git/.*") == []
+    assert gh.comments_on(REPO, 1) == []
+    assert "live tiers skipped" in pr.summary.read_text()
+
+
+def test_pull_request_target_from_a_fork_is_refused(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+        },
+        fork=True,
+        event="pull_request_target",
+    )
+    code, out, _ = run_action(pr)
+    assert code == 2
+    assert "::error" in out and "allow_fork_target" in out
+    assert pr.outputs()["status"] == "errored"
+
+
+def test_an_unsupported_event_says_so_and_exits_0(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change={"README.md": "x\n"}, event="issues")
+    code, _, _ = run_action(pr)
+    assert code == 0
+    assert "issues" in pr.summary.read_text()
+    assert pr.outputs()["status"] == "skipped"
+
+
+def test_a_403_on_the_comment_is_a_notice_and_the_summary_is_still_written(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+        },
+        inputs={"anthropic_api_key": ""},
+    )
+    gh.fail("POST", r".*/issues/1/comments", [Fault.not_accessible()] * 3)
+    commands = io.StringIO()
+    outcome = run_pr(
+        PrOptions(environ=pr.env, cwd=pr.workspace, retry=RetryPolicy.immediate()),
+        reporter=RecordingReporter(),
+        commands=commands,
+    )
+    assert outcome.exit_code == 0
+    assert "::notice::the PR comment was not posted" in commands.getvalue()
+    assert "beta" in pr.summary.read_text()
+
+
+def test_gate_fails_on_missing_evidence_and_passes_with_fail_on_never(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(tmp_path, gh, change={"README.md": "x\n"}, inputs={"fail_on": "regression"})
+    code, out, _ = run_action(pr, "gate")
+    assert code == 1
+    assert "::error" in out
+    assert pr.outputs()["status"] == "failed"
+    pr.output.write_text("")
+    pr.env["INPUT_FAIL_ON"] = "never"
+    code, _, _ = run_action(pr, "gate")
+    assert code == 0
+
+
+def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for rel, text in base_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    (root / "skills/gamma/SKILL.md").write_text(
+        skill_md("gamma", "Gamma. Use when asked about gamma.")
+    )
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["pr", "--local", "--base", "main", "--out", "preview"],
+        env,
+        stdout=out,
+        stderr=err,
+        cwd=root,
+    )
+    assert code == 0, out.getvalue() + err.getvalue()
+    comment = (root / "preview" / "pr-comment.md").read_text()
+    assert COMMENT_MARKER in comment and "gamma" in comment
+    assert (root / "preview" / "step-summary.md").is_file()
+    assert str(root / "preview" / "pr-comment.md") in out.getvalue()
