@@ -182,7 +182,11 @@ def sessions(srv: ModelServer) -> list[str]:
             continue
         content = msgs[0].get("content")
         blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content]
-        found.extend(t for t in blocks if "spreadsheet" in t or "weather" in t)
+        found.extend(
+            t
+            for t in blocks
+            if not t.startswith("<system-reminder>") and ("spreadsheet" in t or "weather" in t)
+        )
     return found
 
 
@@ -240,7 +244,8 @@ def test_pr_touching_one_skill_then_a_rerun_on_the_bots_commit(
     event["pull_request"]["head"]["sha"] = tip
     Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
     git(pr.workspace, "fetch", "-q", str(bare), "feature")
-    git(pr.workspace, "checkout", "-q", "--detach", "FETCH_HEAD")
+    git(pr.workspace, "checkout", "-q", "-f", "--detach", "FETCH_HEAD")  # a fresh checkout
+    git(pr.workspace, "clean", "-q", "-fdx")
     pr.env["GITHUB_SHA"] = tip
     code, out, err = run_action(pr)
     assert code == 0, out + err
