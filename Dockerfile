@@ -22,14 +22,23 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # so every directory is trusted here.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/* /usr/share/doc/* /usr/share/man/* \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
+      /usr/share/doc/* /usr/share/man/* \
  && git config --system --add safe.directory '*'
 
-# The same install script .ci/run uses, from the repository's own files.
+# The same install script .ci/run uses, in two layers: the dependencies (from pyproject.toml
+# only, so a change under src/ reuses this layer), then the package itself. No pip cache is
+# kept; the dev extras (tests, linters) are never installed here.
 COPY pyproject.toml README.md /tmp/evolve-action/
 COPY scripts/install.sh /tmp/evolve-action/scripts/install.sh
+RUN /tmp/evolve-action/scripts/install.sh --deps-only /opt/evolve-action \
+ && rm -rf /root/.cache
 COPY src /tmp/evolve-action/src
-RUN /tmp/evolve-action/scripts/install.sh --compile /opt/evolve-action \
+RUN /tmp/evolve-action/scripts/install.sh --no-deps --compile /opt/evolve-action \
  && rm -rf /tmp/evolve-action /root/.cache
 
-ENTRYPOINT ["evolve-action"]
+# Runs `evolve-action "$@"` and gives files it wrote in /github/workspace (and /github/home)
+# back to the runner's user (docs/container.md).
+COPY scripts/entrypoint.sh /usr/local/bin/evolve-action-entrypoint
+ENTRYPOINT ["/usr/local/bin/evolve-action-entrypoint"]

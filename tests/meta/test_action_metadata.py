@@ -177,7 +177,11 @@ def test_dockerfile_and_ci_share_the_install_script() -> None:
     docker = (REPO / "Dockerfile").read_text(encoding="utf-8")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^FROM python:3\.1[12]-slim", docker, flags=re.M)
-    assert 'ENTRYPOINT ["evolve-action"]' in docker
+    # The entrypoint runs `evolve-action "$@"` and gives back what it wrote (docs/container.md).
+    assert 'ENTRYPOINT ["/usr/local/bin/evolve-action-entrypoint"]' in docker
+    assert "COPY scripts/entrypoint.sh /usr/local/bin/evolve-action-entrypoint" in docker
+    entrypoint = (REPO / "scripts" / "entrypoint.sh").read_text(encoding="utf-8")
+    assert 'exec evolve-action "$@"' in entrypoint and 'evolve-action "$@" <&3' in entrypoint
     assert "IS_SANDBOX=1" in docker
     assert "safe.directory" in docker
     assert "scripts/install.sh" in docker and "scripts/install.sh" in ci
@@ -187,3 +191,4 @@ def test_dockerfile_and_ci_share_the_install_script() -> None:
         assert check in ci, check
     ignore = (REPO / ".dockerignore").read_text(encoding="utf-8")
     assert "!src/" in ignore and "!scripts/install.sh" in ignore
+    assert "!scripts/entrypoint.sh" in ignore
