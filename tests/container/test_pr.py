@@ -10,9 +10,6 @@ Asserted: only the touched skill's queries start agent sessions; exactly one com
 branch, whose only parent is the head SHA, holding the skill's results file and `EVALUATION.md`;
 one sticky comment by `github-actions[bot]`; the outputs and the step summary; git works on the
 mount; nothing in the runner's directories is left owned by anyone but the runner.
-
-Until `evolve-action pr` exists in the image (it is built on another branch), the test is marked
-xfail (not strict) after asking the image for `evolve-action pr --help`.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from typing import Any
 import pytest
 from tests.conftest import REPO
 from tests.helpers.agents import MODEL, skill_md, triggers_doc
-from tests.helpers.container import FakeRunner, Image, podman
+from tests.helpers.container import FakeRunner, Image
 from tests.helpers.fake_github import BOT_LOGIN, FakeGitHub, FakeRepo
 
 from evolve_action.modelserver import ModelServer
@@ -83,24 +80,6 @@ def _base_files() -> dict[str, str]:
         files[f"skills/{name}/SKILL.md"] = skill_md(name, description)
         files[f"evals/{name}/triggers.json"] = triggers_doc(queries)
     return files
-
-
-def _pr_command_missing(image: Image) -> bool:
-    done = podman(
-        "run",
-        "--rm",
-        "--runtime",
-        "runc",
-        "--network",
-        "none",
-        "--entrypoint",
-        "evolve-action",
-        image.name,
-        "pr",
-        "--help",
-        check=False,
-    )
-    return done.returncode != 0
 
 
 def _checkout_merge(workspace: Path, origin: Path, merge_sha: str, number: int) -> None:
@@ -257,13 +236,7 @@ def test_the_runner_environment_is_what_the_package_parses(image: Image, tmp_pat
         assert pr.runner.foreign_owned() == []
 
 
-def test_same_repo_pr_touching_one_skill(
-    image: Image, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    if _pr_command_missing(image):
-        request.node.add_marker(
-            pytest.mark.xfail(reason="evolve-action pr not on this branch yet", strict=False)
-        )
+def test_same_repo_pr_touching_one_skill(image: Image, tmp_path: Path) -> None:
     with (
         ModelServer(ROUTE, port=0) as server,
         _same_repo_pr(tmp_path, server.base_url) as pr,
