@@ -19,7 +19,17 @@ DOCS = sorted((REPO / "docs").glob("*.md"))
 PAGES = [REPO / "README.md", *DOCS, REPO / "BENCHMARKS.md"]
 
 # The commands of the CLI reference, as `evolve-action <words>`.
-COMMANDS = ["run checks", "run triggers", "run evals", "run all", "report", "model-server", "demo"]
+COMMANDS = [
+    "run checks",
+    "run triggers",
+    "run evals",
+    "run all",
+    "report",
+    "model-server",
+    "demo",
+    "pr",
+    "gate",
+]
 SHARED = ("run triggers", "run evals", "run all")  # documented in the shared-options table too
 # Flags of other programs that the docs mention (pytest's golden switch, the Claude Code CLI's).
 FOREIGN_FLAGS = {"--update-golden", "--output-format", "--permission-mode"}

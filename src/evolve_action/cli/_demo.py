@@ -126,6 +126,13 @@ def handle(inv: Invocation) -> int:
     )
     code = finish(inv, outcome.run, strict=False)
     inv.stdout.write(flows.render_summary(outcome.summary))
+    if outcome.preview is not None and outcome.preview.files:
+        inv.stdout.write(
+            "\nPR preview: a change adding one trigger query to csv-report, as `evolve-action pr "
+            "--local` shows it (only the new query ran)\n"
+        )
+        for line in outcome.preview.lines:
+            inv.stdout.write(f"  {line}\n")
     inv.stdout.flush()
     return code
 

@@ -121,6 +121,35 @@ class PrOptions:
     """Local only: where the comment and the summary are written (default `<root>/.evolve-action`)."""
     retry: RetryPolicy | None = None
     """The GitHub client's retry policy (tests pass `RetryPolicy.immediate()`)."""
+    models: tuple[str, ...] = ()
+    """Local only: model tokens (empty: the repository config's)."""
+    runs: int | None = None
+    """Local only: trigger sessions per query (None: the engine default)."""
+    jobs: int | None = None
+    """Local only: concurrent sessions (None: `(CPUs+1)/2`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Knobs:
+    """How the live tiers run: the action's inputs, or `pr --local`'s options."""
+
+    models: tuple[str, ...] = ()
+    runs: int | None = None
+    jobs: int | None = None
+    timeout: int | None = None
+    max_turns: int | None = None
+    judge_model: str | None = None
+
+    @classmethod
+    def of(cls, inputs: ActionInputs) -> _Knobs:
+        return cls(
+            models=inputs.models,
+            runs=inputs.runs,
+            jobs=inputs.jobs,
+            timeout=inputs.timeout,
+            max_turns=inputs.max_turns,
+            judge_model=inputs.judge_model,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,7 +251,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
         live = []
     if live:
-        _evaluate(repo, config, touched, inputs, agent_env, live, reporter, state)
+        _evaluate(repo, config, touched, _Knobs.of(inputs), agent_env, live, reporter, state)
     report = regenerate_report(
         ReportOptions(repo=repo, config=config, results_format=config.results_format),
         cwd=options.cwd,
@@ -294,8 +323,8 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     }
     before = _snapshot(repo, touched)
     if _has_credentials(env):
-        inputs = read_inputs({}, workspace=top)
-        _evaluate(repo, config, touched, inputs, env, ["triggers", "evals"], reporter, state)
+        knobs = _Knobs(models=options.models, runs=options.runs, jobs=options.jobs)
+        _evaluate(repo, config, touched, knobs, env, ["triggers", "evals"], reporter, state)
     else:
         state.notice("live tiers skipped: no Anthropic credentials in the environment")
     regenerate_report(
@@ -530,7 +559,7 @@ def _evaluate(
     repo: Repository,
     config: Config,
     touched: Touched,
-    inputs: ActionInputs,
+    knobs: _Knobs,
     agent_env: Mapping[str, str],
     tiers: Sequence[str],
     reporter: events.Reporter,
@@ -540,7 +569,7 @@ def _evaluate(
     by_plugin: dict[str, list[str]] = {}
     for s in touched.skills:
         by_plugin.setdefault(s.plugin, []).append(s.skill)
-    jobs = inputs.jobs or default_jobs()
+    jobs = knobs.jobs or default_jobs()
     checked = False
     for plugin, skills in sorted(by_plugin.items()):
         if "triggers" in tiers:
@@ -550,12 +579,12 @@ def _evaluate(
                 agent_env,
                 plugins=(plugin,),
                 skills=tuple(skills),
-                models=inputs.models,
+                models=knobs.models,
                 new=True,
                 modified=True,
-                runs=inputs.runs or triggers.DEFAULT_RUNS,
+                runs=knobs.runs or triggers.DEFAULT_RUNS,
                 jobs=jobs,
-                timeout=inputs.timeout,
+                timeout=knobs.timeout,
                 require_cli=True,
             )
             planned, _, _ = triggers.make_plan(built.options)
@@ -579,11 +608,11 @@ def _evaluate(
             eo = evals.EvalsOptions(
                 plugins=(plugin,),
                 skills=tuple(skills),
-                models=inputs.models,
+                models=knobs.models,
                 jobs=jobs,
-                timeout=inputs.timeout,
-                max_turns=inputs.max_turns,
-                judge_model=inputs.judge_model,
+                timeout=knobs.timeout,
+                max_turns=knobs.max_turns,
+                judge_model=knobs.judge_model,
                 new=True,
                 modified=True,
             )

@@ -18,7 +18,10 @@ read `os.environ` (callers pass the environment), start agent processes (the eng
 from __future__ import annotations
 
 import enum
+import io
+import json
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
@@ -29,10 +32,11 @@ from typing import NamedTuple
 
 from evolve_action.catalog import build_catalog, resolve_models
 from evolve_action.config import resolve_repository
-from evolve_action.encoding import round_half_away
+from evolve_action.encoding import decode_path, round_half_away
 from evolve_action.errors import UsageError
 from evolve_action.evals import EvalsOptions
 from evolve_action.events import Reporter
+from evolve_action.flows._action import ActionOutcome, PrOptions, run_pr
 from evolve_action.flows._run_all import RunAllOptions, RunAllOutcome, RunAllStep, run_all
 from evolve_action.modelserver import ModelServer, Policy
 from evolve_action.repo import Repository, discover
@@ -418,6 +422,8 @@ class DemoOptions:
     """With Anthropic credentials set: use the real API (this costs money)."""
     log_path: Path | None = None
     """Append the scripted model server's request log (JSON lines) here."""
+    preview: bool = True
+    """End with a `pr --local` preview of a one-query change to `PREVIEW_SKILL`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -447,6 +453,8 @@ class DemoOutcome:
     copy: Path
     run: RunAllOutcome
     summary: DemoSummary
+    preview: ActionOutcome | None = None
+    """The PR preview (`pr --local`) of a one-query change, when the repository allows it."""
 
 
 def run_demo(
@@ -515,7 +523,50 @@ def run_demo(
             on_step=step,
             cwd=cwd,
         )
-    return DemoOutcome(copy=copy, run=run, summary=summarise(discover(copy, copy)))
+        summary = summarise(discover(copy, copy))
+        preview = _preview_pr(copy, environ, options, reporter) if options.preview else None
+    return DemoOutcome(copy=copy, run=run, summary=summary, preview=preview)
+
+
+PREVIEW_SKILL = ("project-tools", "csv-report")
+PREVIEW_QUERY = "Give me per-region totals from q3.csv as a markdown table"
+
+
+def _preview_pr(
+    copy: Path, environ: Mapping[str, str], options: DemoOptions, reporter: Reporter
+) -> ActionOutcome | None:
+    """What reviewers would see on a PR adding one trigger query: commit the evaluated copy, add
+    the query, run `pr --local` against that commit (only the new query runs). None when the
+    copy has no such skill or git is missing."""
+    plugin, skill = PREVIEW_SKILL
+    found = [
+        p
+        for p in sorted((copy / "plugins" / plugin / "evals" / skill).glob("triggers.*"))
+        if p.suffix in (".json", ".jsonc")
+    ]
+    if not found or shutil.which("git") is None:
+        return None
+    git = ["git", "-C", str(copy), "-c", "user.name=demo", "-c", "user.email=demo@example.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "evaluated examples"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    path = found[0]
+    doc = decode_path(path)
+    doc["triggers"].append({"query": PREVIEW_QUERY, "should_trigger": True})
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return run_pr(
+        PrOptions(
+            environ=environ,
+            cwd=copy,
+            local=True,
+            base="HEAD",
+            out_dir=copy / ".evolve-action",
+            models=options.models,
+            runs=options.runs,
+            jobs=options.jobs,
+        ),
+        reporter=reporter,
+        commands=io.StringIO(),
+    )
 
 
 def _preflight(options: DemoOptions, *, cwd: Path) -> None:
