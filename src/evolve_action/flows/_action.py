@@ -252,19 +252,16 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         live = []
     if live:
         _evaluate(repo, config, touched, _Knobs.of(inputs), agent_env, live, reporter, state)
-    report = regenerate_report(
-        ReportOptions(repo=repo, config=config, results_format=config.results_format),
-        cwd=options.cwd,
-    )
-    rows = _compare(repo, touched, base_files)
-    facts = RunFacts(
-        marker=COMMENT_MARKER,
-        sessions_run=state.sessions,
-        sessions_skipped=state.skipped,
-        cost_usd=_cost(before, repo, touched),
+    written, rows, facts = _report_and_compare(
+        repo,
+        config,
+        touched,
+        base_files,
+        before,
+        state,
+        options.cwd,
         evaluation_url=_evaluation_url(ctx, repo, top),
         run_url=ctx.run_url or None,
-        notes=(*_touched_notes(touched), *state.notes),
     )
     body = render_pr_comment(rows, facts)
     commit_sha = ""
@@ -272,11 +269,11 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     pr = ctx.pull_request
     if inputs.commit and client is not None:
         commit_sha = _commit_back(
-            client, ctx, inputs, repo, top, touched, report.written, before, state, commands
+            client, ctx, inputs, repo, top, touched, written, before, state, commands
         )
     if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
         comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
-    restore_workspace_owner(workspace, [*report.written, *_result_files(repo, touched)])
+    restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
     summary = body if not state.lines else body + "\n" + "\n".join(f"- {n}" for n in state.notes)
     append_summary(files.summary, summary)
     outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
@@ -327,17 +324,14 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         _evaluate(repo, config, touched, knobs, env, ["triggers", "evals"], reporter, state)
     else:
         state.notice("live tiers skipped: no Anthropic credentials in the environment")
-    regenerate_report(
-        ReportOptions(repo=repo, config=config, results_format=config.results_format),
-        cwd=options.cwd,
-    )
-    rows = _compare(repo, touched, base_files)
-    facts = RunFacts(
-        marker=COMMENT_MARKER,
-        sessions_run=state.sessions,
-        sessions_skipped=state.skipped,
-        cost_usd=_cost(before, repo, touched),
-        notes=(*_touched_notes(touched), *state.notes),
+    _, rows, facts = _report_and_compare(
+        repo,
+        config,
+        touched,
+        base_files,
+        before,
+        state,
+        options.cwd,
         title=f"Skill evaluations: {base} → working tree (preview)",
     )
     body = render_pr_comment(rows, facts)
@@ -719,6 +713,37 @@ def _comment(
 # ------------------------------------------------------------------------------------------------
 # Evidence
 # ------------------------------------------------------------------------------------------------
+
+
+def _report_and_compare(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    base_files: Mapping[str, ResultsFile | None],
+    before: Mapping[Path, bytes | None],
+    state: _Run,
+    cwd: Path,
+    *,
+    evaluation_url: str | None = None,
+    run_url: str | None = None,
+    title: str | None = None,
+) -> tuple[tuple[Path, ...], tuple[ComparisonRow, ...], RunFacts]:
+    """Regenerate the report, compare base → head, and gather the facts of this run."""
+    report = regenerate_report(
+        ReportOptions(repo=repo, config=config, results_format=config.results_format), cwd=cwd
+    )
+    rows = _compare(repo, touched, base_files)
+    facts = RunFacts(
+        marker=COMMENT_MARKER,
+        sessions_run=state.sessions,
+        sessions_skipped=state.skipped,
+        cost_usd=_cost(before, repo, touched),
+        evaluation_url=evaluation_url,
+        run_url=run_url,
+        notes=(*_touched_notes(touched), *state.notes),
+        **({"title": title} if title is not None else {}),
+    )
+    return report.written, rows, facts
 
 
 def _touched_notes(touched: Touched) -> list[str]:
