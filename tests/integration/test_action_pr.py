@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from tests.helpers.agents import MODEL, skill_md, triggers_doc
-from tests.helpers.fake_github import FakeGitHub, Fault
+from tests.helpers.fake_github import FakeFile, FakeGitHub, Fault
 
 from evolve_action.cli import main
 from evolve_action.events import RecordingReporter
@@ -374,3 +374,44 @@ def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> N
     assert COMMENT_MARKER in comment and "gamma" in comment
     assert (root / "preview" / "step-summary.md").is_file()
     assert str(root / "preview" / "pr-comment.md") in out.getvalue()
+
+
+def test_a_moved_head_is_a_notice_and_nothing_is_committed(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+        },
+        inputs={"tiers": "checks"},  # no agent: the regenerated EVALUATION.md is what changes
+    )
+    gh.fail("PATCH", r".*/git/refs/heads/feature", [Fault.not_fast_forward()])
+    commands = io.StringIO()
+    outcome = run_pr(
+        PrOptions(environ=pr.env, cwd=pr.workspace, retry=RetryPolicy.immediate()),
+        reporter=RecordingReporter(),
+        commands=commands,
+    )
+    assert outcome.exit_code == 0
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha
+    assert "::notice::" in commands.getvalue() and outcome.outputs.commit_sha == ""
+    assert "beta" in pr.summary.read_text()
+
+
+def test_the_files_api_cap_falls_back_to_git(tmp_path: Path, gh: FakeGitHub) -> None:
+    change: dict[str, str | None] = {
+        "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+    }
+    pr = make_pr(tmp_path, gh, change=change, inputs={"tiers": "checks", "commit": "false"})
+    pull = gh.pulls[(REPO, 1)]
+    pull.files = [FakeFile(f"docs/page-{i}.md") for i in range(3000)]  # the API's cap
+    pull.changed_files = 3100
+    commands = io.StringIO()
+    outcome = run_pr(
+        PrOptions(environ=pr.env, cwd=pr.workspace, retry=RetryPolicy.immediate()),
+        reporter=RecordingReporter(),
+        commands=commands,
+    )
+    assert outcome.exit_code == 0
+    assert "cap" in commands.getvalue()
+    assert outcome.touched is not None and outcome.touched.keys == ("kit/beta",)

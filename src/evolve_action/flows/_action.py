@@ -225,7 +225,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         _tier0(repo, config, commands, state, top)
 
     client = _client(inputs, ctx, options.retry)
-    touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state)
+    touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
     if touched.empty:
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
         summary = f"{line}.\n"
@@ -492,6 +492,7 @@ def _touched_for(
     genv: Mapping[str, str],
     client: GitHubClient | None,
     state: _Run,
+    commands: TextIO,
 ) -> Touched:
     """The skills to evaluate: explicit `skills`, else the rule over the event's changes."""
     if inputs.all_skills or inputs.skills:
@@ -503,12 +504,15 @@ def _touched_for(
             rc = client.repository(ctx.repository)
             listed = rc.changed_files(rc.pull_request(pr.number))
         except GitHubApiError as exc:
-            state.lines.append(f"notice: the files API failed ({exc.message}); using git")
+            state.notice(
+                f"the files API failed ({exc.message}); the changes come from git", commands
+            )
         else:
             if listed.truncated:
                 state.notice(
                     f"the files API lists {len(listed.files)} of {listed.expected} changed files "
-                    "(GitHub's cap); the changes come from git instead"
+                    "(GitHub's cap); the changes come from git instead",
+                    commands,
                 )
             else:
                 changes = [
