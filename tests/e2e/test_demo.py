@@ -81,8 +81,12 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     assert sorted(p.parent.name for p in out_dir.glob("plugins/*/evals/*/results.json")) == sorted(
         skills
     )
-    # 4 skills × 7 queries, 4 skills × 2 evals; non-trivial rates and a positive lift.
-    assert triggers[1] == 28 and evals[1] == 8 and baseline[1] == 8
+    # 4 skills × 7 queries, 4 skills × 2 evals; non-trivial rates and a positive lift. The closing
+    # PR preview added one trigger query to csv-report and ran only that one.
+    assert triggers[1] == 28 + 1 and evals[1] == 8 and baseline[1] == 8
+    preview = (out_dir / ".evolve-action" / "pr-comment.md").read_text(encoding="utf-8")
+    assert "project-tools/csv-report" in preview and "1 agent session run" in preview
+    assert f"{out_dir / '.evolve-action' / 'pr-comment.md'}" in text
     assert triggers[0] / triggers[1] >= 0.75
     assert evals[0] / evals[1] >= 0.75
     assert baseline[0] < evals[0]
