@@ -415,3 +415,21 @@ def test_the_files_api_cap_falls_back_to_git(tmp_path: Path, gh: FakeGitHub) -> 
     assert outcome.exit_code == 0
     assert "cap" in commands.getvalue()
     assert outcome.touched is not None and outcome.touched.keys == ("kit/beta",)
+
+
+@pytest.mark.parametrize(("mode", "posted"), [("always", 1), ("changes", 0), ("off", 0)])
+def test_comment_modes_when_no_figure_moved(
+    tmp_path: Path, gh: FakeGitHub, mode: str, posted: int
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+        },
+        inputs={"tiers": "checks", "commit": "false", "comment": mode},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert len(gh.comments_on(REPO, 1)) == posted
+    assert "beta" in pr.summary.read_text()  # the summary is written whatever the comment mode

@@ -699,8 +699,11 @@ def _comment(
         if existing is not None and digest_of(existing.body) == digest:
             return existing.id  # same evidence: leave it alone (no rewrite, no notification)
         wanted = inputs.comment == "always" or existing is not None
-        if inputs.comment == "changes":
-            wanted = existing is None or digest_of(existing.body) != digest
+        if inputs.comment == "changes":  # only when a figure moved (or to update our comment)
+            wanted = existing is not None or any(
+                r.label in (Label.NEW, Label.REMOVED) or any(t.delta for t in r.tiers)
+                for r in rows
+            )
         if inputs.comment == "failures":
             wanted = existing is not None or any(
                 r.label is Label.REGRESSION or any(t.failing for t in r.tiers) for r in rows
