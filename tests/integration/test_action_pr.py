@@ -433,3 +433,24 @@ def test_comment_modes_when_no_figure_moved(
     assert code == 0, out + err
     assert len(gh.comments_on(REPO, 1)) == posted
     assert "beta" in pr.summary.read_text()  # the summary is written whatever the comment mode
+
+
+def test_mode_run_on_workflow_dispatch_evaluates_every_skill_and_commits_to_the_branch(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(tmp_path, gh, change={"README.md": "x\n"}, inputs={"tiers": "checks"})
+    main_sha = gh.ref_sha(REPO, "heads/main")
+    assert main_sha is not None
+    git(pr.workspace, "checkout", "-q", "-f", "--detach", main_sha)
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps({"ref": "refs/heads/main"}))
+    pr.env.update(
+        GITHUB_EVENT_NAME="workflow_dispatch", GITHUB_REF="refs/heads/main", GITHUB_SHA=main_sha
+    )
+    code, out, err = run_action(pr, "run")
+    assert code == 0, out + err
+    assert json.loads(pr.outputs()["evaluated_skills"]) == [f"kit/{s}" for s in SKILLS]
+    tip = gh.ref_sha(REPO, "heads/main")
+    assert tip != main_sha and pr.outputs()["commit_sha"] == tip
+    parents = git(gh.git_dir(REPO), "rev-list", "--parents", "-n", "1", str(tip)).split()
+    assert parents == [tip, main_sha]
+    assert gh.comments_on(REPO, 1) == []  # no pull request, no comment

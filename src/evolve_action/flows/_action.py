@@ -225,7 +225,10 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         _tier0(repo, config, commands, state, top)
 
     client = _client(inputs, ctx, options.retry)
-    touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
+    if options.mode == "run" and not inputs.explicit_skills:
+        touched = _explicit(repo, inputs, everything=True)  # `mode: run`: every skill by default
+    else:
+        touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
     if touched.empty:
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
         summary = f"{line}.\n"
@@ -274,7 +277,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
         comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
     restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-    summary = body if not state.lines else body + "\n" + "\n".join(f"- {n}" for n in state.notes)
+    summary = body  # the notes are in the body already
     append_summary(files.summary, summary)
     outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
     write_outputs(files.output, outputs)
