@@ -454,3 +454,74 @@ def test_mode_run_on_workflow_dispatch_evaluates_every_skill_and_commits_to_the_
     parents = git(gh.git_dir(REPO), "rev-list", "--parents", "-n", "1", str(tip)).split()
     assert parents == [tip, main_sha]
     assert gh.comments_on(REPO, 1) == []  # no pull request, no comment
+
+
+def test_a_base_checkout_of_pull_request_target_is_never_committed(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")
+        },
+        event="pull_request_target",
+        inputs={"tiers": "checks"},
+    )
+    base_sha = gh.ref_sha(REPO, "heads/main")
+    assert base_sha is not None
+    git(pr.workspace, "checkout", "-q", "-f", "--detach", base_sha)  # the event's default checkout
+    pr.env["GITHUB_SHA"] = base_sha
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert "neither the PR head nor its test merge" in out
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha
+    assert pr.outputs()["commit_sha"] == ""
+
+
+def test_working_directory_in_a_subdirectory(tmp_path: Path, gh: FakeGitHub) -> None:
+    gh.add_token(TOKEN, kind="installation")
+    repo = gh.add_repo(REPO)
+    base = gh.commit(repo, {f"tools/{k}": v for k, v in base_files().items()}, branch="main")
+    edited = skill_md("gamma", "Gamma things. Use when asked about gamma.")
+    gh.commit(repo, {"tools/skills/gamma/SKILL.md": edited}, parents=[base], branch="feature")
+    pull = gh.add_pull(repo, head_ref="feature", files=["tools/skills/gamma/SKILL.md"])
+    ws = tmp_path / "workspace"
+    subprocess.run(
+        ["git", "clone", "-q", "-b", "feature", str(gh.git_dir(repo)), str(ws)], check=True
+    )
+    event = {
+        "number": pull.number,
+        "pull_request": {
+            "number": pull.number,
+            "head": {"ref": "feature", "sha": pull.head_sha, "repo": {"full_name": REPO}},
+            "base": {"ref": "main", "sha": base, "repo": {"full_name": REPO}},
+            "changed_files": 1,
+        },
+    }
+    (tmp_path / "event.json").write_text(json.dumps(event))
+    output, summary = tmp_path / "out.txt", tmp_path / "summary.md"
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.base_url,
+        "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_SHA": pull.head_sha,
+        "GITHUB_REF": f"refs/pull/{pull.number}/merge",
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "INPUT_GITHUB_TOKEN": TOKEN,
+        "INPUT_TIERS": "checks",
+        "INPUT_WORKING_DIRECTORY": "tools",
+    }
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["pr"], env, stdout=out, stderr=err, cwd=ws)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert "kit/gamma" in output.read_text()
+    tip = gh.ref_sha(REPO, "heads/feature")
+    changed = git(gh.git_dir(REPO), "diff", "--name-only", pull.head_sha, str(tip)).splitlines()
+    assert "tools/EVALUATION.md" in changed and all(p.startswith("tools/") for p in changed)

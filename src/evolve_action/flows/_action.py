@@ -55,6 +55,7 @@ from evolve_action.github import (
     TouchedSkill,
     annotate,
     append_summary,
+    checkout_kind,
     fork_target_refusal,
     git_changed_paths,
     git_env,
@@ -270,7 +271,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     commit_sha = ""
     comment_id: int | None = None
     pr = ctx.pull_request
-    if inputs.commit and client is not None:
+    if inputs.commit and client is not None and _checkout_matches(ctx, top, genv, state, commands):
         commit_sha = _commit_back(
             client, ctx, inputs, repo, top, touched, written, before, state, commands
         )
@@ -634,6 +635,28 @@ def _evaluate(
                 state.errored = state.errored or ev.errored > 0
 
 
+def _checkout_matches(
+    ctx: GitHubContext, top: Path, genv: Mapping[str, str], state: _Run, commands: TextIO
+) -> bool:
+    """A PR's results may be committed only when the workspace holds its head or its test merge.
+
+    `pull_request_target` checks out the base by default: results computed there are not the PR's,
+    so they are never committed onto its branch.
+    """
+    if ctx.pull_request is None:
+        return True
+    head = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    if checkout_kind(ctx, head) != "other":
+        return True
+    state.notice(
+        f"the workspace holds {head[:12] or 'no commit'}, neither the PR head nor its test merge "
+        "(pull_request_target checks out the base by default): the results were not committed; "
+        "check out github.event.pull_request.head.sha",
+        commands,
+    )
+    return False
+
+
 def _commit_back(
     client: GitHubClient,
     ctx: GitHubContext,
@@ -704,8 +727,7 @@ def _comment(
         wanted = inputs.comment == "always" or existing is not None
         if inputs.comment == "changes":  # only when a figure moved (or to update our comment)
             wanted = existing is not None or any(
-                r.label in (Label.NEW, Label.REMOVED) or any(t.delta for t in r.tiers)
-                for r in rows
+                r.label in (Label.NEW, Label.REMOVED) or any(t.delta for t in r.tiers) for r in rows
             )
         if inputs.comment == "failures":
             wanted = existing is not None or any(
@@ -963,7 +985,11 @@ def _pooled(rows: Sequence[ComparisonRow], tier: str) -> float | None:
 def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
     """The environment the engines get: the runner's, with the credential inputs as the variables
     Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
-    env = {k: v for k, v in environ.items() if not k.startswith("INPUT_")}
+    env = {
+        k: v
+        for k, v in environ.items()
+        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
+    }  # defence in depth: the harness and `command` assertions allowlist their children's env
     if inputs.anthropic_api_key:
         env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
     if inputs.claude_code_oauth_token:
