@@ -21,6 +21,7 @@ from tests.helpers.repo_shapes import (
     self_listing,
     skills_list_marketplace,
 )
+from tests.helpers.report_fixtures import beta_skill_models, write_results
 
 from evolve_action.cli import main
 
@@ -139,3 +140,30 @@ def test_manifest_free_shapes_pass_every_check(tmp_path: Path, name: str) -> Non
 def test_bare_skills_found_from_inside_a_skill(tmp_path: Path) -> None:
     root = bare_skills(tmp_path / "shape")
     assert planned(root, cwd=root / "skills/beta-skill") == {("shape", "alpha-skill"): 2}
+
+
+def test_report_pages_of_plugins_on_the_root(tmp_path: Path) -> None:
+    """Two `./` plugins: each page is `EVALUATION.<plugin>.md`, never over the root page."""
+    root = skills_list_marketplace(tmp_path / "shape")
+    write_results(root / "evals/xlsx/results.json", "document-skills", "xlsx", beta_skill_models())
+    write_results(root / "evals/art/results.json", "example-skills", "art", beta_skill_models())
+    outcome = run(root, "report")
+    assert outcome.code == 0, outcome.err
+    pages = sorted(p.name for p in root.glob("EVALUATION*.md"))
+    assert pages == [
+        "EVALUATION.document-skills.md",
+        "EVALUATION.example-skills.md",
+        "EVALUATION.md",
+    ]
+    top = (root / "EVALUATION.md").read_text(encoding="utf-8")
+    assert "document-skills" in top and "example-skills" in top
+
+
+def test_report_of_a_self_listing_marketplace_is_one_page(tmp_path: Path) -> None:
+    root = self_listing(tmp_path / "shape", by="github")
+    write_results(
+        root / "evals/brainstorm/results.json", "selfy", "brainstorm", beta_skill_models()
+    )
+    outcome = run(root, "report")
+    assert outcome.code == 0, outcome.err
+    assert sorted(p.name for p in root.glob("EVALUATION*.md")) == ["EVALUATION.md"]
