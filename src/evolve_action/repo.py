@@ -7,6 +7,17 @@ from the working directory and its exact error messages), the frozen `Repository
 `marketplace.json`) with the Go-`encoding/json` error wording the checks print (§5.2; deliberately
 not `encoding.decode_path`, whose messages and empty-file rule are for authored spec files).
 
+Marketplaces are read two ways. An evolve marketplace (a Codex marketplace
+`.agents/plugins/marketplace.json` beside it, or every entry a local `./plugins/<dir>` source) keeps
+evolve's rule: the plugins are the directories under `plugins/`. Any other marketplace is read the
+way Claude Code reads it: one plugin per local entry (any `./` path, the root itself for `./`),
+an entry's `skills` list names its skills, `strict: false` makes the entry the manifest, remote
+sources (`github`, `url`, `git-subdir`, …, or strings that are not `./`-relative) are listed in
+`Repository.notices` as not evaluated here, and a remote entry naming the root's own plugin.json
+is the root plugin (a self-listing marketplace). With no marker at all, `skills/*/SKILL.md` (or
+`.claude/skills/*/SKILL.md`) form one implicit plugin named after the directory (a bare skill
+repository, layout `single`), found only when no ancestor has a marker.
+
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
 `EvolveError` subclass naming the path. Never does: printing, reading `os.environ`, writing files.
@@ -68,6 +79,10 @@ class Plugin:
     """`<dir>/skills`."""
     evals_dir: Path
     """`<dir>/evals`."""
+    skill_dirs: tuple[Path, ...] | None = None
+    """A marketplace entry's explicit `skills` list (absolute), replacing the `skills_dir` glob."""
+    manifest: bool = True
+    """False when no plugin.json is expected: a `strict: false` entry or an implicit plugin."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +123,10 @@ class Repository:
     """Absolute root (made absolute without resolving symlinks)."""
     layout: Layout
     plugins: tuple[Plugin, ...]
+    claude_marketplace: bool = False
+    """A marketplace read the way Claude Code reads it (not an evolve marketplace)."""
+    notices: tuple[str, ...] = ()
+    """One-line facts about how the repository was read (remote plugins, implicit plugin, …)."""
 
     def rel(self, path: Path) -> str:
         """Render `path` relative to the root with `/` separators; absolute when outside it."""
@@ -213,6 +232,8 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
                 hint="pass the plugin repository's root directory",
             )
         kind = classify(base, forced)
+        if kind is None and forced is None and _bare_skills_dir(base) is not None:
+            return _build_bare(base)
         if kind is None:
             raise SpecError(
                 f"{base} {NOT_RECOGNIZED}",
@@ -225,8 +246,48 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         if kind is not None:
             return _build(here, kind)
         if here.parent == here:
-            raise SpecError(NOT_FOUND, hint="run inside a plugin repository or pass --root")
+            break
         here = here.parent
+    if forced is None:
+        here = absolute(cwd)
+        while True:
+            if _bare_skills_dir(here) is not None:
+                return _build_bare(here)
+            if here.parent == here:
+                break
+            here = here.parent
+    raise SpecError(NOT_FOUND, hint="run inside a plugin repository or pass --root")
+
+
+BARE_SKILL_DIRS = ("skills", ".claude/skills")
+"""Where a repository without any manifest keeps its skills (first with a SKILL.md wins)."""
+
+
+def _bare_skills_dir(directory: Path) -> Path | None:
+    for rel in BARE_SKILL_DIRS:
+        skills = directory / rel
+        if any((path / "SKILL.md").is_file() for _, path in _subdirs(skills)):
+            return skills
+    return None
+
+
+def _build_bare(root: Path) -> Repository:
+    skills_dir = _bare_skills_dir(root)
+    assert skills_dir is not None
+    plugin = Plugin(
+        name=root.name,
+        dir=root,
+        rel=".",
+        skills_dir=skills_dir,
+        evals_dir=root / "evals",
+        manifest=False,
+    )
+    where = rel_path(root, skills_dir)
+    note = (
+        f"note: no plugin manifest: the skills under {where}/ form one implicit plugin "
+        f"'{root.name}' (named after the repository directory)"
+    )
+    return Repository(root=root, layout="single", plugins=(plugin,), notices=(note,))
 
 
 def _build(root: Path, kind: Layout) -> Repository:
@@ -240,6 +301,10 @@ def _build(root: Path, kind: Layout) -> Repository:
                 evals_dir=root / "evals",
             ),
         )
+    elif kind == "marketplace" and (read := _claude_marketplace(root)) is not None:
+        return Repository(
+            root=root, layout=kind, plugins=read[0], claude_marketplace=True, notices=read[1]
+        )
     else:
         plugins = tuple(
             Plugin(
@@ -252,6 +317,101 @@ def _build(root: Path, kind: Layout) -> Repository:
             for name, path in _subdirs(root / "plugins")
         )
     return Repository(root=root, layout=kind, plugins=plugins)
+
+
+def entry_source(entry: Any) -> tuple[str | None, str]:
+    """`(local ./ path or None, how a remote source is described)` of a marketplace entry.
+
+    Local: a `./`-relative string, or a `{source: local, path: ./…}` object (evolve's form).
+    """
+    source = entry.get("source") if isinstance(entry, dict) else None
+    if isinstance(source, str):
+        return (source, "") if source.startswith("./") or source == "." else (None, source)
+    if isinstance(source, dict):
+        path = source.get("path")
+        kind = source.get("source")
+        if isinstance(path, str) and kind in (None, "local") and path.startswith("./"):
+            return path, ""
+        where = source.get("repo") or source.get("url") or ""
+        return None, f"{go_str(kind)} {go_str(where)}".strip()
+    return None, go_str(source)
+
+
+def _is_evolve_marketplace(root: Path, entries: list[Any]) -> bool:
+    if (root / CODEX_MARKETPLACE).exists():
+        return True
+    for entry in entries:
+        local, _ = entry_source(entry)
+        if local is None or not isinstance(entry, dict):
+            return False
+        if "skills" in entry or entry.get("strict") is False:
+            return False
+        parts = [p for p in local.split("/") if p not in ("", ".")]
+        if len(parts) != 2 or parts[0] != "plugins":
+            return False
+    return True
+
+
+def _claude_marketplace(root: Path) -> tuple[tuple[Plugin, ...], tuple[str, ...]] | None:
+    """The plugins and notices of a marketplace read as Claude Code reads it; None for evolve's."""
+    manifest = read_manifest(root / CLAUDE_MARKETPLACE)
+    if not manifest.ok or not isinstance(manifest.value, dict):
+        return None
+    entries = manifest.value.get("plugins")
+    if not isinstance(entries, list) or _is_evolve_marketplace(root, entries):
+        return None
+    root_manifest = read_manifest(root / CLAUDE_MANIFEST)
+    root_name = (
+        root_manifest.value.get("name")
+        if root_manifest.ok and isinstance(root_manifest.value, dict)
+        else None
+    )
+    plugins: dict[str, Plugin] = {}
+    remote: list[str] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        name = go_str(entry.get("name"))
+        local, described = entry_source(entry)
+        if local is None and name and name == root_name:
+            local = "./"  # a marketplace listing the repository itself
+        if local is None:
+            remote.append(f"{name} ({described})" if described else name)
+            continue
+        directory = absolute(root / local)
+        if name in plugins or not directory.is_dir():
+            continue  # the checks report an unresolved source
+        if rel_path(root, directory).startswith("/"):
+            remote.append(f"{name} ({local})")
+            continue
+        listed = entry.get("skills")
+        skill_dirs: tuple[Path, ...] | None = None
+        if isinstance(listed, str):
+            listed = [listed]
+        if isinstance(listed, list):
+            skill_dirs = tuple(
+                absolute(directory / item) for item in listed if isinstance(item, str)
+            )
+        plugins[name] = Plugin(
+            name=name,
+            dir=directory,
+            rel=rel_path(root, directory),
+            skills_dir=directory / "skills",
+            evals_dir=directory / "evals",
+            skill_dirs=skill_dirs,
+            manifest=entry.get("strict") is not False,
+        )
+    notices: list[str] = []
+    if remote:
+        notices.append(
+            f"note: {len(remote)} marketplace plugin{'' if len(remote) == 1 else 's'} "
+            f"not evaluated here (remote): {', '.join(remote)}"
+        )
+    ordered = tuple(plugins[n] for n in sorted(plugins, key=lambda n: n.encode()))
+    empty = [p.name for p in ordered if not plugin_skills(p)]
+    if empty:
+        notices.append(f"note: plugins with no skills (shown, skipped): {', '.join(empty)}")
+    return ordered, tuple(notices)
 
 
 def _single_name(root: Path) -> str:
@@ -277,7 +437,10 @@ def _subdirs(directory: Path) -> list[tuple[str, Path]]:
 
 def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
     for plugin in repo.plugins:
+        listed = {s.name: s.dir for s in plugin_skills(plugin)} if plugin.skill_dirs else None
         for skill, directory in _subdirs(plugin.evals_dir):
+            if listed is not None and skill not in listed:
+                continue  # another plugin sharing this directory owns it
             triggers = find_one(directory, "triggers")
             evals = find_one(directory, "evals")
             if triggers is None and evals is None:
@@ -287,7 +450,7 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
                 plugin_dir=plugin.dir,
                 plugin_rel=plugin.rel,
                 skill=skill,
-                skill_dir=plugin.skills_dir / skill,
+                skill_dir=listed[skill] if listed is not None else plugin.skills_dir / skill,
                 results_dir=directory,
                 triggers_path=triggers,
                 evals_path=evals,
@@ -295,7 +458,30 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
 
 
 def plugin_skills(plugin: Plugin) -> list[Skill]:
-    """Glob `<plugin>/skills/*/SKILL.md` like Go: any entry type, dot names included, sorted."""
+    """Glob `<plugin>/skills/*/SKILL.md` like Go: any entry type, dot names included, sorted.
+
+    A plugin with an explicit `skills` list has those: a listed directory holding SKILL.md is one
+    skill, any other listed directory is globbed like `skills/` (list order, duplicates dropped).
+    """
+    if plugin.skill_dirs is not None:
+        seen: dict[Path, Skill] = {}
+        for listed in plugin.skill_dirs:
+            candidates = (
+                [listed]
+                if os.path.lexists(listed / "SKILL.md")
+                else [p for _, p in _subdirs(listed) if os.path.lexists(p / "SKILL.md")]
+            )
+            for directory in candidates:
+                seen.setdefault(
+                    directory,
+                    Skill(
+                        name=directory.name,
+                        plugin=plugin.name,
+                        dir=directory,
+                        skill_md=directory / "SKILL.md",
+                    ),
+                )
+        return list(seen.values())
     try:
         with os.scandir(plugin.skills_dir) as entries:
             names = sorted(

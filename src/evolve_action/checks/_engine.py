@@ -37,6 +37,7 @@ from evolve_action.repo import (
     Plugin,
     Repository,
     Skill,
+    entry_source,
     go_str,
     parse_frontmatter,
     plugin_skills,
@@ -148,13 +149,13 @@ def run_checks(
             if marketplace:
                 _marketplace_checks(out, repo)
             stray = repo.root / CLAUDE_MANIFEST
-            if stray.is_file():
+            if stray.is_file() and not repo.claude_marketplace:
                 out.add(
                     f"repo root: stray {CLAUDE_MANIFEST} in a marketplace repository",
                     check="repo.stray_manifest",
                     path=stray,
                 )
-        if not repo.plugins:
+        if not repo.plugins and not repo.claude_marketplace:
             out.add(
                 "no plugins under plugins/ (for a root-level plugin repo, use the single layout)",
                 check="repo.plugins",
@@ -192,7 +193,13 @@ def _manifest_object(
 
 def _marketplace_checks(out: _Collector, repo: Repository) -> None:
     loaded: dict[str, dict[str, Any]] = {}
-    for kind, rel in (("claude", CLAUDE_MARKETPLACE), ("codex", CODEX_MARKETPLACE)):
+    wanted: tuple[tuple[str, str], ...] = (
+        ("claude", CLAUDE_MARKETPLACE),
+        ("codex", CODEX_MARKETPLACE),
+    )
+    if repo.claude_marketplace:
+        wanted = wanted[:1]  # a Claude Code marketplace: evolve's Codex twin is not required
+    for kind, rel in wanted:
         path = repo.root / rel
         manifest = read_manifest(path)
         if not manifest.exists:
@@ -232,6 +239,8 @@ def _marketplace_checks(out: _Collector, repo: Repository) -> None:
             if isinstance(source, dict):
                 source = source.get("path")
             src = go_str(source)
+            if repo.claude_marketplace and entry_source(entry)[0] is None:
+                continue  # remote (or self-listing): a notice of the repository, never a failure
             if not src.startswith("./"):
                 out.add(
                     f"marketplace source '{src}' is not ./-prefixed",
@@ -279,6 +288,8 @@ def _plugin_checks(
     config: Config,
 ) -> None:
     loaded: dict[str, dict[str, Any]] = {}
+    if not plugin.manifest:
+        kinds = ()  # `strict: false` entry or implicit plugin: no plugin.json is expected
     for kind in kinds:
         manifest_rel = MANIFEST_PATHS[kind]
         path = plugin.dir / manifest_rel
@@ -303,6 +314,8 @@ def _plugin_checks(
             path=plugin.dir / "hooks",
         )
     skills = plugin_skills(plugin)
+    if not skills and repo.claude_marketplace:
+        return  # shown in the repository's notices and skipped, as Claude Code would
     if not skills:
         out.add(f"{label}: no skills under skills/", check="plugin.skills", path=plugin.skills_dir)
         return

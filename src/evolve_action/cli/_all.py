@@ -17,6 +17,7 @@ from evolve_action.cli._common import (
     add_trigger_flags,
     check_filters,
     discard_unusable_results,
+    print_notices,
     require_positive,
 )
 from evolve_action.cli._evals import (
@@ -74,6 +75,7 @@ def handle(inv: Invocation) -> int:
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
+    print_notices(inv, repository)
     check_filters(repository, plugins=options.plugins, skills=options.skills)
     discard_unusable_results(inv, repository, plugins=options.plugins, skills=options.skills)
     outcome = run_all(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evolve_action.checks import CheckOptions, CheckReport, run_checks
-from evolve_action.cli._common import Invocation, add_repo_flags
+from evolve_action.cli._common import Invocation, add_repo_flags, print_notices
 from evolve_action.config import resolve_repository, with_flags
 from evolve_action.github import annotate
 from evolve_action.repo import absolute
@@ -70,6 +70,7 @@ def handle(inv: Invocation) -> int:
         inv.stderr.write(f"warn: {warning}\n")
         if actions:
             annotate(inv.stderr if args.json else inv.stdout, "warning", warning)
+    print_notices(inv, repo)
     report = run_checks(repo, config, CheckOptions())
     prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
     if args.json:

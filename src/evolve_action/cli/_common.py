@@ -3,7 +3,8 @@
 Owns the flag definitions that `run triggers`, `run evals` and `run all` have in common
 (`add_selection_flags`), the comma/repeat list splitting (`split_list`), the default `--jobs`
 (`default_jobs`), the positive-number checks (`require_positive`), the filter check
-(`check_filters`). Never does: resolve models or plan (the engines do).
+(`check_filters`), and printing how the repository was read (`print_notices`, one `note:` line
+each on stderr). Never does: resolve models or plan (the engines do).
 """
 
 from __future__ import annotations
@@ -193,3 +194,9 @@ def add_trigger_flags(
     """`--runs` and `--no-early-stop`: the trigger-tier flags of `run triggers` and `run all`."""
     parser.add_argument("--runs", type=int, default=runs_default, help=runs_help)
     parser.add_argument("--no-early-stop", action="store_true", help=early_stop_help)
+
+
+def print_notices(inv: Invocation, repo: Repository) -> None:
+    """Print the repository's notices (remote plugins, an implicit plugin, …) on stderr."""
+    for notice in repo.notices:
+        inv.stderr.write(notice + "\n")

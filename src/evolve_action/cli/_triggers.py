@@ -20,6 +20,7 @@ from evolve_action.cli._common import (
     add_trigger_flags,
     check_filters,
     discard_unusable_results,
+    print_notices,
     require_positive,
     split_list,
 )
@@ -89,6 +90,7 @@ def options_from(
         repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
         for warning in config.warnings:
             inv.stderr.write(f"warn: {warning}\n")
+        print_notices(inv, repo)
         check_filters(repo, plugins=plugins, skills=skills)
         discard_unusable_results(inv, repo, plugins=plugins, skills=skills)
     else:

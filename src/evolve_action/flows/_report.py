@@ -145,7 +145,8 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
         plugins,
         catalog=catalog,
         active=active,
-        single=repo.layout == "single",
+        single=repo.layout == "single"
+        or (len(repo.plugins) == 1 and repo.plugins[0].rel == "."),  # a self-listing marketplace
         results_format=opts.results_format,
         tool_version=opts.tool_version,
         junit=opts.junit is not None,

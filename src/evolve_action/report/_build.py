@@ -82,8 +82,9 @@ def build_report(
     ]
     if not single:
         for lp in with_files:
-            page = PurePosixPath(lp.rel_dir, "EVALUATION.md").as_posix()
-            documents.append((page, render_plugin_page(lp, active=active, caps=caps)))
+            page = _plugin_page(lp.rel_dir, lp.name)
+            if page is not None:
+                documents.append((page, render_plugin_page(lp, active=active, caps=caps)))
     return ReportBuild(
         documents=tuple(documents),
         rollup_name=rollup_name,
@@ -100,3 +101,13 @@ def gate_models(catalog: Catalog, active: frozenset[str] | None) -> list[str]:
     tokens, so a configured model no allowed harness can run is reported missing forever.
     """
     return [m.key for m in catalog.models if active is None or m.key in active]
+
+
+def _plugin_page(rel_dir: str, name: str) -> str | None:
+    """`<plugin>/EVALUATION.md`; a plugin on the root itself (a marketplace's `./` entry) gets
+    `EVALUATION.<name>.md` beside the root page (None when its name is not a safe file name)."""
+    if rel_dir != ".":
+        return PurePosixPath(rel_dir, "EVALUATION.md").as_posix()
+    if not name or not all(c.isalnum() or c in "-_." for c in name) or name.startswith("."):
+        return None
+    return f"EVALUATION.{name}.md"

@@ -1,0 +1,179 @@
+"""Repository shapes Claude Code users publish (issue 12, items 1–2): what discovery finds.
+
+Marketplaces read the way Claude Code reads them (any `./` source, `./` itself, `skills` lists,
+`strict: false`, remote sources as a notice, a marketplace listing the repository itself) and bare
+skill repositories (`skills/*/SKILL.md`, `.claude/skills/*/SKILL.md`) as one implicit plugin.
+Findings are asserted with `checks.plugin_manifests: [claude]`, so they name only what the shape
+itself causes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.helpers.repo_shapes import (
+    MARKETPLACE,
+    bare_skills,
+    marketplace,
+    put,
+    remote_marketplace,
+    self_listing,
+    skill,
+    skills_list_marketplace,
+)
+
+from evolve_action.checks import CheckOptions, run_checks
+from evolve_action.config import ChecksConfig, Config
+from evolve_action.errors import SpecError
+from evolve_action.repo import Repository, discover
+
+CLAUDE_ONLY = Config(checks=ChecksConfig(plugin_manifests=("claude",)))
+
+
+def shape(repo: Repository) -> dict[str, list[str]]:
+    """Plugin name → its skills (the way a Claude Code user lists them)."""
+    return {p.name: [s.name for s in repo.skills() if s.plugin == p.name] for p in repo.plugins}
+
+
+def findings(repo: Repository, config: Config = CLAUDE_ONLY) -> list[str]:
+    report = run_checks(repo, config, CheckOptions())
+    return [f.message for f in report.findings]
+
+
+def eval_sets(repo: Repository) -> list[tuple[str, str, str]]:
+    return [(e.plugin, e.skill, repo.rel(e.skill_dir)) for e in repo.eval_sets()]
+
+
+def test_skills_lists_on_the_root_with_strict_false(tmp_path: Path) -> None:
+    repo = discover(skills_list_marketplace(tmp_path), tmp_path)
+    assert (repo.layout, repo.claude_marketplace) == ("marketplace", True)
+    assert shape(repo) == {"document-skills": ["xlsx", "docx"], "example-skills": ["art"]}
+    assert [p.rel for p in repo.plugins] == [".", "."]
+    assert eval_sets(repo) == [
+        ("document-skills", "xlsx", "skills/xlsx"),
+        ("example-skills", "art", "skills/art"),
+    ]
+    assert repo.notices == ()
+    # no plugin.json is needed (`strict: false`), no Codex marketplace, no "no plugins": clean
+    assert findings(repo, Config()) == []
+
+
+def test_a_skills_entry_may_name_a_directory_of_skills(tmp_path: Path) -> None:
+    marketplace(tmp_path, [{"name": "p", "source": "./", "strict": False, "skills": "./lib"}])
+    skill(tmp_path, "lib/b-skill")
+    skill(tmp_path, "lib/a-skill")
+    assert shape(discover(tmp_path, tmp_path)) == {"p": ["a-skill", "b-skill"]}
+
+
+def test_remote_sources_are_one_notice_and_never_a_failure(tmp_path: Path) -> None:
+    repo = discover(remote_marketplace(tmp_path), tmp_path)
+    assert shape(repo) == {"alpha": ["one"], "empty": [], "ext": ["two"]}
+    assert [p.rel for p in repo.plugins] == [
+        "plugins/alpha",
+        "plugins/empty",
+        "external_plugins/ext",
+    ]
+    assert repo.notices == (
+        "note: 4 marketplace plugins not evaluated here (remote): by-url (url "
+        "https://example.com/u.git), by-subdir (git-subdir https://example.com/m.git), "
+        "by-github (github someone/thing), by-string (someone/other)",
+        "note: plugins with no skills (shown, skipped): empty",
+    )
+    assert eval_sets(repo) == [
+        ("alpha", "one", "plugins/alpha/skills/one"),
+        ("ext", "two", "external_plugins/ext/skills/two"),
+    ]
+    assert findings(repo) == []
+
+
+def test_an_unresolved_local_source_is_still_a_failure(tmp_path: Path) -> None:
+    marketplace(
+        tmp_path,
+        [
+            {"name": "gone", "source": "./tools/gone"},
+            {"name": "far", "source": {"source": "github", "repo": "o/far"}},
+        ],
+    )
+    repo = discover(tmp_path, tmp_path)
+    assert (repo.claude_marketplace, repo.plugins) == (True, ())
+    assert findings(repo) == ["marketplace source './tools/gone' does not resolve"]
+
+
+@pytest.mark.parametrize("by", ["dot", "github"])
+def test_a_marketplace_listing_the_repository_itself_is_that_plugin(
+    tmp_path: Path, by: str
+) -> None:
+    repo = discover(self_listing(tmp_path, by=by), tmp_path)
+    assert shape(repo) == {"selfy": ["brainstorm", "plan-work"]}
+    assert [p.rel for p in repo.plugins] == ["."]
+    assert repo.notices == ()
+    assert eval_sets(repo) == [("selfy", "brainstorm", "skills/brainstorm")]
+    assert findings(repo) == []  # no "stray .claude-plugin/plugin.json", no "0 plugins"
+
+
+@pytest.mark.parametrize("skills_rel", ["skills", ".claude/skills"])
+def test_a_bare_skill_repository_is_one_implicit_plugin(tmp_path: Path, skills_rel: str) -> None:
+    root = bare_skills(tmp_path / "my-skills", skills_rel)
+    repo = discover(root, tmp_path)
+    assert (repo.layout, repo.claude_marketplace) == ("single", False)
+    assert shape(repo) == {"my-skills": ["alpha-skill", "beta-skill"]}
+    assert repo.notices == (
+        f"note: no plugin manifest: the skills under {skills_rel}/ form one implicit plugin "
+        "'my-skills' (named after the repository directory)",
+    )
+    assert eval_sets(repo) == [("my-skills", "alpha-skill", f"{skills_rel}/alpha-skill")]
+    # skill-creator's in-skill evals/evals.json is not an eval set yet (item 5); nothing crashes
+    assert findings(repo, Config()) == []
+
+
+def test_a_bare_repository_is_found_walking_up_from_a_skill(tmp_path: Path) -> None:
+    root = bare_skills(tmp_path / "my-skills")
+    repo = discover(None, root / "skills/alpha-skill")
+    assert (repo.root, repo.plugins[0].name) == (root, "my-skills")
+
+
+def test_any_marker_wins_over_bare_skills_walking_up(tmp_path: Path) -> None:
+    """A plugin directory with its own skills/ inside a marketplace is not a bare repository."""
+    remote_marketplace(tmp_path)
+    put(tmp_path, "plugins/alpha/.claude-plugin/plugin.json", "{}")
+    repo = discover(None, tmp_path / "plugins/alpha/skills/one")
+    assert (repo.root, repo.layout) == (tmp_path / "plugins/alpha", "single")
+    nested = tmp_path / "external_plugins/ext"
+    (nested / ".claude-plugin/plugin.json").unlink()
+    repo = discover(None, nested / "skills/two")
+    assert (repo.root, repo.layout) == (tmp_path, "marketplace")
+
+
+def test_a_forced_layout_never_reads_bare_skills(tmp_path: Path) -> None:
+    root = bare_skills(tmp_path / "my-skills")
+    with pytest.raises(SpecError, match="not a recognized plugin repository"):
+        discover(root, tmp_path, "single")
+
+
+def test_evolve_marketplaces_keep_evolve_rules(tmp_path: Path) -> None:
+    """Every entry `./plugins/<dir>`, or a Codex marketplace beside it: plugins/ is enumerated."""
+    put(tmp_path, "plugins/a/.claude-plugin/plugin.json", {"name": "a", "version": "1.0.0"})
+    put(tmp_path, "plugins/unlisted/.claude-plugin/plugin.json", {"name": "x"})
+    marketplace(tmp_path, [{"name": "a", "source": "./plugins/a"}])
+    repo = discover(tmp_path, tmp_path)
+    assert (repo.claude_marketplace, [p.name for p in repo.plugins]) == (False, ["a", "unlisted"])
+    marketplace(tmp_path, [{"name": "a", "source": "plugins/a"}])
+    put(tmp_path, ".agents/plugins/marketplace.json", {"name": "m", "plugins": []})
+    repo = discover(tmp_path, tmp_path)
+    assert repo.claude_marketplace is False
+    assert "marketplace source 'plugins/a' is not ./-prefixed" in findings(repo)
+
+
+def test_a_strict_entry_still_needs_its_plugin_json(tmp_path: Path) -> None:
+    marketplace(tmp_path, [{"name": "tool", "source": "./tools/tool"}])
+    skill(tmp_path, "tools/tool/skills/do-it")
+    repo = discover(tmp_path, tmp_path)
+    assert shape(repo) == {"tool": ["do-it"]}
+    assert findings(repo) == [
+        'tools/tool: missing .claude-plugin/plugin.json (remove "claude" from '
+        "checks.plugin_manifests to opt out)"
+    ]
+    put(tmp_path, MARKETPLACE, {"name": "m", "owner": {"name": "o"}, "plugins": "x"})
+    repo = discover(tmp_path, tmp_path)
+    assert (repo.layout, repo.claude_marketplace, repo.plugins) == ("marketplace", False, ())
