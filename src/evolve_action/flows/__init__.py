@@ -2,7 +2,8 @@
 
 Owns: `run_all` (checks → triggers → evals → report), `run_demo` (the example repository copied and
 evaluated end to end, offline by default), `regenerate_report` (load → build → write → gate) and
-`trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). Later: plan, merge.
+`trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). `plan_shards`, `run_shard` and
+`merge_fragments` (scale-out over a CI matrix).
 Guarantees: flows never parse argv and never print: engine progress goes to the `Reporter`, each
 finished step to `on_step`, and the outcome is returned for the CLI to print and map to an exit code.
 Never does: stage work itself (the stage packages do).
