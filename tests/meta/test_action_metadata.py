@@ -117,15 +117,38 @@ def _steps(workflow: Any) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def test_there_are_three_example_workflows() -> None:
-    assert [p.name for p in WORKFLOWS] == ["fork-safe.yml", "pr.yml", "release-gate.yml"]
+def test_there_are_four_example_workflows() -> None:
+    assert [p.name for p in WORKFLOWS] == [
+        "fork-safe.yml",
+        "pr.yml",
+        "release-gate.yml",
+        "sharded.yml",
+    ]
+
+
+# The sharded example runs the CLI (`plan`, `run all --shard`, `merge`): the action's
+# `mode: plan|shard|merge` are not wired yet.
+CLI_EXAMPLES = {"sharded.yml"}
+
+
+def test_sharded_example_plans_runs_shards_and_merges() -> None:
+    workflow = load(REPO / "examples" / "workflows" / "sharded.yml")
+    runs = {
+        job: " ".join(str(s.get("run", "")) for _, s in _steps({"jobs": {job: j}}))
+        for job, j in workflow["jobs"].items()
+    }
+    assert "evolve-action plan" in runs["plan"] and "--json" in runs["plan"]
+    assert "--shard" in runs["shard"] and "--fragments" in runs["shard"]
+    assert "evolve-action merge" in runs["merge"]
+    assert workflow["jobs"]["shard"]["permissions"] == {"contents": "read"}
+    assert workflow["jobs"]["merge"]["needs"] == "shard"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_example_uses_only_existing_inputs(path: Path) -> None:
     workflow = load(path)
     used = [step for _, step in _steps(workflow) if "evolve-action" in str(step.get("uses", ""))]
-    assert used, "the example does not use the action"
+    assert used or path.name in CLI_EXAMPLES, "the example does not use the action"
     for step in used:
         keys = set(step.get("with", {}))
         assert keys <= set(INPUT_DEFAULTS), keys - set(INPUT_DEFAULTS)

@@ -29,6 +29,8 @@ COMMANDS = [
     "demo",
     "pr",
     "gate",
+    "plan",
+    "merge",
 ]
 SHARED = ("run triggers", "run evals", "run all")  # documented in the shared-options table too
 # Flags of other programs that the docs mention (pytest's golden switch, the Claude Code CLI's).

@@ -9,6 +9,7 @@ exit code: 0 done, 1 failures under `--strict`, 2 unusable input. The steps them
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from evolve_action import plan
@@ -29,6 +30,7 @@ from evolve_action.cli._evals import (
 )
 from evolve_action.cli._report import print_report
 from evolve_action.config import resolve_repository
+from evolve_action.errors import UsageError
 from evolve_action.flows import (
     ChecksDone,
     EvalsReady,
@@ -37,7 +39,9 @@ from evolve_action.flows import (
     RunAllOutcome,
     RunAllStep,
     TriggersReady,
+    parse_shard,
     run_all,
+    run_shard,
 )
 from evolve_action.specs import Severity
 from evolve_action.triggers import DEFAULT_RUNS
@@ -54,6 +58,25 @@ def register(subparsers: Any) -> None:
             "fail the command under --strict."
         ),
     )
+    add_run_all_flags(parser)
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run shard I of N of `evolve-action plan --shards N` (1-based)",
+    )
+    parser.add_argument(
+        "--fragments",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="with --shard: write result fragments to DIR for `merge`; touch no results file",
+    )
+    parser.set_defaults(handler=handle)
+
+
+def add_run_all_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that decide what `run all` plans (shared with `plan`)."""
     add_selection_flags(parser)
     add_eval_flags(parser)
     add_trigger_flags(
@@ -64,11 +87,10 @@ def register(subparsers: Any) -> None:
         "cannot change)",
     )
     parser.add_argument("--no-report", action="store_true", help="do not regenerate the reports")
-    parser.set_defaults(handler=handle)
 
 
-def handle(inv: Invocation) -> int:
-    """Resolve the flags, run the flow (printing each step as it finishes), map to an exit code."""
+def run_all_options(inv: Invocation) -> RunAllOptions:
+    """Resolve the `run all` flags (and the repository) into the flow's options."""
     args = inv.args
     options = options_from_args(args)
     require_positive("--runs", args.runs, "at least 1")
@@ -78,21 +100,47 @@ def handle(inv: Invocation) -> int:
     print_notices(inv, repository)
     check_filters(repository, plugins=options.plugins, skills=options.skills)
     discard_unusable_results(inv, repository, plugins=options.plugins, skills=options.skills)
+    return RunAllOptions(
+        repository=repository,
+        config=config,
+        environ=inv.environ,
+        evals=options,
+        runs=args.runs,
+        early_stop=not args.no_early_stop,
+        dry_run=args.dry_run,
+        report=not args.no_report,
+        strict=bool(args.strict),
+    )
+
+
+def handle(inv: Invocation) -> int:
+    """Resolve the flags, run the flow (printing each step as it finishes), map to an exit code."""
+    args = inv.args
+    if args.fragments is not None and args.shard is None:
+        raise UsageError("--fragments needs --shard I/N")
+    if args.shard is not None:
+        index, total = parse_shard(args.shard)
+        opts = run_all_options(inv)
+        if args.dry_run:
+            raise UsageError("--shard: use `evolve-action plan --shards N` to see the shards")
+        fragments = args.fragments
+        if fragments is not None and not fragments.is_absolute():
+            fragments = inv.cwd / fragments
+        sp, sharded = run_shard(
+            opts,
+            index,
+            total,
+            reporter=pick_reporter(inv),
+            fragments=fragments,
+            on_step=StepPrinter(inv),
+            cwd=inv.cwd,
+        )
+        inv.stdout.write(f"shard {index}/{total} of plan {sp.plan_id}\n")
+        if sharded is None:
+            return 0
+        return finish(inv, sharded, strict=bool(args.strict))
     outcome = run_all(
-        RunAllOptions(
-            repository=repository,
-            config=config,
-            environ=inv.environ,
-            evals=options,
-            runs=args.runs,
-            early_stop=not args.no_early_stop,
-            dry_run=args.dry_run,
-            report=not args.no_report,
-            strict=bool(args.strict),
-        ),
-        reporter=pick_reporter(inv),
-        on_step=StepPrinter(inv),
-        cwd=inv.cwd,
+        run_all_options(inv), reporter=pick_reporter(inv), on_step=StepPrinter(inv), cwd=inv.cwd
     )
     if args.dry_run:
         return 0

@@ -24,6 +24,7 @@ from evolve_action.cli import (
     _evals,
     _model_server,
     _report,
+    _shard,
     _triggers,
 )
 from evolve_action.cli._common import Handler, Invocation
@@ -34,7 +35,7 @@ from evolve_action.sanitise import gate
 # Subcommands of `evolve-action run …` and top-level subcommands, in help order; each module
 # registers its parser and handler (`register(subparsers)`).
 RUN_COMMANDS: tuple[ModuleType, ...] = (_checks, _triggers, _evals, _all)
-TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo, _action)
+TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo, _action, _shard)
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

@@ -2,7 +2,8 @@
 
 Owns: `run_all` (checks → triggers → evals → report), `run_demo` (the example repository copied and
 evaluated end to end, offline by default), `regenerate_report` (load → build → write → gate) and
-`trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). Later: plan, merge.
+`trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). `plan_shards`, `run_shard` and
+`merge_fragments` (scale-out over a CI matrix).
 Guarantees: flows never parse argv and never print: engine progress goes to the `Reporter`, each
 finished step to `on_step`, and the outcome is returned for the CLI to print and map to an exit code.
 Never does: stage work itself (the stage packages do).
@@ -11,6 +12,7 @@ Files (private; import from this package):
 - `_action`: the GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
+- `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.
 - `_tiers`: typed options for the tier engines, built from plain values (no argparse).
 """
@@ -54,6 +56,14 @@ from evolve_action.flows._run_all import (
     TriggersReady,
     run_all,
 )
+from evolve_action.flows._shard import (
+    MergeOutcome,
+    ShardPlan,
+    merge_fragments,
+    parse_shard,
+    plan_shards,
+    run_shard,
+)
 from evolve_action.flows._tiers import BuiltTriggerOptions, trigger_options
 
 __all__ = [
@@ -72,6 +82,7 @@ __all__ = [
     "DemoOutcome",
     "DemoSummary",
     "EvalsReady",
+    "MergeOutcome",
     "Migration",
     "PrOptions",
     "ReportDone",
@@ -80,18 +91,23 @@ __all__ = [
     "RunAllOptions",
     "RunAllOutcome",
     "RunAllStep",
+    "ShardPlan",
     "SkillFigures",
     "TriggersReady",
     "choose_backend",
     "copy_examples",
     "demo_policy",
     "exit_for",
+    "merge_fragments",
+    "parse_shard",
+    "plan_shards",
     "regenerate_report",
     "render_summary",
     "run_all",
     "run_demo",
     "run_gate",
     "run_pr",
+    "run_shard",
     "scripted_environ",
     "summarise",
     "trigger_options",

@@ -57,6 +57,12 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     owner: ModelServer
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """Accept a connection with Nagle's algorithm off: small keep-alive answers go out at once."""
+        conn, addr = super().get_request()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, addr
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that went away mid-response is normal here (timeouts, killed sessions): log quietly."""
         log.debug("model server: error while serving %s", client_address, exc_info=True)

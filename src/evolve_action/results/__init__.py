@@ -29,6 +29,7 @@ from evolve_action.results._merge import (
     summarise_grades,
     summarise_triggers,
     trim_eval_result,
+    with_entry,
 )
 from evolve_action.results._model import (
     EntryHeader,
@@ -110,5 +111,6 @@ __all__ = [
     "summarise_triggers",
     "to_document",
     "trim_eval_result",
+    "with_entry",
     "write_results",
 ]

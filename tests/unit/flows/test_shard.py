@@ -1,0 +1,111 @@
+"""Shard planning (cost balance, whole eval sets, the plan id) and the merge's refusals by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evolve_action.config import resolve_repository
+from evolve_action.errors import SpecError, UsageError
+from evolve_action.flows import merge_fragments, parse_shard
+from evolve_action.flows._shard import ShardUnit, fragment_name, split
+
+
+def unit(skill: str, tier: str, sessions: int, model: str = "anthropic/m") -> ShardUnit:
+    per = 30 if tier == "triggers" else 120
+    return ShardUnit(
+        plugin="p",
+        skill=skill,
+        tier=tier,
+        model=model,
+        cases=tuple(f"c{i}" for i in range(sessions)),
+        sessions=sessions,
+        cost_seconds=sessions * per,
+    )
+
+
+def test_split_balances_cost_and_keeps_sets_whole() -> None:
+    units = [
+        unit("a", "triggers", 10),  # 300
+        unit("a", "evals", 5),  # 600 -> set a: 900
+        unit("b", "evals", 6),  # 720
+        unit("c", "triggers", 20),  # 600
+        unit("d", "evals", 1),  # 120
+    ]
+    sp = split(units, 2)
+    assert [s.label for s in sp.shards] == ["1/2", "2/2"]
+    assert [s.sets for s in sp.shards] == [(("p", "a"), ("p", "d")), (("p", "b"), ("p", "c"))]
+    assert [s.cost_seconds for s in sp.shards] == [1020, 1320]
+    # Deterministic, independent of input order within ties; the id tracks the assignment.
+    assert split(list(units), 2).plan_id == sp.plan_id
+    assert split(units, 3).plan_id != sp.plan_id
+    assert split(units[:-1], 2).plan_id != sp.plan_id
+    assert sp.to_json()["matrix"] == {"shard": ["1/2", "2/2"]}
+    empty = split([], 3)
+    assert [len(s.units) for s in empty.shards] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("bad", ["0/4", "5/4", "1", "a/b", "1/0"])
+def test_parse_shard_rejects(bad: str) -> None:
+    with pytest.raises(UsageError):
+        parse_shard(bad)
+
+
+def test_parse_shard_accepts() -> None:
+    assert parse_shard("3/4") == (3, 4)
+
+
+def test_fragment_names_are_safe() -> None:
+    assert fragment_name("p", "s", "evals", "anthropic/claude x") == (
+        "p--s--evals--anthropic--claude_x.json"
+    )
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin/plugin.json").write_text('{"name": "p", "version": "1.0.0"}')
+    (root / "skills/s").mkdir(parents=True)
+    (root / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: d\n---\n")
+    (root / "evals/s").mkdir(parents=True)
+    (root / "evals/s/triggers.json").write_text('{"triggers": []}')
+    return root
+
+
+def _manifest(d: Path, plan_id: str, shard: str) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    i, n = shard.split("/")
+    (d / f"shard-{i}-of-{n}.json").write_text(
+        json.dumps({"kind": "evolve-action-shard", "plan_id": plan_id, "shard": shard, "units": []})
+    )
+
+
+def test_merge_names_missing_duplicate_and_foreign_shards(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    repository, config = resolve_repository(root, root, None, {})
+    _manifest(tmp_path / "f1", "aaa", "1/3")
+    _manifest(tmp_path / "f2", "aaa", "1/3")
+    _manifest(tmp_path / "f3", "aaa", "2/3")
+    _manifest(tmp_path / "f4", "bbb", "3/3")
+    dirs = [tmp_path / f"f{i}" for i in range(1, 5)]
+    with pytest.raises(SpecError) as info:
+        merge_fragments(repository, config, dirs, report=False)
+    msg = info.value.message
+    assert "duplicate shard 1/3" in msg
+    assert "foreign shard 3/3 (plan bbb)" in msg
+    assert "missing shard 3/3" in msg
+    assert not (root / "evals/s/results.json").exists()
+    outcome = merge_fragments(repository, config, dirs, allow_missing=True, report=False)
+    assert outcome.plan_id == "aaa"
+    assert len(outcome.problems) == 3
+    assert outcome.merged == ()
+
+
+def test_merge_without_manifests_refuses(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    repository, config = resolve_repository(root, root, None, {})
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SpecError, match="no shard manifest"):
+        merge_fragments(repository, config, [tmp_path / "empty"], report=False)
