@@ -338,11 +338,17 @@ def entry_source(entry: Any) -> tuple[str | None, str]:
 
 
 def _is_evolve_marketplace(root: Path, entries: list[Any]) -> bool:
-    if (root / CODEX_MARKETPLACE).exists():
-        return True
+    """evolve's layout: every local entry is `./plugins/<name>`, listed whole.
+
+    With evolve's Codex marketplace beside it, an entry that is not local (a typo such as
+    `plugins/a`) stays evolve's to report; without it, such an entry is a remote source.
+    """
+    codex_twin = (root / CODEX_MARKETPLACE).exists()
     for entry in entries:
         local, _ = entry_source(entry)
         if local is None or not isinstance(entry, dict):
+            if codex_twin:
+                continue
             return False
         if "skills" in entry or entry.get("strict") is False:
             return False

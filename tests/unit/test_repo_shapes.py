@@ -112,6 +112,38 @@ def test_a_marketplace_listing_the_repository_itself_is_that_plugin(
     assert findings(repo) == []  # no "stray .claude-plugin/plugin.json", no "0 plugins"
 
 
+def test_a_self_listing_marketplace_with_a_codex_twin_is_still_that_plugin(tmp_path: Path) -> None:
+    # A repository published for Claude Code and Codex alike: both marketplaces list the root.
+    root = self_listing(tmp_path, by="dot")
+    put(
+        root,
+        ".agents/plugins/marketplace.json",
+        {"name": "selfy", "plugins": [{"name": "selfy", "source": {"source": "url", "url": "./"}}]},
+    )
+    repo = discover(root, tmp_path)
+    assert (repo.layout, repo.claude_marketplace) == ("marketplace", True)
+    assert shape(repo) == {"selfy": ["brainstorm", "plan-work"]}
+    assert findings(repo) == []
+
+
+def test_an_evolve_marketplace_with_a_codex_twin_still_reports_a_bad_source(
+    tmp_path: Path,
+) -> None:
+    marketplace(tmp_path, [{"name": "a", "source": "plugins/a"}])
+    put(
+        tmp_path,
+        ".agents/plugins/marketplace.json",
+        {
+            "name": "m",
+            "plugins": [{"name": "a", "source": {"source": "local", "path": "plugins/a"}}],
+        },
+    )
+    skill(tmp_path, "plugins/a/skills/one")
+    repo = discover(tmp_path, tmp_path)
+    assert repo.claude_marketplace is False
+    assert "marketplace source 'plugins/a' is not ./-prefixed" in findings(repo, Config())
+
+
 @pytest.mark.parametrize("skills_rel", ["skills", ".claude/skills"])
 def test_a_bare_skill_repository_is_one_implicit_plugin(tmp_path: Path, skills_rel: str) -> None:
     root = bare_skills(tmp_path / "my-skills", skills_rel)
