@@ -22,10 +22,7 @@ from typing import Any, Literal
 from evolve_action.catalog import DEFAULT_JUDGE_MODEL, HARNESSES
 from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines, parse_format
 from evolve_action.errors import ConfigError, EvolveError
-from evolve_action.repo import Repository, absolute, discover
-
-CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
-"""Candidate config file names, in discovery order."""
+from evolve_action.repo import CONFIG_NAMES, Repository, absolute, discover
 
 KNOWN_HARNESSES: tuple[str, ...] = HARNESSES
 """Harness ids accepted in `harnesses` (the catalog's built-in list)."""
