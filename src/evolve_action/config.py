@@ -73,7 +73,8 @@ class ChecksConfig:
     """`checks.*`: Tier 0 settings (spec §2.2, §5)."""
 
     license: str | None = None
-    """Required SKILL.md `license` value; unset means the key is forbidden."""
+    """Required SKILL.md `license` value; `any` allows any license or none; unset means the key is
+    forbidden under evolve's conventions and unchecked otherwise (docs/checks.md)."""
     description_pattern: str = DEFAULT_DESCRIPTION_PATTERN
     """RE2 pattern the description must contain (unanchored search)."""
     max_skill_lines: int = 500

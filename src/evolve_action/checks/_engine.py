@@ -372,7 +372,7 @@ def _name_present_checks(
     """Claude Code's rule for a plugin.json: a non-empty `name` (it refuses the plugin without)."""
     for kind, value in loaded.items():
         name = value.get("name")
-        if not isinstance(name, str) or trim_space(name) == "":
+        if kind == "claude" and (not isinstance(name, str) or trim_space(name) == ""):
             rel = rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind])
             out.add(
                 f"{rel}: missing name (Claude Code does not load a plugin without one)",
