@@ -2,8 +2,10 @@
 
 Owns: `discover` (engine spec §1: marketplace → multi → single, `--layout`, `--root`, the walk up
 from the working directory and its exact error messages), the frozen `Repository`/`Plugin`/`Skill`/
-`EvalSet` values, SKILL.md frontmatter parsing (§5.3, with line numbers, on `encoding`'s
-`split_lines`/`trim_space`) and strict JSON manifest reading (`plugin.json`,
+`EvalSet` values, whether a repository opts in to evolve's conventions (`evolve_marker`: an
+`.evolve.*` config, `.agents/plugins/`, a `.codex-plugin/`), SKILL.md frontmatter parsing (§5.3:
+evolve's `---` fences, the block decoded as YAML by `encoding.decode_yaml` with Claude Code's
+leniency, key line numbers) and strict JSON manifest reading (`plugin.json`,
 `marketplace.json`) with the Go-`encoding/json` error wording the checks print (§5.2; deliberately
 not `encoding.decode_path`, whose messages and empty-file rule are for authored spec files).
 

@@ -1,7 +1,9 @@
 """Tier 0: static checks of a plugin repository (engine spec §5).
 
 Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
-emission order and wording — and the verdict (`CheckReport`). The advisory skill signals live in
+emission order and wording — the choice of rules (evolve's conventions where the repository opts
+in, else Claude Code's and the Agent Skills specification's; docs/checks.md) and the verdict
+(`CheckReport`). The advisory skill signals live in
 `_signals` (exported by the package: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
 `prose_lines`, `HEDGE_WORDS`).
 
