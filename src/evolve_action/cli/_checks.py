@@ -167,12 +167,14 @@ def _annotate(stream: TextIO, findings: tuple[Finding, ...], prefix: str = "") -
 
 
 def report_document(report: CheckReport, warnings: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The `--json` document: findings with path/line/pointer/check/severity/message, counts, verdict."""
+    """The `--json` document: findings with path/line/pointer/check/severity/message, counts, verdict
+    (and `conventions: claude-code` when evolve's conventions did not apply)."""
     return {
         "root": report.root.as_posix(),
         "layout": report.layout,
         "plugins": report.plugins,
-        "conventions": report.conventions,
+        # only off evolve's conventions, so an evolve repository's document stays as it was
+        **({"conventions": report.conventions} if report.conventions != "evolve" else {}),
         "verdict": report.verdict,
         "counts": {
             "findings": len(report.findings),
