@@ -253,8 +253,17 @@ def test_parse_frontmatter(text: str, fields: dict[str, str], lines: dict[str, i
         ("---\nname: a\ndescription: x\n  more: y\n---\n", 4, "mapping values are not allowed"),
         ("---\n- a\n---\n", 2, "frontmatter is a list, not a mapping"),
         ('---\nname: "bad\\qescape"\n---\n', 2, "unknown escape character 'q'"),
+        ("---\nname: a\n...\nname: b\n---\n", 4, "a second YAML document"),
     ],
-    ids=["mismatched-quotes", "duplicate-key", "bad-indent", "nested-colon", "list", "bad-escape"],
+    ids=[
+        "mismatched-quotes",
+        "duplicate-key",
+        "bad-indent",
+        "nested-colon",
+        "list",
+        "bad-escape",
+        "second-document",
+    ],
 )
 def test_invalid_frontmatter_yaml(text: str, line: int, message: str) -> None:
     front = parse_frontmatter(text)
