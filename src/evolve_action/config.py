@@ -22,10 +22,7 @@ from typing import Any, Literal
 from evolve_action.catalog import DEFAULT_JUDGE_MODEL, HARNESSES
 from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines, parse_format
 from evolve_action.errors import ConfigError, EvolveError
-from evolve_action.repo import Repository, absolute, discover
-
-CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
-"""Candidate config file names, in discovery order."""
+from evolve_action.repo import CONFIG_NAMES, Repository, absolute, discover
 
 KNOWN_HARNESSES: tuple[str, ...] = HARNESSES
 """Harness ids accepted in `harnesses` (the catalog's built-in list)."""
@@ -76,7 +73,8 @@ class ChecksConfig:
     """`checks.*`: Tier 0 settings (spec §2.2, §5)."""
 
     license: str | None = None
-    """Required SKILL.md `license` value; unset means the key is forbidden."""
+    """Required SKILL.md `license` value; `any` allows any license or none; unset means the key is
+    forbidden under evolve's conventions and unchecked otherwise (docs/checks.md)."""
     description_pattern: str = DEFAULT_DESCRIPTION_PATTERN
     """RE2 pattern the description must contain (unanchored search)."""
     max_skill_lines: int = 500

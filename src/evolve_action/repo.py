@@ -2,8 +2,10 @@
 
 Owns: `discover` (engine spec §1: marketplace → multi → single, `--layout`, `--root`, the walk up
 from the working directory and its exact error messages), the frozen `Repository`/`Plugin`/`Skill`/
-`EvalSet` values, SKILL.md frontmatter parsing (§5.3, with line numbers, on `encoding`'s
-`split_lines`/`trim_space`) and strict JSON manifest reading (`plugin.json`,
+`EvalSet` values, whether a repository opts in to evolve's conventions (`evolve_marker`: an
+`.evolve.*` config, `.agents/plugins/`, a `.codex-plugin/`), SKILL.md frontmatter parsing (§5.3:
+evolve's `---` fences, the block decoded as YAML by `encoding.decode_yaml` with Claude Code's
+leniency, key line numbers) and strict JSON manifest reading (`plugin.json`,
 `marketplace.json`) with the Go-`encoding/json` error wording the checks print (§5.2; deliberately
 not `encoding.decode_path`, whose messages and empty-file rule are for authored spec files).
 
@@ -28,13 +30,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import string
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.encoding import find_one, go_str_list, split_lines, trim_space
+from evolve_action.encoding import (
+    Decoded,
+    decode_yaml,
+    find_one,
+    go_str_list,
+    pointer_join,
+    split_lines,
+    trim_space,
+)
 from evolve_action.errors import SpecError, UsageError
 
 Layout = Literal["marketplace", "multi", "single"]
@@ -47,6 +56,9 @@ CLAUDE_MANIFEST = ".claude-plugin/plugin.json"
 CODEX_MANIFEST = ".codex-plugin/plugin.json"
 CLAUDE_MARKETPLACE = ".claude-plugin/marketplace.json"
 CODEX_MARKETPLACE = ".agents/plugins/marketplace.json"
+
+CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
+"""Candidate config file names, in discovery order (also evolve's opt-in marker at the root)."""
 
 MANIFEST_PATHS: dict[str, str] = {"claude": CLAUDE_MANIFEST, "codex": CODEX_MANIFEST}
 """Plugin manifest kind (`checks.plugin_manifests`) → path inside the plugin directory."""
@@ -127,6 +139,10 @@ class Repository:
     """A marketplace read the way Claude Code reads it (not an evolve marketplace)."""
     notices: tuple[str, ...] = ()
     """One-line facts about how the repository was read (remote plugins, implicit plugin, …)."""
+    evolve_marker: str | None = None
+    """What opts the repository in to evolve's stricter conventions (see `evolve_marker`): an
+    `.evolve.<ext>` at the root, `.agents/plugins`, or a `.codex-plugin` directory (root-relative);
+    None = Claude Code's and the Agent Skills specification's rules only."""
 
     def rel(self, path: Path) -> str:
         """Render `path` relative to the root with `/` separators; absolute when outside it."""
@@ -153,14 +169,19 @@ class Repository:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Frontmatter:
-    """The `key: value` lines of a SKILL.md frontmatter block, read the way evolve reads them."""
+    """The top-level keys of a SKILL.md frontmatter block, decoded as YAML (as Claude Code does)."""
 
     fields: dict[str, str] = field(default_factory=dict)
-    """Key → value (trimmed, one pair of matching quotes removed); later duplicates win."""
+    """Key → value as text: strings as decoded, numbers and booleans as written (`go_str`), null,
+    lists and mappings as ``."""
     lines: dict[str, int] = field(default_factory=dict)
-    """Key → 1-based line number of its (last) occurrence."""
+    """Key → 1-based file line of the key."""
     end_line: int = 0
     """1-based line of the closing `---`."""
+    error: str | None = None
+    """Why the block is not a YAML mapping (then `fields` is empty, as Claude Code drops them)."""
+    error_line: int | None = None
+    """1-based file line of `error`, when known."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -287,7 +308,13 @@ def _build_bare(root: Path) -> Repository:
         f"note: no plugin manifest: the skills under {where}/ form one implicit plugin "
         f"'{root.name}' (named after the repository directory)"
     )
-    return Repository(root=root, layout="single", plugins=(plugin,), notices=(note,))
+    return Repository(
+        root=root,
+        layout="single",
+        plugins=(plugin,),
+        notices=(note,),
+        evolve_marker=evolve_marker(root, (plugin,)),
+    )
 
 
 def _build(root: Path, kind: Layout) -> Repository:
@@ -303,7 +330,12 @@ def _build(root: Path, kind: Layout) -> Repository:
         )
     elif kind == "marketplace" and (read := _claude_marketplace(root)) is not None:
         return Repository(
-            root=root, layout=kind, plugins=read[0], claude_marketplace=True, notices=read[1]
+            root=root,
+            layout=kind,
+            plugins=read[0],
+            claude_marketplace=True,
+            notices=read[1],
+            evolve_marker=evolve_marker(root, read[0]),
         )
     else:
         plugins = tuple(
@@ -316,7 +348,31 @@ def _build(root: Path, kind: Layout) -> Repository:
             )
             for name, path in _subdirs(root / "plugins")
         )
-    return Repository(root=root, layout=kind, plugins=plugins)
+    return Repository(
+        root=root, layout=kind, plugins=plugins, evolve_marker=evolve_marker(root, plugins)
+    )
+
+
+EVOLVE_DIRS = (".agents/plugins", ".codex-plugin")
+"""evolve's own markers: the Codex marketplace directory and a Codex plugin manifest directory."""
+
+
+def evolve_marker(root: Path, plugins: Iterable[Plugin] = ()) -> str | None:
+    """What opts `root` in to evolve's stricter conventions, root-relative; None when nothing does.
+
+    The first of: an `.evolve.<ext>` config file at the root, an `.agents/plugins/` directory, a
+    `.codex-plugin/` directory at the root, in a plugin's directory or in any `plugins/<dir>/`.
+    """
+    for name in CONFIG_NAMES:
+        if os.path.lexists(root / name) and not (root / name).is_dir():
+            return name
+    directories = [root / EVOLVE_DIRS[0], root / EVOLVE_DIRS[1]]
+    directories += [plugin.dir / EVOLVE_DIRS[1] for plugin in plugins]
+    directories += [path / EVOLVE_DIRS[1] for _, path in _subdirs(root / "plugins")]
+    for directory in directories:
+        if directory.is_dir():
+            return rel_path(root, directory)
+    return None
 
 
 def entry_source(entry: Any) -> tuple[str | None, str]:
@@ -524,75 +580,113 @@ def rel_path(root: Path, path: Path) -> str:
 
 # --- SKILL.md frontmatter (spec §5.3) --------------------------------------------------------
 
-_KEY_LINE = re.compile(r"([A-Za-z][0-9A-Za-z_-]*):[ \t\n\f\r]*(.*)", re.ASCII | re.DOTALL)
 
+def parse_frontmatter(text: str, path: Path | None = None) -> Frontmatter | None:
+    """Parse the leading `---` block as YAML, the way Claude Code does; `None` when absent or
+    unterminated (the fences are evolve's: the first line and the next line that trims to `---`).
 
-def parse_frontmatter(text: str) -> Frontmatter | None:
-    """Parse the leading `---` block as evolve does; `None` when absent or unterminated.
-
-    Only flat `key: value` lines count; nested or multi-line YAML is not understood
-    (`description: >` yields `>`), exactly like evolve.
+    The block is decoded by `encoding.decode_yaml` (aliases counted, depth capped): block scalars,
+    quoted multi-line strings and comments mean what YAML says. When it does not parse, Claude
+    Code's leniency is applied before giving up: a top-level `key: value` line whose unquoted value
+    holds `: ` or a YAML indicator is read as a double-quoted string, and leading tabs as two spaces
+    each. Still invalid → a `Frontmatter` with `error`/`error_line` (file lines) and no fields, as
+    Claude Code then drops every field. `path` only names the file in the decoder's errors.
     """
     lines = split_lines(text)
     if not lines or trim_space(lines[0]) != "---":
         return None
-    fields: dict[str, str] = {}
-    where: dict[str, int] = {}
-    for index in range(1, len(lines)):
-        line = lines[index]
-        if trim_space(line) == "---":
-            return Frontmatter(fields=fields, lines=where, end_line=index + 1)
-        match = _KEY_LINE.fullmatch(line)
-        if match is None:
-            continue
-        value = trim_space(match.group(2))
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = _unquote(value)
-        fields[match.group(1)] = value
-        where[match.group(1)] = index + 1
-    return None
+    end = next((i for i in range(1, len(lines)) if trim_space(lines[i]) == "---"), None)
+    if end is None:
+        return None
+    block = lines[1:end]
+    if all(trim_space(line) == "" or line.lstrip().startswith("#") for line in block):
+        return Frontmatter(end_line=end + 1)
+    where = path if path is not None else Path("SKILL.md")
+    try:
+        decoded = _decode_block(block, where)
+    except SpecError:
+        try:
+            decoded = _decode_block(_lenient_lines(block, where), where)
+        except SpecError as exc:
+            return Frontmatter(
+                end_line=end + 1, error=_YAML_PREFIX.sub("", exc.message), error_line=exc.line
+            )
+    value = decoded.value
+    if value is None:
+        return Frontmatter(end_line=end + 1)
+    if not isinstance(value, dict):
+        kind = "a list" if isinstance(value, list) else "a single value"
+        return Frontmatter(
+            end_line=end + 1,
+            error=f"frontmatter is {kind}, not a mapping of `key: value` lines",
+            error_line=2,
+        )
+    fields = {key: _scalar_text(item) for key, item in value.items()}
+    where_lines = {
+        key: _key_line(block, key, decoded.line_of(pointer_join("", key))) for key in value
+    }
+    return Frontmatter(fields=fields, lines=where_lines, end_line=end + 1)
 
 
-_YAML_ESCAPES = {
-    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
-    "f": "\f", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
-    "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029",
-}  # fmt: skip
-_YAML_HEX = {"x": 2, "u": 4, "U": 8}
+_YAML_PREFIX = re.compile(r"^yaml: (line [0-9]+: )?")
+_LOOSE_LINE = re.compile(r"([a-zA-Z_-]+):\s+(\S[^\r\u2028\u2029]*)")
+"""A line Claude Code may re-quote when the frontmatter does not parse."""
+_YAML_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+"""Characters in an unquoted value that make Claude Code quote it on its second attempt."""
+_LEADING_TABS = re.compile(r"^\t+")
 
 
-def _unquote(value: str) -> str:
-    """The value of a one-line quoted YAML scalar (`"csv\\u002dreport"` → `csv-report`).
+def _decode_block(block: list[str], path: Path) -> Decoded:
+    """Decode the frontmatter lines; a leading empty line stands for the opening fence, so the
+    decoder's line numbers are the file's."""
+    return decode_yaml("\n" + "\n".join(block) + "\n", path, whole=True)
 
-    Double quotes decode YAML's escapes, single quotes `''`; a value with an invalid escape
-    (which YAML would reject) keeps its text between the quotes, as before.
-    """
-    inner = value[1:-1]
-    if value[0] == "'":
-        return inner.replace("''", "'")
+
+def _lenient_lines(block: list[str], path: Path) -> list[str]:
+    """Claude Code's second attempt at a frontmatter that is not valid YAML (`key: value` lines
+    with `: ` or an indicator in an unquoted value become double-quoted; leading tabs → spaces)."""
     out: list[str] = []
-    i = 0
-    while i < len(inner):
-        ch = inner[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        code = inner[i + 1 : i + 2]
-        if code in _YAML_ESCAPES:
-            out.append(_YAML_ESCAPES[code])
-            i += 2
-            continue
-        width = _YAML_HEX.get(code)
-        digits = inner[i + 2 : i + 2 + width] if width else ""
-        if not width or len(digits) != width or not all(c in string.hexdigits for c in digits):
-            return inner
-        n = int(digits, 16)
-        if n > 0x10FFFF or 0xD800 <= n <= 0xDFFF:
-            return inner
-        out.append(chr(n))
-        i += 2 + width
-    return "".join(out)
+    for line in block:
+        match = _LOOSE_LINE.fullmatch(line)
+        if match is not None:
+            key, value = match.groups()
+            quoted = any(value.startswith(q) and value.endswith(q) for q in "'\"")
+            if not quoted and not _flow_list(value, path) and _YAML_SPECIAL.search(value):
+                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+                line = f'{key}: "{escaped}"'
+        out.append(_LEADING_TABS.sub(lambda m: "  " * len(m.group(0)), line))
+    return out
+
+
+def _flow_list(value: str, path: Path) -> bool:
+    if not (value.startswith("[") and value.endswith("]")):
+        return False
+    try:
+        return isinstance(decode_yaml(value, path, whole=True).value, list)
+    except SpecError:
+        return False
+
+
+def _scalar_text(value: Any) -> str:
+    """A frontmatter value as the checks compare it: null → ``, scalars as written, else ``."""
+    if isinstance(value, dict | list):
+        return ""
+    return go_str(value)
+
+
+def _key_line(block: list[str], key: str, value_line: int | None) -> int:
+    """The file line of top-level `key:`: the last line at or before its value that starts with
+    the key (plain or quoted); the value's line when none does (a flow mapping)."""
+    starts = (key, f'"{key}"', f"'{key}'")
+    found: int | None = None
+    for index, line in enumerate(block):
+        number = index + 2
+        if value_line is not None and number > value_line:
+            break
+        for start in starts:
+            if line.startswith(start) and line[len(start) :].lstrip(" \t").startswith(":"):
+                found = number
+    return found if found is not None else (value_line or 2)
 
 
 def read_text(path: Path, *, limit: int = MAX_TEXT_BYTES) -> str:

@@ -122,3 +122,60 @@ def bare_skills(root: Path, skills_rel: str = "skills") -> Path:
     )
     triggers(root, "evals/alpha-skill", "alpha-skill")
     return root
+
+
+def claude_code_plugin(root: Path, opt_in: str | None = None) -> Path:
+    """A plugin written for Claude Code alone: a `plugin.json` without a version, a `hooks/`
+    directory, no Codex manifest, skills that declare a license and whose descriptions have no
+    "Use when" phrase. `opt_in` adds one of evolve's markers: `.evolve.yaml`, `.codex-plugin` (a
+    Codex manifest beside the Claude one) or `.agents/plugins` (a Codex marketplace)."""
+    put(root, MANIFEST, {"name": "pdf-kit", "description": "PDF helpers"})
+    put(root, "hooks/hooks.json", {"hooks": {}})
+    for name, extra in (("pdf-text", "license: Apache-2.0\n"), ("pdf-tables", "")):
+        put(
+            root,
+            f"skills/{name}/SKILL.md",
+            f"---\nname: {name}\ndescription: Extracts {name} from PDF files.\n{extra}---\n\n"
+            f"# {name}\n\nDo the work.\n",
+        )
+    if opt_in == ".evolve.yaml":
+        put(root, ".evolve.yaml", "# evolve's conventions, with their defaults\n")
+    elif opt_in == ".codex-plugin":
+        put(root, ".codex-plugin/plugin.json", {"name": "pdf-kit"})
+    elif opt_in == ".agents/plugins":
+        put(root, ".agents/plugins/marketplace.json", {"name": "m", "plugins": []})
+    elif opt_in is not None:
+        raise ValueError(f"unknown opt-in marker {opt_in!r}")
+    return root
+
+
+LONG_DESCRIPTION_RUNES = 1068
+"""The length of the block-scalar description of `yaml_descriptions`' `long-block` skill."""
+
+
+def long_description() -> list[str]:
+    """Lines of a `|-` block whose value (lines joined by newlines) is 1,068 characters long."""
+    words = "Use when building with the API and its SDKs; covers models, tools and batching."
+    lines = [f"{words} {i:02d}" for i in range(12)]  # 12 lines of 82 characters
+    last = LONG_DESCRIPTION_RUNES - (len("\n".join(lines)) + 1)
+    return [*lines, "x" * last]
+
+
+def yaml_descriptions(root: Path) -> Path:
+    """A bare skill repository whose descriptions use YAML as Claude Code reads it: a `|-` and a
+    `>` block scalar, a quoted string over two lines, comments, an unquoted `: ` (which Claude
+    Code tolerates), a 1,068-character `|-` block and one frontmatter that is not YAML at all
+    (line 4 of `skills/broken/SKILL.md`)."""
+    long_block = "".join(f"  {line}\n" for line in long_description())
+    fronts = {
+        "literal-strip": "description: |-\n  Formats reports.\n  Use when asked for a report.\n",
+        "folded": "description: >\n  Folds long lines\n  into one. Use when folding.\n",
+        "quoted-multiline": 'description: "Quoted over\n  two lines. Use when quoting."\n',
+        "commented": "# a comment line\ndescription: Use when commenting.  # not part of it\n",
+        "unquoted-colon": "description: House style: ruff lints. Use when styling.\n",
+        "long-block": f"description: |-\n{long_block}",
+        "broken": "description: Does broken things.\n\n  Keywords: broken, things\n",
+    }
+    for name, front in fronts.items():
+        put(root, f"skills/{name}/SKILL.md", f"---\nname: {name}\n{front}---\n\n# {name}\n")
+    return root

@@ -198,20 +198,78 @@ def test_skills_glob(tmp_path: Path) -> None:
     [
         ("---\nname: a\ndescription: b\n---\nbody", {"name": "a", "description": "b"}, {"name": 2}),
         ("  ---  \r\nname: 'q'\r\n---\r\n", {"name": "q"}, {"name": 2}),
-        ('---\nname: "x\'\ndescription: "d"\n---\n', {"name": "\"x'", "description": "d"}, {}),
-        ("---\ndescription: >\n  folded\n---\n", {"description": ">"}, {}),
-        ("---\n  name: indented\nname: real\nname: later\n---\n", {"name": "later"}, {"name": 4}),
-        ("---\n1bad: x\nok_key-2:   spaced  \n---\n", {"ok_key-2": "spaced"}, {}),
+        ("---\ndescription: >\n  folded\n  text\n---\n", {"description": "folded text\n"}, {}),
+        (
+            "---\nname: a\ndescription: |-\n  Use when x.\n\n  Second.\nlicense:\n---\n",
+            {"name": "a", "description": "Use when x.\n\nSecond.", "license": ""},
+            {"description": 3, "license": 7},
+        ),
+        (
+            "---\n# a comment\nname: a  # trailing comment\ndescription: 'it''s\n  two lines'\n---\n",
+            {"name": "a", "description": "it's two lines"},
+            {"name": 3, "description": 4},
+        ),
+        ("---\n1bad: x\nok_key-2:   spaced  \n---\n", {"1bad": "x", "ok_key-2": "spaced"}, {}),
         ("---\nname:\n---\n", {"name": ""}, {"name": 2}),
+        (
+            "---\nname: 12\nflag: true\nmetadata:\n  a: b\n---\n",
+            {"name": "12", "flag": "true", "metadata": ""},
+            {"metadata": 4},
+        ),
+        ("---\n# only a comment\n---\n", {}, {}),
+        (
+            "---\nname: a\ndescription: Style: ruff is the linter\n---\n",
+            {"name": "a", "description": "Style: ruff is the linter"},
+            {"description": 3},
+        ),
     ],
-    ids=["basic", "crlf-and-quotes", "mismatched-quotes", "folded", "dups", "key-syntax", "empty"],
+    ids=[
+        "basic",
+        "crlf-and-quotes",
+        "folded",
+        "literal-strip",
+        "comments-and-quoted-multiline",
+        "key-syntax",
+        "empty",
+        "non-strings",
+        "comment-only",
+        "unquoted-colon-as-claude-code",
+    ],
 )
 def test_parse_frontmatter(text: str, fields: dict[str, str], lines: dict[str, int]) -> None:
     front = parse_frontmatter(text)
-    assert front is not None
+    assert front is not None and front.error is None
     assert front.fields == fields
     for key, line in lines.items():
         assert front.lines[key] == line
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('---\nname: "x\'\ndescription: "d"\n---\n', 3, "expected <block end>"),
+        ("---\nname: a\nname: b\n---\n", 3, 'mapping key "name" already defined at line 2'),
+        ("---\n  name: indented\nname: real\n---\n", 3, "expected '<document start>'"),
+        ("---\nname: a\ndescription: x\n  more: y\n---\n", 4, "mapping values are not allowed"),
+        ("---\n- a\n---\n", 2, "frontmatter is a list, not a mapping"),
+        ('---\nname: "bad\\qescape"\n---\n', 2, "unknown escape character 'q'"),
+        ("---\nname: a\n...\nname: b\n---\n", 4, "a second YAML document"),
+    ],
+    ids=[
+        "mismatched-quotes",
+        "duplicate-key",
+        "bad-indent",
+        "nested-colon",
+        "list",
+        "bad-escape",
+        "second-document",
+    ],
+)
+def test_invalid_frontmatter_yaml(text: str, line: int, message: str) -> None:
+    front = parse_frontmatter(text)
+    assert front is not None
+    assert (front.fields, front.error_line) == ({}, line)
+    assert front.error is not None and message in front.error
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Tier 0: static checks of a plugin repository, and the advisory skill signals.
 
 Owns: `run_checks` (marketplace, manifest, SKILL.md and eval-spec checks in evolve's order and
-wording) and its verdict `CheckReport`; the advisory skill signals (size and conciseness scores,
+wording; evolve's conventions only where the repository opts in) and its verdict `CheckReport`; the advisory skill signals (size and conciseness scores,
 `signals` here means skill signals, not OS signals). Guarantees: pure over the repository; every
 problem is a `Finding`. Never does: write, print, read `os.environ`.
 

@@ -1,7 +1,9 @@
 """Tier 0: static checks of a plugin repository (engine spec §5).
 
 Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
-emission order and wording — and the verdict (`CheckReport`). The advisory skill signals live in
+emission order and wording — the choice of rules (evolve's conventions where the repository opts
+in, else Claude Code's and the Agent Skills specification's; docs/checks.md) and the verdict
+(`CheckReport`). The advisory skill signals live in
 `_signals` (exported by the package: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
 `prose_lines`, `HEDGE_WORDS`).
 
@@ -25,7 +27,7 @@ from evolve_action.checks._signals import (
     skill_signals,
 )
 from evolve_action.config import Config, compile_description_pattern
-from evolve_action.encoding import go_str_list, split_lines
+from evolve_action.encoding import go_str_list, split_lines, trim_space
 from evolve_action.errors import EvolveError
 from evolve_action.harness import outside_links
 from evolve_action.repo import (
@@ -33,6 +35,7 @@ from evolve_action.repo import (
     CLAUDE_MARKETPLACE,
     CODEX_MARKETPLACE,
     MANIFEST_PATHS,
+    Frontmatter,
     Manifest,
     Plugin,
     Repository,
@@ -46,6 +49,13 @@ from evolve_action.repo import (
     rel_path,
 )
 from evolve_action.specs import Finding, Severity
+
+Conventions = Literal["evolve", "claude-code"]
+"""`evolve`: the repository opted in (an `.evolve.*` config, `.codex-plugin/`, `.agents/plugins/`);
+`claude-code`: only what Claude Code and the Agent Skills specification require."""
+
+ANY_LICENSE = "any"
+"""`checks.license: any`: every SKILL.md may declare any license, or none."""
 
 MAX_NAME_RUNES = 64
 MAX_DESCRIPTION_RUNES = 1024
@@ -74,6 +84,8 @@ class CheckReport:
     root: Path
     layout: str
     plugins: int
+    conventions: Conventions = "evolve"
+    """Which checklist applied: evolve's stricter conventions or Claude Code's rules (docs/checks.md)."""
     findings: tuple[Finding, ...] = ()
     """All findings in emission order (errors and warnings)."""
     signals: tuple[SkillSignal, ...] = ()
@@ -127,29 +139,61 @@ class _Collector:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Rules:
+    """What this run checks, from the conventions and the explicitly set `checks.*` keys."""
+
+    evolve: bool
+    kinds: tuple[str, ...]
+    """Required plugin manifests."""
+    pattern: Any
+    """Compiled `checks.description_pattern`, or None when no phrase is required."""
+    license: str | None
+    """Required license value; None = not checked (Claude Code) or forbidden (evolve)."""
+
+
+def _rules(repo: Repository, config: Config, opts: CheckOptions) -> _Rules:
+    """evolve's conventions apply where the repository opts in; explicitly set keys always do."""
+    settings = config.checks
+    evolve = repo.evolve_marker is not None or config.source_path is not None
+    license_ = opts.license if opts.license is not None else settings.license
+    if evolve or config.is_set("checks.plugin_manifests"):
+        kinds = settings.plugin_manifests
+    else:
+        kinds = ("claude",)
+    pattern = (
+        compile_description_pattern(settings.description_pattern)
+        if evolve or config.is_set("checks.description_pattern")
+        else None
+    )
+    return _Rules(evolve=evolve, kinds=kinds, pattern=pattern, license=license_)
+
+
 def run_checks(
     repo: Repository, config: Config, options: CheckOptions | None = None
 ) -> CheckReport:
-    """Run every Tier 0 check over `repo` and return the findings in evolve's emission order."""
+    """Run every Tier 0 check over `repo` and return the findings in evolve's emission order.
+
+    evolve's stricter conventions (Codex manifests and marketplace, the hooks ban, the license
+    rule, the description phrase, version and name agreement) apply when the repository opts in
+    (`Repository.evolve_marker`, or a config file in use); otherwise the checks are Claude Code's
+    and the Agent Skills specification's. Keys set explicitly (environment, flags) always apply.
+    """
     opts = options or CheckOptions()
     settings = config.checks
-    license_ = opts.license if opts.license is not None else settings.license
+    rules = _rules(repo, config, opts)
     marketplace = settings.marketplace if opts.marketplace is None else opts.marketplace
     signals = settings.signals if opts.signals is None else opts.signals
-    pattern = compile_description_pattern(settings.description_pattern)
     out = _Collector(repo.root)
-    kinds = settings.plugin_manifests
 
     if repo.layout == "single":
-        _plugin_checks(
-            out, repo, repo.plugins[0], "repo root", None, kinds, pattern, license_, config
-        )
+        _plugin_checks(out, repo, repo.plugins[0], "repo root", None, rules, config)
     else:
         if repo.layout == "marketplace":
             if marketplace:
-                _marketplace_checks(out, repo)
+                _marketplace_checks(out, repo, codex=rules.evolve and not repo.claude_marketplace)
             stray = repo.root / CLAUDE_MANIFEST
-            if stray.is_file() and not repo.claude_marketplace:
+            if rules.evolve and stray.is_file() and not repo.claude_marketplace:
                 out.add(
                     f"repo root: stray {CLAUDE_MANIFEST} in a marketplace repository",
                     check="repo.stray_manifest",
@@ -161,15 +205,14 @@ def run_checks(
                 check="repo.plugins",
             )
         for plugin in repo.plugins:
-            _plugin_checks(
-                out, repo, plugin, plugin.rel, plugin.name, kinds, pattern, license_, config
-            )
+            _plugin_checks(out, repo, plugin, plugin.rel, plugin.name, rules, config)
     _eval_spec_checks(out, repo, opts)
     scores = tuple(skill_signals(repo, config)) if signals else ()
     return CheckReport(
         root=repo.root,
         layout=repo.layout,
         plugins=len(repo.plugins),
+        conventions="evolve" if rules.evolve else "claude-code",
         findings=tuple(out.findings),
         signals=scores,
     )
@@ -191,14 +234,15 @@ def _manifest_object(
 # --- marketplace (§5.4) ---------------------------------------------------------------------
 
 
-def _marketplace_checks(out: _Collector, repo: Repository) -> None:
+def _marketplace_checks(out: _Collector, repo: Repository, *, codex: bool) -> None:
+    """The Claude Code marketplace, and evolve's Codex twin when `codex` (evolve's conventions)."""
     loaded: dict[str, dict[str, Any]] = {}
     wanted: tuple[tuple[str, str], ...] = (
         ("claude", CLAUDE_MARKETPLACE),
         ("codex", CODEX_MARKETPLACE),
     )
-    if repo.claude_marketplace:
-        wanted = wanted[:1]  # a Claude Code marketplace: evolve's Codex twin is not required
+    if not codex:
+        wanted = wanted[:1]
     for kind, rel in wanted:
         path = repo.root / rel
         manifest = read_manifest(path)
@@ -282,12 +326,11 @@ def _plugin_checks(
     plugin: Plugin,
     label: str,
     expected: str | None,
-    kinds: tuple[str, ...],
-    pattern: Any,
-    license_: str | None,
+    rules: _Rules,
     config: Config,
 ) -> None:
     loaded: dict[str, dict[str, Any]] = {}
+    kinds = rules.kinds
     if not plugin.manifest:
         kinds = ()  # `strict: false` entry or implicit plugin: no plugin.json is expected
     for kind in kinds:
@@ -304,8 +347,10 @@ def _plugin_checks(
             )
         elif (value := _manifest_object(out, manifest, rel, "plugin.manifest")) is not None:
             loaded[kind] = value
-    if kinds and len(loaded) == len(set(kinds)):
+    if kinds and len(loaded) == len(set(kinds)) and rules.evolve:
         _agreement_checks(out, repo, plugin, label, expected, loaded)
+    elif not rules.evolve:
+        _name_present_checks(out, repo, plugin, loaded)
     if "claude" in kinds and "codex" in kinds and (plugin.dir / "hooks").is_dir():
         out.add(
             f"{label}: hooks/ directory is forbidden (incompatible hooks schemas across the "
@@ -320,7 +365,23 @@ def _plugin_checks(
         out.add(f"{label}: no skills under skills/", check="plugin.skills", path=plugin.skills_dir)
         return
     for skill in skills:
-        _skill_checks(out, repo, skill, pattern, license_, config)
+        _skill_checks(out, repo, skill, rules, config)
+
+
+def _name_present_checks(
+    out: _Collector, repo: Repository, plugin: Plugin, loaded: dict[str, dict[str, Any]]
+) -> None:
+    """Claude Code's rule for a plugin.json: a non-empty `name` (it refuses the plugin without)."""
+    for kind, value in loaded.items():
+        name = value.get("name")
+        if kind == "claude" and (not isinstance(name, str) or trim_space(name) == ""):
+            rel = rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind])
+            out.add(
+                f"{rel}: missing name (Claude Code does not load a plugin without one)",
+                check="plugin.name",
+                path=rel,
+                pointer="/name",
+            )
 
 
 def _agreement_checks(
@@ -386,8 +447,7 @@ def _skill_checks(
     out: _Collector,
     repo: Repository,
     skill: Skill,
-    pattern: Any,
-    license_: str | None,
+    rules: _Rules,
     config: Config,
 ) -> None:
     rel = rel_path(repo.root, skill.skill_md)
@@ -398,7 +458,7 @@ def _skill_checks(
     except EvolveError as exc:
         out.add(f"{rel}: unreadable ({exc.message})", check="skill.read", path=rel, line=exc.line)
         return
-    front = parse_frontmatter(text)
+    front = parse_frontmatter(text, skill.skill_md)
     if front is None:
         out.add(
             f"{rel}: no YAML frontmatter",
@@ -406,6 +466,16 @@ def _skill_checks(
             path=rel,
             line=1,
         )
+        return
+    if front.error is not None:
+        out.add(
+            f"{rel}: frontmatter is not valid YAML ({front.error}); Claude Code loads this "
+            "skill with no name or description",
+            check="skill.frontmatter",
+            path=rel,
+            line=front.error_line,
+        )
+        _size_check(out, rel, text, config)
         return
     name = front.fields.get("name", "")
     name_line = front.lines.get("name", 1)
@@ -436,7 +506,7 @@ def _skill_checks(
             path=rel,
             line=name_line,
         )
-    description = front.fields.get("description", "")
+    description = trim_space(front.fields.get("description", ""))  # Claude Code trims it
     desc_line = front.lines.get("description", 1)
     if description == "":
         out.add(f"{rel}: empty description", check="skill.description", path=rel, line=desc_line)
@@ -447,7 +517,7 @@ def _skill_checks(
             path=rel,
             line=desc_line,
         )
-    if pattern.search(description) is None:
+    if rules.pattern is not None and rules.pattern.search(description) is None:
         out.add(
             f"{rel}: description missing a 'Use when/after/before' trigger phrase "
             "(checks.description_pattern)",
@@ -455,7 +525,29 @@ def _skill_checks(
             path=rel,
             line=desc_line,
         )
-    if "license" in front.fields and not license_:
+    _license_check(out, rel, front, rules)
+    _size_check(out, rel, text, config)
+
+
+def _size_check(out: _Collector, rel: str, text: str, config: Config) -> None:
+    cap = config.checks.max_skill_lines
+    count = len(split_lines(text))
+    if count > cap:
+        out.add(
+            f"{rel}: SKILL.md exceeds {cap} lines ({count}) (checks.max_skill_lines)",
+            check="skill.size",
+            path=rel,
+            line=cap + 1,
+        )
+
+
+def _license_check(out: _Collector, rel: str, front: Frontmatter, rules: _Rules) -> None:
+    """evolve: no `license` unless `checks.license` names it; set: equal to it; `any` or Claude
+    Code's rules with nothing set: not checked."""
+    license_ = rules.license
+    if license_ == ANY_LICENSE:
+        return
+    if "license" in front.fields and not license_ and rules.evolve:
         out.add(
             f"{rel}: license '{front.fields['license']}' is forbidden (no checks.license configured)",
             check="skill.license",
@@ -468,15 +560,6 @@ def _skill_checks(
             check="skill.license",
             path=rel,
             line=front.lines.get("license", front.end_line),
-        )
-    cap = config.checks.max_skill_lines
-    count = len(split_lines(text))
-    if count > cap:
-        out.add(
-            f"{rel}: SKILL.md exceeds {cap} lines ({count}) (checks.max_skill_lines)",
-            check="skill.size",
-            path=rel,
-            line=cap + 1,
         )
 
 

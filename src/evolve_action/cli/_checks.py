@@ -24,6 +24,13 @@ from evolve_action.github import annotate
 from evolve_action.repo import absolute
 from evolve_action.specs import Finding, Severity
 
+CLAUDE_CODE_RULES = (
+    "checks: Claude Code's and the Agent Skills rules; evolve's stricter conventions (Codex "
+    "manifests, no hooks/, license, 'Use when' phrase) apply with an .evolve.yaml, "
+    ".codex-plugin/ or .agents/plugins/"
+)
+"""Printed when the repository does not opt in to evolve's conventions (docs/checks.md)."""
+
 
 def register(subparsers: Any) -> None:
     """Add `checks` to `evolve-action run`."""
@@ -42,7 +49,10 @@ def register(subparsers: Any) -> None:
         "--json", action="store_true", help="print one machine-readable JSON document on stdout"
     )
     parser.add_argument(
-        "--license", default=None, metavar="X", help="required SKILL.md license (checks.license)"
+        "--license",
+        default=None,
+        metavar="X",
+        help="required SKILL.md license, or 'any' (checks.license)",
     )
     parser.add_argument(
         "--no-signals", action="store_true", help="do not print the advisory skill signals"
@@ -72,6 +82,8 @@ def handle(inv: Invocation) -> int:
             annotate(inv.stderr if args.json else inv.stdout, "warning", warning)
     print_notices(inv, repo)
     report = run_checks(repo, config, CheckOptions())
+    if report.conventions != "evolve":
+        inv.stderr.write(CLAUDE_CODE_RULES + "\n")
     prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
     if args.json:
         inv.stdout.write(json.dumps(report_document(report, config.warnings), indent=2) + "\n")
@@ -155,11 +167,14 @@ def _annotate(stream: TextIO, findings: tuple[Finding, ...], prefix: str = "") -
 
 
 def report_document(report: CheckReport, warnings: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The `--json` document: findings with path/line/pointer/check/severity/message, counts, verdict."""
+    """The `--json` document: findings with path/line/pointer/check/severity/message, counts, verdict
+    (and `conventions: claude-code` when evolve's conventions did not apply)."""
     return {
         "root": report.root.as_posix(),
         "layout": report.layout,
         "plugins": report.plugins,
+        # only off evolve's conventions, so an evolve repository's document stays as it was
+        **({"conventions": report.conventions} if report.conventions != "evolve" else {}),
         "verdict": report.verdict,
         "counts": {
             "findings": len(report.findings),

@@ -87,6 +87,15 @@ class _YamlBuilder:
                 break
         return None, False
 
+    def rest(self) -> None:
+        """Parse the stream after the first document: a second document is an error."""
+        for ev in self.events:
+            if type(ev).__name__ == "DocumentStartEvent":
+                line = ev.start_mark.line + 1
+                raise _YamlFail(
+                    f"yaml: line {line}: a second YAML document", line, "keep one document"
+                )
+
     def _node(self, ev: Any, ptr: str) -> Any:
         name = type(ev).__name__
         line = ev.start_mark.line + 1
@@ -298,8 +307,12 @@ def _tab_separator(text: str, e: Any) -> int | None:
     return idx if text[line_start:idx].strip(" \t") else None
 
 
-def decode_yaml(text: str, path: Path) -> Decoded:
-    """Decode YAML `text` (read from `path`) like yaml.v3; `SpecError` on any problem."""
+def decode_yaml(text: str, path: Path, *, whole: bool = False) -> Decoded:
+    """Decode YAML `text` (read from `path`) like yaml.v3; `SpecError` on any problem.
+
+    Like yaml.v3 only the first document is read; `whole=True` also parses the rest of the
+    stream, so text after it that is not YAML (or a second document) is an error too.
+    """
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -310,6 +323,8 @@ def decode_yaml(text: str, path: Path) -> Decoded:
         builder = _YamlBuilder(iter(YAML(typ="safe", pure=True).parse(io.StringIO(text))))
         try:
             value, found = builder.document()
+            if whole:
+                builder.rest()
         except _YamlFail as e:
             raise SpecError(e.message, path=path, line=e.line, hint=e.hint or hint) from None
         except MarkedYAMLError as e:

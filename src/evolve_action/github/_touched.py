@@ -27,10 +27,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from evolve_action.config import CONFIG_NAMES
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.github._context import git_env
-from evolve_action.repo import CLAUDE_MARKETPLACE, CODEX_MARKETPLACE, MANIFEST_PATHS, Repository
+from evolve_action.repo import (
+    CLAUDE_MARKETPLACE,
+    CODEX_MARKETPLACE,
+    CONFIG_NAMES,
+    MANIFEST_PATHS,
+    Repository,
+)
 
 __all__ = [
     "ChangeStatus",

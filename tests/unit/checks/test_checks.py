@@ -315,11 +315,9 @@ MARKETPLACE_CASES: list[tuple[str, Mutation, list[str]]] = [
         ],
     ),
     (
-        "folded-description-is-literal",
-        _text(A_SKILL, "---\nname: one\ndescription: >\n  Use when folding.\n---\n"),
-        [
-            f"{A_SKILL}: description missing a 'Use when/after/before' trigger phrase (checks.description_pattern)"
-        ],
+        "folded-description-is-yaml",
+        _text(A_SKILL, "---\nname: one\ndescription: >\n  Formats.\n  Use when folding.\n---\n"),
+        [],
     ),
     (
         "license-forbidden",

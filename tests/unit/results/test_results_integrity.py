@@ -178,7 +178,6 @@ def test_mode_444_results_file_keeps_its_mode_after_an_atomic_rewrite(tmp_path: 
         ("'it''s'", "it's"),
         ('"tab\\there"', "tab\there"),
         ("plain-name", "plain-name"),
-        ('"bad\\qescape"', "bad\\qescape"),
     ],
 )
 def test_frontmatter_names_decode_yaml_escapes(raw: str, name: str) -> None:
