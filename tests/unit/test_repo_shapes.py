@@ -197,14 +197,17 @@ def test_evolve_marketplaces_keep_evolve_rules(tmp_path: Path) -> None:
     assert "marketplace source 'plugins/a' is not ./-prefixed" in findings(repo)
 
 
-def test_a_strict_entry_still_needs_its_plugin_json(tmp_path: Path) -> None:
+def test_a_plugin_json_is_optional_as_claude_code_reads_it(tmp_path: Path) -> None:
+    # Claude Code's manifest reference: "The manifest is optional"; the entry names the plugin.
     marketplace(tmp_path, [{"name": "tool", "source": "./tools/tool"}])
     skill(tmp_path, "tools/tool/skills/do-it")
     repo = discover(tmp_path, tmp_path)
     assert shape(repo) == {"tool": ["do-it"]}
-    assert findings(repo) == [
-        'tools/tool: missing .claude-plugin/plugin.json (remove "claude" from '
-        "checks.plugin_manifests to opt out)"
+    assert findings(repo, Config()) == []
+    put(tmp_path, "tools/tool/.claude-plugin/plugin.json", "{not json")
+    assert findings(repo, Config()) == [
+        "tools/tool/.claude-plugin/plugin.json: invalid JSON: Expecting property name enclosed "
+        "in double quotes (line 1, column 2)"
     ]
     put(tmp_path, MARKETPLACE, {"name": "m", "owner": {"name": "o"}, "plugins": "x"})
     repo = discover(tmp_path, tmp_path)

@@ -150,6 +150,8 @@ class _Rules:
     """Compiled `checks.description_pattern`, or None when no phrase is required."""
     license: str | None
     """Required license value; None = not checked (Claude Code) or forbidden (evolve)."""
+    manifest_optional: bool
+    """A plugin may omit its manifest (Claude Code then names it after its directory)."""
 
 
 def _rules(repo: Repository, config: Config, opts: CheckOptions) -> _Rules:
@@ -166,7 +168,13 @@ def _rules(repo: Repository, config: Config, opts: CheckOptions) -> _Rules:
         if evolve or config.is_set("checks.description_pattern")
         else None
     )
-    return _Rules(evolve=evolve, kinds=kinds, pattern=pattern, license=license_)
+    return _Rules(
+        evolve=evolve,
+        kinds=kinds,
+        pattern=pattern,
+        license=license_,
+        manifest_optional=not evolve and not config.is_set("checks.plugin_manifests"),
+    )
 
 
 def run_checks(
@@ -338,6 +346,8 @@ def _plugin_checks(
         path = plugin.dir / manifest_rel
         manifest = read_manifest(path)
         rel = rel_path(repo.root, path)
+        if not manifest.exists and rules.manifest_optional:
+            continue
         if not manifest.exists:
             out.add(
                 f'{label}: missing {manifest_rel} (remove "{kind}" from '

@@ -155,6 +155,18 @@ def test_a_claude_code_marketplace_needs_no_codex_twin(tmp_path: Path) -> None:
     ]
 
 
+def test_a_plugin_manifest_is_optional_for_claude_code_only(tmp_path: Path) -> None:
+    # Claude Code loads a plugin without plugin.json and names it after its directory.
+    root = plugins_marketplace(tmp_path)
+    (root / "plugins/alpha/.claude-plugin/plugin.json").unlink()
+    assert messages(check(root)) == []
+    put(root, ".evolve.yaml", "{}\n")
+    assert (
+        'plugins/alpha: missing .claude-plugin/plugin.json (remove "claude" from '
+        "checks.plugin_manifests to opt out)"
+    ) in messages(check(root))
+
+
 def test_an_opted_in_marketplace_keeps_evolves_rules(tmp_path: Path) -> None:
     root = plugins_marketplace(tmp_path)
     put(root, ".agents/plugins/marketplace.json", {"name": "m", "plugins": []})
