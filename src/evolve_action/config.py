@@ -22,7 +22,7 @@ from typing import Any, Literal
 from evolve_action.catalog import DEFAULT_JUDGE_MODEL, HARNESSES
 from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines, parse_format
 from evolve_action.errors import ConfigError, EvolveError
-from evolve_action.repo import CONFIG_NAMES, Repository, absolute, discover
+from evolve_action.repo import CONFIG_NAMES, Repository, absolute, classify, discover
 
 KNOWN_HARNESSES: tuple[str, ...] = HARNESSES
 """Harness ids accepted in `harnesses` (the catalog's built-in list)."""
@@ -502,23 +502,46 @@ def resolve_repository(
     """Load the config and discover the repository together, the way a user expects.
 
     The config is read from `--root` when given, else from the working directory (evolve's rule);
-    when the working directory has none and the repository found by walking up has one, that file
-    is used instead (a deliberate improvement over evolve, see docs/checks.md). The layout is
+    when that has none, the first found along `config_search_path` of the repository is used (so
+    a plugin directory of a marketplace reads the marketplace's config; a deliberate improvement
+    over evolve, see docs/checks.md). The layout is
     `--layout`, else `EVOLVE_LAYOUT`/config `layout`. Returns `(Repository, Config)`.
     """
     base = absolute(cwd / root) if root is not None else cwd
     config = load_config(base, environ) if base.is_dir() else load_config(cwd, environ)
     layout = layout_flag if layout_flag is not None else config.layout
     repo = discover(root, cwd, layout)
-    if root is None and config.source_path is None and repo.root != absolute(cwd):
-        walked = load_config(repo.root, environ)
-        if walked.source_path is not None:
+    if config.source_path is None:
+        for directory in config_search_path(repo.root):
+            if directory == absolute(base):
+                continue  # already read
+            walked = load_config(directory, environ)
+            if walked.source_path is None:
+                continue
             config = walked
             if layout_flag is None and config.layout != layout:
-                repo = discover(None, cwd, config.layout)
+                repo = discover(root, cwd, config.layout)
+            break
     if layout_flag is not None:
         config = with_flags(config, {"layout": layout_flag})
     return repo, config
+
+
+def config_search_path(repo_root: Path) -> list[Path]:
+    """Where a repository's `.evolve.*` may live: its root, then the enclosing repository's.
+
+    Run from a plugin directory of a marketplace, the plugin is the repository found, yet the
+    config sits at the marketplace root: the search walks up from `repo_root` to the git work
+    tree's top (the first directory holding `.git`); outside git, up to the outermost enclosing
+    marketplace or multi-plugin repository. Never beyond either.
+    """
+    start = absolute(repo_root)
+    chain = [start, *start.parents]
+    top = next((i for i, d in enumerate(chain) if os.path.lexists(d / ".git")), None)
+    if top is None:
+        outer = [i for i, d in enumerate(chain) if classify(d) in ("marketplace", "multi")]
+        top = outer[-1] if outer else 0
+    return chain[: top + 1]
 
 
 def _blank_yaml(path: Path) -> bool:

@@ -190,7 +190,11 @@ class LineReporter:
             where = ""
             if event.path:
                 where = f"{event.path}:{event.line}: " if event.line else f"{event.path}: "
-            out.write(f"warn: {where}{event.message}\n")
+            tag, message = "warn", event.message
+            for prefix in ("WARN", "warn"):  # already tagged by its producer: keep that tag
+                if message.startswith(f"{prefix}: "):
+                    tag, message = prefix, message[len(prefix) + 2 :]
+            out.write(f"{tag}: {where}{message}\n")
         out.flush()
 
 

@@ -255,10 +255,13 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         kind = classify(base, forced)
         if kind is None and forced is None and _bare_skills_dir(base) is not None:
             return _build_bare(base)
+        if kind is None and forced is not None:
+            raise _wrong_layout(base, forced)
         if kind is None:
             raise SpecError(
                 f"{base} {NOT_RECOGNIZED}",
-                hint="pass --root at the repository root, or --layout to force a kind",
+                hint="pass --root at the repository root (a directory with one of those, or "
+                "with skills/*/SKILL.md)",
             )
         return _build(base, kind)
     here = absolute(cwd)
@@ -277,7 +280,47 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
             if here.parent == here:
                 break
             here = here.parent
+    if forced is not None and (detected := _nearest(absolute(cwd))) is not None:
+        raise _wrong_layout(detected, forced)
     raise SpecError(NOT_FOUND, hint="run inside a plugin repository or pass --root")
+
+
+LAYOUT_MARKERS: dict[str, str] = {
+    "marketplace": CLAUDE_MARKETPLACE,
+    "multi": f"plugins/*/{CLAUDE_MANIFEST}",
+    "single": CLAUDE_MANIFEST,
+}
+"""What makes each layout, as shown in messages."""
+
+
+def _nearest(start: Path) -> Path | None:
+    """The nearest directory at or above `start` that is a repository of any layout."""
+    here = start
+    while classify(here) is None and _bare_skills_dir(here) is None:
+        if here.parent == here:
+            return None
+        here = here.parent
+    return here
+
+
+def _wrong_layout(base: Path, forced: Layout) -> SpecError:
+    """`--layout X` where the repository is of another kind: say what was found instead."""
+    detected = classify(base)
+    if detected is not None:
+        found, hint = (
+            f"it is a {detected} repository ({LAYOUT_MARKERS[detected]})",
+            f"drop --layout (auto-detects {detected}), or pass --layout {detected}",
+        )
+    elif (skills := _bare_skills_dir(base)) is not None:
+        found, hint = (
+            f"it has bare skills under {rel_path(base, skills)}/ and no manifest",
+            "drop --layout: the skills then form one implicit plugin",
+        )
+    else:
+        found, hint = "no plugin repository is there", "pass --root at the repository root"
+    return SpecError(
+        f"--layout {forced}: {base} has no {LAYOUT_MARKERS[forced]}; {found}", hint=hint
+    )
 
 
 BARE_SKILL_DIRS = ("skills", ".claude/skills")

@@ -428,7 +428,12 @@ def test_one_failure_is_singular(repo: Path) -> None:
     ("flags", "code", "expect"),
     [
         (("--layout", "flat"), 2, 'unknown layout "flat"'),
-        (("--layout", "single"), 2, "is not a recognized plugin repository"),
+        (
+            ("--layout", "single"),
+            2,
+            "has no .claude-plugin/plugin.json; it is a marketplace repository "
+            "(.claude-plugin/marketplace.json)\n  hint: drop --layout (auto-detects marketplace)",
+        ),
         (
             ("--root", "/nonexistent/evolve-action"),
             2,

@@ -179,8 +179,13 @@ def test_any_marker_wins_over_bare_skills_walking_up(tmp_path: Path) -> None:
 
 def test_a_forced_layout_never_reads_bare_skills(tmp_path: Path) -> None:
     root = bare_skills(tmp_path / "my-skills")
-    with pytest.raises(SpecError, match="not a recognized plugin repository"):
+    with pytest.raises(SpecError) as err:
         discover(root, tmp_path, "single")
+    assert err.value.message == (
+        f"--layout single: {root} has no .claude-plugin/plugin.json; it has bare skills under "
+        "skills/ and no manifest"
+    )
+    assert err.value.hint == "drop --layout: the skills then form one implicit plugin"
 
 
 def test_evolve_marketplaces_keep_evolve_rules(tmp_path: Path) -> None:

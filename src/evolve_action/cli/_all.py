@@ -9,6 +9,7 @@ exit code: 0 done, 1 failures under `--strict`, 2 unusable input. The steps them
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,11 @@ def handle(inv: Invocation) -> int:
             on_step=StepPrinter(inv),
             cwd=inv.cwd,
         )
-        inv.stdout.write(f"shard {index}/{total} of plan {sp.plan_id}\n")
+        if args.json:
+            record = {"event": "Shard", "index": index, "total": total, "plan_id": sp.plan_id}
+            inv.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+        else:
+            inv.stdout.write(f"shard {index}/{total} of plan {sp.plan_id}\n")
         if sharded is None:
             return 0
         return finish(inv, sharded, strict=bool(args.strict))
@@ -165,12 +170,17 @@ class StepPrinter:
     def __call__(self, step: RunAllStep) -> None:
         """Print one step's outcome."""
         inv = self._inv
+        as_json = bool(getattr(inv.args, "json", False))
         if isinstance(step, ChecksDone):
             report = step.report
             for finding in report.findings:
                 tag = "FAIL" if finding.severity == Severity.ERROR else "WARN"
                 inv.stderr.write(f"{tag}: {finding.message}\n")
-            if not report.failures:
+            if as_json:
+                done: dict[str, Any] = {"event": "ChecksDone", "layout": report.layout}
+                done["failures"] = report.failures
+                inv.stdout.write(json.dumps(done, sort_keys=True) + "\n")
+            elif not report.failures:
                 inv.stdout.write(f"checks: all checks passed ({report.layout} layout)\n")
             else:
                 inv.stdout.write(f"checks: {report.failures} failure(s)\n")
@@ -180,14 +190,20 @@ class StepPrinter:
             if step.plan is not None:
                 for w in step.plan_warnings:
                     inv.stderr.write(f"warn: {w}\n")
-                json = bool(getattr(inv.args, "json", False))
-                inv.stdout.write(plan.to_json_lines(step.plan) if json else plan.render(step.plan))
+                rendered = plan.to_json_lines(step.plan) if as_json else plan.render(step.plan)
+                inv.stdout.write(rendered)
             elif step.skipped:
                 inv.stderr.write("warn: triggers: no model has an available harness; skipped\n")
         elif isinstance(step, EvalsReady):
             if step.dry_run:
                 print_dry_run(inv, step.planned)
-            elif not getattr(inv.args, "json", False):
+            elif not as_json:
                 inv.stdout.write(f"parallelism: {step.jobs} concurrent evals\n")
         elif isinstance(step, ReportDone):
-            print_report(step.outcome, stdout=inv.stdout, stderr=inv.stderr)
+            if as_json:  # the report's own lines go to stderr: stdout stays JSON lines
+                print_report(step.outcome, stdout=inv.stderr, stderr=inv.stderr)
+                report_done: dict[str, Any] = {"event": "ReportDone"}
+                report_done["plugins"] = step.outcome.plugins
+                inv.stdout.write(json.dumps(report_done, sort_keys=True) + "\n")
+            else:
+                print_report(step.outcome, stdout=inv.stdout, stderr=inv.stderr)

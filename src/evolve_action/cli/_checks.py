@@ -86,7 +86,7 @@ def handle(inv: Invocation) -> int:
         inv.stderr.write(CLAUDE_CODE_RULES + "\n")
     prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
     if args.json:
-        inv.stdout.write(json.dumps(report_document(report, config.warnings), indent=2) + "\n")
+        inv.stdout.write(json.dumps(report_document(report, config.warnings), separators=(",", ":")) + "\n")
         if actions:
             _annotate(inv.stderr, report.findings, prefix)
     else:

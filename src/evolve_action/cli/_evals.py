@@ -151,14 +151,16 @@ def handle(inv: Invocation) -> int:
     discard_unusable_results(inv, repository, plugins=options.plugins, skills=options.skills)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
     check_eval_ids(planned, options.eval_ids)
-    if args.dry_run:
-        print_dry_run(inv, planned)
-        return 0
-    if not planned.models:
+    if not planned.models:  # before the dry run too: it exits as the run would
+        for w in planned.warnings:
+            inv.stderr.write(f"{w}\n")
         raise UsageError(
             "no model to run: no selected model has an available harness (claude)",
             hint="check --model and the config's models/harnesses",
         )
+    if args.dry_run:
+        print_dry_run(inv, planned)
+        return 0
     outcome = run_planned(inv, repository, config, options, planned)
     if outcome.all_failed:
         raise sweep_failed(outcome.all_failed, tier="evals")

@@ -77,9 +77,12 @@ def main(
     err = gate(stderr or sys.stderr, actions=is_actions(env))
     parser = build_parser()
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
+    if extra:
+        err.write(unknown_arguments(parser, args, extra))
+        return EXIT_ERROR
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=err)
     if not args.verbose:  # the SDK logs its own teardown of a killed agent (timeouts) as errors
         logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)
@@ -118,6 +121,41 @@ def main(
             "  please report this (re-run with -v for a traceback)\n"
         )
         return EXIT_BUG
+
+
+def unknown_arguments(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]
+) -> str:
+    """The error for arguments the command does not take, naming the commands that do."""
+    path = " ".join(p for p in (getattr(args, "command", None), getattr(args, "tier", None)) if p)
+    commands = dict(_commands(parser))
+    lines = []
+    tokens = list(extra)
+    while tokens:
+        token = tokens.pop(0)
+        flag = token.split("=", 1)[0]
+        if flag.startswith("-") and "=" not in token and tokens and not tokens[0].startswith("-"):
+            token = f"{token} {tokens.pop(0)}"  # the option's value
+        takers = [name for name, sub in commands.items() if flag in sub._option_string_actions]
+        where = f" (it belongs to {', '.join(takers)})" if flag.startswith("-") and takers else ""
+        kind = "option" if flag.startswith("-") else "argument"
+        lines.append(f"error: {path or 'evolve-action'}: unknown {kind} {token}{where}\n")
+    lines.append(f"  hint: see `evolve-action {path + ' ' if path else ''}--help`\n")
+    return "".join(lines)
+
+
+def _commands(
+    parser: argparse.ArgumentParser, prefix: str = ""
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every (sub)command's name and parser, depth first (`run evals`, `pr`, …)."""
+    found: list[tuple[str, argparse.ArgumentParser]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                full = f"{prefix} {name}".strip()
+                found.append((full, sub))
+                found.extend(_commands(sub, full))
+    return found
 
 
 def _runs_agents(args: argparse.Namespace) -> bool:

@@ -129,14 +129,17 @@ def handle(inv: Invocation) -> int:
         reporter = JsonLinesReporter(inv.stdout)
     else:
         reporter = LineReporter(inv.stdout, live=_isatty(inv.stdout))
+    if not options.models:  # before the dry run too: it exits as the run would
+        raise UsageError(
+            "no model to run: no selected model has an available harness (claude)",
+            hint="check --model and the config's models/harnesses",
+        )
     if args.dry_run:
         p, _, warnings = triggers.make_plan(options)
         for w in warnings:
             inv.stderr.write(f"warn: {w}\n")
         inv.stdout.write(plan.to_json_lines(p) if args.json else plan.render(p))
         return 0
-    if not options.models:
-        raise UsageError("no model to run: no selected model has an available harness (claude)")
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
     if any(u.cases for u in triggers.make_plan(options)[0].units):

@@ -186,7 +186,13 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
                     stale=tuple(stale),
                 )
             )
-        issues = gate_issues(gate_plugins, opts.gate, gate_models(catalog, active))
+        required, not_required = gate_models(catalog, active, cfg.harnesses)
+        if opts.gate.strict and opts.gate.models is None and not_required:
+            notices.append(
+                f"note: --strict: {len(not_required)} model(s) no allowed harness here can run "
+                f"are not required: {', '.join(not_required)}"
+            )
+        issues = gate_issues(gate_plugins, opts.gate, required)
         if any(i.level == "FAIL" for i in issues):
             exit_code = EXIT_GATE
     return ReportOutcome(

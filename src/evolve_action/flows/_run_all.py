@@ -157,11 +157,11 @@ def run_all(
     )
     trig: triggers.TriggersOutcome | None = None
     credentials_checked = False
-    if options.dry_run:
+    if not built.options.models:  # a dry run says what the run would do: skip the tier
+        step(TriggersReady(warnings=built.warnings, skipped=True))
+    elif options.dry_run:
         tplan, _, twarnings = triggers.make_plan(built.options)
         step(TriggersReady(warnings=built.warnings, plan=tplan, plan_warnings=tuple(twarnings)))
-    elif not built.options.models:
-        step(TriggersReady(warnings=built.warnings, skipped=True))
     else:
         step(TriggersReady(warnings=built.warnings))
         if any(u.cases for u in triggers.make_plan(built.options)[0].units):

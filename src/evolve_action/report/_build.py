@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from evolve_action import encoding
-from evolve_action.catalog import Catalog
+from evolve_action.catalog import RUNNABLE_HARNESSES, Catalog
 from evolve_action.report._junit import build_suites, render_junit
 from evolve_action.report._render import render_plugin_page, render_root
 from evolve_action.report._rollup import (
@@ -94,13 +94,26 @@ def build_report(
     )
 
 
-def gate_models(catalog: Catalog, active: frozenset[str] | None) -> list[str]:
-    """The strict-mode model matrix: every active model (all catalog models when unrestricted).
+def gate_models(
+    catalog: Catalog, active: frozenset[str] | None, harnesses: Sequence[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """The strict-mode model matrix: `(required, not required)` model keys.
 
-    Deliberate deviation from evolve (report spec §7 quirk 10): evolve uses only the `models`
-    tokens, so a configured model no allowed harness can run is reported missing forever.
+    Required: every active model (all catalog models when unrestricted) that an allowed harness
+    (config `harnesses`, else all) this tool can run supports; evidence for the others could never
+    be produced here, so it is not asked for. Deliberate deviation from evolve (report spec §7
+    quirk 10): evolve uses only the `models` tokens, so a configured model no allowed harness
+    can run is reported missing forever.
     """
-    return [m.key for m in catalog.models if active is None or m.key in active]
+    allowed = [h.strip() for h in harnesses or () if h.strip()]
+    runnable = [h for h in RUNNABLE_HARNESSES if not allowed or h in allowed]
+    required: list[str] = []
+    skipped: list[str] = []
+    for m in catalog.models:
+        if active is not None and m.key not in active:
+            continue
+        (required if any(m.supports(h) for h in runnable) else skipped).append(m.key)
+    return required, skipped
 
 
 def _plugin_page(rel_dir: str, name: str) -> str | None:

@@ -464,7 +464,11 @@ def _validate_case(
         ref = resolve_fixture(authored, evals_dir)
         fptr = cptr + json_pointer(fkey, j)
         if check_fixtures and not _is_regular(ref.source):
-            rep.add(f"{label} files[{j}]: {ref.authored}: fixture not found", fptr)
+            rep.add(
+                f"{label} files[{j}]: {ref.authored}: fixture not found "
+                f"(looked for {_beside(ref.source, evals_dir)}; add the file or fix the path)",
+                fptr,
+            )
         if ref.dest in used:
             rep.add(
                 f"{label} files[{j}]: {used[ref.dest]} and {ref.authored} both stage to {ref.dest}",
@@ -497,3 +501,12 @@ def _re2_problem(pattern: str) -> str:
     except Re2Error as exc:
         return exc.go_message
     return ""
+
+
+def _beside(source: Path, evals_dir: Path) -> str:
+    """`source` as the user finds it: relative to the evals file's directory, named."""
+    try:
+        rel = source.relative_to(evals_dir).as_posix()
+    except ValueError:
+        return source.as_posix()
+    return f"{evals_dir.name}/{rel}"

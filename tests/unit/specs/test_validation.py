@@ -188,7 +188,12 @@ def test_evals_semantic_rules_in_evolve_words(tmp_path: Path) -> None:
             "/evals/3/files/1",
             f'{E}: eval "f" files[1]: fixtures/a/go.mod and fixtures/b/go.mod both stage to go.mod',
         ),
-        (16, "/evals/3/files/2", f'{E}: eval "f" files[2]: files/x.txt: fixture not found'),
+        (
+            16,
+            "/evals/3/files/2",
+            f'{E}: eval "f" files[2]: files/x.txt: fixture not found (looked for s/files/x.txt; '
+            "add the file or fix the path)",
+        ),
     ]
 
 
@@ -319,7 +324,7 @@ def test_corpus_validates_apart_from_removed_fixtures(corpus: Path) -> None:
         all_findings += validate_evals(path, corpus)
     # The corpus copy had its source-code fixtures removed: those, and only those, are reported.
     assert all_findings
-    assert all(f.message.endswith(": fixture not found") for f in all_findings)
+    assert all(": fixture not found (looked for " in f.message for f in all_findings)
     assert all(
         f.line and f.pointer and f.path and f.path.startswith("plugins/") for f in all_findings
     )

@@ -1,0 +1,112 @@
+"""A dry run exits as the run would, `--json` is JSON lines, and the messages say what to do.
+
+Issue 12 item 6, on a copy of the example marketplace: a model no harness here can run stops the
+dry run with the run's own error; every `--json` command's stdout parses line by line; the root
+config is read from a plugin directory; an option of another command names the commands that
+take it; `--layout` on the wrong kind says what is there.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evolve_action.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NO_HARNESS = "error: no model to run: no selected model has an available harness"
+
+
+def run(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd)}
+    code = main(args, env, stdout=out, stderr=err, cwd=cwd)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLES, root)
+    return root
+
+
+@pytest.mark.parametrize("tier", ["triggers", "evals"])
+def test_a_dry_run_with_no_runnable_model_exits_as_the_run_does(repo: Path, tier: str) -> None:
+    dry = run(["run", tier, "--dry-run", "--model", "openai/gpt-5.5"], repo)
+    assert dry[0] == 2
+    assert NO_HARNESS in dry[2]
+    assert dry[1] == ""  # no plan of zero cases on stdout
+
+
+def test_run_all_dry_run_says_the_trigger_tier_is_skipped(repo: Path) -> None:
+    code, _, err = run(["run", "all", "--dry-run", "--model", "openai/gpt-5.5"], repo)
+    assert code == 0
+    assert "warn: triggers: no model has an available harness; skipped" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "checks"],
+        ["run", "triggers", "--dry-run"],
+        ["run", "evals", "--dry-run"],
+        ["run", "all", "--dry-run"],
+        ["plan", "--shards", "2"],
+    ],
+)
+def test_json_output_is_json_lines(repo: Path, command: list[str]) -> None:
+    code, out, _ = run([*command, "--json"], repo)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines
+    for line in lines:
+        assert isinstance(json.loads(line), dict), line
+
+
+def test_run_all_json_reports_each_step_as_an_event(repo: Path) -> None:
+    _, out, _ = run(["run", "all", "--dry-run", "--json"], repo)
+    first = json.loads(out.splitlines()[0])
+    assert first == {"event": "ChecksDone", "failures": 0, "layout": "marketplace"}
+
+
+def test_the_root_config_is_read_from_a_plugin_directory(repo: Path) -> None:
+    # examples/.evolve.yaml sets checks.license: MIT; the plugin alone would forbid licenses.
+    plugin = repo / "plugins" / "release-tools"
+    code, _, err = run(["run", "checks", "--no-signals"], plugin)
+    assert code == 0, err
+    assert "license" not in err
+    (repo / ".evolve.yaml").unlink()
+    code, _, err = run(["run", "checks", "--no-signals"], plugin)
+    assert "license 'MIT' is forbidden" in err
+
+
+def test_the_config_search_stops_at_the_git_top(repo: Path) -> None:
+    (repo / "plugins" / "release-tools" / ".git").mkdir()  # a plugin that is its own git repo
+    _, _, err = run(["run", "checks", "--no-signals"], repo / "plugins" / "release-tools")
+    assert "license 'MIT' is forbidden" in err
+
+
+def test_an_option_of_another_command_names_the_commands_that_take_it(repo: Path) -> None:
+    code, out, err = run(["run", "evals", "--runs", "3"], repo)
+    assert code == 2
+    assert out == ""
+    assert err.splitlines() == [
+        "error: run evals: unknown option --runs 3 (it belongs to run triggers, run all, demo, plan)",
+        "  hint: see `evolve-action run evals --help`",
+    ]
+
+
+def test_a_forced_layout_of_the_wrong_kind_says_what_is_there(repo: Path) -> None:
+    code, _, err = run(["run", "checks", "--layout", "single"], repo)
+    assert code == 2
+    assert err.splitlines() == [
+        f"error: --layout single: {repo} has no .claude-plugin/plugin.json; it is a marketplace "
+        "repository (.claude-plugin/marketplace.json)",
+        "  hint: drop --layout (auto-detects marketplace), or pass --layout marketplace",
+    ]
