@@ -543,6 +543,7 @@ def _subdirs(directory: Path) -> list[tuple[str, Path]]:
 def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
     for plugin in repo.plugins:
         listed = {s.name: s.dir for s in plugin_skills(plugin)} if plugin.skill_dirs else None
+        found: dict[str, EvalSet] = {}
         for skill, directory in _subdirs(plugin.evals_dir):
             if listed is not None and skill not in listed:
                 continue  # another plugin sharing this directory owns it
@@ -550,7 +551,7 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             evals = find_one(directory, "evals")
             if triggers is None and evals is None:
                 continue
-            yield EvalSet(
+            found[skill] = EvalSet(
                 plugin=plugin.name,
                 plugin_dir=plugin.dir,
                 plugin_rel=plugin.rel,
@@ -560,6 +561,55 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
                 triggers_path=triggers,
                 evals_path=evals,
             )
+        for sk in plugin_skills(plugin):
+            if sk.name not in found and (in_skill := _in_skill_set(plugin, sk)) is not None:
+                found[sk.name] = in_skill
+        yield from (found[k] for k in sorted(found, key=lambda k: k.encode("utf-8", "replace")))
+
+
+IN_SKILL_EVALS = "evals/evals.json"
+"""skill-creator's behavioural evals, inside the skill directory."""
+
+IN_SKILL_TRIGGER_NAMES = ("trigger*.json", "eval_set.json")
+"""skill-creator's trigger eval sets (a bare JSON array), looked for in `<skill>/evals/`."""
+
+
+def in_skill_trigger_files(skill_dir: Path) -> list[Path]:
+    """The trigger eval set files of `<skill_dir>/evals/` by skill-creator's common names."""
+    where = skill_dir / "evals"
+    found = {p for pattern in IN_SKILL_TRIGGER_NAMES for p in where.glob(pattern) if p.is_file()}
+    return sorted(found, key=lambda p: p.name.encode("utf-8", "surrogateescape"))
+
+
+def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
+    """skill-creator's layout: definitions inside the skill, results beside evolve's.
+
+    `<skill>/evals/evals.json` and one trigger array file (`IN_SKILL_TRIGGER_NAMES`) are read in
+    place; results go to `<plugin>/evals/<skill>/`, outside the skill, so writing them never
+    changes the skill's own fingerprint. Several trigger files → `SpecError` naming them.
+    """
+    evals = skill.dir / IN_SKILL_EVALS
+    triggers = in_skill_trigger_files(skill.dir)
+    if len(triggers) > 1:
+        shown = ", ".join(str(p.absolute()) for p in triggers)
+        raise SpecError(
+            f"ambiguous trigger eval sets for skill {skill.name}: found {shown}; keep exactly one",
+            path=triggers[0],
+            hint="rename or delete all but one (evolve-action reads trigger*.json or "
+            "eval_set.json in the skill's evals/ directory)",
+        )
+    if not evals.is_file() and not triggers:
+        return None
+    return EvalSet(
+        plugin=plugin.name,
+        plugin_dir=plugin.dir,
+        plugin_rel=plugin.rel,
+        skill=skill.name,
+        skill_dir=skill.dir,
+        results_dir=plugin.evals_dir / skill.name,
+        triggers_path=triggers[0] if triggers else None,
+        evals_path=evals if evals.is_file() else None,
+    )
 
 
 def plugin_skills(plugin: Plugin) -> list[Skill]:

@@ -393,7 +393,9 @@ def test_run_all_checks_triggers_evals_report(
     ]
     code, out, err = run_cli([*args, "--dry-run", "--json"], env, tmp_path)
     assert code == 0, err
-    planned = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    lines = [json.loads(line) for line in out.splitlines()]  # every line is JSON
+    planned = [p for p in lines if "event" not in p]
+    assert [p["event"] for p in lines if "event" in p] == ["ChecksDone"]
     assert [(p["tier"], p["case"]) for p in planned] == [
         ("triggers", "write a friendly greeting file"),
         ("evals", "g"),

@@ -80,13 +80,15 @@ def handle(inv: Invocation) -> int:
         inv.stderr.write(f"warn: {warning}\n")
         if actions:
             annotate(inv.stderr if args.json else inv.stdout, "warning", warning)
-    print_notices(inv, repo)
+    print_notices(inv, repo, planning=False)
     report = run_checks(repo, config, CheckOptions())
     if report.conventions != "evolve":
         inv.stderr.write(CLAUDE_CODE_RULES + "\n")
     prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
     if args.json:
-        inv.stdout.write(json.dumps(report_document(report, config.warnings), separators=(",", ":")) + "\n")
+        inv.stdout.write(
+            json.dumps(report_document(report, config.warnings), separators=(",", ":")) + "\n"
+        )
         if actions:
             _annotate(inv.stderr, report.findings, prefix)
     else:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from evolve_action.errors import UsageError
+from evolve_action.errors import EvolveError, UsageError
 from evolve_action.repo import Repository
 from evolve_action.results import discard_unusable
 
@@ -196,7 +196,25 @@ def add_trigger_flags(
     parser.add_argument("--no-early-stop", action="store_true", help=early_stop_help)
 
 
-def print_notices(inv: Invocation, repo: Repository) -> None:
-    """Print the repository's notices (remote plugins, an implicit plugin, …) on stderr."""
+def print_notices(inv: Invocation, repo: Repository, *, planning: bool = True) -> None:
+    """Print the repository's notices (remote plugins, an implicit plugin, …) on stderr.
+
+    `planning`: also say so when no skill has definitions to plan (else `plan: 0 case(s)` would
+    be all the user sees).
+    """
     for notice in repo.notices:
         inv.stderr.write(notice + "\n")
+    if planning and repo.skills():
+        try:
+            sets = repo.eval_sets()
+        except EvolveError:
+            return  # the command reports it
+        if not sets:
+            inv.stderr.write(NOTHING_TO_PLAN + "\n")
+
+
+NOTHING_TO_PLAN = (
+    "note: no skill has trigger or eval definitions, so there is nothing to plan: add "
+    "evals/<skill>/triggers.json or evals.json (evolve), or skill-creator's "
+    "<skill>/evals/evals.json and evals/trigger*.json (see docs/authoring.md)"
+)

@@ -272,9 +272,15 @@ def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None
     Engines call it for every eval set they will write before the first agent session starts,
     so a read-only results file or directory stops the run with a clear message instead of
     failing after minutes of agent time. An existing read-only results file is refused rather
-    than replaced (the atomic rename would otherwise overwrite it silently).
+    than replaced (the atomic rename would otherwise overwrite it silently). A missing results
+    directory is created (its definitions may live elsewhere, as in skill-creator's layout).
     """
     where = display_path(results_dir, root)
+    if not os.path.lexists(results_dir):
+        # skill-creator's layout keeps its definitions in the skill: its results directory
+        # (`<plugin>/evals/<skill>/`) may not exist yet.
+        with contextlib.suppress(OSError):
+            results_dir.mkdir(parents=True)
     if not results_dir.is_dir() or not os.access(results_dir, os.W_OK | os.X_OK):
         raise SpecError(
             f"cannot write results: directory {where} is not writable",

@@ -209,26 +209,53 @@ def _prepare(raw: Any, path: Path) -> Any:
 
 
 def _parse_triggers(raw: Any, path: Path) -> TriggerSpec:
+    if isinstance(raw, list):  # skill-creator's trigger eval set: a bare array of queries
+        return TriggerSpec(path=path, queries=_trigger_queries(raw, "", "[{i}]"))
+    if not isinstance(raw, dict):
+        _fail(LoadProblem(f"top level: {TRIGGERS_SHAPE} (got {describe_value(raw)})", ""))
     doc = _want_obj(raw, "top level", "")
     f = decode_fields(doc, ("skill_name", "triggers"))
     skill_name = _want_str(f.get("skill_name", ("", None))[1], "skill_name", "/skill_name")
     tkey, traw = f.get("triggers", ("triggers", None))
     items = _want_list(traw, "triggers", json_pointer(tkey))
+    queries = _trigger_queries(items, json_pointer(tkey), "triggers[{i}]")
+    return TriggerSpec(path=path, skill_name=skill_name, queries=queries)
+
+
+TRIGGERS_SHAPE = (
+    'must be an object with a "triggers" list, or a bare array of '
+    '{"query": …, "should_trigger": true|false} objects (skill-creator\'s trigger eval set)'
+)
+"""What a triggers file must be, as messages say it."""
+
+
+def _trigger_queries(items: list[Any], pointer: str, label: str) -> tuple[TriggerQuery, ...]:
+    """`{query, should_trigger}` objects; `label` names item `i` in messages (`triggers[{i}]`)."""
     queries: list[TriggerQuery] = []
     for i, item in enumerate(items):
-        base = f"triggers[{i}]"
-        entry = _want_obj(item, base, json_pointer(tkey, i))
-        ef = decode_fields(entry, ("query", "should_trigger"))
+        base = label.format(i=i)
+        entry = _want_obj(item, base, pointer + json_pointer(i))
+        ef = decode_fields(entry, ("query", "should_trigger", "prompt"))
+        if "query" not in ef and "prompt" in ef:
+            _fail(
+                LoadProblem(
+                    f'{base}: has "prompt" but no "query": rename it to "query" (a trigger '
+                    'query is {"query": …, "should_trigger": true|false})',
+                    pointer + json_pointer(i),
+                )
+            )
         qk, qv = ef.get("query", ("query", None))
         sk, sv = ef.get("should_trigger", ("should_trigger", None))
         queries.append(
             TriggerQuery(
-                query=_want_str(qv, f"{base}.query", json_pointer(tkey, i, qk)),
-                should_trigger=_want_bool(sv, f"{base}.should_trigger", json_pointer(tkey, i, sk)),
+                query=_want_str(qv, f"{base}.query", pointer + json_pointer(i, qk)),
+                should_trigger=_want_bool(
+                    sv, f"{base}.should_trigger", pointer + json_pointer(i, sk)
+                ),
                 index=i,
             )
         )
-    return TriggerSpec(path=path, skill_name=skill_name, queries=tuple(queries))
+    return tuple(queries)
 
 
 _ASSERTION_STR_FIELDS = ("type", "path", "pattern", "run", "cwd", "tool", "requires", "text")

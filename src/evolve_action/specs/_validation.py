@@ -34,6 +34,7 @@ from evolve_action.errors import SpecError, display_path
 from evolve_action.specs._findings import Finding, Severity
 from evolve_action.specs._load import (
     EVAL_FIELDS,
+    TRIGGERS_SHAPE,
     LoadProblem,
     decode_fields,
     describe_value,
@@ -217,6 +218,8 @@ class _Reporter:
         self.line_of = line_of
         self.findings: list[Finding] = []
         self.muted_pointers: list[str] = []
+        self.wrapped: str = ""
+        """A pointer prefix that is not in the file (a bare array validated as `{"triggers": …}`)."""
 
     def add(
         self,
@@ -229,6 +232,8 @@ class _Reporter:
     ) -> None:
         if check is None and pointer is not None and self.muted(pointer):
             return
+        if pointer is not None and self.wrapped and pointer.startswith(self.wrapped):
+            pointer = pointer[len(self.wrapped) :]
         if line is None and pointer is not None:
             line = line_for(pointer, self.line_of)
         self.findings.append(
@@ -290,6 +295,11 @@ def validate_triggers(path: Path, root: Path) -> list[Finding]:
     rep = _Reporter(path, root, "triggers", None)
     value, ok = _decode_for_validation(path, rep)
     if not ok:
+        return rep.findings
+    if isinstance(value, list):  # skill-creator's bare array: validated as the `triggers` list
+        value, rep.wrapped = {"triggers": value}, "/triggers"
+    elif not isinstance(value, dict):
+        rep.add(f"{TRIGGERS_SHAPE} (got {describe_value(value)})", "")
         return rep.findings
     spec, problems = parse_triggers_lenient(value, path)
     _structural_pass("triggers", value, problems, rep)
