@@ -155,7 +155,7 @@ def test_a_bare_skill_repository_is_one_implicit_plugin(tmp_path: Path, skills_r
         "'my-skills' (named after the repository directory)",
     )
     assert eval_sets(repo) == [("my-skills", "alpha-skill", f"{skills_rel}/alpha-skill")]
-    # skill-creator's in-skill evals/evals.json is not an eval set yet (item 5); nothing crashes
+    # alpha-skill's in-skill evals/evals.json is not read: evolve's evals/alpha-skill/ wins
     assert findings(repo, Config()) == []
 
 
@@ -217,3 +217,38 @@ def test_a_plugin_json_is_optional_as_claude_code_reads_it(tmp_path: Path) -> No
     put(tmp_path, MARKETPLACE, {"name": "m", "owner": {"name": "o"}, "plugins": "x"})
     repo = discover(tmp_path, tmp_path)
     assert (repo.layout, repo.claude_marketplace, repo.plugins) == ("marketplace", False, ())
+
+
+def test_skill_creator_definitions_inside_a_skill_are_an_eval_set(tmp_path: Path) -> None:
+    root = bare_skills(tmp_path / "my-skills")
+    put(
+        root,
+        "skills/beta-skill/evals/evals.json",
+        {"evals": [{"id": 1, "prompt": "p", "expectations": ["e"]}]},
+    )
+    put(
+        root,
+        "skills/beta-skill/evals/trigger-queries.json",
+        [{"query": "q", "should_trigger": True}],
+    )
+    repo = discover(root, tmp_path)
+    by_skill = {es.skill: es for es in repo.eval_sets()}
+    beta = by_skill["beta-skill"]
+    assert beta.evals_path == root / "skills/beta-skill/evals/evals.json"
+    assert beta.triggers_path == root / "skills/beta-skill/evals/trigger-queries.json"
+    assert beta.results_dir == root / "evals/beta-skill"  # outside the skill
+    # alpha-skill has evolve's own evals/alpha-skill/triggers.json: that set wins
+    alpha = by_skill["alpha-skill"]
+    assert alpha.triggers_path == root / "evals/alpha-skill/triggers.json"
+    assert alpha.evals_path is None
+    assert findings(repo, Config()) == []
+
+
+def test_two_trigger_eval_sets_in_one_skill_are_an_error_naming_both(tmp_path: Path) -> None:
+    root = bare_skills(tmp_path / "my-skills")
+    put(root, "skills/beta-skill/evals/eval_set.json", [{"query": "q", "should_trigger": True}])
+    put(root, "skills/beta-skill/evals/triggers-v2.json", [{"query": "q", "should_trigger": True}])
+    with pytest.raises(SpecError) as err:
+        discover(root, tmp_path).eval_sets()
+    assert "ambiguous trigger eval sets for skill beta-skill" in err.value.message
+    assert "eval_set.json" in err.value.message and "triggers-v2.json" in err.value.message
