@@ -31,6 +31,10 @@ DEFAULT_DESCRIPTION_PATTERN = "Use (when|after|before)"
 
 Kind = Literal["str", "int", "float", "bool", "list", "object"]
 
+INSTALL_MODES: tuple[str, ...] = ("skills", "plugin")
+"""`install`: `skills` links the plugin's skills into the workspace (evolve's way); `plugin` loads
+the plugin as users get it (`claude --plugin-dir`: namespaced skills, its hooks run)."""
+
 # Every leaf key with its type. Parents of dotted keys are objects.
 KEYS: dict[str, Kind] = {
     "version": "str",
@@ -39,6 +43,7 @@ KEYS: dict[str, Kind] = {
     "harnesses": "list",
     "cache_dir": "str",
     "results_format": "str",
+    "install": "str",
     "telemetry.dir": "str",
     "max_turns": "int",
     "judge_model": "str",
@@ -138,6 +143,8 @@ class Config:
     harnesses: tuple[str, ...] | None = None
     cache_dir: str | None = None
     results_format: Literal["json", "jsonc", "yaml"] = "json"
+    install: Literal["skills", "plugin"] = "skills"
+    """How trigger sessions get the plugin under test: evolve's skill linking, or `--plugin-dir`."""
     telemetry_dir: str | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     judge_model: str = DEFAULT_JUDGE_MODEL
@@ -402,6 +409,8 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
             return parse_format(value)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc.message}") from None
+    if key == "install" and value not in INSTALL_MODES:
+        raise ConfigError(f'{where}: unknown install "{value}" (want skills or plugin)')
     if key == "stale_results" and value not in ("keep", "drop"):
         raise ConfigError(f'{where}: unknown stale_results "{value}" (want keep or drop)')
     if key == "harnesses":
@@ -467,6 +476,7 @@ def _build(
         harnesses=s.get("harnesses"),
         cache_dir=s.get("cache_dir") or None,
         results_format=s.get("results_format", "json"),
+        install=s.get("install", "skills"),
         telemetry_dir=s.get("telemetry.dir") or None,
         max_turns=s.get("max_turns", default.max_turns),
         judge_model=s.get("judge_model") or default.judge_model,

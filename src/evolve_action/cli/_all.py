@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     discard_unusable_results,
     print_notices,
     require_positive,
+    with_install_flag,
 )
 from evolve_action.cli._evals import (
     add_eval_flags,
@@ -96,6 +97,7 @@ def run_all_options(inv: Invocation) -> RunAllOptions:
     options = options_from_args(args)
     require_positive("--runs", args.runs, "at least 1")
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+    config = with_install_flag(inv, config)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     print_notices(inv, repository)

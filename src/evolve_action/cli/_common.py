@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from evolve_action.config import INSTALL_MODES, Config, with_flags
 from evolve_action.errors import EvolveError, UsageError
 from evolve_action.repo import Repository
 from evolve_action.results import discard_unusable
@@ -194,6 +195,19 @@ def add_trigger_flags(
     """`--runs` and `--no-early-stop`: the trigger-tier flags of `run triggers` and `run all`."""
     parser.add_argument("--runs", type=int, default=runs_default, help=runs_help)
     parser.add_argument("--no-early-stop", action="store_true", help=early_stop_help)
+    parser.add_argument(
+        "--install",
+        choices=INSTALL_MODES,
+        default=None,
+        help="how trigger sessions get the plugin: skills (link its skills, evolve's way; "
+        "default: config install, else skills) or plugin (--plugin-dir, as users install it: "
+        "namespaced skills, hooks run)",
+    )
+
+
+def with_install_flag(inv: Invocation, config: Config) -> Config:
+    """`--install` (when given) over config `install`."""
+    return with_flags(config, {"install": getattr(inv.args, "install", None)})
 
 
 def print_notices(inv: Invocation, repo: Repository, *, planning: bool = True) -> None:

@@ -23,6 +23,7 @@ from evolve_action.cli._common import (
     print_notices,
     require_positive,
     split_list,
+    with_install_flag,
 )
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
@@ -88,6 +89,7 @@ def options_from(
     plugins, skills = split_list(args.plugin), split_list(args.skill)
     if resolved is None:
         repo, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+        config = with_install_flag(inv, config)
         for warning in config.warnings:
             inv.stderr.write(f"warn: {warning}\n")
         print_notices(inv, repo)

@@ -83,6 +83,7 @@ def trigger_options(
         keep_workspaces=keep_workspaces,
         dry_run=dry_run,
         results_format=resolve_results_format(results_format, config),
+        install=config.install,
         tool_version=__version__,
         token_cache=default_cache_path(environ, config.cache_dir),
     )

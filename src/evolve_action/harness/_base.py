@@ -146,6 +146,8 @@ class SessionSpec:
     expect_skill: str = ""
     """The skill under test: when set and the agent reports the skills it loaded without it, the
     session is an error (`ErrorClass.SKILL_NOT_LOADED`), never a miss."""
+    plugin_dirs: tuple[Path, ...] = ()
+    """Plugins loaded as users install them (`--plugin-dir`: namespaced skills, hooks run)."""
 
 
 class Harness(Protocol):

@@ -8,8 +8,8 @@ Guarantees: the agent process gets only an allowlisted environment (`procenv.saf
 `AGENT_ALLOW`): the SDK merges `os.environ` into the child, so the CLI is started through a tiny exec
 wrapper that drops every variable not on the session's list before `exec`-ing the real CLI (so
 `GITHUB_TOKEN` and `INPUT_*` never reach the agent or its Bash tool). Each session gets its own
-`CLAUDE_CONFIG_DIR`, loads settings and skills only from the workspace (`setting_sources=["project"]`),
-and is bounded by our own timeout (the CLI retries HTTP errors for a long time). A failed session is a
+`CLAUDE_CONFIG_DIR`, loads settings and skills only from the workspace (`setting_sources=["project"]`)
+plus the plugins the spec names (`plugin_dirs`, loaded as users install them), and is bounded by our own timeout (the CLI retries HTTP errors for a long time). A failed session is a
 `Transcript` with `error` set, never an exception. The SDK generator is created, iterated and closed in
 one task (`contextlib.aclosing`), also when a stop predicate ends the session early.
 
@@ -137,6 +137,7 @@ def build_options(
         permission_mode=spec.permission_mode,  # type: ignore[arg-type]
         allowed_tools=list(spec.allowed_tools),
         setting_sources=["project"],
+        plugins=[{"type": "local", "path": str(p)} for p in spec.plugin_dirs],
         system_prompt=preset,
         env=dict(env),
         stderr=stderr,

@@ -134,6 +134,10 @@ class EntryHeader:
     timeout_seconds: int = field(default=0, metadata=ALWAYS)
     pricing: Pricing | None = field(default=None, metadata=ALWAYS)
     """Written as explicit `null` when the model is unpriced."""
+    install: str = ""
+    """Triggers: `plugin` when the plugin was loaded as users install it (`--plugin-dir`); empty
+    for evolve's skill linking. An evolve-action field: evolve ignores it (and drops it when it
+    rewrites the file)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

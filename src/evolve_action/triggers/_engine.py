@@ -88,6 +88,10 @@ def _utc_now() -> datetime.datetime:
     return datetime.datetime.now(tz=datetime.UTC)
 
 
+NO_SKILLS = Path("/nonexistent/evolve-action/no-skills")
+"""The skills directory of a plugin-mode workspace: none linked (`--plugin-dir` brings them)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TriggerOptions:
     """Everything `run` needs; built by the CLI (nothing here reads the environment)."""
@@ -107,6 +111,9 @@ class TriggerOptions:
     keep_workspaces: bool = False
     dry_run: bool = False
     results_format: Format = "json"
+    install: str = "skills"
+    """`skills`: the plugin's skills linked into the workspace (evolve's way, engine spec §8.2);
+    `plugin`: the plugin loaded as users install it (`--plugin-dir`: namespaced skills, hooks)."""
     retries: int = 2
     """Extra attempts for a run that failed transiently (429/529, disconnect) before any tool call."""
     retry_backoff_seconds: float = 1.0
@@ -267,7 +274,8 @@ async def run(
             )
             ws = await asyncio.to_thread(
                 make_workspace,
-                es.skill_dir.parent,
+                # plugin mode: an empty workspace; the plugin itself comes in with --plugin-dir
+                es.skill_dir.parent if options.install != "plugin" else NO_SKILLS,
                 environ=options.environ,
                 tmp_root=options.tmp_root,
             )
@@ -279,6 +287,7 @@ async def run(
                             set_input=set_input,
                             model=models[u.model],
                             workspace=ws,
+                            plugin_dir=es.plugin_dir if options.install == "plugin" else None,
                             writer=writer,
                             skill_md=skill_md,
                             sweep=sweep,
@@ -350,6 +359,7 @@ def _header(options: TriggerOptions, model: BoundModel, content_hash: str) -> re
         runs_per_query=options.runs,
         timeout_seconds=options.timeout_seconds,
         pricing=pricing,
+        install="plugin" if options.install == "plugin" else "",
     )
 
 
@@ -372,6 +382,7 @@ async def _run_unit(
     set_input: plan.SetInput,
     model: BoundModel,
     workspace: Path,
+    plugin_dir: Path | None,
     writer: res.ResultsWriter,
     skill_md: bytes,
     sweep: _Sweep,
@@ -409,6 +420,7 @@ async def _run_unit(
             skill=unit.skill,
             model=model,
             workspace=workspace,
+            plugin_dir=plugin_dir,
             sweep=sweep,
             reason=str(case.reason),
         )
@@ -476,6 +488,7 @@ async def _run_query(
     skill: str,
     model: BoundModel,
     workspace: Path,
+    plugin_dir: Path | None,
     sweep: _Sweep,
     reason: str,
 ) -> QueryOutcome:
@@ -491,6 +504,7 @@ async def _run_query(
                 skill=skill,
                 model=model,
                 workspace=workspace,
+                plugin_dir=plugin_dir,
                 sweep=sweep,
                 label=f"{_short(q.query)} #{index + 1}",
             )
@@ -538,6 +552,7 @@ async def _run_once(
     skill: str,
     model: BoundModel,
     workspace: Path,
+    plugin_dir: Path | None,
     sweep: _Sweep,
     label: str,
 ) -> RunRecord:
@@ -550,6 +565,7 @@ async def _run_once(
         allowed_tools=TRIGGER_TOOLS,
         permission_mode="default",
         expect_skill=skill,
+        plugin_dirs=(plugin_dir,) if plugin_dir is not None else (),
     )
     seconds = 0.0
     attempts = 0

@@ -1055,12 +1055,21 @@ def test_check_writable_accepts_a_normal_directory(tmp_path: Path) -> None:
     assert sorted(p.name for p in d.iterdir()) == ["results.json"]
 
 
+def test_check_writable_creates_a_missing_results_directory(tmp_path: Path) -> None:
+    # skill-creator's layout: the definitions live in the skill, evals/<skill>/ may not exist yet
+    d = tmp_path / "evals" / "s"
+    R.check_writable(d, "json", root=tmp_path)
+    assert d.is_dir() and list(d.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "case", ["missing-dir", "dir-not-writable", "file-read-only", "file-is-dir"]
 )
 def test_check_writable_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     d = tmp_path / "evals" / "s"
-    if case != "missing-dir":
+    if case == "missing-dir":
+        (tmp_path / "evals").write_text("a file where the directory would go")
+    else:
         d.mkdir(parents=True)
     if case == "file-is-dir":
         (d / "results.json").mkdir()

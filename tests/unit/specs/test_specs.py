@@ -92,13 +92,25 @@ def test_keys_match_exactly_first_then_case_insensitively_and_last_wins() -> Non
         ),
         ({"triggers": [{"query": 3}]}, "triggers[0].query: must be a string"),
         ({"triggers": {"query": "a"}}, "triggers: must be a list"),
-        ([1, 2], "top level: must be an object"),
+        ([1, 2], "[0]: must be an object (got integer 1)"),
+        ("text", 'top level: must be an object with a "triggers" list, or a bare array'),
     ],
-    ids=["bool-as-string", "number-query", "object-not-list", "top-level-array"],
+    ids=["bool-as-string", "number-query", "object-not-list", "array-of-numbers", "a-string"],
 )
 def test_parse_triggers_rejects_wrong_types(doc: object, message: str) -> None:
     with pytest.raises(SpecError, match=re.escape(message)):
         parse_triggers(doc, TRIGGERS)
+
+
+def test_a_bare_array_is_skill_creators_trigger_eval_set() -> None:
+    spec = parse_triggers(
+        [{"query": "a", "should_trigger": True}, {"query": "b", "should_trigger": False}], TRIGGERS
+    )
+    assert [(q.query, q.should_trigger, q.index) for q in spec.queries] == [
+        ("a", True, 0),
+        ("b", False, 1),
+    ]
+    assert spec.skill_name == ""
 
 
 @pytest.mark.parametrize("ext", ["json", "jsonc", "yaml", "yml"])
