@@ -525,3 +525,26 @@ def test_working_directory_in_a_subdirectory(tmp_path: Path, gh: FakeGitHub) -> 
     tip = gh.ref_sha(REPO, "heads/feature")
     changed = git(gh.git_dir(REPO), "diff", "--name-only", pull.head_sha, str(tip)).splitlines()
     assert "tools/EVALUATION.md" in changed and all(p.startswith("tools/") for p in changed)
+
+
+def test_max_cost_usd_skips_what_does_not_fit_and_says_so_everywhere(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    edited = skill_md("beta", "Handle beta spreadsheets and tables. Use when asked about beta.")
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={"skills/beta/SKILL.md": edited},
+        base_url=srv.base_url,
+        inputs={"max_cost_usd": "0"},  # no unit fits: its estimate is above zero
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert sessions(srv) == []
+    line = f"budget: stopped at $0.00 of $0.00 (--max-cost-usd); 1 unit not run, a re-run "
+    line += f"continues: kit/beta triggers {MODEL}"
+    assert line in pr.summary.read_text()
+    (comment,) = gh.comments_on(REPO, 1)
+    assert line in comment.body
+    assert gh.ref_sha(REPO, "heads/feature") != pr.head_sha  # the report is still committed

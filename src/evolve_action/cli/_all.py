@@ -19,6 +19,7 @@ from evolve_action.cli._common import (
     add_trigger_flags,
     check_filters,
     discard_unusable_results,
+    print_budget,
     print_notices,
     require_positive,
     with_install_flag,
@@ -146,9 +147,9 @@ def handle(inv: Invocation) -> int:
         if sharded is None:
             return 0
         return finish(inv, sharded, strict=bool(args.strict))
-    outcome = run_all(
-        run_all_options(inv), reporter=pick_reporter(inv), on_step=StepPrinter(inv), cwd=inv.cwd
-    )
+    options = run_all_options(inv)
+    outcome = run_all(options, reporter=pick_reporter(inv), on_step=StepPrinter(inv), cwd=inv.cwd)
+    print_budget(inv, options.evals.budget)
     if args.dry_run:
         return 0
     return finish(inv, outcome, strict=bool(args.strict))

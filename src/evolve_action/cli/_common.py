@@ -17,6 +17,7 @@ from typing import TextIO
 
 from evolve_action.config import INSTALL_MODES, Config, with_flags
 from evolve_action.errors import EvolveError, UsageError
+from evolve_action.harness import Budget
 from evolve_action.repo import Repository
 from evolve_action.results import discard_unusable
 
@@ -154,6 +155,14 @@ def add_selection_flags(
     )
     parser.add_argument("--strict", action="store_true", help=strict_help)
     parser.add_argument(
+        "--max-cost-usd",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="stop scheduling agent sessions once the measured spend plus the next unit's "
+        "estimate would pass USD; finished work is kept and a re-run continues (default: no cap)",
+    )
+    parser.add_argument(
         "--overwrite-unreadable-results",
         action="store_true",
         help="delete a selected skill's results file that cannot be used (does not parse, wrong "
@@ -232,3 +241,19 @@ NOTHING_TO_PLAN = (
     "evals/<skill>/triggers.json or evals.json (evolve), or skill-creator's "
     "<skill>/evals/evals.json and evals/trigger*.json (see docs/authoring.md)"
 )
+
+
+def budget_from(args: argparse.Namespace) -> Budget | None:
+    """`--max-cost-usd` as a `Budget` (None without the flag); a negative cap is a usage error."""
+    limit = getattr(args, "max_cost_usd", None)
+    if limit is None:
+        return None
+    if not limit >= 0:
+        raise UsageError(f"--max-cost-usd {limit}: want a number of US dollars, 0 or more")
+    return Budget(limit_usd=limit)
+
+
+def print_budget(inv: Invocation, budget: Budget | None) -> None:
+    """The closing `WARN: budget: …` line when the cap stopped the sweep."""
+    if budget is not None and (line := budget.summary()):
+        inv.stderr.write(f"WARN: {line}\n")

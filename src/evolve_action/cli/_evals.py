@@ -16,8 +16,10 @@ from typing import Any, TextIO
 from evolve_action import evals, plan
 from evolve_action.cli._common import (
     Invocation,
+    budget_from,
     check_filters,
     discard_unusable_results,
+    print_budget,
     print_notices,
     require_positive,
     split_list,
@@ -122,6 +124,7 @@ def options_from_args(args: argparse.Namespace) -> evals.EvalsOptions:
         failed=args.failed,
         keep_workspaces=args.keep_workspaces,
         results_format=fmt,
+        budget=budget_from(args),
     )
 
 
@@ -162,6 +165,7 @@ def handle(inv: Invocation) -> int:
         print_dry_run(inv, planned)
         return 0
     outcome = run_planned(inv, repository, config, options, planned)
+    print_budget(inv, options.budget)
     if outcome.all_failed:
         raise sweep_failed(outcome.all_failed, tier="evals")
     return finish(inv, outcome, strict=args.strict)

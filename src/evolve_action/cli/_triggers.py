@@ -18,8 +18,10 @@ from evolve_action.cli._common import (
     Invocation,
     add_selection_flags,
     add_trigger_flags,
+    budget_from,
     check_filters,
     discard_unusable_results,
+    print_budget,
     print_notices,
     require_positive,
     split_list,
@@ -116,6 +118,7 @@ def options_from(
         dry_run=args.dry_run,
         results_format=args.results_format,
         require_cli=require_cli,
+        budget=budget_from(args),
     )
     for warning in built.warnings:
         inv.stderr.write(f"WARN: {warning}\n")
@@ -148,6 +151,7 @@ def handle(inv: Invocation) -> int:
         check_for_models(inv.environ, options.models)  # exit 2 before any session
     harness = claude_code_harness(inv.environ)
     outcome = asyncio.run(triggers.run(options, reporter, harness))
+    print_budget(inv, options.budget)
     if outcome.all_failed:
         raise sweep_failed(outcome.all_failed, tier="triggers")
     if outcome.failed:

@@ -69,6 +69,7 @@ from evolve_action.events import (
     UnitStarted,
 )
 from evolve_action.harness import (
+    Budget,
     ErrorClass,
     Harness,
     SessionSpec,
@@ -80,6 +81,7 @@ from evolve_action.harness import (
     default_cache_path,
     remove_workspace,
     runtime_error,
+    session_cost_usd,
 )
 from evolve_action.harness import estimate as token_estimate
 
@@ -121,6 +123,8 @@ class EvalsOptions:
     keep_workspaces: bool = False
     results_format: str | None = None
     """None: config `results_format` (default json)."""
+    budget: Budget | None = None
+    """The `--max-cost-usd` cap, shared with the trigger sweep of the same run (None: no cap)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -287,6 +291,7 @@ class _Sweep:
     """Token-counter warnings already emitted (the set is mutated; the sweep runs on one loop)."""
     tally: SessionTally = field(default_factory=SessionTally)
     """Run outcomes (agent and judge); once tripped (first runs all failed alike) no more start."""
+    budget: Budget | None = None
 
 
 def _now_rfc3339(now: Callable[[], datetime.datetime]) -> str:
@@ -337,6 +342,8 @@ async def run_case(
             expect_skill="" if baseline else skill_dir.name,
         )
         transcript = await sweep.harness.run(spec)
+        if sweep.budget is not None:
+            sweep.budget.charge(TIER, model, session_cost_usd(transcript, model))
         reason = runtime_error(transcript)
         if transcript.error is ErrorClass.TIMEOUT:
             reason = f"timed out after {timeout}s"
@@ -479,6 +486,7 @@ async def run_evals(
         timeout=ep.timeout,
         counter=counter,
         make_workspace=make_workspace,
+        budget=options.budget,
     )
     counts = _Counts()
     sem = asyncio.Semaphore(max(options.jobs, 1))
@@ -502,6 +510,24 @@ async def run_evals(
                 )
                 continue
             es = es_by_key[key]
+            if options.budget is not None and not options.budget.admit(
+                plugin=unit.plugin,
+                skill=unit.skill,
+                tier=TIER,
+                model=models[unit.model],
+                sessions=len(unit.cases) + sum(1 for c in unit.cases if c.baseline),
+                prompt_tokens=_skill_tokens(es),
+            ):
+                reporter.emit(
+                    UnitSkipped(
+                        plugin=unit.plugin,
+                        skill=unit.skill,
+                        model=unit.model,
+                        tier=TIER,
+                        reason=options.budget.skip_reason(),
+                    )
+                )
+                continue
             if key not in specs_cache:
                 assert es.evals_path is not None
                 specs_cache[key] = specs.load_evals(es.evals_path)
@@ -547,6 +573,14 @@ async def run_evals(
         results_paths=tuple(dict.fromkeys(counts.paths)),
         all_failed=sweep.tally.all_failed,
     )
+
+
+def _skill_tokens(es: repo.EvalSet) -> int:
+    """A rough token count of the skill's SKILL.md (4 bytes a token) for the budget's prior."""
+    try:
+        return (es.skill_dir / "SKILL.md").stat().st_size // 4
+    except OSError:
+        return 0
 
 
 def _has_llm(ep: EvalsPlan) -> bool:

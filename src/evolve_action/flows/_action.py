@@ -68,6 +68,7 @@ from evolve_action.github import (
 )
 from evolve_action.harness import (
     CREDENTIAL_VARS,
+    Budget,
     check_for_models,
     claude_code_harness,
     default_jobs,
@@ -140,6 +141,7 @@ class _Knobs:
     timeout: int | None = None
     max_turns: int | None = None
     judge_model: str | None = None
+    max_cost_usd: float | None = None
 
     @classmethod
     def of(cls, inputs: ActionInputs) -> _Knobs:
@@ -150,6 +152,7 @@ class _Knobs:
             timeout=inputs.timeout,
             max_turns=inputs.max_turns,
             judge_model=inputs.judge_model,
+            max_cost_usd=inputs.max_cost_usd,
         )
 
 
@@ -573,6 +576,7 @@ def _evaluate(
         by_plugin.setdefault(s.plugin, []).append(s.skill)
     jobs = knobs.jobs or default_jobs()
     checked = False
+    budget = Budget(limit_usd=knobs.max_cost_usd)  # one cap for the whole job
     for plugin, skills in sorted(by_plugin.items()):
         if "triggers" in tiers:
             built = trigger_options(
@@ -588,6 +592,7 @@ def _evaluate(
                 jobs=jobs,
                 timeout=knobs.timeout,
                 require_cli=True,
+                budget=budget,
             )
             planned, _, _ = triggers.make_plan(built.options)
             n = sum(len(u.cases) for u in planned.units)
@@ -617,6 +622,7 @@ def _evaluate(
                 judge_model=knobs.judge_model,
                 new=True,
                 modified=True,
+                budget=budget,
             )
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
             state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
@@ -633,6 +639,8 @@ def _evaluate(
                     raise sweep_failed(ev.all_failed, tier="evals")
                 state.sessions += ev.executed + ev.baselines
                 state.errored = state.errored or ev.errored > 0
+    if line := budget.summary():  # in the log, the step summary and the PR comment
+        state.notice(line)
 
 
 def _checkout_matches(

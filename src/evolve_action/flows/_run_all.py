@@ -154,6 +154,7 @@ def run_all(
         dry_run=options.dry_run,
         results_format=eo.results_format,
         require_cli=False,
+        budget=eo.budget,
     )
     trig: triggers.TriggersOutcome | None = None
     credentials_checked = False

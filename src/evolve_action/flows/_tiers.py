@@ -16,7 +16,7 @@ from typing import NamedTuple
 from evolve_action import __version__, plan, triggers
 from evolve_action.catalog import build_catalog, resolve_models
 from evolve_action.config import Config, resolve_results_format
-from evolve_action.harness import available_harnesses, default_cache_path
+from evolve_action.harness import Budget, available_harnesses, default_cache_path
 from evolve_action.repo import Repository
 
 __all__ = ["BuiltTriggerOptions", "trigger_options"]
@@ -49,6 +49,7 @@ def trigger_options(
     dry_run: bool = False,
     results_format: str | None = None,
     require_cli: bool = True,
+    budget: Budget | None = None,
 ) -> BuiltTriggerOptions:
     """Resolve models and selection into `TriggerOptions` (timeout: 120 s per session by default).
 
@@ -84,6 +85,7 @@ def trigger_options(
         dry_run=dry_run,
         results_format=resolve_results_format(results_format, config),
         install=config.install,
+        budget=budget,
         tool_version=__version__,
         token_cache=default_cache_path(environ, config.cache_dir),
     )

@@ -62,6 +62,7 @@ INPUT_DEFAULTS: dict[str, str] = {
     "max_turns": "",
     "timeout": "",
     "judge_model": "",
+    "max_cost_usd": "",
     "commit": "true",
     "comment": "always",
     "fail_on": "regression",
@@ -122,6 +123,8 @@ class ActionInputs:
     """Per-session timeout in seconds; None: the tier defaults."""
     judge_model: str | None
     """Judge model id; None: the repository config."""
+    max_cost_usd: float | None
+    """The job's spending cap in US dollars (`--max-cost-usd`); None: no cap."""
     commit: bool
     """Commit the results back to the PR branch."""
     comment: CommentMode
@@ -266,6 +269,7 @@ def read_inputs(
         max_turns=_count(problems, "max_turns", raw["max_turns"], _MAX_TURNS, "agent turns"),
         timeout=_count(problems, "timeout", raw["timeout"], _MAX_TIMEOUT, "seconds per session"),
         judge_model=judge or None,
+        max_cost_usd=_dollars(problems, "max_cost_usd", raw["max_cost_usd"]),
         commit=_flag(problems, "commit", raw["commit"]),
         comment=_choice(problems, "comment", raw["comment"], COMMENT_MODES) or "always",
         fail_on=_choice(problems, "fail_on", raw["fail_on"], FAIL_ON) or "regression",
@@ -335,6 +339,17 @@ def _count(problems: _Problems, name: str, value: str, limit: int, what: str) ->
 
 
 _RATE = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(%?)")
+_DOLLARS = re.compile(r"\$?(\d{1,9}(?:\.\d{1,6})?|\.\d{1,6})")
+
+
+def _dollars(problems: _Problems, name: str, value: str) -> float | None:
+    if not value:
+        return None
+    match = _DOLLARS.fullmatch(value.strip()) if value.isascii() else None
+    if match is None:
+        problems.add(name, value, "is not an amount (want US dollars like 5 or 2.50, or empty)")
+        return None
+    return float(match.group(1))
 
 
 def _rate(problems: _Problems, name: str, value: str) -> float | None:

@@ -13,6 +13,7 @@ The Claude Code names are loaded lazily (importing `claude_agent_sdk` is slow), 
 facade stays cheap.
 
 Files (private; import from this package):
+- `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
 - `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
 - `_locate`: locating the Claude Code CLI without importing `claude-agent-sdk`.
@@ -37,6 +38,7 @@ from evolve_action.harness._base import (
     Usage,
     runtime_error,
 )
+from evolve_action.harness._budget import Budget, SkippedUnit, session_cost_usd
 from evolve_action.harness._lifecycle import (
     Caught,
     keep_scratch,
@@ -106,6 +108,7 @@ __all__ = [
     "CREDENTIAL_VARS",
     "PREFLIGHT_MODEL",
     "SKILLS_DIR",
+    "Budget",
     "Caught",
     "ClaudeCodeHarness",
     "ErrorClass",
@@ -114,6 +117,7 @@ __all__ = [
     "RateLimit",
     "SessionSpec",
     "SessionTally",
+    "SkippedUnit",
     "StopPredicate",
     "TokenCounter",
     "ToolCall",
@@ -146,6 +150,7 @@ __all__ = [
     "safe_env",
     "scratch",
     "scratch_dir",
+    "session_cost_usd",
     "sweep_failed",
     "sweep_stale",
     "termination_signals",

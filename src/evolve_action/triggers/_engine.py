@@ -38,12 +38,14 @@ from evolve_action.catalog import BoundModel
 from evolve_action.encoding import Format
 from evolve_action.errors import SpecError, first_evolve_error
 from evolve_action.harness import (
+    Budget,
     Harness,
     SessionSpec,
     SessionTally,
     TokenCounter,
     create_trigger_workspace,
     remove_workspace,
+    session_cost_usd,
 )
 from evolve_action.harness import estimate as token_estimate
 from evolve_action.repo import EvalSet, Repository
@@ -111,6 +113,8 @@ class TriggerOptions:
     keep_workspaces: bool = False
     dry_run: bool = False
     results_format: Format = "json"
+    budget: Budget | None = None
+    """The `--max-cost-usd` cap shared with the evals sweep (None: no cap, spend not tracked)."""
     install: str = "skills"
     """`skills`: the plugin's skills linked into the workspace (evolve's way, engine spec §8.2);
     `plugin`: the plugin loaded as users install it (`--plugin-dir`: namespaced skills, hooks)."""
@@ -264,6 +268,9 @@ async def run(
                 continue
             _warn_skill_name(es, options.repo, reporter, all_warnings)
             skill_md = _read_skill_md(es)
+            runnable = _within_budget(runnable, options, models, skill_md, reporter, units)
+            if not runnable:
+                continue
             writer = res.ResultsWriter(
                 es.results_dir,
                 set_input.stored,
@@ -315,6 +322,40 @@ async def run(
         kept_workspaces=tuple(kept),
         all_failed=sweep.tally.all_failed,
     )
+
+
+def _within_budget(
+    runnable: list[plan.PlannedUnit],
+    options: TriggerOptions,
+    models: Mapping[str, BoundModel],
+    skill_md: bytes,
+    reporter: events.Reporter,
+    units: list[UnitOutcome],
+) -> list[plan.PlannedUnit]:
+    """The units the budget admits, in order; the refused ones are reported as skipped."""
+    budget = options.budget
+    if budget is None:
+        return runnable
+    admitted = []
+    for u in runnable:
+        if budget.admit(
+            plugin=u.plugin,
+            skill=u.skill,
+            tier=TIER,
+            model=models[u.model],
+            sessions=len(u.cases) * options.runs,
+            prompt_tokens=len(skill_md) // 4,
+        ):
+            admitted.append(u)
+            continue
+        reason = budget.skip_reason()
+        reporter.emit(
+            events.UnitSkipped(
+                plugin=u.plugin, skill=u.skill, model=u.model, tier=TIER, reason=reason
+            )
+        )
+        units.append(UnitOutcome(plugin=u.plugin, skill=u.skill, model=u.model, skipped=reason))
+    return admitted
 
 
 def _warn_skill_name(
@@ -581,6 +622,8 @@ async def _run_once(
             )
             began = time.monotonic()
             t = await sweep.harness.run(spec, stop=lambda c: is_hit(c, skill))
+            if sweep.options.budget is not None:
+                sweep.options.budget.charge(TIER, model, session_cost_usd(t, model))
             seconds = time.monotonic() - began  # the final attempt's duration only
         result = classify_run(t, skill)
         retry = (

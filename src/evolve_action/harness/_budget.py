@@ -1,0 +1,141 @@
+"""A spending cap for a sweep: what was spent, what the next unit would cost, what was skipped.
+
+Owns: `Budget` (the cap in USD, the measured spend, the per-session averages it learns, the units
+it refused) and `session_cost_usd` (what one finished session cost, from its transcript).
+Guarantees: pure bookkeeping (no I/O, no clock); without a cap every unit is admitted; once a unit
+is refused every later one is too ("stop scheduling"), so a sweep never skips an expensive unit
+only to run a cheaper one after it, and a re-run picks the skipped units up where this one left
+them (nothing was written for them). Never does: start sessions or decide what is planned.
+
+How a unit is estimated before it runs: sessions × the cost of one session of that tier and
+model. Once a session of the same tier and model has run, that is the mean measured cost so far;
+before, a prior from the model's prices: `PRIOR_REQUESTS[tier]` requests of the agent's fixed
+context (`AGENT_CONTEXT_TOKENS`: Claude Code's system prompt and tool definitions) plus the
+counted skill-and-prompt tokens, and `PRIOR_OUTPUT_TOKENS[tier]` output tokens. Every prompt
+token is priced at the full input rate (cache reads are cheaper in reality): the prior errs high.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evolve_action.catalog import BoundModel, measured_cost_usd
+from evolve_action.harness._base import Transcript
+
+AGENT_CONTEXT_TOKENS = 20_000
+"""Input tokens every agent request carries before the skill and prompt (system prompt, tools)."""
+
+PRIOR_REQUESTS: Mapping[str, int] = {"triggers": 2, "evals": 10}
+"""Model requests one session makes, before any has been measured (trigger sessions allow 2 turns)."""
+
+PRIOR_OUTPUT_TOKENS: Mapping[str, int] = {"triggers": 200, "evals": 4_000}
+"""Output tokens of one session, before any has been measured."""
+
+
+def session_cost_usd(transcript: Transcript, model: BoundModel) -> float:
+    """What one finished session cost: the larger of the agent's own report and its usage at
+    catalog prices (an agent that does not know the model reports 0; a budget errs high)."""
+    usage = transcript.usage
+    priced = measured_cost_usd(
+        model.model.pricing,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=(usage.output_tokens or 0) if usage else 0,
+        cache_read_input_tokens=usage.cache_read_input_tokens if usage else 0,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens if usage else 0,
+    )
+    return max(priced or 0.0, transcript.total_cost_usd or 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedUnit:
+    """A unit the budget refused."""
+
+    plugin: str
+    skill: str
+    tier: str
+    model: str
+    estimate_usd: float
+
+
+@dataclass(slots=True, kw_only=True)
+class Budget:
+    """The `--max-cost-usd` cap of one invocation, shared by its trigger and eval sweeps."""
+
+    limit_usd: float | None = None
+    """The cap; None = unlimited (only the spend is tracked)."""
+    spent_usd: float = 0.0
+    """Measured cost of every finished session so far."""
+    skipped: list[SkippedUnit] = field(default_factory=list)
+    _measured: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
+
+    @property
+    def stopped(self) -> bool:
+        """A unit was refused: nothing more is scheduled."""
+        return bool(self.skipped)
+
+    def charge(self, tier: str, model: BoundModel, usd: float) -> None:
+        """Record one finished session's cost (it teaches the per-session estimate too)."""
+        self.spent_usd += usd
+        n, total = self._measured.get((tier, model.model.key), (0, 0.0))
+        self._measured[(tier, model.model.key)] = (n + 1, total + usd)
+
+    def session_estimate_usd(self, tier: str, model: BoundModel, prompt_tokens: int) -> float:
+        """One session of `tier` on `model`: the measured mean, else the prior (module doc)."""
+        n, total = self._measured.get((tier, model.model.key), (0, 0.0))
+        if n:
+            return total / n
+        pricing = model.model.pricing
+        if pricing is None:
+            return 0.0
+        requests = PRIOR_REQUESTS.get(tier, 1)
+        prompt = requests * (AGENT_CONTEXT_TOKENS + prompt_tokens)
+        output = PRIOR_OUTPUT_TOKENS.get(tier, 0)
+        return prompt / 1e6 * pricing.input_per_mtok + output / 1e6 * pricing.output_per_mtok
+
+    def admit(
+        self,
+        *,
+        plugin: str,
+        skill: str,
+        tier: str,
+        model: BoundModel,
+        sessions: int,
+        prompt_tokens: int,
+    ) -> bool:
+        """Whether the unit may start: spend so far plus its estimate stays within the cap."""
+        if self.limit_usd is None:
+            return True
+        estimate = sessions * self.session_estimate_usd(tier, model, prompt_tokens)
+        if self.stopped or self.spent_usd + estimate > self.limit_usd:
+            self.skipped.append(
+                SkippedUnit(
+                    plugin=plugin,
+                    skill=skill,
+                    tier=tier,
+                    model=model.model.key,
+                    estimate_usd=estimate,
+                )
+            )
+            return False
+        return True
+
+    def skip_reason(self) -> str:
+        """The one-line reason shown for a refused unit."""
+        return (
+            f"budget: --max-cost-usd {self.limit_usd:.2f} reached "
+            f"(spent {self.spent_usd:.2f}; next unit estimated {self.skipped[-1].estimate_usd:.2f})"
+            if self.skipped
+            else ""
+        )
+
+    def summary(self) -> str:
+        """`""` when nothing was skipped, else one line for the console, summary and comment."""
+        if not self.skipped:
+            return ""
+        n = len(self.skipped)
+        return (
+            f"budget: stopped at ${self.spent_usd:.2f} of ${self.limit_usd:.2f} "
+            f"(--max-cost-usd); {n} unit{'' if n == 1 else 's'} not run, a re-run continues: "
+            + ", ".join(f"{s.plugin}/{s.skill} {s.tier} {s.model}" for s in self.skipped)
+        )

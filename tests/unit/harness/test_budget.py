@@ -1,0 +1,60 @@
+"""The budget's bookkeeping: the prior, the measured mean, and "stop scheduling" once refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve_action.catalog import BoundModel, build_catalog
+from evolve_action.harness import Budget, Transcript, Usage, session_cost_usd
+
+
+def sonnet() -> BoundModel:
+    (model,) = [m for m in build_catalog({}).models if m.key == "anthropic/claude-sonnet-4-6"]
+    return BoundModel(model=model, harness="claude", cli_model=model.id)
+
+
+def admit(budget: Budget, sessions: int = 1, tier: str = "triggers", skill: str = "a") -> bool:
+    return budget.admit(
+        plugin="p", skill=skill, tier=tier, model=sonnet(), sessions=sessions, prompt_tokens=100
+    )
+
+
+def test_no_cap_admits_everything_and_still_counts_the_spend() -> None:
+    budget = Budget()
+    assert admit(budget, sessions=10_000)
+    budget.charge("triggers", sonnet(), 2.5)
+    assert budget.spent_usd == 2.5 and budget.summary() == ""
+
+
+def test_the_prior_is_used_until_a_session_is_measured() -> None:
+    budget = Budget(limit_usd=10.0)
+    pricing = sonnet().model.pricing
+    assert pricing is not None
+    prior = budget.session_estimate_usd("triggers", sonnet(), 100)
+    assert prior == pytest.approx(
+        2 * 20_100 / 1e6 * pricing.input_per_mtok + 200 / 1e6 * pricing.output_per_mtok
+    )
+    budget.charge("triggers", sonnet(), 0.5)
+    budget.charge("triggers", sonnet(), 1.5)
+    assert budget.session_estimate_usd("triggers", sonnet(), 100) == 1.0
+    assert budget.session_estimate_usd("evals", sonnet(), 100) > 0  # other tier: its own prior
+
+
+def test_once_a_unit_is_refused_no_later_unit_starts() -> None:
+    budget = Budget(limit_usd=3.0)
+    budget.charge("triggers", sonnet(), 1.0)  # mean 1.0 a session from now on
+    assert admit(budget, sessions=2, skill="a")  # 1 + 2 <= 3
+    budget.charge("triggers", sonnet(), 1.0)
+    assert not admit(budget, sessions=2, skill="b")  # 2 + 2 > 3
+    assert not admit(budget, sessions=0, skill="c")  # stopped: even a free unit waits
+    assert [s.skill for s in budget.skipped] == ["b", "c"]
+    assert budget.summary().startswith(
+        "budget: stopped at $2.00 of $3.00 (--max-cost-usd); 2 units"
+    )
+
+
+def test_a_session_costs_the_larger_of_its_report_and_its_priced_usage() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=0)
+    assert session_cost_usd(Transcript(usage=usage, total_cost_usd=0.0), sonnet()) == 3.0
+    assert session_cost_usd(Transcript(usage=usage, total_cost_usd=5.0), sonnet()) == 5.0
+    assert session_cost_usd(Transcript(), sonnet()) == 0.0
