@@ -542,7 +542,7 @@ def test_max_cost_usd_skips_what_does_not_fit_and_says_so_everywhere(
     code, out, err = run_action(pr)
     assert code == 0, out + err
     assert sessions(srv) == []
-    line = f"budget: stopped at $0.00 of $0.00 (--max-cost-usd); 1 unit not run, a re-run "
+    line = "budget: stopped at $0.00 of $0.00 (--max-cost-usd); 1 unit not run, a re-run "
     line += f"continues: kit/beta triggers {MODEL}"
     assert line in pr.summary.read_text()
     (comment,) = gh.comments_on(REPO, 1)
