@@ -39,6 +39,7 @@ def _claude_available() -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     if not _claude_available():
         pytest.skip("the Claude Code CLI (bundled in claude-agent-sdk) is not available")

@@ -22,6 +22,16 @@ from evolve_action.modelserver import ModelServer, Policy
 PolicyLike = Policy | Mapping[str, Any] | str | Path
 ModelServerFactory = Callable[..., ModelServer]
 
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/integration is an `integration` test (outside the quick loop)."""
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.integration)
+
 
 @pytest.fixture
 def model_server() -> Iterator[ModelServerFactory]:
