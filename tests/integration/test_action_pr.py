@@ -548,3 +548,65 @@ def test_max_cost_usd_skips_what_does_not_fit_and_says_so_everywhere(
     (comment,) = gh.comments_on(REPO, 1)
     assert line in comment.body
     assert gh.ref_sha(REPO, "heads/feature") != pr.head_sha  # the report is still committed
+
+
+def test_plan_shard_merge_jobs_commit_and_comment_once(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    change: dict[str, str | None] = {
+        f"skills/{n}/SKILL.md": skill_md(
+            n, f"Handle {n} sheets and tables. Use when asked about {n}."
+        )
+        for n in ("beta", "gamma")
+    }
+    pr = make_pr(tmp_path, gh, change=change, base_url=srv.base_url, inputs={"shards": "2"})
+    pr.env["INPUT_TIERS"] = "checks,triggers,evals"
+
+    code, out, err = run_action(pr, "plan")
+    assert code == 0, out + err
+    planned = pr.outputs()
+    assert json.loads(planned["matrix"]) == {"shard": ["1/2", "2/2"]}
+    assert sessions(srv) == [] and gh.comments_on(REPO, 1) == []
+    for label in ("1/2", "2/2"):
+        pr.env["INPUT_SHARD"] = label
+        code, out, err = run_action(pr, "shard")
+        assert code == 0, out + err
+        assert pr.outputs()["plan_id"] == planned["plan_id"]
+    prompts = sessions(srv)
+    assert any("beta" in p for p in prompts) and any("gamma" in p for p in prompts)
+    assert not any("alpha" in p for p in prompts)
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha  # shards commit nothing
+    assert not (pr.workspace / "evals/beta/results.json").exists()  # nor touch results files
+
+    code, out, err = run_action(pr, "merge")
+    assert code == 0, out + err
+    assert len(sessions(srv)) == len(prompts)  # the merge starts no session
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    bare = gh.git_dir(REPO)
+    changed = git(bare, "diff", "--name-only", pr.head_sha, tip).splitlines()
+    assert {"evals/beta/results.json", "evals/gamma/results.json"} <= set(changed)
+    assert not any(p.startswith(".evolve-fragments") for p in changed)
+    (comment,) = gh.comments_on(REPO, 1)
+    assert "beta" in comment.body and "gamma" in comment.body
+    assert pr.outputs()["plan_id"] == planned["plan_id"]
+
+
+def test_merge_refuses_a_missing_shard_by_name(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    change: dict[str, str | None] = {
+        f"skills/{n}/SKILL.md": skill_md(
+            n, f"Handle {n} sheets and tables. Use when asked about {n}."
+        )
+        for n in ("beta", "gamma")
+    }
+    pr = make_pr(tmp_path, gh, change=change, base_url=srv.base_url, inputs={"shard": "1/2"})
+    code, out, err = run_action(pr, "shard")
+    assert code == 0, out + err
+    code, out, err = run_action(pr, "merge")
+    assert code == 2
+    assert "shard 2/2" in err and "missing" in err
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha and gh.comments_on(REPO, 1) == []

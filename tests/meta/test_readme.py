@@ -31,6 +31,7 @@ COMMANDS = [
     "gate",
     "plan",
     "merge",
+    "shard",
 ]
 SHARED = ("run triggers", "run evals", "run all")  # documented in the shared-options table too
 # Flags of other programs that the docs mention (pytest's golden switch, the Claude Code CLI's).

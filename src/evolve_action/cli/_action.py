@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Literal
 
 from evolve_action.cli._common import Invocation
 from evolve_action.errors import UsageError
@@ -60,6 +61,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     gate.set_defaults(handler=handle_gate)
+    shard = subparsers.add_parser(
+        "shard",
+        help="the action's shard job: one shard of the touched skills' work into result fragments",
+        description=(
+            "On GitHub Actions: run shard `shard` (i/N) of what `mode: plan` planned and write its "
+            "result fragments under `fragments`; nothing is committed or posted. Locally, use "
+            "`run all --shard I/N --fragments DIR`."
+        ),
+    )
+    shard.set_defaults(handler=handle_shard)
 
 
 def handle_pr(inv: Invocation) -> int:
@@ -101,6 +112,27 @@ def handle_run(inv: Invocation) -> int:
 def handle_gate(inv: Invocation) -> int:
     """`evolve-action gate`."""
     return _print(inv, run_gate(inv.environ, inv.cwd, commands=inv.stdout))
+
+
+def handle_action_mode(inv: Invocation, mode: Literal["plan", "shard", "merge"]) -> int:
+    """The action's sharded trio: `shard`, and `plan`/`merge` without their CLI arguments."""
+    if not is_actions(inv.environ):
+        raise UsageError(
+            f"{mode}: the action's `mode: {mode}` runs under GitHub Actions only",
+            hint="on your machine: evolve-action plan --shards N, run all --shard I/N "
+            "--fragments DIR, merge DIR",
+        )
+    outcome = run_pr(
+        PrOptions(environ=inv.environ, cwd=inv.cwd, mode=mode),
+        reporter=LineReporter(inv.stdout),
+        commands=inv.stdout,
+    )
+    return _print(inv, outcome)
+
+
+def handle_shard(inv: Invocation) -> int:
+    """`evolve-action shard`: the action's `mode: shard`."""
+    return handle_action_mode(inv, "shard")
 
 
 def _print(inv: Invocation, outcome: ActionOutcome) -> int:

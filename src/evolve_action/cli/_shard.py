@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evolve_action.cli._action import handle_action_mode
 from evolve_action.cli._all import add_run_all_flags, run_all_options
 from evolve_action.cli._common import Invocation, add_repo_flags
 from evolve_action.cli._report import print_report
@@ -20,6 +21,7 @@ from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import NullReporter
 from evolve_action.flows import merge_fragments, plan_shards
+from evolve_action.github import is_actions
 
 __all__ = ["register"]
 
@@ -37,7 +39,11 @@ def register(subparsers: Any) -> None:
     )
     add_run_all_flags(p)
     p.add_argument(
-        "--shards", type=int, default=1, metavar="N", help="number of shards (default 1)"
+        "--shards",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of shards (default 1; without it under GitHub Actions: the action's mode: plan)",
     )
     p.set_defaults(handler=handle_plan)
     m: argparse.ArgumentParser = subparsers.add_parser(
@@ -51,7 +57,13 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_repo_flags(m)
-    m.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="fragment directories")
+    m.add_argument(
+        "dirs",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help="fragment directories (none under GitHub Actions: the action's mode: merge)",
+    )
     m.add_argument(
         "--allow-missing",
         action="store_true",
@@ -64,6 +76,10 @@ def register(subparsers: Any) -> None:
 def handle_plan(inv: Invocation) -> int:
     """Print the shard plan (JSON with `--json`)."""
     args = inv.args
+    if args.shards is None and is_actions(inv.environ):
+        return handle_action_mode(inv, "plan")
+    if args.shards is None:
+        args.shards = 1
     if args.shards < 1:
         raise UsageError(f"--shards {args.shards}: want at least 1")
     options = run_all_options(inv)
@@ -85,6 +101,13 @@ def handle_plan(inv: Invocation) -> int:
 def handle_merge(inv: Invocation) -> int:
     """Merge fragments; print what was merged and any problems."""
     args = inv.args
+    if not args.dirs and is_actions(inv.environ):
+        return handle_action_mode(inv, "merge")
+    if not args.dirs:
+        raise UsageError(
+            "merge: no fragment directory given",
+            hint="evolve-action merge DIR… (the directories `run all --shard` wrote)",
+        )
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     dirs = [d if d.is_absolute() else inv.cwd / d for d in args.dirs]
     outcome = merge_fragments(

@@ -22,6 +22,7 @@ the caller passes, lines for the log come back in the outcome.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -36,6 +37,8 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
 from evolve_action.flows._report import ReportOptions, regenerate_report
+from evolve_action.flows._run_all import RunAllOptions
+from evolve_action.flows._shard import MergeOutcome, merge_fragments, plan_shards, run_shard
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.github import (
     BOT_LOGIN,
@@ -74,7 +77,7 @@ from evolve_action.harness import (
     default_jobs,
     sweep_failed,
 )
-from evolve_action.repo import Repository
+from evolve_action.repo import Repository, rel_path
 from evolve_action.report import (
     ComparisonRow,
     GateOptions,
@@ -114,7 +117,8 @@ class PrOptions:
 
     environ: Mapping[str, str]
     cwd: Path
-    mode: Literal["pr", "run"] = "pr"
+    mode: Literal["pr", "run", "plan", "shard", "merge"] = "pr"
+    """`plan`/`shard`/`merge`: the sharded trio (the touched skills' work split over a matrix)."""
     local: bool = False
     """`pr --local`: the working tree against `base`; nothing is posted or committed."""
     base: str | None = None
@@ -244,11 +248,21 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
         )
 
+    agent_env = _agent_environ(env, inputs)
+    if options.mode in ("plan", "shard"):
+        return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx)
-    agent_env = _agent_environ(env, inputs)
     before = _snapshot(repo, touched)
-    live = [t for t in ("triggers", "evals") if t in inputs.tiers]
+    live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
+    merged: MergeOutcome | None = None
+    if options.mode == "merge":
+        assert inputs.fragments is not None
+        merged = merge_fragments(repo, config, [inputs.fragments], report=False, cwd=options.cwd)
+        state.lines.append(
+            f"merge: plan {merged.plan_id}: {len(merged.merged)} fragment(s) into "
+            f"{len(merged.written)} results file(s)"
+        )
     if live and not _has_credentials(agent_env):
         why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
         state.notice(
@@ -284,6 +298,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     summary = body  # the notes are in the body already
     append_summary(files.summary, summary)
     outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
+    if merged is not None:
+        outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
     write_outputs(files.output, outputs)
     return ActionOutcome(
         exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
@@ -294,6 +310,95 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         touched=touched,
         rows=rows,
     )
+
+
+def _sharded_options(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    knobs: _Knobs,
+    agent_env: Mapping[str, str],
+) -> RunAllOptions:
+    """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs."""
+    eo = evals.EvalsOptions(
+        plugins=tuple(sorted({s.plugin for s in touched.skills})),
+        skills=tuple(sorted({s.skill for s in touched.skills})),
+        models=knobs.models,
+        jobs=knobs.jobs or default_jobs(),
+        timeout=knobs.timeout,
+        max_turns=knobs.max_turns,
+        judge_model=knobs.judge_model,
+        new=True,
+        modified=True,
+        budget=Budget(limit_usd=knobs.max_cost_usd),
+    )
+    return RunAllOptions(
+        repository=repo,
+        config=config,
+        environ=agent_env,
+        evals=eo,
+        runs=knobs.runs or triggers.DEFAULT_RUNS,
+        report=False,
+    )
+
+
+def _plan_or_shard(
+    mode: str,
+    inputs: ActionInputs,
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    agent_env: Mapping[str, str],
+    top: Path,
+    files: CommandFiles,
+) -> ActionOutcome:
+    """`mode: plan` (the matrix) or `mode: shard` (one shard into fragments); nothing published."""
+    opts = _sharded_options(repo, config, touched, _Knobs.of(inputs), agent_env)
+    if mode == "plan":
+        assert inputs.shards is not None
+        sp = plan_shards(opts, inputs.shards, reporter=events.NullReporter())
+        units = sum(len(s.units) for s in sp.shards)
+        line = (
+            f"evolve-action plan {sp.plan_id}: {units} unit(s) of {len(touched.keys)} touched "
+            f"skill(s) in {len(sp.shards)} shard(s)"
+        )
+        outputs = ActionOutputs(
+            status="skipped",
+            evaluated_skills=touched.keys,
+            matrix=json.dumps(sp.to_json()["matrix"], separators=(",", ":")),
+            plan_id=sp.plan_id,
+        )
+        append_summary(files.summary, line + "\n")
+        write_outputs(files.output, outputs)
+        return ActionOutcome(exit_code=0, outputs=outputs, lines=(line,), touched=touched)
+    assert inputs.shard is not None and inputs.fragments is not None
+    index, total = inputs.shard
+    sp, outcome = run_shard(
+        opts, index, total, reporter=events.NullReporter(), fragments=inputs.fragments
+    )
+    sessions = 0
+    failed = False
+    if outcome is not None:
+        sessions = (outcome.triggers.sessions if outcome.triggers else 0) + (
+            outcome.evals.executed + outcome.evals.baselines if outcome.evals else 0
+        )
+        failed = outcome.failed
+    where = rel_path(top, inputs.fragments)
+    lines = [
+        f"evolve-action shard {index}/{total} of plan {sp.plan_id}: "
+        f"{len(sp.shards[index - 1].units)} unit(s), {sessions} session(s); fragments in {where}"
+    ]
+    if budget_line := opts.evals.budget.summary() if opts.evals.budget else "":
+        lines.append(budget_line)
+    outputs = ActionOutputs(
+        status="failed" if failed else "passed",
+        evaluated_skills=touched.keys,
+        sessions=sessions,
+        plan_id=sp.plan_id,
+    )
+    append_summary(files.summary, "\n\n".join(lines) + "\n")
+    write_outputs(files.output, outputs)
+    return ActionOutcome(exit_code=0, outputs=outputs, lines=tuple(lines), touched=touched)
 
 
 def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcome:

@@ -40,7 +40,7 @@ __all__ = [
     "read_inputs",
 ]
 
-Mode = Literal["pr", "gate", "run"]
+Mode = Literal["pr", "gate", "run", "plan", "shard", "merge"]
 CommentMode = Literal["always", "changes", "failures", "off"]
 FailOn = Literal["regression", "threshold", "error", "never"]
 Tier = Literal["checks", "triggers", "evals"]
@@ -63,6 +63,9 @@ INPUT_DEFAULTS: dict[str, str] = {
     "timeout": "",
     "judge_model": "",
     "max_cost_usd": "",
+    "shards": "",
+    "shard": "",
+    "fragments": ".evolve-fragments",
     "commit": "true",
     "comment": "always",
     "fail_on": "regression",
@@ -85,6 +88,7 @@ _MAX_TURNS = 1000
 _MAX_TIMEOUT = 6 * 3600  # a GitHub-hosted job's own limit
 _MAX_MESSAGE = 10_000
 _MAX_TOKEN_LIST = 100
+_MAX_SHARDS = 64
 _SHOWN = 60
 
 _T = TypeVar("_T", bound=str)
@@ -144,6 +148,12 @@ class ActionInputs:
     commit_message: str
     """Message of the results commit."""
     allow_fork_target: bool
+    shards: int | None = None
+    """`mode: plan`: how many shards (None: not given)."""
+    shard: tuple[int, int] | None = None
+    """`mode: shard`: `(i, N)` of `i/N` (None: not given)."""
+    fragments: Path | None = None
+    """`mode: shard` writes its fragments here; `mode: merge` reads every fragment below it."""
     """Accept `pull_request_target` on a fork's head."""
 
     def __repr__(self) -> str:
@@ -282,7 +292,14 @@ def read_inputs(
         skills=skills,
         commit_message=message,
         allow_fork_target=_flag(problems, "allow_fork_target", raw["allow_fork_target"]),
+        shards=_count(problems, "shards", raw["shards"], _MAX_SHARDS, "shards"),
+        shard=_shard(problems, raw["shard"]),
+        fragments=_fragments(problems, raw["fragments"], workspace),
     )
+    if inputs.mode == "plan" and inputs.shards is None:
+        problems.add("shards", raw["shards"], "is needed by mode: plan (want 1–64 shards)")
+    if inputs.mode == "shard" and inputs.shard is None:
+        problems.add("shard", raw["shard"], "is needed by mode: shard (want i/N, e.g. 2/4)")
     if problems.lines:
         count = len(problems.lines)
         noun = "input is" if count == 1 else "inputs are"
@@ -336,6 +353,28 @@ def _count(problems: _Problems, name: str, value: str, limit: int, what: str) ->
         )
         return None
     return number
+
+
+_SHARD = re.compile(r"([1-9][0-9]{0,2})/([1-9][0-9]{0,2})")
+
+
+def _shard(problems: _Problems, value: str) -> tuple[int, int] | None:
+    if not value:
+        return None
+    match = _SHARD.fullmatch(value.strip()) if value.isascii() else None
+    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)) <= _MAX_SHARDS:
+        problems.add("shard", value, f"is not a shard (want i/N with 1 ≤ i ≤ N ≤ {_MAX_SHARDS})")
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def _fragments(problems: _Problems, value: str, workspace: Path) -> Path | None:
+    rel = value.strip() or ".evolve-fragments"
+    path = Path(rel)
+    if path.is_absolute() or ".." in path.parts or "\x00" in rel:
+        problems.add("fragments", value, "must be a directory inside the workspace")
+        return None
+    return workspace / path
 
 
 _RATE = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(%?)")

@@ -53,6 +53,8 @@ OUTPUT_NAMES: tuple[str, ...] = (
     "comment_id",
     "commit_sha",
     "report_path",
+    "matrix",
+    "plan_id",
 )
 """Every output of `action.yml`, in its order."""
 
@@ -76,6 +78,10 @@ class ActionOutputs:
     comment_id: int | None = None
     commit_sha: str = ""
     report_path: str = ""
+    matrix: str = ""
+    """`mode: plan`: the `strategy.matrix` JSON (`{"shard": ["1/N", …]}`)."""
+    plan_id: str = ""
+    """`mode: plan|shard|merge`: the shard plan's id."""
 
     def as_strings(self) -> dict[str, str]:
         """Output name → the string written to `GITHUB_OUTPUT`, in `OUTPUT_NAMES` order."""
@@ -90,6 +96,8 @@ class ActionOutputs:
             "comment_id": "" if self.comment_id is None else str(self.comment_id),
             "commit_sha": self.commit_sha,
             "report_path": self.report_path,
+            "matrix": self.matrix,
+            "plan_id": self.plan_id,
         }
 
 
