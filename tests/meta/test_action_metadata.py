@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -128,20 +129,29 @@ def test_there_are_four_example_workflows() -> None:
 
 # The sharded example runs the CLI (`plan`, `run all --shard`, `merge`): the action's
 # `mode: plan|shard|merge` are not wired yet.
-CLI_EXAMPLES = {"sharded.yml"}
+CLI_EXAMPLES: set[str] = set()  # every example uses the action
 
 
 def test_sharded_example_plans_runs_shards_and_merges() -> None:
     workflow = load(REPO / "examples" / "workflows" / "sharded.yml")
-    runs = {
-        job: " ".join(str(s.get("run", "")) for _, s in _steps({"jobs": {job: j}}))
-        for job, j in workflow["jobs"].items()
+    jobs = workflow["jobs"]
+    modes = {
+        job: [
+            s["with"]["mode"]
+            for _, s in _steps({"jobs": {job: j}})
+            if "evolve-action" in str(s.get("uses", ""))
+        ]
+        for job, j in jobs.items()
     }
-    assert "evolve-action plan" in runs["plan"] and "--json" in runs["plan"]
-    assert "--shard" in runs["shard"] and "--fragments" in runs["shard"]
-    assert "evolve-action merge" in runs["merge"]
-    assert workflow["jobs"]["shard"]["permissions"] == {"contents": "read"}
-    assert workflow["jobs"]["merge"]["needs"] == "shard"
+    assert modes == {"plan": ["plan"], "shard": ["shard"], "merge": ["merge"]}
+    assert jobs["shard"]["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    assert jobs["plan"]["outputs"]["matrix"] == "${{ steps.plan.outputs.matrix }}"
+    # Only the merge job writes; only the shard jobs see the model key.
+    assert "contents" not in {k for k, v in jobs["shard"]["permissions"].items() if v == "write"}
+    assert jobs["merge"]["permissions"]["contents"] == "write"
+    secrets = {job: "secrets." in json.dumps(j) for job, j in jobs.items()}
+    assert secrets == {"plan": False, "shard": True, "merge": False}
+    assert jobs["merge"]["needs"] == "shard"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
