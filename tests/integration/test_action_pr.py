@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.agents import MODEL, skill_md, triggers_doc
+from tests.helpers.agents import MODEL, agents_using, skill_md, triggers_doc
 from tests.helpers.fake_github import FakeFile, FakeGitHub, Fault
 
 from evolve_action.cli import main
@@ -610,3 +613,55 @@ def test_merge_refuses_a_missing_shard_by_name(
     assert code == 2
     assert "shard 2/2" in err and "missing" in err
     assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha and gh.comments_on(REPO, 1) == []
+
+
+def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    # GitHub cancels a job with SIGINT, then SIGTERM, then a kill; a SIGTERM mid-sweep here.
+    srv = model_server({"latency_ms": 600, "rules": [{"name": "r", "route": {"threshold": 0.1}}]})
+    change: dict[str, str | None] = {
+        f"skills/{n}/SKILL.md": skill_md(
+            n, f"Handle {n} sheets and tables. Use when asked about {n}."
+        )
+        for n in ("beta", "gamma")
+    }
+    pr = make_pr(tmp_path, gh, change=change, base_url=srv.base_url, inputs={"jobs": "1"})
+    beta = pr.workspace / "evals/beta/results.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve_action", "pr"],
+        env=pr.env,
+        cwd=pr.workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None and not beta.exists():
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert beta.exists(), "the job ended before a skill finished"
+    assert proc.returncode == 143, (out + err).decode()
+    assert agents_using(srv.base_url) == []
+    first = sessions(srv)
+    # What finished is committed and the comment says the job was cancelled.
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    changed = git(gh.git_dir(REPO), "diff", "--name-only", pr.head_sha, tip).splitlines()
+    assert "evals/beta/results.json" in changed
+    (comment,) = gh.comments_on(REPO, 1)
+    assert "cancelled: the job was stopped before every case ran" in comment.body
+    assert "cancelled:" in pr.summary.read_text()
+
+    # A re-run evaluates only what was left: no query of a finished case runs again.
+    code, out2, err2 = run_action(pr)
+    assert code == 0, out2 + err2
+    again = sessions(srv)[len(first) :]
+    assert again and all("gamma" in p or "weather" in p for p in again)
+    done = json.loads(beta.read_text())["models"][MODEL]["triggers"]["results"]
+    assert not any(q["query"] in again for q in done if "beta" in q["query"])

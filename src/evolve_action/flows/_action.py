@@ -22,6 +22,7 @@ the caller passes, lines for the log come back in the outcome.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -75,6 +76,7 @@ from evolve_action.harness import (
     check_for_models,
     claude_code_harness,
     default_jobs,
+    deferred_signals,
     sweep_failed,
 )
 from evolve_action.repo import Repository, rel_path
@@ -133,6 +135,13 @@ class PrOptions:
     """Local only: trigger sessions per query (None: the engine default)."""
     jobs: int | None = None
     """Local only: concurrent sessions (None: `(CPUs+1)/2`)."""
+
+
+CANCELLED = (
+    "cancelled: the job was stopped before every case ran; the finished cases are reported and "
+    "committed, and a re-run evaluates the rest"
+)
+"""The note of a cancelled `pr`/`run`/`merge` job."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -271,45 +280,60 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             commands,
         )
         live = []
+    cancelled = False
     if live:
-        _evaluate(repo, config, touched, _Knobs.of(inputs), agent_env, live, reporter, state)
-    written, rows, facts = _report_and_compare(
-        repo,
-        config,
-        touched,
-        base_files,
-        before,
-        state,
-        options.cwd,
-        evaluation_url=_evaluation_url(ctx, repo, top),
-        run_url=ctx.run_url or None,
-    )
-    body = render_pr_comment(rows, facts)
-    commit_sha = ""
-    comment_id: int | None = None
-    pr = ctx.pull_request
-    if inputs.commit and client is not None and _checkout_matches(ctx, top, genv, state, commands):
-        commit_sha = _commit_back(
-            client, ctx, inputs, repo, top, touched, written, before, state, commands
+        try:
+            _evaluate(repo, config, touched, _Knobs.of(inputs), agent_env, live, reporter, state)
+        except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
+            cancelled = True
+            state.errored = True
+            state.notice(CANCELLED, commands)
+    # After a cancellation the runner's follow-up signals must not cut the last writes short.
+    with deferred_signals() if cancelled else contextlib.nullcontext():
+        written, rows, facts = _report_and_compare(
+            repo,
+            config,
+            touched,
+            base_files,
+            before,
+            state,
+            options.cwd,
+            evaluation_url=_evaluation_url(ctx, repo, top),
+            run_url=ctx.run_url or None,
         )
-    if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
-        comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
-    restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-    summary = body  # the notes are in the body already
-    append_summary(files.summary, summary)
-    outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
-    if merged is not None:
-        outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
-    write_outputs(files.output, outputs)
-    return ActionOutcome(
-        exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
-        outputs=outputs,
-        lines=tuple(state.lines),
-        comment=body,
-        summary=summary,
-        touched=touched,
-        rows=rows,
-    )
+        body = render_pr_comment(rows, facts)
+        commit_sha = ""
+        comment_id: int | None = None
+        pr = ctx.pull_request
+        if (
+            inputs.commit
+            and client is not None
+            and _checkout_matches(ctx, top, genv, state, commands)
+        ):
+            commit_sha = _commit_back(
+                client, ctx, inputs, repo, top, touched, written, before, state, commands
+            )
+        if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
+            comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
+        restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
+        summary = body  # the notes are in the body already
+        append_summary(files.summary, summary)
+        outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
+        if merged is not None:
+            outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
+        write_outputs(files.output, outputs)
+        result = ActionOutcome(
+            exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
+            outputs=outputs,
+            lines=tuple(state.lines),
+            comment=body,
+            summary=summary,
+            touched=touched,
+            rows=rows,
+        )
+    if cancelled:
+        raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
+    return result
 
 
 def _sharded_options(

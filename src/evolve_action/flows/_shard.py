@@ -12,6 +12,7 @@ and refuses the merge unless `allow_missing`. Never does: print or parse argv.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -37,6 +38,7 @@ from evolve_action.flows._run_all import (
     TriggersReady,
     run_all,
 )
+from evolve_action.harness import deferred_signals
 from evolve_action.repo import Repository
 
 __all__ = [
@@ -264,45 +266,60 @@ def run_shard(
             )
         return sp, outcome
     fragments.mkdir(parents=True, exist_ok=True)
-    written: list[str] = []
     with tempfile.TemporaryDirectory(prefix="evolve-shard-") as tmp:
         copy = Path(tmp) / "repo"
         shutil.copytree(repo.root, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        interrupted = False
         if shard.units:
             copied, _ = resolve_repository(copy, copy, repo.layout, options.environ)
             run_opts = dataclasses.replace(_restricted(options, shard, copied), report=False)
-            outcome = run_all(run_opts, reporter=reporter, on_step=on_step, cwd=copy)
-        for u in shard.units:
-            if u.results_dir is None:
-                continue
-            entry = _entry_of(copy / u.results_dir.relative_to(repo.root), u)
-            if entry is None:
-                continue
+            try:
+                outcome = run_all(run_opts, reporter=reporter, on_step=on_step, cwd=copy)
+            except KeyboardInterrupt:  # cancelled: the finished units still become fragments
+                interrupted = True
+        with deferred_signals() if interrupted else contextlib.nullcontext():
+            written = _write_fragments(fragments, sp, shard, copy, repo.root)
             _write_json(
-                fragments / u.name,
+                fragments / f"shard-{index}-of-{total}.json",
                 {
-                    "kind": FRAGMENT_KIND,
+                    "kind": MANIFEST_KIND,
                     "plan_id": sp.plan_id,
                     "shard": shard.label,
-                    "plugin": u.plugin,
-                    "skill": u.skill,
-                    "tier": u.tier,
-                    "model": u.model,
-                    "results": results.to_document(entry),
+                    "units": [u.name for u in shard.units],
+                    "written": written,
                 },
             )
-            written.append(u.name)
-    _write_json(
-        fragments / f"shard-{index}-of-{total}.json",
-        {
-            "kind": MANIFEST_KIND,
-            "plan_id": sp.plan_id,
-            "shard": shard.label,
-            "units": [u.name for u in shard.units],
-            "written": written,
-        },
-    )
+        if interrupted:
+            raise KeyboardInterrupt
     return sp, outcome
+
+
+def _write_fragments(
+    fragments: Path, sp: ShardPlan, shard: Shard, copy: Path, root: Path
+) -> list[str]:
+    """One fragment per unit of `shard` that has an entry in the scratch copy `copy`."""
+    written: list[str] = []
+    for u in shard.units:
+        if u.results_dir is None:
+            continue
+        entry = _entry_of(copy / u.results_dir.relative_to(root), u)
+        if entry is None:
+            continue
+        _write_json(
+            fragments / u.name,
+            {
+                "kind": FRAGMENT_KIND,
+                "plan_id": sp.plan_id,
+                "shard": shard.label,
+                "plugin": u.plugin,
+                "skill": u.skill,
+                "tier": u.tier,
+                "model": u.model,
+                "results": results.to_document(entry),
+            },
+        )
+        written.append(u.name)
+    return written
 
 
 def _entry_of(results_dir: Path, u: ShardUnit) -> results.ResultsFile | None:

@@ -41,6 +41,7 @@ from evolve_action.harness._base import (
 from evolve_action.harness._budget import Budget, SkippedUnit, session_cost_usd
 from evolve_action.harness._lifecycle import (
     Caught,
+    deferred_signals,
     keep_scratch,
     scratch,
     scratch_dir,
@@ -135,6 +136,7 @@ __all__ = [
     "create_workspace",
     "default_cache_path",
     "default_jobs",
+    "deferred_signals",
     "escapes",
     "estimate",
     "estimate_payload",

@@ -74,6 +74,22 @@ def termination_signals() -> Iterator[Caught]:
             signal.signal(s, h)
 
 
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """While active, SIGINT, SIGTERM and SIGHUP are ignored: a cancelled job's last writes (the
+    report, the commit of what finished, the comment) are not cut short by the runner's follow-up
+    signals. Its hard kill still ends the process; keep the guarded work short."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, *TERMINATING)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 def scratch_dir() -> Path | None:
     """The current run's scratch directory (None outside `scratch()`: the system temp dir is used)."""
     return _current
