@@ -180,3 +180,55 @@ def test_four_shards_merge_to_the_unsharded_results(
     assert code == 0, err
     assert f"WARN: merge: missing shard {missing}/4" in err
     assert len(list(gap.rglob("results.json"))) == 2
+
+
+@pytest.mark.parametrize("tier", ["triggers", "evals"])
+def test_one_tier_sharded_matches_that_tier_unsharded(
+    tmp_path: Path, model_server: Any, claude_cli: Path, tier: str
+) -> None:
+    base = tmp_path / "base"
+    make_repo(base)
+    unsharded, sharded = tmp_path / "unsharded", tmp_path / "sharded"
+    shutil.copytree(base, unsharded)
+    shutil.copytree(base, sharded)
+    srv = model_server(POLICY)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "ANTHROPIC_BASE_URL": srv.base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+    flags = ["--model", "claude-sonnet-5"] + (["--runs", "1"] if tier == "triggers" else [])
+    flags += ["--no-baseline"] if tier == "evals" else []
+    code, _, err = run_cli(["run", tier, "--root", str(unsharded), *flags], env, tmp_path)
+    assert code == 0, err
+
+    plan_flags = [*flags, "--runs", "1"] if tier == "evals" else flags
+    code, out, err = run_cli(
+        ["plan", "--root", str(sharded), *plan_flags, "--shards", "2", "--tier", tier, "--json"],
+        env,
+        tmp_path,
+    )
+    assert code == 0, err
+    shard_plan = json.loads(out)
+    assert {u["tier"] for s in shard_plan["shards"] for u in s["units"]} == {tier}
+    frags = tmp_path / "fragments"
+
+    def frag_flag(i: int) -> list[str]:
+        return ["--fragments", str(frags / str(i))]
+
+    for i in (1, 2):
+        code, out, err = run_cli(
+            ["run", tier, "--root", str(sharded), *flags, "--shard", f"{i}/2", *frag_flag(i)],
+            env,
+            tmp_path,
+        )
+        assert code == 0, err
+        assert f"shard {i}/2 of plan {shard_plan['plan_id']}" in out
+    assert not list(sharded.rglob("results.json"))
+    code, out, err = run_cli(["merge", "--root", str(sharded), str(frags)], env, tmp_path)
+    assert code == 0, err
+    for skill in SKILLS:
+        a = json.loads((sharded / f"evals/{skill}/results.json").read_bytes())
+        b = json.loads(results_bytes(unsharded)[skill])
+        assert without_timings(a) == without_timings(b), skill

@@ -9,12 +9,14 @@ exit code: 0 done, 1 failures under `--strict`, 2 unusable input. The steps them
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from evolve_action import plan
 from evolve_action.cli._common import (
+    Handler,
     Invocation,
     add_trigger_flags,
     check_filters,
@@ -62,11 +64,33 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_run_all_flags(parser)
+    add_shard_flags(parser, plan_hint="`evolve-action plan --shards N`")
+    parser.set_defaults(handler=handle)
+    # `run triggers|evals --shard I/N`: one tier of the same scale-out (registered before `all`).
+    for tier in ("triggers", "evals"):
+        sub = subparsers.choices[tier]
+        add_shard_flags(sub, plan_hint=f"`evolve-action plan --shards N --tier {tier}`")
+        sub.set_defaults(handler=_or_shard(sub.get_default("handler"), tier))
+
+
+def _or_shard(handler: Handler, tier: str) -> Handler:
+    """`handler`, unless `--shard`/`--fragments` is given: then one shard of `tier` alone."""
+
+    def dispatch(inv: Invocation) -> int:
+        if inv.args.shard is None and inv.args.fragments is None:
+            return handler(inv)
+        return handle_shard(inv, (tier,))
+
+    return dispatch
+
+
+def add_shard_flags(parser: argparse.ArgumentParser, *, plan_hint: str) -> None:
+    """`--shard I/N` and `--fragments DIR` (run all, run triggers, run evals)."""
     parser.add_argument(
         "--shard",
         default=None,
         metavar="I/N",
-        help="run shard I of N of `evolve-action plan --shards N` (1-based)",
+        help=f"run shard I of N of {plan_hint} (1-based)",
     )
     parser.add_argument(
         "--fragments",
@@ -75,7 +99,6 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="with --shard: write result fragments to DIR for `merge`; touch no results file",
     )
-    parser.set_defaults(handler=handle)
 
 
 def add_run_all_flags(parser: argparse.ArgumentParser) -> None:
@@ -96,7 +119,8 @@ def run_all_options(inv: Invocation) -> RunAllOptions:
     """Resolve the `run all` flags (and the repository) into the flow's options."""
     args = inv.args
     options = options_from_args(args)
-    require_positive("--runs", args.runs, "at least 1")
+    runs = getattr(args, "runs", DEFAULT_RUNS)  # `run evals --shard` has no --runs
+    require_positive("--runs", runs, "at least 1")
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     config = with_install_flag(inv, config)
     for warning in config.warnings:
@@ -109,10 +133,10 @@ def run_all_options(inv: Invocation) -> RunAllOptions:
         config=config,
         environ=inv.environ,
         evals=options,
-        runs=args.runs,
-        early_stop=not args.no_early_stop,
+        runs=runs,
+        early_stop=not getattr(args, "no_early_stop", False),
         dry_run=args.dry_run,
-        report=not args.no_report,
+        report=not getattr(args, "no_report", False),
         strict=bool(args.strict),
     )
 
@@ -123,36 +147,45 @@ def handle(inv: Invocation) -> int:
     if args.fragments is not None and args.shard is None:
         raise UsageError("--fragments needs --shard I/N")
     if args.shard is not None:
-        index, total = parse_shard(args.shard)
-        opts = run_all_options(inv)
-        if args.dry_run:
-            raise UsageError("--shard: use `evolve-action plan --shards N` to see the shards")
-        fragments = args.fragments
-        if fragments is not None and not fragments.is_absolute():
-            fragments = inv.cwd / fragments
-        sp, sharded = run_shard(
-            opts,
-            index,
-            total,
-            reporter=pick_reporter(inv),
-            fragments=fragments,
-            on_step=StepPrinter(inv),
-            cwd=inv.cwd,
-        )
-        if args.json:
-            record = {"event": "Shard", "index": index, "total": total, "plan_id": sp.plan_id}
-            inv.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-        else:
-            inv.stdout.write(f"shard {index}/{total} of plan {sp.plan_id}\n")
-        if sharded is None:
-            return 0
-        return finish(inv, sharded, strict=bool(args.strict))
+        return handle_shard(inv, ("triggers", "evals"))
     options = run_all_options(inv)
     outcome = run_all(options, reporter=pick_reporter(inv), on_step=StepPrinter(inv), cwd=inv.cwd)
     print_budget(inv, options.evals.budget)
     if args.dry_run:
         return 0
     return finish(inv, outcome, strict=bool(args.strict))
+
+
+def handle_shard(inv: Invocation, tiers: tuple[str, ...]) -> int:
+    """`--shard I/N [--fragments DIR]` of `run all` (both agent tiers) or of one tier."""
+    args = inv.args
+    if args.fragments is not None and args.shard is None:
+        raise UsageError("--fragments needs --shard I/N")
+    index, total = parse_shard(args.shard)
+    opts = dataclasses.replace(run_all_options(inv), tiers=tiers)
+    if args.dry_run:
+        raise UsageError("--shard: use `evolve-action plan --shards N` to see the shards")
+    fragments = args.fragments
+    if fragments is not None and not fragments.is_absolute():
+        fragments = inv.cwd / fragments
+    sp, sharded = run_shard(
+        opts,
+        index,
+        total,
+        reporter=pick_reporter(inv),
+        fragments=fragments,
+        on_step=StepPrinter(inv),
+        cwd=inv.cwd,
+    )
+    if args.json:
+        record = {"event": "Shard", "index": index, "total": total, "plan_id": sp.plan_id}
+        inv.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+    else:
+        inv.stdout.write(f"shard {index}/{total} of plan {sp.plan_id}\n")
+    print_budget(inv, opts.evals.budget)
+    if sharded is None:
+        return 0
+    return finish(inv, sharded, strict=bool(args.strict))
 
 
 def finish(inv: Invocation, outcome: RunAllOutcome, *, strict: bool) -> int:

@@ -9,6 +9,7 @@ refused merge).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,12 @@ def register(subparsers: Any) -> None:
         default=None,
         metavar="N",
         help="number of shards (default 1; without it under GitHub Actions: the action's mode: plan)",
+    )
+    p.add_argument(
+        "--tier",
+        choices=("all", "triggers", "evals"),
+        default="all",
+        help="plan one agent tier, for `run triggers|evals --shard` (default: both, for `run all`)",
     )
     p.set_defaults(handler=handle_plan)
     m: argparse.ArgumentParser = subparsers.add_parser(
@@ -82,7 +89,8 @@ def handle_plan(inv: Invocation) -> int:
         args.shards = 1
     if args.shards < 1:
         raise UsageError(f"--shards {args.shards}: want at least 1")
-    options = run_all_options(inv)
+    tiers = ("triggers", "evals") if args.tier == "all" else (args.tier,)
+    options = dataclasses.replace(run_all_options(inv), tiers=tiers)
     sp = plan_shards(options, args.shards, reporter=NullReporter())
     if args.json:
         inv.stdout.write(json.dumps(sp.to_json(), sort_keys=True) + "\n")

@@ -59,6 +59,8 @@ class RunAllOptions:
     """Regenerate the reports after the evals."""
     strict: bool = False
     """Check failures count as failures (they never do otherwise)."""
+    tiers: tuple[str, ...] = ("triggers", "evals")
+    """The agent tiers to plan and run (`run triggers --shard` and `run evals --shard`: one)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,7 +110,8 @@ class RunAllOutcome:
     checks: CheckReport
     triggers: triggers.TriggersOutcome | None = None
     """None when skipped or for a dry run."""
-    evals_plan: evals.EvalsPlan
+    evals_plan: evals.EvalsPlan | None
+    """None when the evals tier is not selected."""
     evals: evals.EvalsOutcome | None = None
     """None for a dry run."""
     report: ReportOutcome | None = None
@@ -158,7 +161,9 @@ def run_all(
     )
     trig: triggers.TriggersOutcome | None = None
     credentials_checked = False
-    if not built.options.models:  # a dry run says what the run would do: skip the tier
+    if "triggers" not in options.tiers:
+        pass
+    elif not built.options.models:  # a dry run says what the run would do: skip the tier
         step(TriggersReady(warnings=built.warnings, skipped=True))
     elif options.dry_run:
         tplan, _, twarnings = triggers.make_plan(built.options)
@@ -175,17 +180,21 @@ def run_all(
             raise sweep_failed(trig.all_failed, tier="triggers")
         failed = failed or trig.failed
 
-    planned = evals.plan_evals(repo, config, eo, environ=environ)
-    step(EvalsReady(planned=planned, jobs=eo.jobs, dry_run=options.dry_run))
+    planned: evals.EvalsPlan | None = None
+    ev: evals.EvalsOutcome | None = None
+    if "evals" in options.tiers:
+        planned = evals.plan_evals(repo, config, eo, environ=environ)
+        step(EvalsReady(planned=planned, jobs=eo.jobs, dry_run=options.dry_run))
     if options.dry_run:
         return RunAllOutcome(checks=checks, evals_plan=planned, failed=failed)
-    if not credentials_checked and planned.plan.cases:
-        check_for_models(environ, planned.models)
-    ev = asyncio.run(
-        evals.run_evals(repo, config, eo, environ=environ, reporter=reporter, planned=planned)
-    )
-    if ev.all_failed:
-        raise sweep_failed(ev.all_failed, tier="evals")
+    if planned is not None:
+        if not credentials_checked and planned.plan.cases:
+            check_for_models(environ, planned.models)
+        ev = asyncio.run(
+            evals.run_evals(repo, config, eo, environ=environ, reporter=reporter, planned=planned)
+        )
+        if ev.all_failed:
+            raise sweep_failed(ev.all_failed, tier="evals")
     rep: ReportOutcome | None = None
     if options.report:
         rep = regenerate_report(
@@ -203,5 +212,5 @@ def run_all(
         evals_plan=planned,
         evals=ev,
         report=rep,
-        failed=failed or not ev.ok,
+        failed=failed or (ev is not None and not ev.ok),
     )
