@@ -75,6 +75,9 @@ class CheckOptions:
     """`--no-marketplace` → False."""
     check_fixtures: bool = True
     """Whether a missing `files` fixture is a finding."""
+    eval_sets: frozenset[tuple[str, str]] | None = None
+    """Validate only these `(plugin, skill)` eval sets' files (the action's PR job: the touched
+    skills); None = every one. Repository, plugin and SKILL.md checks always cover everything."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -587,6 +590,8 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
         )
         return
     for eval_set in sets:
+        if opts.eval_sets is not None and (eval_set.plugin, eval_set.skill) not in opts.eval_sets:
+            continue
         _outside_link_checks(out, repo, eval_set.results_dir, check="evals.symlink")
         if eval_set.triggers_path is not None:
             try:

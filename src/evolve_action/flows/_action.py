@@ -238,14 +238,13 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     genv = git_env(env, safe_directories=(workspace, repo.root))
     top = _git_toplevel(repo.root, genv) or workspace
     prefix = _rel_prefix(repo.root, top)
-    if "checks" in inputs.tiers:
-        _tier0(repo, config, commands, state, top)
-
     client = _client(inputs, ctx, options.retry)
     if options.mode == "run" and not inputs.explicit_skills:
         touched = _explicit(repo, inputs, everything=True)  # `mode: run`: every skill by default
     else:
         touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
+    if "checks" in inputs.tiers:
+        _tier0(repo, config, commands, state, top, touched if ctx.pull_request else None)
     if touched.empty:
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
         summary = f"{line}.\n"
@@ -592,8 +591,18 @@ def _breaches(rows: Sequence[ComparisonRow], inputs: ActionInputs | None) -> boo
 # ------------------------------------------------------------------------------------------------
 
 
-def _tier0(repo: Repository, config: Config, commands: TextIO, state: _Run, top: Path) -> None:
-    report = run_checks(repo, config, CheckOptions(signals=False))
+def _tier0(
+    repo: Repository,
+    config: Config,
+    commands: TextIO,
+    state: _Run,
+    top: Path,
+    touched: Touched | None = None,
+) -> None:
+    """Tier 0 as annotations: the whole repository, except that with `touched` (a PR) the eval
+    specs of the touched skills only are validated, so the job grows with the change."""
+    only = frozenset((s.plugin, s.skill) for s in touched.skills) if touched else None
+    report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
     state.check_failures = report.failures
     shown = {"error": 0, "warning": 0}
     for finding in report.findings:

@@ -282,3 +282,20 @@ def test_marketplace_json_is_unchanged_by_the_conventions(tmp_path: Path) -> Non
     assert json.loads((root / "plugins/alpha/.claude-plugin/plugin.json").read_text()) == {
         "name": "alpha"
     }
+
+
+def test_eval_sets_option_validates_only_those_eval_specs(tmp_path: Path) -> None:
+    # The action's PR job validates the touched skills' eval files only (it grows with the change).
+    root = claude_code_plugin(tmp_path, opt_in=None)
+    put(root, "evals/pdf-text/triggers.json", {"triggers": [{"query": "", "should_trigger": True}]})
+    put(root, "evals/pdf-tables/triggers.json", {"triggers": "not a list"})
+    repo = discover(root, root)
+    everything = run_checks(repo, load_config(root, {}), CheckOptions(signals=False))
+    assert {f.path for f in everything.findings} == {
+        "evals/pdf-text/triggers.json",
+        "evals/pdf-tables/triggers.json",
+    }
+    only = CheckOptions(signals=False, eval_sets=frozenset({(repo.plugins[0].name, "pdf-text")}))
+    assert [f.path for f in run_checks(repo, load_config(root, {}), only).findings] == [
+        "evals/pdf-text/triggers.json"
+    ]
