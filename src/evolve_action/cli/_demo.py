@@ -56,7 +56,7 @@ def register(subparsers: Any) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="concurrent agent sessions (default: (CPUs+1)/2, at least 2)",
+        help="concurrent agent sessions (default: twice the CPUs, at most 8)",
     )
     parser.add_argument(
         "--runs",
@@ -97,7 +97,7 @@ def register(subparsers: Any) -> None:
 def handle(inv: Invocation) -> int:
     """Resolve the flags, run the demo flow (printing as it goes), print the summary."""
     args = inv.args
-    jobs = args.jobs if args.jobs is not None else max(2, default_jobs())
+    jobs = args.jobs if args.jobs is not None else default_jobs()
     require_positive("--jobs", jobs, "a positive number of concurrent sessions")
     require_positive("--runs", args.runs, "at least 1")
     source = args.root if args.root.is_absolute() else inv.cwd / args.root

@@ -36,7 +36,7 @@ def add_selection_flags(parser: argparse.ArgumentParser) -> None:
     """Scope and selection flags shared by `run evals` and `run all` (see `_common`)."""
     common_selection_flags(
         parser,
-        jobs_help="concurrent cases (default: (CPUs+1)/2)",
+        jobs_help="concurrent cases (default: twice the CPUs, at most 8)",
         timeout_default=None,
         timeout_help="per agent run (default: 600 for evals)",
         new_help="only cases without a complete stored result",

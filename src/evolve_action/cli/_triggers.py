@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
     )
     add_selection_flags(
         parser,
-        jobs_help="concurrent agent sessions (default: (CPUs+1)/2)",
+        jobs_help="concurrent agent sessions (default: twice the CPUs, at most 8)",
         timeout_default=triggers.DEFAULT_TIMEOUT_SECONDS,
         timeout_help="per session (default 120)",
         new_help="only queries without a complete result",

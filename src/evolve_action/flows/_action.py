@@ -134,7 +134,7 @@ class PrOptions:
     runs: int | None = None
     """Local only: trigger sessions per query (None: the engine default)."""
     jobs: int | None = None
-    """Local only: concurrent sessions (None: `(CPUs+1)/2`)."""
+    """Local only: concurrent sessions (None: twice the CPUs, at most 8)."""
 
 
 CANCELLED = (

@@ -52,5 +52,10 @@ def available_harnesses(
 
 
 def default_jobs() -> int:
-    """evolve's default `--jobs` (concurrent agent sessions): `(NumCPU + 1) // 2`."""
-    return ((os.cpu_count() or 1) + 1) // 2
+    """The default `--jobs` (concurrent agent sessions): twice the CPUs, at most 8.
+
+    A session mostly waits on the model: with a 3 s model latency on 2 cores, 4 concurrent trigger
+    sessions finished 2.9x faster than 1 (efficiency 0.72) and 8 only 3.5x (0.44; BENCHMARKS.md,
+    `bench/scale.py`). evolve's default, `(NumCPU + 1) // 2`, was 1 there.
+    """
+    return min(8, 2 * (os.cpu_count() or 1))
