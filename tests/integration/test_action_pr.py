@@ -170,6 +170,16 @@ def make_pr(
     return Pr(gh, ws, env, head, output, summary)
 
 
+def beta_and_gamma_edited() -> dict[str, str | None]:
+    """A PR change editing two of the three skills' descriptions."""
+    return {
+        f"skills/{n}/SKILL.md": skill_md(
+            n, f"Handle {n} sheets and tables. Use when asked about {n}."
+        )
+        for n in ("beta", "gamma")
+    }
+
+
 def run_action(pr: Pr, *args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(list(args or ("pr",)), pr.env, stdout=out, stderr=err, cwd=pr.workspace)
@@ -557,12 +567,7 @@ def test_plan_shard_merge_jobs_commit_and_comment_once(
     tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
 ) -> None:
     srv = model_server(POLICY)
-    change: dict[str, str | None] = {
-        f"skills/{n}/SKILL.md": skill_md(
-            n, f"Handle {n} sheets and tables. Use when asked about {n}."
-        )
-        for n in ("beta", "gamma")
-    }
+    change = beta_and_gamma_edited()
     pr = make_pr(tmp_path, gh, change=change, base_url=srv.base_url, inputs={"shards": "2"})
     pr.env["INPUT_TIERS"] = "checks,triggers,evals"
 
@@ -600,12 +605,7 @@ def test_merge_refuses_a_missing_shard_by_name(
     tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
 ) -> None:
     srv = model_server(POLICY)
-    change: dict[str, str | None] = {
-        f"skills/{n}/SKILL.md": skill_md(
-            n, f"Handle {n} sheets and tables. Use when asked about {n}."
-        )
-        for n in ("beta", "gamma")
-    }
+    change = beta_and_gamma_edited()
     pr = make_pr(tmp_path, gh, change=change, base_url=srv.base_url, inputs={"shard": "1/2"})
     code, out, err = run_action(pr, "shard")
     assert code == 0, out + err
@@ -620,12 +620,7 @@ def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
 ) -> None:
     # GitHub cancels a job with SIGINT, then SIGTERM, then a kill; a SIGTERM mid-sweep here.
     srv = model_server({"latency_ms": 600, "rules": [{"name": "r", "route": {"threshold": 0.1}}]})
-    change: dict[str, str | None] = {
-        f"skills/{n}/SKILL.md": skill_md(
-            n, f"Handle {n} sheets and tables. Use when asked about {n}."
-        )
-        for n in ("beta", "gamma")
-    }
+    change = beta_and_gamma_edited()
     pr = make_pr(tmp_path, gh, change=change, base_url=srv.base_url, inputs={"jobs": "1"})
     beta = pr.workspace / "evals/beta/results.json"
     proc = subprocess.Popen(

@@ -498,33 +498,29 @@ async def run_evals(
     try:
         for unit in ep.plan.units:
             key = (unit.plugin, unit.skill)
-            if not unit.cases:
-                reporter.emit(
-                    UnitSkipped(
-                        plugin=unit.plugin,
-                        skill=unit.skill,
-                        model=unit.model,
-                        tier=TIER,
-                        reason=unit.skip_reason,
-                    )
+            es = es_by_key[key] if unit.cases else None
+            skip = "" if es is not None else unit.skip_reason
+            if (
+                es is not None
+                and options.budget is not None
+                and not options.budget.admit(
+                    plugin=unit.plugin,
+                    skill=unit.skill,
+                    tier=TIER,
+                    model=models[unit.model],
+                    sessions=len(unit.cases) + sum(1 for c in unit.cases if c.baseline),
+                    prompt_tokens=_skill_tokens(es),
                 )
-                continue
-            es = es_by_key[key]
-            if options.budget is not None and not options.budget.admit(
-                plugin=unit.plugin,
-                skill=unit.skill,
-                tier=TIER,
-                model=models[unit.model],
-                sessions=len(unit.cases) + sum(1 for c in unit.cases if c.baseline),
-                prompt_tokens=_skill_tokens(es),
             ):
+                skip, es = options.budget.skip_reason(), None
+            if es is None:
                 reporter.emit(
                     UnitSkipped(
                         plugin=unit.plugin,
                         skill=unit.skill,
                         model=unit.model,
                         tier=TIER,
-                        reason=options.budget.skip_reason(),
+                        reason=skip,
                     )
                 )
                 continue
