@@ -1,9 +1,12 @@
-"""The GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`, as functions over data.
+"""The GitHub Action's jobs: `pr` (and its local preview), `run`, `gate` and the sharded trio
+`plan`/`shard`/`merge`, as functions over data.
 
-Owns: `run_pr` (one pull request: Tier 0 on the whole repository, the touched skills' missing or
-stale cases, the report, the commit-back, the sticky comment, the step summary and the outputs),
-`run_gate` (the committed evidence against the thresholds, no agent) and the pieces they share:
-which skills to evaluate, the base evidence, the fail-on rule.
+Owns: `run_pr` (one pull request: Tier 0 on the whole repository — eval specs of the touched skills
+only — the touched skills' missing or stale cases, the report, the commit-back, the sticky comment,
+the step summary and the outputs; `plan` splits that work into shards, `shard` runs one into
+fragments, `merge` folds them in and publishes as `pr`), `run_gate` (the committed evidence
+against the thresholds, no agent) and the pieces they share: which skills to evaluate, the base
+evidence, the fail-on rule, the job's budget.
 
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
@@ -12,6 +15,8 @@ Guarantees:
   (`local=True` writes the comment and the summary to files instead).
 - A GitHub failure after the evaluation (a 403 on the comment, a moved head) becomes a notice: the
   results on disk, the step summary and the outputs are still written.
+- A cancelled job (SIGINT/SIGTERM) still reports, commits what finished and notes the
+  cancellation; the runner's follow-up signals are ignored while it does.
 - The step's exit code follows `fail_on` (`flows.exit_for`), and the comment body is a function of
   the base and head evidence (its digest decides whether an existing comment is rewritten).
 
