@@ -573,6 +573,7 @@ def test_plan_shard_merge_jobs_commit_and_comment_once(
 
     code, out, err = run_action(pr, "plan")
     assert code == 0, out + err
+    assert "::error" not in out and "::warning" not in out  # Tier 0 is annotated by merge only
     planned = pr.outputs()
     assert json.loads(planned["matrix"]) == {"shard": ["1/2", "2/2"]}
     assert sessions(srv) == [] and gh.comments_on(REPO, 1) == []

@@ -248,7 +248,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         touched = _explicit(repo, inputs, everything=True)  # `mode: run`: every skill by default
     else:
         touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
-    if "checks" in inputs.tiers:
+    if "checks" in inputs.tiers and options.mode not in ("plan", "shard"):  # merge annotates
         _tier0(repo, config, commands, state, top, touched if ctx.pull_request else None)
     if touched.empty:
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
