@@ -133,6 +133,19 @@ def test_unparseable_results_stop_the_command_and_stay_untouched(
     assert snapshot(repo) == before
 
 
+@pytest.mark.parametrize("tier", ["triggers", "evals", "all"])
+def test_overwriting_waits_for_the_credentials_check(repo: Path, tier: str) -> None:
+    # --overwrite-unreadable-results deletes only once the run can start: without credentials
+    # the command stops (exit 2) and the unusable file is still there, byte for byte.
+    (repo / CHANGELOG / "results.json").write_text('{"schema": 2}')
+    before = snapshot(repo)
+    argv = ["run", tier, "--root", str(repo), "--overwrite-unreadable-results"]
+    code, _, err = run(argv, repo)
+    assert code == 2, err
+    assert "credentials" in err.lower() or "api key" in err.lower(), err
+    assert snapshot(repo) == before
+
+
 def test_old_schema_is_an_error_and_left_untouched(repo: Path) -> None:
     # Issue 9: a schema older than 3 no longer "starts fresh" (that overwrote stored results).
     (repo / CHANGELOG / "results.json").write_text('{"schema": 2}')

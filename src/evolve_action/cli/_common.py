@@ -17,9 +17,9 @@ from typing import TextIO
 
 from evolve_action.config import INSTALL_MODES, Config, with_flags
 from evolve_action.errors import EvolveError, UsageError
-from evolve_action.harness import Budget
+from evolve_action.harness import Budget, check_credentials
 from evolve_action.repo import Repository
-from evolve_action.results import discard_unusable
+from evolve_action.results import discard_unusable, load_results
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,17 +185,32 @@ def discard_unusable_results(
     def waiting(message: str) -> None:
         inv.stderr.write(f"warn: {message}\n")
 
-    for es in repo.eval_sets():
-        if (plugins and es.plugin not in plugins) or (skills and es.skill not in skills):
-            continue
-        if not es.results_dir.is_dir():
-            continue
+    chosen = [
+        es
+        for es in repo.eval_sets()
+        if not (plugins and es.plugin not in plugins)
+        and not (skills and es.skill not in skills)
+        and es.results_dir.is_dir()
+    ]
+    if any(_unusable(es.results_dir) for es in chosen):
+        # A run that cannot start must not have deleted anything: the credentials first.
+        check_credentials(inv.environ)
+    for es in chosen:
         removed = discard_unusable(es.results_dir, on_wait=waiting)
         if removed is not None:
             inv.stderr.write(
                 f"warn: removed unusable results file {repo.rel(removed)} "
                 "(--overwrite-unreadable-results); this run writes a fresh one\n"
             )
+
+
+def _unusable(results_dir: Path) -> bool:
+    """A results file is there and cannot be used (what the flag would delete)."""
+    try:
+        load_results(results_dir)
+    except EvolveError:
+        return True
+    return False
 
 
 def add_trigger_flags(
