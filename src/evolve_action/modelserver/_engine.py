@@ -176,15 +176,19 @@ def _bare(name: str) -> str:
     return name.rsplit(":", 1)[-1]
 
 
-_CWDS = tuple(
-    re.compile(rf"^\W*{label}:\s*(\S.*?)\s*$", re.MULTILINE)
-    for label in ("Primary working directory", "Working directory")
+_CWDS = (
+    *(
+        re.compile(rf"^\W*{label}:\s*(\S.*?)\s*$", re.MULTILINE)
+        for label in ("Primary working directory", "Working directory")
+    ),
+    re.compile(r"<cwd>\s*(\S.*?)\s*</cwd>"),
 )
 
 
 def working_directory(view: RequestView) -> str:
-    """The agent's working directory as Claude Code states it (`Primary working directory: …` in its
-    environment section; older versions: `Working directory: …`), else ``."""
+    """The agent's working directory as the agent states it (Claude Code: `Primary working
+    directory: …` in its environment section, older versions `Working directory: …`; Codex:
+    `<cwd>…</cwd>` in its `<environment_context>`), else ``."""
     for pattern in _CWDS:
         m = pattern.search(view.system)
         if m:
@@ -226,7 +230,7 @@ class Engine:
         if m.path is not None:
             if not m.path.search(view.path):
                 return False
-        elif not view.path.endswith("/v1/messages"):
+        elif not view.path.endswith(("/v1/messages", "/v1/responses")):
             return False
         checks: list[tuple[re.Pattern[str] | None, str]] = [
             (m.prompt, view.prompt),
@@ -385,19 +389,23 @@ class Engine:
             name = f"{route.namespace}:{name}"
         cwd = working_directory(view)
         bare = _bare(skill.name)
-        skill_md = (
-            f"{cwd}/.claude/skills/{bare}/SKILL.md" if cwd else f".claude/skills/{bare}/SKILL.md"
-        )
+        if skill.path:
+            skill_md = skill.path
+        else:
+            skill_md = (
+                f"{cwd}/.claude/skills/{bare}/SKILL.md"
+                if cwd
+                else f".claude/skills/{bare}/SKILL.md"
+            )
         note = f"routed to {name} (score {score:.2f})"
-        read_done = any(
-            n == "Read" and str(i.get("file_path", "")).endswith(f"/{bare}/SKILL.md")
-            for n, i in view.tool_uses
-        )
+        read_done = any(_reads(n, i, f"/{bare}/SKILL.md") for n, i in view.tool_uses)
         skill_done = any(n == "Skill" for n, _ in view.tool_uses)
-        if (route.read_first or route.read_only) and not read_done and not skill_done:
+        # Codex has no `Skill` tool: its agent uses a skill by reading the listed SKILL.md.
+        read_only = route.read_only or view.path.endswith("/v1/responses")
+        if (route.read_first or read_only) and not read_done and not skill_done:
             step = Step(tools=(ToolUse(name="Read", input={"file_path": skill_md}),))
             return self._blocks(rule, view, step, note=note)
-        if route.read_only or skill_done:
+        if read_only or skill_done:
             return self._blocks(rule, view, Step(text=route.answer), note=note, skill=name)
         step = Step(tools=(ToolUse(name="Skill", input={"skill": name}),))
         return self._blocks(rule, view, step, note=note)
@@ -430,6 +438,14 @@ class Engine:
             usage=rule.usage,
             note=note,
         )
+
+
+def _reads(name: str, tool_input: Mapping[str, Any], tail: str) -> bool:
+    """True when an earlier tool use read a file ending in `tail` (`Read`, or a shell command)."""
+    if name == "Read":
+        return str(tool_input.get("file_path", "")).endswith(tail)
+    command = tool_input.get("cmd", tool_input.get("command"))
+    return isinstance(command, str) and tail in command
 
 
 def verdict_tool(view: RequestView) -> str | None:

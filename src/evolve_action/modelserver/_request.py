@@ -24,10 +24,12 @@ _COMMAND_TAGS = re.compile(r"<(command-[a-z-]+|local-command-[a-z-]+)>.*?</\1>",
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Skill:
-    """One entry of the skill listing Claude Code sends."""
+    """One entry of the skill listing the agent sends."""
 
     name: str
     description: str
+    path: str = ""
+    """The listed `SKILL.md` path, when the listing gives one (Codex does; Claude Code does not)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

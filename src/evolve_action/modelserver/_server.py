@@ -22,9 +22,17 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from evolve_action.errors import EnvironmentProblem
-from evolve_action.modelserver._engine import Decision, Engine
+from evolve_action.modelserver._engine import Decision, Engine, working_directory
 from evolve_action.modelserver._policy import Policy
 from evolve_action.modelserver._request import count_tokens, view
+from evolve_action.modelserver._responses import (
+    RESPONSES_PATH,
+    codex_calls,
+    openai_error_body,
+    response_events,
+    responses_usage,
+    responses_view,
+)
 from evolve_action.modelserver._wire import (
     encode_event,
     error_body,
@@ -44,6 +52,9 @@ LOGGED_HEADERS = (
     "x-stainless-lang",
     "x-stainless-retry-count",
     "x-claude-code-session-id",
+    "originator",
+    "session-id",
+    "openai-beta",
 )
 """Request headers copied into each log entry."""
 
@@ -106,7 +117,12 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routes -----------------------------------------------------------------------------------
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
-        if path in ("/", "/health", "/healthz"):
+        if path == RESPONSES_PATH and self.headers.get("upgrade", "").lower() == "websocket":
+            # Codex tries a WebSocket first; 426 makes it use streaming HTTP at once.
+            self._send_json(
+                426, openai_error_body(426, "WebSocket is not supported: use HTTP streaming")
+            )
+        elif path in ("/", "/health", "/healthz"):
             self._send_json(200, {"status": "ok"})
         elif path == "/v1/models":
             self._send_json(200, {"data": [], "has_more": False, "first_id": None, "last_id": None})
@@ -160,7 +176,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "body": body,
                 }
             )
-            self._send_json(refused, error_body(refused, "invalid x-api-key (scripted auth_error)"))
+            message = "invalid x-api-key (scripted auth_error)"
+            if parts.path == RESPONSES_PATH:
+                self._send_json(refused, openai_error_body(refused, message))
+            else:
+                self._send_json(refused, error_body(refused, message))
             return
         if parts.path == "/v1/messages/count_tokens":
             tokens = count_tokens(body)
@@ -177,6 +197,9 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             )
             self._send_json(200, {"input_tokens": tokens})
+            return
+        if parts.path == RESPONSES_PATH:
+            self._responses(body, parts.path, parts.query, headers)
             return
         if parts.path != "/v1/messages":
             owner._log(
@@ -285,6 +308,85 @@ class _Handler(BaseHTTPRequestHandler):
                         self._chunk(
                             f'event: {name}\ndata: {{"type": "content_block_delta", "index": \n\n'.encode()
                         )
+                        self._drop()
+                        return
+                self._chunk(encode_event(name, data))
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _responses(
+        self, body: dict[str, Any], path: str, query: str, headers: dict[str, str]
+    ) -> None:
+        """`POST /v1/responses` (what Codex sends): decide as for Claude Code, answer in SSE."""
+        owner = self.server.owner
+        req = responses_view(body, path=path, session=headers.get("session-id"))
+        engine = owner._engine
+        decision = engine.decide(req)
+        seq = owner._next_seq()
+        model = decision.model or req.model or DEFAULT_MODEL
+        blocks = codex_calls(decision.blocks, req, working_directory(req))
+        usage = responses_usage(
+            body, blocks, turn=req.turn, cache=engine.policy.cache, override=decision.usage
+        )
+        fault = decision.fault
+        failed = fault is not None and bool(fault.status)
+        owner._log(
+            {
+                "seq": seq,
+                "session": req.session,
+                "path": path,
+                "query": query,
+                "headers": headers,
+                "model": req.model,
+                "stream": req.stream,
+                "turn": req.turn,
+                "prompt": req.prompt,
+                "last_user": req.last_user,
+                "tools": list(req.tools),
+                "skills": [s.name for s in req.skills],
+                "forced_tool": req.forced_tool,
+                "rule": decision.rule,
+                "note": decision.note,
+                "status": fault.status if failed and fault is not None else 200,
+                "fault": _fault_name(decision),
+                "stop_reason": None if failed else decision.stop_reason,
+                "reply": [dict(b) for b in blocks],
+                "usage": None if failed else usage,
+                "body": body,
+            }
+        )
+        if decision.delay_ms:
+            time.sleep(decision.delay_ms / 1000)
+        if fault is not None and fault.status:
+            extra = (
+                {"retry-after": _fmt(fault.retry_after)} if fault.retry_after is not None else {}
+            )
+            self._send_json(fault.status, openai_error_body(fault.status, fault.message), extra)
+            return
+        events = response_events(seq=seq, model=model, blocks=blocks, usage=usage)
+        if not req.stream:
+            if fault is not None and fault.disconnect:
+                self._drop()
+                return
+            self._send_json(200, events[-1][1]["response"])
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("x-request-id", f"req_{seq}")
+        self.end_headers()
+        try:
+            for name, data in events:
+                if fault is not None and name.endswith((".delta", "response.completed")):
+                    if fault.disconnect:
+                        self._chunk(encode_event(name, data))
+                        self._drop()
+                        return
+                    if fault.malformed:
+                        self._chunk(f'event: {name}\ndata: {{"type": "{name}", \n\n'.encode())
                         self._drop()
                         return
                 self._chunk(encode_event(name, data))
