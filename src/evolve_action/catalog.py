@@ -62,7 +62,7 @@ EVAL_HARNESSES: frozenset[str] = frozenset(
 )
 """Harnesses that can run Tier 2 evals (gemini runs triggers only)."""
 
-RUNNABLE_HARNESSES: frozenset[str] = frozenset({"claude"})
+RUNNABLE_HARNESSES: frozenset[str] = frozenset({"claude", "codex"})
 """Harnesses evolve-action can start sessions with; evidence from the others is read, never made."""
 
 USAGE_HARNESSES: frozenset[str] = frozenset({"claude", "codex", "grok"})

@@ -46,6 +46,12 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
     ("evolve_action.harness", "evolve_action.harness._claude_code"): (
         "start-up: `claude_agent_sdk` takes ~0.3 s to import; only a real agent session needs it"
     ),
+    ("evolve_action.harness._agents", "evolve_action.harness._claude_code"): (
+        "start-up: a sweep imports only the agent CLIs its models use (`claude_agent_sdk` is slow)"
+    ),
+    ("evolve_action.harness._agents", "evolve_action.harness._codex"): (
+        "start-up: a sweep imports only the agent CLIs its models use"
+    ),
     ("evolve_action.specs", "evolve_action.specs._validation"): (
         "start-up: `jsonschema` and `referencing` are only needed when specs are validated"
     ),

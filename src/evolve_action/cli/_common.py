@@ -272,3 +272,15 @@ def print_budget(inv: Invocation, budget: Budget | None) -> None:
     """The closing `WARN: budget: …` line when the cap stopped the sweep."""
     if budget is not None and (line := budget.summary()):
         inv.stderr.write(f"WARN: {line}\n")
+
+
+def no_model_error() -> UsageError:
+    """The error of a run whose selected models have no harness this machine can start."""
+    return UsageError(
+        "no model to run: no selected model has an available harness "
+        "(claude; codex for openai/* models when installed)",
+        hint=(
+            "check --model and the config's models/harnesses; install Codex with "
+            "scripts/install.sh --harness codex"
+        ),
+    )

@@ -19,6 +19,7 @@ from evolve_action.cli._common import (
     budget_from,
     check_filters,
     discard_unusable_results,
+    no_model_error,
     print_budget,
     print_notices,
     require_positive,
@@ -157,10 +158,7 @@ def handle(inv: Invocation) -> int:
     if not planned.models:  # before the dry run too: it exits as the run would
         for w in planned.warnings:
             inv.stderr.write(f"{w}\n")
-        raise UsageError(
-            "no model to run: no selected model has an available harness (claude)",
-            hint="check --model and the config's models/harnesses",
-        )
+        raise no_model_error()
     if args.dry_run:
         print_dry_run(inv, planned)
         return 0

@@ -17,6 +17,7 @@ from evolve_action.cli._common import Invocation, add_repo_flags
 from evolve_action.config import load_config, with_flags
 from evolve_action.errors import UsageError
 from evolve_action.flows import ReportOptions, ReportOutcome, regenerate_report
+from evolve_action.harness import available_harnesses
 from evolve_action.repo import discover
 from evolve_action.report import GateOptions, parse_maturity
 
@@ -118,6 +119,7 @@ def resolve_options(
         ),
         junit=junit,
         stale_results=config.stale_results,
+        harnesses_here=frozenset(available_harnesses(environ, dry_run=True)),
     )
 
 

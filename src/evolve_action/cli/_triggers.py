@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     budget_from,
     check_filters,
     discard_unusable_results,
+    no_model_error,
     print_budget,
     print_notices,
     require_positive,
@@ -28,10 +29,9 @@ from evolve_action.cli._common import (
     with_install_flag,
 )
 from evolve_action.config import Config, resolve_repository
-from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
 from evolve_action.flows import trigger_options
-from evolve_action.harness import check_for_models, claude_code_harness, default_jobs, sweep_failed
+from evolve_action.harness import agent_harness, check_for_models, default_jobs, sweep_failed
 from evolve_action.repo import Repository
 
 
@@ -135,10 +135,7 @@ def handle(inv: Invocation) -> int:
     else:
         reporter = LineReporter(inv.stdout, live=_isatty(inv.stdout))
     if not options.models:  # before the dry run too: it exits as the run would
-        raise UsageError(
-            "no model to run: no selected model has an available harness (claude)",
-            hint="check --model and the config's models/harnesses",
-        )
+        raise no_model_error()
     if args.dry_run:
         p, _, warnings = triggers.make_plan(options)
         for w in warnings:
@@ -148,8 +145,8 @@ def handle(inv: Invocation) -> int:
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
     if any(u.cases for u in triggers.make_plan(options)[0].units):
-        check_for_models(inv.environ, options.models)  # exit 2 before any session
-    harness = claude_code_harness(inv.environ)
+        check_for_models(inv.environ, options.models, judge=False)  # exit 2 before any session
+    harness = agent_harness(inv.environ)
     outcome = asyncio.run(triggers.run(options, reporter, harness))
     print_budget(inv, options.budget)
     if outcome.all_failed:

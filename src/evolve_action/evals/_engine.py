@@ -40,6 +40,7 @@ from evolve_action import harness as lifecycle
 from evolve_action import plan as planning
 from evolve_action import results as res
 from evolve_action.catalog import (
+    RUNNABLE_HARNESSES,
     BoundModel,
     Catalog,
     build_catalog,
@@ -76,8 +77,8 @@ from evolve_action.harness import (
     SessionTally,
     TokenCounter,
     Transcript,
+    agent_harness,
     available_harnesses,
-    claude_code_harness,
     default_cache_path,
     remove_workspace,
     runtime_error,
@@ -191,8 +192,8 @@ def plan_evals(
         tier="evals",
     )
     warnings = [f"WARN: {w}" for w in selection.warnings]
-    # Only the claude harness runs evals here; other bindings would need their own CLIs.
-    bound = tuple(b for b in selection.models if b.harness == "claude")
+    # Only the harnesses evolve-action can start run evals; other bindings need their own CLIs.
+    bound = tuple(b for b in selection.models if b.harness in RUNNABLE_HARNESSES)
     eval_sets = tuple(es for es in repository.eval_sets() if es.evals_path is not None)
     chosen = [
         es
@@ -340,6 +341,7 @@ async def run_case(
             permission_mode="bypassPermissions",
             config_dir=home,
             expect_skill="" if baseline else skill_dir.name,
+            harness=model.harness,
         )
         transcript = await sweep.harness.run(spec)
         if sweep.budget is not None:
@@ -477,7 +479,7 @@ async def run_evals(
             concurrency=max(options.jobs, 1),
         )
     sweep = _Sweep(
-        harness=harness or claude_code_harness(environ),
+        harness=harness or agent_harness(environ),
         judge=the_judge,
         environ=environ,
         reporter=reporter,

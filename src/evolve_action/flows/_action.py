@@ -78,8 +78,9 @@ from evolve_action.github import (
 from evolve_action.harness import (
     CREDENTIAL_VARS,
     Budget,
+    agent_harness,
+    available_harnesses,
     check_for_models,
-    claude_code_harness,
     default_jobs,
     deferred_signals,
     sweep_failed,
@@ -527,7 +528,12 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
     )
     outcome = regenerate_report(
         ReportOptions(
-            repo=repo, config=config, results_format=config.results_format, check=True, gate=gate
+            repo=repo,
+            config=config,
+            results_format=config.results_format,
+            check=True,
+            gate=gate,
+            harnesses_here=frozenset(available_harnesses(environ, dry_run=True)),
         ),
         cwd=cwd,
     )
@@ -741,10 +747,10 @@ def _evaluate(
             n = sum(len(u.cases) for u in planned.units)
             if n:
                 if not checked:
-                    check_for_models(agent_env, built.options.models)
+                    check_for_models(agent_env, built.options.models, judge=False)
                     checked = True
                 outcome = asyncio.run(
-                    triggers.run(built.options, reporter, claude_code_harness(agent_env))
+                    triggers.run(built.options, reporter, agent_harness(agent_env))
                 )
                 if outcome.all_failed:
                     raise sweep_failed(outcome.all_failed, tier="triggers")

@@ -79,6 +79,9 @@ class ReportOptions:
     """`keep` (default) or `drop` for model entries outside the configured models."""
     tool_version: str = __version__
     """Written as `tool_version` of the rollup document."""
+    harnesses_here: frozenset[str] = frozenset({"claude"})
+    """The agent CLIs this machine can run (`harness.available_harnesses`): the strict gate asks
+    only for evidence one of them could produce."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,7 +189,9 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
                     stale=tuple(stale),
                 )
             )
-        required, not_required = gate_models(catalog, active, cfg.harnesses)
+        required, not_required = gate_models(
+            catalog, active, cfg.harnesses, runnable=opts.harnesses_here
+        )
         if opts.gate.strict and opts.gate.models is None and not_required:
             notices.append(
                 f"note: --strict: {len(not_required)} model(s) no allowed harness here can run "

@@ -25,7 +25,7 @@ from evolve_action.config import Config, resolve_results_format
 from evolve_action.events import Reporter
 from evolve_action.flows._report import ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.flows._tiers import trigger_options
-from evolve_action.harness import check_for_models, claude_code_harness, sweep_failed
+from evolve_action.harness import agent_harness, check_for_models, sweep_failed
 from evolve_action.repo import Repository
 
 __all__ = [
@@ -171,10 +171,12 @@ def run_all(
     else:
         step(TriggersReady(warnings=built.warnings))
         if any(u.cases for u in triggers.make_plan(built.options)[0].units):
-            check_for_models(environ, built.options.models)  # exit 2 before any session
+            check_for_models(
+                environ, built.options.models, judge=False
+            )  # exit 2 before any session
             credentials_checked = True
         trig = asyncio.run(
-            triggers.run(built.options, reporter, claude_code_harness(built.options.environ))
+            triggers.run(built.options, reporter, agent_harness(built.options.environ))
         )
         if trig.all_failed:
             raise sweep_failed(trig.all_failed, tier="triggers")

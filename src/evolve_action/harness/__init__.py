@@ -1,8 +1,10 @@
 """Agent harnesses: the only layer that starts agent sessions, and what every session needs.
 
 Owns: the harness seam (`Harness` protocol, `SessionSpec`, `Transcript`, `ToolCall`, `Usage`,
-`ErrorClass`, `runtime_error`), the Claude Code harness (through `claude-agent-sdk`), locating the
-CLI and which agent CLIs this machine can run (`available_harnesses`), throwaway workspaces
+`ErrorClass`, `runtime_error`), the Claude Code harness (through `claude-agent-sdk`), the OpenAI
+Codex harness (`codex exec --json`), the one harness sweeps use (`agent_harness`: each session
+through the CLI its spec names), locating the CLIs and which of them this machine can run
+(`available_harnesses`), throwaway workspaces
 (`create_workspace`, `create_trigger_workspace`), the allowlisted child environment and the one
 Anthropic credential choice (`safe_env`, `chosen_credential`), token counting with its cache
 (`TokenCounter`, `estimate`), and the one Anthropic SDK client factory (`anthropic_client`,
@@ -13,10 +15,12 @@ The Claude Code names are loaded lazily (importing `claude_agent_sdk` is slow), 
 facade stays cheap.
 
 Files (private; import from this package):
+- `_agents`: one harness for every agent CLI, dispatching on `SessionSpec.harness`.
+- `_codex`: the OpenAI Codex harness: one session through `codex exec --json`.
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
 - `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
-- `_locate`: locating the Claude Code CLI without importing `claude-agent-sdk`.
+- `_locate`: locating the agent CLIs (Claude Code, Codex) without importing `claude-agent-sdk`.
 - `_procenv`: the allowlisted environment every child process gets.
 - `_tokens`: token estimates through the vendor counting API, with a disk cache.
 - `_workspace`: throwaway agent workspaces (temp dir, skills installed, one git commit).
@@ -27,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evolve_action.harness._agents import AgentHarness
 from evolve_action.harness._base import (
     ErrorClass,
     Harness,
@@ -48,7 +53,13 @@ from evolve_action.harness._lifecycle import (
     sweep_stale,
     termination_signals,
 )
-from evolve_action.harness._locate import available_harnesses, default_jobs, find_cli
+from evolve_action.harness._locate import (
+    CODEX_INSTALL,
+    available_harnesses,
+    default_jobs,
+    find_cli,
+    find_codex,
+)
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -57,7 +68,13 @@ from evolve_action.harness._preflight import (
     config_dir_credentials,
     sweep_failed,
 )
-from evolve_action.harness._procenv import CREDENTIAL_VARS, chosen_credential, safe_env
+from evolve_action.harness._procenv import (
+    CREDENTIAL_VARS,
+    OPENAI_CREDENTIAL_VARS,
+    chosen_credential,
+    openai_credential,
+    safe_env,
+)
 from evolve_action.harness._sandbox import (
     Probe,
     probe,
@@ -96,6 +113,11 @@ def claude_code_harness(environ: Mapping[str, str]) -> Harness:
     return ClaudeCodeHarness(environ)
 
 
+def agent_harness(environ: Mapping[str, str]) -> Harness:
+    """The harness sweeps use: each session runs through the CLI its spec names (`AgentHarness`)."""
+    return AgentHarness(environ)
+
+
 def __getattr__(name: str) -> Any:
     # `claude_agent_sdk` is slow to import: load the Claude Code harness on first use only.
     if name in _LAZY:
@@ -106,9 +128,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CODEX_INSTALL",
     "CREDENTIAL_VARS",
+    "OPENAI_CREDENTIAL_VARS",
     "PREFLIGHT_MODEL",
     "SKILLS_DIR",
+    "AgentHarness",
     "Budget",
     "Caught",
     "ClaudeCodeHarness",
@@ -124,6 +149,7 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "Usage",
+    "agent_harness",
     "anthropic_client",
     "available_harnesses",
     "cache_key",
@@ -141,7 +167,9 @@ __all__ = [
     "estimate",
     "estimate_payload",
     "find_cli",
+    "find_codex",
     "keep_scratch",
+    "openai_credential",
     "outside_links",
     "plugin_skill_dirs",
     "probe",

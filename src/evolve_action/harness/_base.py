@@ -61,6 +61,9 @@ class ToolCall:
     raw_input: str
     """The input as compact JSON text (what `tool_call` patterns match against)."""
     id: str = ""
+    harness: str = "claude"
+    """The harness that reported it: Claude Code's tools (`Skill`, `Read`, `Bash`…) or Codex's
+    items (`command_execution`, `file_change`…); what counts as a trigger hit differs."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,7 +134,8 @@ class SessionSpec:
 
     prompt: str
     workspace: Path
-    """The session's working directory (skills under `<workspace>/.claude/skills`)."""
+    """The session's working directory (skills under `<workspace>/.claude/skills`; the Codex
+    harness links them under `.agents/skills`)."""
     model: str
     """The harness-specific model id (e.g. `claude-sonnet-4-6`)."""
     max_turns: int = DEFAULT_MAX_TURNS
@@ -148,6 +152,8 @@ class SessionSpec:
     session is an error (`ErrorClass.SKILL_NOT_LOADED`), never a miss."""
     plugin_dirs: tuple[Path, ...] = ()
     """Plugins loaded as users install them (`--plugin-dir`: namespaced skills, hooks run)."""
+    harness: str = "claude"
+    """The agent CLI to run (`claude` or `codex`: the model's bound harness)."""
 
 
 class Harness(Protocol):

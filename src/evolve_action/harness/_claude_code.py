@@ -178,28 +178,6 @@ def exec_wrapper_script(
     return "\n".join(lines)
 
 
-# Run by the wrapper between `setsid` and `env -i` when there is no sandbox: the CLI gets SIGKILL
-# when our process dies (PR_SET_PDEATHSIG survives exec), also if we died before it was set.
-_PDEATHSIG_HELPER = (
-    "import ctypes,os,sys\n"
-    "ctypes.CDLL(None,use_errno=True).prctl(1,9,0,0,0)\n"
-    "os.getppid()==int(sys.argv[1]) or os._exit(137)\n"
-    "os.execvp(sys.argv[2],sys.argv[2:])\n"
-)
-
-
-def launcher_argv(
-    found: sandbox.Probe, *, writable: Sequence[Path], chdir: Path, python: str
-) -> list[str]:
-    """The wrapper's launcher: bubblewrap confining the agent to `writable` (it dies with us), or,
-    without a sandbox on Linux, the parent-death helper (`prctl(PR_SET_PDEATHSIG, SIGKILL)`)."""
-    if found.available:
-        return sandbox.wrap(found, writable=writable, chdir=chdir)
-    if os.uname().sysname == "Linux":  # (a runtime check: prctl is Linux-only)
-        return [python, "-I", "-S", "-c", _PDEATHSIG_HELPER, "$PPID"]
-    return []
-
-
 def _sh_quote(s: str) -> str:
     return "'" + s.replace("'", "'\\''") + "'"
 
@@ -468,7 +446,7 @@ async def run_session(
         # The agent's temp files live in its config dir: removed with it, and writable in the sandbox.
         (config_dir / "tmp").mkdir(exist_ok=True)
         env["TMPDIR"] = str(config_dir / "tmp")
-        launcher = launcher_argv(
+        launcher = sandbox.launcher_argv(
             confine,
             writable=[spec.workspace, config_dir],
             chdir=spec.workspace,

@@ -1,7 +1,11 @@
-"""Locating the Claude Code CLI without importing `claude-agent-sdk` (slow to import).
+"""Locating the agent CLIs without importing `claude-agent-sdk` (slow to import).
 
-Owns: `find_cli` and `available_harnesses` (which agent CLIs this machine can run). Guarantees: prefers the CLI bundled in the installed `claude-agent-sdk` wheel, then
-`claude` on the given PATH; raises `EnvironmentProblem` when neither exists. Never starts processes.
+Owns: `find_cli` (Claude Code), `find_codex` (OpenAI Codex) and `available_harnesses` (which agent
+CLIs this machine can run). Guarantees: Claude Code is the CLI bundled in the installed
+`claude-agent-sdk` wheel, else `claude` on the given PATH; Codex is `codex` on the given PATH, else
+the project's own install (`scripts/install.sh --harness codex` puts it in the virtual environment,
+`<venv>/codex/node_modules/.bin/codex`); a missing CLI raises `EnvironmentProblem` saying how to
+install it. Never starts processes.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,24 +36,54 @@ def find_cli(environ: Mapping[str, str] | None = None) -> Path:
     )
 
 
+CODEX_INSTALL = Path("codex") / "node_modules" / ".bin" / "codex"
+"""The project's own Codex install, relative to the virtual environment (`sys.prefix`)."""
+CODEX_PACKAGE = "@openai/codex"
+
+
+def find_codex(environ: Mapping[str, str] | None = None) -> Path:
+    """The Codex CLI: `codex` on the given PATH, else the project's own install."""
+    found = shutil.which("codex", path=(environ or {}).get("PATH"))
+    if found:
+        return Path(found)
+    own = Path(sys.prefix) / CODEX_INSTALL
+    if own.is_file() and os.access(own, os.X_OK):
+        return own
+    raise EnvironmentProblem(
+        "OpenAI Codex CLI not found (neither `codex` on PATH nor the project's own install)",
+        hint=(
+            "scripts/install.sh --harness codex .venv (npm package "
+            f"{CODEX_PACKAGE}, pinned), or npm install -g {CODEX_PACKAGE}"
+        ),
+    )
+
+
 def available_harnesses(
     environ: Mapping[str, str], *, dry_run: bool = False, required: bool = False
 ) -> set[str]:
-    """The agent harnesses this machine can run: `{"claude"}` when the Claude Code CLI is found.
+    """The agent harnesses this machine can run: `claude` when the Claude Code CLI is found,
+    `codex` when the Codex CLI is.
 
-    A dry run starts no session, so it plans as if the CLI were installed. Otherwise a missing CLI
-    gives an empty set, or, with `required`, raises the `EnvironmentProblem` that says how to
-    install it (for a command that can do nothing without it).
+    A dry run starts no session, so it plans Claude Code as if it were installed (it comes with
+    the package); Codex is an opt-in install, so it is planned only when found. Otherwise a missing
+    Claude Code CLI is left out, or, with `required` and no CLI at all, raises the
+    `EnvironmentProblem` that says how to install it (for a command that can do nothing without it).
     """
+    found: set[str] = set()
+    try:
+        find_codex(environ)
+        found.add("codex")
+    except EnvironmentProblem:
+        pass
     if dry_run:
-        return {"claude"}
+        return found | {"claude"}
     try:
         find_cli(environ)
+        found.add("claude")
     except EnvironmentProblem:
-        if required:
+        if required and not found:
             raise
-        return set()
-    return {"claude"}
+    return found
 
 
 def default_jobs() -> int:

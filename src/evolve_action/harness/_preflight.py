@@ -9,7 +9,8 @@ one cause it trips, so the sweep stops launching sessions, and `all_failed` name
 no session of the sweep succeeded).
 
 Guarantees: never prints and never reads `os.environ` (callers pass the environment); a dry run or
-`report` never calls it. Bedrock/Vertex (`CLAUDE_CODE_USE_BEDROCK`/`_VERTEX`) are not checked (their
+`report` never calls it. Codex sessions (openai/* models) also need an OpenAI key the endpoint accepts
+(`check_openai_credentials`). Bedrock/Vertex (`CLAUDE_CODE_USE_BEDROCK`/`_VERTEX`) are not checked (their
 credentials are the cloud's own). Never does: run agent sessions or write results.
 """
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import urllib.error
+import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,12 +145,72 @@ __all__ = [
     "SessionTally",
     "check_credentials",
     "check_for_models",
+    "check_openai_credentials",
     "config_dir_credentials",
     "sweep_failed",
 ]
 
 
-def check_for_models(environ: Mapping[str, str], models: Iterable[BoundModel]) -> None:
-    """`check_credentials`, naming the sweep's first Anthropic model in the counting call."""
+def check_for_models(
+    environ: Mapping[str, str], models: Iterable[BoundModel], *, judge: bool = True
+) -> None:
+    """`check_credentials`, naming the sweep's first Anthropic model in the counting call, unless
+    every model runs through Codex and no judge runs (a trigger sweep of openai/* models needs no
+    Anthropic key); then `check_openai_credentials` when a model runs through Codex."""
+    models = list(models)
     anthropic_ids = [m.model.id for m in models if m.model.provider == "anthropic"]
-    check_credentials(environ, model=anthropic_ids[0] if anthropic_ids else PREFLIGHT_MODEL)
+    if judge or any(m.harness != "codex" for m in models):
+        check_credentials(environ, model=anthropic_ids[0] if anthropic_ids else PREFLIGHT_MODEL)
+    if any(m.harness == "codex" for m in models):
+        check_openai_credentials(environ)
+
+
+OPENAI_HINT = "set OPENAI_API_KEY (or EVOLVE_OPENAI_API_KEY); Codex sessions use it"
+OPENAI_PUBLIC_URL = "https://api.openai.com/v1"
+
+
+def check_openai_credentials(environ: Mapping[str, str], *, timeout: float = 15.0) -> None:
+    """Raise `EnvironmentProblem` unless the OpenAI endpoint accepts the Codex sessions' key.
+
+    One `GET <base>/models` (free) with the key, to `OPENAI_BASE_URL` (else the public API):
+    401/403 → refused; a connection failure → unreachable; no key → missing. Any other answer lets
+    the sweep go on (its sessions report what happens).
+    """
+    chosen = procenv.openai_credential(environ)
+    if chosen is None:
+        raise EnvironmentProblem(
+            "no OpenAI credentials: no Codex session (openai/* models) can run",
+            hint=OPENAI_HINT + "; nothing was run or written",
+        )
+    name, key = chosen
+    base_url = procenv.openai_base_url(environ) or OPENAI_PUBLIC_URL
+    request = urllib.request.Request(
+        f"{base_url}/models", headers={"Authorization": f"Bearer {key}"}, method="GET"
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler(_proxies(environ)))
+    try:
+        with opener.open(request, timeout=timeout):
+            return
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            raise EnvironmentProblem(
+                f"the OpenAI API at {base_url} refused {name} (HTTP {exc.code}): the key is "
+                "invalid, expired or revoked",
+                hint=f"set a valid {name} ({OPENAI_HINT}); nothing was run or written",
+            ) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise EnvironmentProblem(
+            f"cannot reach the OpenAI API at {base_url}: {reason}",
+            hint="check the network and OPENAI_BASE_URL; nothing was run or written",
+        ) from None
+
+
+def _proxies(environ: Mapping[str, str]) -> dict[str, str]:
+    """The proxies of the given environment (never of `os.environ`)."""
+    out: dict[str, str] = {}
+    for scheme in ("http", "https"):
+        value = environ.get(f"{scheme}_proxy") or environ.get(f"{scheme.upper()}_PROXY")
+        if value:
+            out[scheme] = value
+    return out

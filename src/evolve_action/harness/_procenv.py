@@ -1,7 +1,8 @@
 """The allowlisted environment every child process (agent, `command` assertion, git) gets.
 
-Owns: `safe_env`, and the one choice of Anthropic credential (`chosen_credential`,
-`agent_credential_env`) shared by the agent, the judge and token counting. Guarantees: `GITHUB_TOKEN`, `GH_TOKEN`, `ACTIONS_*` tokens and every `INPUT_*`
+Owns: `safe_env`, the one choice of Anthropic credential (`chosen_credential`,
+`agent_credential_env`) shared by the agent, the judge and token counting, and the one choice of
+OpenAI credential and endpoint for Codex (`openai_credential`, `openai_base_url`). Guarantees: `GITHUB_TOKEN`, `GH_TOKEN`, `ACTIONS_*` tokens and every `INPUT_*`
 variable never reach a child, whatever the caller passes in `extra`. Never reads `os.environ` itself:
 callers pass the environment they were given.
 """
@@ -110,6 +111,25 @@ def agent_credential_env(environ: Mapping[str, str]) -> dict[str, str]:
     if chosen is None:
         return {}
     return {_AGENT_CREDENTIAL_NAME[chosen[0]]: chosen[1]}
+
+
+OPENAI_CREDENTIAL_VARS: tuple[str, ...] = (
+    "EVOLVE_OPENAI_API_KEY",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+)
+"""OpenAI credentials (for Codex), first set wins; the agent gets it as `OPENAI_API_KEY`."""
+
+
+def openai_credential(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The OpenAI credential in use: `(name, value)` of the first set `OPENAI_CREDENTIAL_VARS`."""
+    name = next((n for n in OPENAI_CREDENTIAL_VARS if environ.get(n)), None)
+    return None if name is None else (name, environ[name])
+
+
+def openai_base_url(environ: Mapping[str, str]) -> str:
+    """The user's OpenAI endpoint (`OPENAI_BASE_URL`, trailing `/` removed), or `""` for the public API."""
+    return (environ.get("OPENAI_BASE_URL") or "").strip().rstrip("/")
 
 
 AGENT_PASSTHROUGH: frozenset[str] = AGENT_ALLOW - frozenset(CREDENTIAL_VARS)

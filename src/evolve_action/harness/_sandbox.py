@@ -16,13 +16,14 @@ says so.
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Probe", "probe", "unavailable_line", "wrap"]
+__all__ = ["Probe", "launcher_argv", "probe", "unavailable_line", "wrap"]
 
 _PROBE_TIMEOUT = 20.0
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})  # the config's boolean spellings
@@ -99,3 +100,23 @@ def unavailable_line(found: Probe) -> str:
         f"note: no OS sandbox ({found.reason}); agents and command assertions run unconfined "
         "(install bubblewrap to confine them to their workspace)"
     )
+
+
+# Run by the wrapper between `setsid` and `env -i` when there is no sandbox: the CLI gets SIGKILL
+# when our process dies (PR_SET_PDEATHSIG survives exec), also if we died before it was set.
+_PDEATHSIG_HELPER = (
+    "import ctypes,os,sys\n"
+    "ctypes.CDLL(None,use_errno=True).prctl(1,9,0,0,0)\n"
+    "os.getppid()==int(sys.argv[1]) or os._exit(137)\n"
+    "os.execvp(sys.argv[2],sys.argv[2:])\n"
+)
+
+
+def launcher_argv(found: Probe, *, writable: Sequence[Path], chdir: Path, python: str) -> list[str]:
+    """The wrapper's launcher: bubblewrap confining the agent to `writable` (it dies with us), or,
+    without a sandbox on Linux, the parent-death helper (`prctl(PR_SET_PDEATHSIG, SIGKILL)`)."""
+    if found.available:
+        return wrap(found, writable=writable, chdir=chdir)
+    if os.uname().sysname == "Linux":  # (a runtime check: prctl is Linux-only)
+        return [python, "-I", "-S", "-c", _PDEATHSIG_HELPER, "$PPID"]
+    return []

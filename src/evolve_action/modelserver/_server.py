@@ -125,7 +125,20 @@ class _Handler(BaseHTTPRequestHandler):
         elif path in ("/", "/health", "/healthz"):
             self._send_json(200, {"status": "ok"})
         elif path == "/v1/models":
-            self._send_json(200, {"data": [], "has_more": False, "first_id": None, "last_id": None})
+            refused = self.server.owner._engine.policy.auth_error
+            if refused is not None:  # a revoked key: the OpenAI key check is refused too
+                self._send_json(refused, openai_error_body(refused, "invalid api key (scripted)"))
+                return
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [],
+                    "has_more": False,
+                    "first_id": None,
+                    "last_id": None,
+                },
+            )
         else:
             self._send_json(404, error_body(404, f"no route for GET {path}"))
 

@@ -95,24 +95,28 @@ def build_report(
 
 
 def gate_models(
-    catalog: Catalog, active: frozenset[str] | None, harnesses: Sequence[str] | None = None
+    catalog: Catalog,
+    active: frozenset[str] | None,
+    harnesses: Sequence[str] | None = None,
+    *,
+    runnable: frozenset[str] = RUNNABLE_HARNESSES,
 ) -> tuple[list[str], list[str]]:
     """The strict-mode model matrix: `(required, not required)` model keys.
 
     Required: every active model (all catalog models when unrestricted) that an allowed harness
-    (config `harnesses`, else all) this tool can run supports; evidence for the others could never
+    (config `harnesses`, else all) this tool can run here (`runnable`: the CLIs installed) supports; evidence for the others could never
     be produced here, so it is not asked for. Deliberate deviation from evolve (report spec §7
     quirk 10): evolve uses only the `models` tokens, so a configured model no allowed harness
     can run is reported missing forever.
     """
     allowed = [h.strip() for h in harnesses or () if h.strip()]
-    runnable = [h for h in RUNNABLE_HARNESSES if not allowed or h in allowed]
+    usable = [h for h in sorted(runnable & RUNNABLE_HARNESSES) if not allowed or h in allowed]
     required: list[str] = []
     skipped: list[str] = []
     for m in catalog.models:
         if active is not None and m.key not in active:
             continue
-        (required if any(m.supports(h) for h in runnable) else skipped).append(m.key)
+        (required if any(m.supports(h) for h in usable) else skipped).append(m.key)
     return required, skipped
 
 

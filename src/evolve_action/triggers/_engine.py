@@ -607,6 +607,7 @@ async def _run_once(
         permission_mode="default",
         expect_skill=skill,
         plugin_dirs=(plugin_dir,) if plugin_dir is not None else (),
+        harness=model.harness,
     )
     seconds = 0.0
     attempts = 0

@@ -5,13 +5,16 @@ Owns: `RunResult`, `is_hit`, `classify_run`, `passes`, `decided`, `should_launch
 `triggers`, so callers keep importing from there.
 
 Guarantees: pure (no I/O, no clock, no processes). A hit is a `Skill` call naming the skill
-exactly (`name` or `<namespace>:name`) or a `Read` of its `skills/<name>/SKILL.md`; verdicts use
+exactly (`name` or `<namespace>:name`) or a `Read` of its `skills/<name>/SKILL.md` (Claude Code),
+or a Codex tool call that mentions `<name>/SKILL.md`; verdicts use
 completed runs only; early stop never changes a verdict. Never does: run sessions or write results.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -26,6 +29,7 @@ __all__ = [
     "classify_run",
     "decided",
     "is_hit",
+    "mentions_skill_file",
     "passes",
     "query_line",
     "score",
@@ -47,7 +51,14 @@ class RunResult(StrEnum):
 
 
 def is_hit(call: ToolCall, skill: str) -> bool:
-    """True when `call` invokes `skill`: `Skill` naming it exactly (optionally `ns:`), or a `Read` of its SKILL.md."""
+    """True when `call` invokes `skill`.
+
+    Claude Code: `Skill` naming it exactly (optionally `ns:`), or a `Read` of its SKILL.md. Codex
+    (evolve's rule: the agent reading the skill file): any tool call that mentions
+    `<skill>/SKILL.md` (see `mentions_skill_file`).
+    """
+    if call.harness == "codex":
+        return mentions_skill_file(call.input, skill)
     if call.name == "Skill":
         named = call.input.get("skill")
         if not isinstance(named, str):
@@ -61,6 +72,24 @@ def is_hit(call: ToolCall, skill: str) -> bool:
         norm = posixpath.normpath(path.replace("\\", "/"))
         tail = f"skills/{skill}/SKILL.md"
         return norm == tail or norm.endswith("/" + tail)
+    return False
+
+
+def mentions_skill_file(value: object, skill: str) -> bool:
+    """True when a string in `value` (nested mappings and lists included) names `<skill>/SKILL.md`
+    right after a path separator, whitespace, a quote, `=` or the start, so a sibling
+    `frob-extra/SKILL.md` (or `xfrob/SKILL.md`) never counts for `frob`."""
+    pattern = re.compile(r"(?:^|[/\s'\"`=])" + re.escape(skill) + r"/SKILL\.md")
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if pattern.search(item):
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
     return False
 
 
