@@ -281,6 +281,6 @@ def no_model_error() -> UsageError:
         "(claude; codex for openai/* models when installed)",
         hint=(
             "check --model and the config's models/harnesses; install Codex with "
-            "scripts/install.sh --harness codex"
+            "evolve-action install codex"
         ),
     )

@@ -22,6 +22,7 @@ from evolve_action.cli import (
     _checks,
     _demo,
     _evals,
+    _install,
     _model_server,
     _report,
     _shard,
@@ -35,7 +36,14 @@ from evolve_action.sanitise import gate
 # Subcommands of `evolve-action run …` and top-level subcommands, in help order; each module
 # registers its parser and handler (`register(subparsers)`).
 RUN_COMMANDS: tuple[ModuleType, ...] = (_checks, _triggers, _evals, _all)
-TOP_COMMANDS: tuple[ModuleType, ...] = (_model_server, _report, _demo, _action, _shard)
+TOP_COMMANDS: tuple[ModuleType, ...] = (
+    _model_server,
+    _report,
+    _demo,
+    _action,
+    _shard,
+    _install,
+)
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

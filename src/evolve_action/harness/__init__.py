@@ -17,6 +17,7 @@ facade stays cheap.
 Files (private; import from this package):
 - `_agents`: one harness for every agent CLI, dispatching on `SessionSpec.harness`.
 - `_codex`: the OpenAI Codex harness: one session through `codex exec --json`.
+- `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
 - `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
@@ -44,6 +45,7 @@ from evolve_action.harness._base import (
     runtime_error,
 )
 from evolve_action.harness._budget import Budget, SkippedUnit, session_cost_usd
+from evolve_action.harness._install import CODEX_VERSION, install_codex, installed_codex_version
 from evolve_action.harness._lifecycle import (
     Caught,
     deferred_signals,
@@ -129,6 +131,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CODEX_INSTALL",
+    "CODEX_VERSION",
     "CREDENTIAL_VARS",
     "OPENAI_CREDENTIAL_VARS",
     "PREFLIGHT_MODEL",
@@ -168,6 +171,8 @@ __all__ = [
     "estimate_payload",
     "find_cli",
     "find_codex",
+    "install_codex",
+    "installed_codex_version",
     "keep_scratch",
     "openai_credential",
     "outside_links",

@@ -125,13 +125,20 @@ def codex_argv(spec: SessionSpec, *, cli: Path, base_url: str, own_sandbox: bool
     return [*argv, "--", spec.prompt]
 
 
-def codex_env(spec: SessionSpec, *, environ: Mapping[str, str], home: Path) -> dict[str, str]:
+def codex_env(
+    spec: SessionSpec, *, environ: Mapping[str, str], home: Path, cli: Path | None = None
+) -> dict[str, str]:
     """The complete environment of the CLI: the allowlist, the OpenAI key, its own home and temp dir.
 
     `TMPDIR` is inside `CODEX_HOME` (Codex refuses to install its helper commands, and so cannot
-    sandbox them, when its home lies under the temp dir)."""
+    sandbox them, when its home lies under the temp dir). A CLI unpacked from the npm package
+    (`evolve-action install codex`) gets its bundled tools (`codex-path/rg`) first on PATH, as
+    the package's launcher does."""
     chosen = procenv.openai_credential(environ)
+    tools = cli.parent.parent / "codex-path" if cli is not None else None
+    path = environ.get("PATH", os.defpath)
     extra = {
+        **({"PATH": f"{tools}{os.pathsep}{path}"} if tools is not None and tools.is_dir() else {}),
         "CODEX_HOME": str(home),
         "TMPDIR": str(home / "tmp"),
         "NO_COLOR": "1",
@@ -384,7 +391,7 @@ async def run_codex(
         if missing:
             return parse_events([], missing_skill=missing)
         confine = sandbox.probe(environ)
-        env = codex_env(spec, environ=environ, home=home)
+        env = codex_env(spec, environ=environ, home=home, cli=cli)
         argv = codex_argv(
             spec,
             cli=cli,

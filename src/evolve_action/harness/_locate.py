@@ -3,8 +3,8 @@
 Owns: `find_cli` (Claude Code), `find_codex` (OpenAI Codex) and `available_harnesses` (which agent
 CLIs this machine can run). Guarantees: Claude Code is the CLI bundled in the installed
 `claude-agent-sdk` wheel, else `claude` on the given PATH; Codex is `codex` on the given PATH, else
-the project's own install (`scripts/install.sh --harness codex` puts it in the virtual environment,
-`<venv>/codex/node_modules/.bin/codex`); a missing CLI raises `EnvironmentProblem` saying how to
+the project's own install (`evolve-action install codex` puts it in the virtual environment,
+`<venv>/codex/bin/codex`); a missing CLI raises `EnvironmentProblem` saying how to
 install it. Never starts processes.
 """
 
@@ -36,9 +36,9 @@ def find_cli(environ: Mapping[str, str] | None = None) -> Path:
     )
 
 
-CODEX_INSTALL = Path("codex") / "node_modules" / ".bin" / "codex"
-"""The project's own Codex install, relative to the virtual environment (`sys.prefix`)."""
-CODEX_PACKAGE = "@openai/codex"
+CODEX_INSTALL = Path("codex") / "bin" / "codex"
+"""The project's own Codex install (`evolve-action install codex`), relative to the virtual
+environment (`sys.prefix`)."""
 
 
 def find_codex(environ: Mapping[str, str] | None = None) -> Path:
@@ -52,8 +52,8 @@ def find_codex(environ: Mapping[str, str] | None = None) -> Path:
     raise EnvironmentProblem(
         "OpenAI Codex CLI not found (neither `codex` on PATH nor the project's own install)",
         hint=(
-            "scripts/install.sh --harness codex .venv (npm package "
-            f"{CODEX_PACKAGE}, pinned), or npm install -g {CODEX_PACKAGE}"
+            "evolve-action install codex (the pinned release, into this virtual environment), "
+            "or put `codex` on PATH (npm install -g @openai/codex)"
         ),
     )
 
