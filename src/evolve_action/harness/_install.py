@@ -154,6 +154,7 @@ def install_codex(
     machine: str | None = None,
     opener: Opener | None = None,
     force: bool = False,
+    builds: Mapping[str, CodexBuild] = CODEX_BUILDS,
 ) -> Path:
     """Install the pinned Codex under `<prefix>/codex` and return its binary (`bin/codex`).
 
@@ -165,11 +166,11 @@ def install_codex(
     if not force and installed_codex_version(prefix) == CODEX_VERSION and binary.is_file():
         return binary
     arch = machine or platform.machine()
-    build = CODEX_BUILDS.get(arch)
+    build = builds.get(arch)
     if build is None or (machine is None and platform.system() != "Linux"):
         raise EnvironmentProblem(
             f"no pinned Codex build for {platform.system()}/{arch} "
-            f"(evolve-action installs it on Linux {', '.join(sorted(CODEX_BUILDS))})",
+            f"(evolve-action installs it on Linux {', '.join(sorted(builds))})",
             hint=f"install it yourself (npm install -g @openai/codex@{CODEX_VERSION}) so that "
             "`codex` is on PATH",
         )
