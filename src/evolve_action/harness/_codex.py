@@ -71,9 +71,7 @@ _AUTH_RE = re.compile(
 )
 _CREDIT_RE = re.compile(r"(?i)insufficient[_ ]quota|exceeded your current quota|billing")
 # Codex words every 5xx after its own retries as "We're currently experiencing high demand…".
-_RATE_RE = re.compile(
-    r"(?i)\b429\b|rate[_ ]limit|too many requests|\b529\b|overloaded|high demand"
-)
+_RATE_RE = re.compile(r"(?i)\b429\b|rate[_ ]limit|too many requests|\b529\b|overloaded|high demand")
 _DISCONNECT_RE = re.compile(
     r"(?i)stream disconnected|error sending request|connection (refused|reset|closed)|"
     r"stream closed|unexpected eof|incomplete"
