@@ -38,14 +38,14 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("tier", ["triggers", "evals"])
 def test_a_dry_run_with_no_runnable_model_exits_as_the_run_does(repo: Path, tier: str) -> None:
-    dry = run(["run", tier, "--dry-run", "--model", "openai/gpt-5.5"], repo)
+    dry = run(["run", tier, "--dry-run", "--model", "xai/grok-4.6"], repo)
     assert dry[0] == 2
     assert NO_HARNESS in dry[2]
     assert dry[1] == ""  # no plan of zero cases on stdout
 
 
 def test_run_all_dry_run_says_the_trigger_tier_is_skipped(repo: Path) -> None:
-    code, _, err = run(["run", "all", "--dry-run", "--model", "openai/gpt-5.5"], repo)
+    code, _, err = run(["run", "all", "--dry-run", "--model", "xai/grok-4.6"], repo)
     assert code == 0
     assert "warn: triggers: no model has an available harness; skipped" in err
 

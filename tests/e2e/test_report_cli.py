@@ -16,6 +16,7 @@ from tests.helpers.report_fixtures import make_marketplace, make_single
 
 from evolve_action.cli import build_parser, main
 from evolve_action.cli._report import print_report, resolve_options
+from evolve_action.errors import EnvironmentProblem
 from evolve_action.flows import regenerate_report
 
 PINNED_VERSION = "0.0.0-golden"
@@ -171,7 +172,19 @@ def test_check_maturity_and_flags(tmp_path: Path) -> None:
     assert all(line.startswith("FAIL: alpha") for line in lines[1:])
 
 
-def test_check_strict_reports_missing_models(tmp_path: Path) -> None:
+def _codex(monkeypatch: pytest.MonkeyPatch, *, installed: bool) -> None:
+    def find(environ: object = None) -> Path:
+        if installed:
+            return Path("/usr/bin/true")
+        raise EnvironmentProblem("no codex")
+
+    monkeypatch.setattr("evolve_action.harness._locate.find_codex", find)
+
+
+def test_check_strict_reports_missing_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _codex(monkeypatch, installed=False)
     root = make_marketplace(tmp_path / "repo")
     code, _, err = run(
         ["report", "--root", str(root), "--check", "--strict", "--maturity", "stable"],
@@ -189,6 +202,21 @@ def test_check_strict_reports_missing_models(tmp_path: Path) -> None:
     )
     # Stored results carry no spec hashes here, so nothing is stale.
     assert not any("stale" in line for line in lines if not line.startswith("stale-results"))
+
+
+def test_check_strict_asks_for_openai_evidence_once_codex_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _codex(monkeypatch, installed=True)
+    root = make_marketplace(tmp_path / "repo")
+    code, _, err = run(
+        ["report", "--root", str(root), "--check", "--strict", "--maturity", "stable"],
+        tmp_path,
+    )
+    assert code == 1
+    lines = err.splitlines()
+    assert any("no stored results for openai/gpt-5.4" in line for line in lines)
+    assert not any("are not required: openai/gpt-5.4," in line for line in lines)
 
 
 def test_check_strict_reports_stale_tiers(tmp_path: Path) -> None:

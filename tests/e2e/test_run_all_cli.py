@@ -50,12 +50,27 @@ def test_available_harnesses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         "evolve_action.harness._locate.find_cli", lambda environ=None: Path("/bin/true")
     )
+    _no_codex(monkeypatch)
     assert available_harnesses({}) == {"claude"}
     _no_cli(monkeypatch)
     assert available_harnesses({}) == set()
     assert available_harnesses({}, dry_run=True) == {"claude"}
     with pytest.raises(EnvironmentProblem):
         available_harnesses({}, required=True)
+    # Codex is an opt-in install: planned (also in a dry run) only when it is found.
+    monkeypatch.setattr(
+        "evolve_action.harness._locate.find_codex", lambda environ=None: Path("/bin/true")
+    )
+    assert available_harnesses({}) == {"codex"}
+    assert available_harnesses({}, dry_run=True) == {"claude", "codex"}
+    assert available_harnesses({}, required=True) == {"codex"}
+
+
+def _no_codex(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(environ: object = None) -> Path:
+        raise EnvironmentProblem("no codex")
+
+    monkeypatch.setattr("evolve_action.harness._locate.find_codex", missing)
 
 
 def test_run_all_dry_run_plans_the_same_triggers_without_a_cli(

@@ -32,10 +32,19 @@ COMMANDS = [
     "plan",
     "merge",
     "shard",
+    "install",
 ]
 SHARED = ("run triggers", "run evals", "run all")  # documented in the shared-options table too
 # Flags of other programs that the docs mention (pytest's golden switch, the Claude Code CLI's).
-FOREIGN_FLAGS = {"--update-golden", "--output-format", "--permission-mode"}
+FOREIGN_FLAGS = {
+    "--update-golden",
+    "--output-format",
+    "--permission-mode",
+    # Codex's own flags (docs/codex.md) and docker build's.
+    "--sandbox",
+    "--skip-git-repo-check",
+    "--build-arg",
+}
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 
 

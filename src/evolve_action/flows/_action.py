@@ -32,6 +32,7 @@ import dataclasses
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ from evolve_action.github import (
     write_outputs,
 )
 from evolve_action.harness import (
+    CODEX_VERSION,
     CREDENTIAL_VARS,
     Budget,
     agent_harness,
@@ -83,6 +85,8 @@ from evolve_action.harness import (
     check_for_models,
     default_jobs,
     deferred_signals,
+    find_codex,
+    install_codex,
     sweep_failed,
 )
 from evolve_action.repo import Repository, rel_path
@@ -287,6 +291,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         live = []
     cancelled = False
     if live:
+        _ensure_extra_harnesses(inputs, agent_env, state, commands)
         try:
             _evaluate(repo, config, touched, _Knobs.of(inputs), agent_env, live, reporter, state)
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
@@ -1151,7 +1156,33 @@ def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str
         env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
     if inputs.claude_code_oauth_token:
         env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
+    if inputs.openai_api_key:
+        env["OPENAI_API_KEY"] = inputs.openai_api_key
     return env
+
+
+def _ensure_extra_harnesses(
+    inputs: ActionInputs, environ: Mapping[str, str], state: _Run, commands: TextIO | None
+) -> None:
+    """Install the agent CLIs `extra_harnesses` names that are not there yet (`codex`: the pinned
+    release into this environment). A failed install is a notice, not a failed job: the models
+    it would run are skipped with the usual warning."""
+    if "codex" not in inputs.extra_harnesses:
+        return
+    try:
+        find_codex(environ)
+        return
+    except EnvironmentProblem:
+        pass
+    try:
+        binary = install_codex(Path(sys.prefix), environ=environ)
+    except EnvironmentProblem as exc:
+        state.notice(
+            f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped",
+            commands,
+        )
+        return
+    state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
 
 
 def _has_credentials(environ: Mapping[str, str]) -> bool:

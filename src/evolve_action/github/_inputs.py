@@ -49,11 +49,15 @@ MODES: tuple[Mode, ...] = get_args(Mode)
 COMMENT_MODES: tuple[CommentMode, ...] = get_args(CommentMode)
 FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
 TIERS: tuple[Tier, ...] = get_args(Tier)
+EXTRA_HARNESSES: tuple[str, ...] = ("codex",)
+"""What `extra_harnesses` may name (Claude Code always comes with the image)."""
 
 INPUT_DEFAULTS: dict[str, str] = {
     "mode": "pr",
     "anthropic_api_key": "",
     "claude_code_oauth_token": "",
+    "openai_api_key": "",
+    "extra_harnesses": "",
     "github_token": "${{ github.token }}",
     "models": "",
     "tiers": "checks,triggers,evals",
@@ -78,7 +82,12 @@ INPUT_DEFAULTS: dict[str, str] = {
 }
 """Every input with the default `action.yml` declares (an expression stays as written)."""
 
-SECRET_INPUTS: tuple[str, ...] = ("anthropic_api_key", "claude_code_oauth_token", "github_token")
+SECRET_INPUTS: tuple[str, ...] = (
+    "anthropic_api_key",
+    "claude_code_oauth_token",
+    "openai_api_key",
+    "github_token",
+)
 """Inputs whose values are masked and never shown in an error."""
 
 # Upper bounds that catch typos (an extra digit) long before they cost money.
@@ -111,6 +120,10 @@ class ActionInputs:
     """Empty when not given (fork PRs: Tier 0 only)."""
     claude_code_oauth_token: str
     """Empty when not given."""
+    openai_api_key: str = ""
+    """For openai/* models through Codex; empty when not given."""
+    extra_harnesses: tuple[str, ...] = ()
+    """Agent CLIs to install beside Claude Code (`codex`)."""
     github_token: str
     """Empty when not given (local runs)."""
     models: tuple[str, ...]
@@ -271,6 +284,8 @@ def read_inputs(
         mode=mode or "pr",
         anthropic_api_key=secrets["anthropic_api_key"],
         claude_code_oauth_token=secrets["claude_code_oauth_token"],
+        openai_api_key=secrets["openai_api_key"],
+        extra_harnesses=_extra_harnesses(problems, raw["extra_harnesses"]),
         github_token=secrets["github_token"],
         models=models,
         tiers=tiers,
@@ -308,6 +323,20 @@ def read_inputs(
             hint="fix the `with:` block of the evolve-action step (docs/action.md lists every input)",
         )
     return inputs
+
+
+def _extra_harnesses(problems: _Problems, value: str) -> tuple[str, ...]:
+    names = [n.strip() for n in _SPLIT.split(value) if n.strip()]
+    wrong = [n for n in names if n not in EXTRA_HARNESSES]
+    if wrong:
+        problems.add(
+            "extra_harnesses",
+            value,
+            f"names {', '.join(wrong)}: want "
+            + ", ".join(EXTRA_HARNESSES)
+            + " (Claude Code always comes with the image)",
+        )
+    return tuple(dict.fromkeys(n for n in names if n in EXTRA_HARNESSES))
 
 
 def _choice(problems: _Problems, name: str, value: str, allowed: tuple[_T, ...]) -> _T | None:
