@@ -38,6 +38,14 @@ COPY src /tmp/evolve-action/src
 RUN /tmp/evolve-action/scripts/install.sh --no-deps --compile /opt/evolve-action \
  && rm -rf /tmp/evolve-action /root/.cache
 
+# Extra agent CLIs baked into the image (docs/codex.md): `--build-arg EXTRA_HARNESSES=codex` adds
+# OpenAI Codex (about 300 MB), so openai/* models run without a download per job. The default image
+# stays slim; the action's `extra_harnesses: codex` input installs it at run time instead.
+ARG EXTRA_HARNESSES=""
+RUN for harness in $(echo "$EXTRA_HARNESSES" | tr ',' ' '); do \
+      evolve-action install "$harness" --prefix /opt/evolve-action || exit 1; \
+    done
+
 # Runs `evolve-action "$@"` and gives files it wrote in /github/workspace (and /github/home)
 # back to the runner's user (docs/container.md).
 COPY scripts/entrypoint.sh /usr/local/bin/evolve-action-entrypoint

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import EXAMPLES, REPO
 
 from evolve_action.cli import main
+from evolve_action.harness import available_harnesses
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +74,16 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     for results in sorted(out_dir.glob("plugins/*/evals/*/results.json")):
         doc = json.loads(results.read_text(encoding="utf-8"))
         assert doc["schema"] == 5
-        (entry,) = doc["models"].values()  # the demo evaluates one model
+        # Claude; and one OpenAI model through Codex when Codex is installed.
+        codex = "codex" in available_harnesses(environ)
+        want = {"anthropic/claude-sonnet-5", *(("openai/gpt-5.4",) if codex else ())}
+        assert set(doc["models"]) == want
+        if codex:
+            openai = doc["models"]["openai/gpt-5.4"]
+            assert openai["triggers"]["harness"] == openai["evals"]["harness"] == "codex"
+            assert openai["triggers"]["summary"]["total"] >= 7
+            assert openai["evals"]["summary"]["passed"] > 0
+        entry = doc["models"]["anthropic/claude-sonnet-5"]
         t, e = entry["triggers"]["summary"], entry["evals"]["summary"]
         b = entry["evals"]["baseline"]["summary"]
         for acc, s in ((triggers, t), (evals, e), (baseline, b)):
@@ -86,7 +96,9 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     # PR preview added one trigger query to csv-report and ran only that one.
     assert triggers[1] == 28 + 1 and evals[1] == 8 and baseline[1] == 8
     preview = (out_dir / ".evolve-action" / "pr-comment.md").read_text(encoding="utf-8")
-    assert "project-tools/csv-report" in preview and "1 agent session run" in preview
+    sessions = len(want)  # the new query, once per model
+    assert "project-tools/csv-report" in preview
+    assert f"{sessions} agent session{'s' if sessions > 1 else ''} run" in preview
     assert f"{out_dir / '.evolve-action' / 'pr-comment.md'}" in text
     assert triggers[0] / triggers[1] >= 0.75
     assert evals[0] / evals[1] >= 0.75

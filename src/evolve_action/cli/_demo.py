@@ -24,6 +24,7 @@ from evolve_action.harness import default_jobs
 
 DEFAULT_RUNS = flows.DEFAULT_RUNS
 DEFAULT_MODEL = flows.DEFAULT_MODEL
+CODEX_MODEL = flows.CODEX_MODEL
 
 
 def register(subparsers: Any) -> None:
@@ -68,7 +69,10 @@ def register(subparsers: Any) -> None:
         "--model",
         action="append",
         metavar="ID",
-        help=f"model(s) to evaluate, as for run all (default: {DEFAULT_MODEL})",
+        help=(
+            f"model(s) to evaluate, as for run all (default: {DEFAULT_MODEL}, plus "
+            f"{CODEX_MODEL} when OpenAI Codex is installed)"
+        ),
     )
     parser.add_argument(
         "--keep", action="store_true", help="keep the agents' temp workspaces (paths are printed)"
@@ -112,7 +116,7 @@ def handle(inv: Invocation) -> int:
             environ=inv.environ,
             jobs=jobs,
             runs=args.runs,
-            models=split_list(args.model or [flows.DEFAULT_MODEL]),
+            models=split_list(args.model) if args.model else None,
             keep_workspaces=args.keep,
             scripted=args.scripted,
             yes=args.yes,

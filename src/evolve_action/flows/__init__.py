@@ -26,6 +26,7 @@ from evolve_action.flows._action import (
     run_pr,
 )
 from evolve_action.flows._demo import (
+    CODEX_MODEL,
     DEFAULT_MODEL,
     DEFAULT_RUNS,
     DUMMY_KEY,
@@ -39,6 +40,7 @@ from evolve_action.flows._demo import (
     SkillFigures,
     choose_backend,
     copy_examples,
+    demo_models,
     demo_policy,
     render_summary,
     run_demo,
@@ -67,6 +69,7 @@ from evolve_action.flows._shard import (
 from evolve_action.flows._tiers import BuiltTriggerOptions, trigger_options
 
 __all__ = [
+    "CODEX_MODEL",
     "COMMENT_MARKER",
     "DEFAULT_MODEL",
     "DEFAULT_RUNS",
@@ -96,6 +99,7 @@ __all__ = [
     "TriggersReady",
     "choose_backend",
     "copy_examples",
+    "demo_models",
     "demo_policy",
     "exit_for",
     "merge_fragments",

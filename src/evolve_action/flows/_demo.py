@@ -17,6 +17,7 @@ read `os.environ` (callers pass the environment), start agent processes (the eng
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import io
 import json
@@ -38,11 +39,13 @@ from evolve_action.evals import EvalsOptions
 from evolve_action.events import Reporter
 from evolve_action.flows._action import ActionOutcome, PrOptions, run_pr
 from evolve_action.flows._run_all import RunAllOptions, RunAllOutcome, RunAllStep, run_all
+from evolve_action.harness import OPENAI_CREDENTIAL_VARS, available_harnesses, openai_credential
 from evolve_action.modelserver import ModelServer, Policy
 from evolve_action.repo import Repository, discover
 from evolve_action.results import EvalResult, EvalsEntry, load_results
 
 __all__ = [
+    "CODEX_MODEL",
     "CREDENTIAL_VARS",
     "DEFAULT_MODEL",
     "DEFAULT_RUNS",
@@ -59,6 +62,7 @@ __all__ = [
     "TierFigures",
     "choose_backend",
     "copy_examples",
+    "demo_models",
     "demo_policy",
     "demo_policy_text",
     "render_summary",
@@ -86,6 +90,8 @@ POLICY_RESOURCE = ("modelserver", "policies", "demo.yaml")
 # pointing the Anthropic clients elsewhere.
 _SCRUB = (
     *CREDENTIAL_VARS,
+    *OPENAI_CREDENTIAL_VARS,
+    "OPENAI_BASE_URL",
     "ANTHROPIC_BASE_URL",
     "CLAUDE_CODE_USE_BEDROCK",
     "CLAUDE_CODE_USE_VERTEX",
@@ -191,6 +197,8 @@ def scripted_environ(
     env = {k: v for k, v in environ.items() if k not in _SCRUB}
     env["ANTHROPIC_BASE_URL"] = base_url
     env["ANTHROPIC_API_KEY"] = DUMMY_KEY
+    env["OPENAI_BASE_URL"] = f"{base_url}/v1"  # Codex, when it is installed
+    env["OPENAI_API_KEY"] = DUMMY_KEY
     env["EVOLVE_CACHE_DIR"] = str(cache_dir)
     return env
 
@@ -360,17 +368,21 @@ def _rate(t: TierFigures) -> str:
 def render_summary(summary: DemoSummary) -> str:
     """The short closing summary: pass rates per tier, the lift, and where EVALUATION.md is."""
     lines = ["", "demo summary"]
-    rows = [("SKILL", "TRIGGERS", "EVALS", "WITHOUT SKILL")]
+    # One row per skill; with several models (Claude and Codex) one per skill × model.
+    several = len({s.model for s in summary.skills}) > 1
+    header = ("SKILL", *(("MODEL",) if several else ()), "TRIGGERS", "EVALS", "WITHOUT SKILL")
+    rows: list[tuple[str, ...]] = [header]
     for s in summary.skills:
         rows.append(
             (
                 f"{s.plugin}/{s.skill}",
+                *((s.model,) if several else ()),
                 f"{s.triggers_passed}/{s.triggers_total}" if s.triggers_total else "-",
                 f"{s.evals_passed}/{s.evals_total}" if s.evals_total else "-",
                 f"{s.baseline_passed}/{s.baseline_total}" if s.baseline_total else "-",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip())
     lines.append(f"  triggers:           {_rate(summary.tier('triggers'))} of queries pass")
@@ -398,7 +410,19 @@ def render_summary(summary: DemoSummary) -> str:
 DEFAULT_RUNS = 1
 """Trigger sessions per query in the demo (`run all` defaults to 3; one keeps the demo quick)."""
 DEFAULT_MODEL = "anthropic/claude-sonnet-5"
-"""The one model the demo evaluates (`run all` would evaluate every configured model)."""
+"""The model the demo evaluates (`run all` would evaluate every configured model)."""
+CODEX_MODEL = "openai/gpt-5.4"
+"""Evaluated beside `DEFAULT_MODEL` when OpenAI Codex is installed (docs/codex.md)."""
+
+
+def demo_models(environ: Mapping[str, str], backend: Backend) -> tuple[str, ...]:
+    """The demo's models without `--model`: Claude, plus one OpenAI model through Codex when
+    Codex is installed and can answer (the scripted server, or an OpenAI key for the real API)."""
+    if "codex" not in available_harnesses(environ):
+        return (DEFAULT_MODEL,)
+    if backend is Backend.SCRIPTED or openai_credential(environ) is not None:
+        return (DEFAULT_MODEL, CODEX_MODEL)
+    return (DEFAULT_MODEL,)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -414,7 +438,8 @@ class DemoOptions:
     environ: Mapping[str, str]
     jobs: int = 2
     runs: int = DEFAULT_RUNS
-    models: tuple[str, ...] = (DEFAULT_MODEL,)
+    models: tuple[str, ...] | None = None
+    """None: `demo_models` (Claude, and one OpenAI model when Codex is installed)."""
     keep_workspaces: bool = False
     scripted: bool = False
     """Use the scripted model server even when Anthropic credentials are set."""
@@ -478,6 +503,8 @@ def run_demo(
             hint="pass --yes to use the real API, or --scripted to run offline against the "
             "scripted model server",
         )
+    if options.models is None:
+        options = dataclasses.replace(options, models=demo_models(options.environ, choice.backend))
     _preflight(options, cwd=cwd)
     copy = copy_examples(options.source, options.target, label=options.label)
     step(DemoCopied(copy=copy, label=options.label))
@@ -513,7 +540,7 @@ def run_demo(
                 config=config,
                 environ=environ,
                 evals=EvalsOptions(
-                    models=options.models,
+                    models=options.models or (DEFAULT_MODEL,),
                     jobs=options.jobs,
                     keep_workspaces=options.keep_workspaces,
                 ),
@@ -560,7 +587,7 @@ def _preview_pr(
             local=True,
             base="HEAD",
             out_dir=copy / ".evolve-action",
-            models=options.models,
+            models=options.models or (DEFAULT_MODEL,),
             runs=options.runs,
             jobs=options.jobs,
         ),
@@ -592,10 +619,10 @@ def _preflight(options: DemoOptions, *, cwd: Path) -> None:
     _, config = resolve_repository(options.source, cwd, None, options.environ)
     resolve_models(
         build_catalog(config.providers),
-        model_flags=options.models,
+        model_flags=options.models or (DEFAULT_MODEL,),
         config_models=config.models,
         config_harnesses=config.harnesses,
         harness_flags=(),
-        available={"claude"},
+        available={"claude", "codex"},
         tier="triggers",
     )

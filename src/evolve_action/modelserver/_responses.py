@@ -13,7 +13,7 @@ How the two dialects meet: the engine decides in Anthropic terms (text blocks an
 named `Bash`, `Read`, `Write`, `Skill`…), so one policy drives both agents. For Codex each tool use
 becomes a call of its shell tool `exec_command` (`{"cmd": …}`): `Bash` runs its command, `Read` and
 `Skill` read the file (`Skill` the listed `SKILL.md`), `Write` writes the exact content through
-`printf`. A tool the request itself offers (e.g. `exec_command`, `apply_patch`) is passed through.
+`printf`, `Edit` replaces text through a `python3` one-liner. A tool the request itself offers (e.g. `exec_command`, `apply_patch`) is passed through.
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def responses_view(
 def _skill_file(name: str, view: RequestView, cwd: str) -> str:
     bare = name.rsplit(":", 1)[-1]
     for skill in view.skills:
-        if skill.name == bare and skill.path:
+        if skill.name.rsplit(":", 1)[-1] == bare and skill.path:
             return skill.path
     return f"{cwd}/.agents/skills/{bare}/SKILL.md" if cwd else f".agents/skills/{bare}/SKILL.md"
 
@@ -250,7 +250,19 @@ def shell_command(name: str, tool_input: Mapping[str, Any], view: RequestView, c
         parent = target.rsplit("/", 1)[0] if "/" in target.strip("/") else ""
         mkdir = f"mkdir -p {shlex.quote(parent)} && " if parent else ""
         return f"{mkdir}printf '%s' {shlex.quote(content)} > {shlex.quote(target)}"
+    if name == "Edit":
+        count = "-1" if tool_input.get("replace_all") is True else "1"
+        args = [str(tool_input.get(k, "")) for k in ("file_path", "old_string", "new_string")]
+        return "python3 -c " + " ".join(shlex.quote(a) for a in (_EDIT, *args, count))
     return ""
+
+
+# `Edit` as a shell command: replace old with new in the file (exit 1 when old is not there).
+_EDIT = (
+    "import pathlib,sys; p=pathlib.Path(sys.argv[1]); t=p.read_text(); "
+    "sys.exit('old_string not found') if sys.argv[2] not in t else "
+    "p.write_text(t.replace(sys.argv[2], sys.argv[3], int(sys.argv[4])))"
+)
 
 
 def codex_calls(

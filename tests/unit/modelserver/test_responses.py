@@ -97,6 +97,16 @@ def test_claude_style_tool_uses_become_shell_commands(tmp_path: Path) -> None:
     assert skill["input"]["cmd"] == "cat /ws/.agents/skills/frob/SKILL.md"
     assert bash["input"]["cmd"] == "ls -la"
     assert own == blocks[4]  # a tool Codex offers passes through
+    edit = {"file_path": f"{tmp_path}/a/b.txt", "old_string": "100%", "new_string": "it's $x"}
+    (mapped,) = codex_calls(
+        ({"type": "tool_use", "id": "e", "name": "Edit", "input": edit},), view, "/ws"
+    )
+    subprocess.run(["/bin/bash", "-lc", mapped["input"]["cmd"]], check=True)
+    assert (tmp_path / "a/b.txt").read_text(encoding="utf-8") == content.replace("100%", "it's $x")
+    missing = subprocess.run(
+        ["/bin/bash", "-lc", mapped["input"]["cmd"]], check=False, capture_output=True
+    )
+    assert missing.returncode == 1 and b"old_string not found" in missing.stderr
 
 
 def test_events_follow_the_real_order_and_usage_counts_cached_input() -> None:
