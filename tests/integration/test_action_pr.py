@@ -661,3 +661,51 @@ def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
     assert again and all("gamma" in p or "weather" in p for p in again)
     done = json.loads(beta.read_text())["models"][MODEL]["triggers"]["results"]
     assert not any(q["query"] in again for q in done if "beta" in q["query"])
+
+
+def test_openai_models_run_through_codex_with_extra_harnesses(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    from evolve_action.errors import EnvironmentProblem
+    from evolve_action.harness import find_codex
+
+    try:
+        find_codex({"PATH": "/usr/local/bin:/usr/bin:/bin"})
+    except EnvironmentProblem:
+        pytest.skip("OpenAI Codex is not installed (evolve-action install codex)")
+    srv = model_server(POLICY)
+    edited = skill_md(
+        "beta", "Handle beta spreadsheets and beta tables. Use when asked about beta."
+    )
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": edited,
+            ".evolve.json": json.dumps({"models": [MODEL, "openai/gpt-5.4"]}) + "\n",
+        },
+        base_url=srv.base_url,
+        inputs={
+            "models": f"{MODEL},openai/gpt-5.4",
+            "extra_harnesses": "codex",
+            "openai_api_key": "sk-openai-scripted",
+        },
+    )
+    pr.env["OPENAI_BASE_URL"] = f"{srv.base_url}/v1"
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    # Both models ran their sessions: Claude Code on /v1/messages, Codex on /v1/responses.
+    codex_calls = [r for r in srv.requests if r.get("path") == "/v1/responses"]
+    assert codex_calls and any("beta" in r["prompt"] for r in codex_calls)
+    assert sessions(srv)
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    results = json.loads(git(gh.git_dir(REPO), "show", f"{tip}:evals/beta/results.json"))
+    entry = results["models"]["openai/gpt-5.4"]["triggers"]
+    assert entry["harness"] == "codex" and entry["summary"]["total"] > 0
+    (comment,) = gh.comments_on(REPO, 1)
+    assert "| kit/beta | GPT-5.4 |" in comment.body  # the OpenAI model's row, by display name
+    # The OpenAI key input is masked, and neither token reached Codex.
+    assert "::add-mask::sk-openai-scripted" in out
+    bodies = json.dumps([r["body"] for r in codex_calls])
+    assert "must-never-reach-an-agent" not in bodies and TOKEN not in bodies
