@@ -197,3 +197,18 @@ def test_working_directory_must_exist(tmp_path: Path) -> None:
 def test_rejected_values(tmp_path: Path, name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=f"  - {name}:"):
         read_inputs(env(**{name: value}), workspace=tmp_path)
+
+
+def test_openai_key_is_a_secret_and_extra_harnesses_name_codex(tmp_path: Path) -> None:
+    log = io.StringIO()
+    got = read_inputs(
+        env(openai_api_key="sk-oai", extra_harnesses="codex, codex"), workspace=tmp_path, log=log
+    )
+    assert got.openai_api_key == "sk-oai" and got.extra_harnesses == ("codex",)
+    assert "::add-mask::sk-oai" in log.getvalue().splitlines()
+    assert "sk-oai" not in repr(got) and "sk-oai" in got.secrets
+    assert read_inputs({}, workspace=tmp_path).extra_harnesses == ()
+    with pytest.raises(ConfigError) as caught:
+        read_inputs(env(extra_harnesses="codex,gemini"), workspace=tmp_path)
+    text = caught.value.render()
+    assert 'extra_harnesses: "codex,gemini" names gemini: want codex' in text
