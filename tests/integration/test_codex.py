@@ -10,10 +10,12 @@ Skips (with the reason) when Codex is not installed: `evolve-action install code
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,14 @@ from tests.helpers.agents import skill_md, triggers_doc, write
 
 from evolve_action.cli import main
 from evolve_action.errors import EnvironmentProblem
-from evolve_action.harness import find_codex, safe_env
+from evolve_action.harness import (
+    ErrorClass,
+    SessionSpec,
+    agent_harness,
+    create_workspace,
+    find_codex,
+    safe_env,
+)
 from evolve_action.modelserver import ModelServer
 from evolve_action.results import load_results
 
@@ -186,14 +195,21 @@ rules:
 """
 
 
-def test_eval_writes_runs_and_is_graded(codex_cli: Path, model_server: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["ours", "codex's"])
+def test_eval_writes_runs_and_is_graded(
+    codex_cli: Path, model_server: Any, tmp_path: Path, sandbox: str
+) -> None:
+    # With bubblewrap, the whole CLI runs in our sandbox; without it (or switched off), Codex's own
+    # `--sandbox workspace-write` confines its commands. The agent's work is the same either way.
     srv = model_server(EVAL_POLICY)
     root = tmp_path / "repo"
     write(root, ".claude-plugin/plugin.json", '{"name": "demo", "version": "1.0.0"}\n')
     write(root, "skills/greeter/SKILL.md", skill_md("greeter", "Write greeting files."))
     write(root, "evals/greeter/evals.json", json.dumps(EVALS, indent=2))
     write(root, "evals/greeter/files/data/input.txt", "staged-data\n")
-    env = codex_env(tmp_path, srv)
+    env = codex_env(
+        tmp_path, srv, **({"EVOLVE_SANDBOX_ENABLED": "false"} if sandbox != "ours" else {})
+    )
     code, out, err = cli(
         ["run", "evals", "--root", str(root), "--model", MODEL, "--no-baseline"], env, tmp_path
     )
@@ -284,3 +300,34 @@ def test_marketplace_plans_openai_models_once_codex_is_installed(
     # The OpenAI models whose stored evidence has spec hashes re-run the changed query.
     assert {"openai/gpt-5.6-sol", "openai/gpt-5.4-mini", "openai/gpt-5.3-codex-spark"} <= openai
     assert "openai/gpt-5.4 has no available harness" not in err
+
+
+def test_a_hung_session_times_out_and_leaves_no_process(
+    codex_cli: Path, model_server: Any, tmp_path: Path
+) -> None:
+    srv = model_server(
+        {"rules": [{"name": "hang", "when": "hang", "delay_ms": 60000, "text": "late"}]}
+    )
+    env = codex_env(tmp_path, srv)
+    ws = create_workspace(prefix="t.", skills=[], environ=env)
+    spec = SessionSpec(
+        prompt="hang", workspace=ws, model="gpt-5.4", harness="codex", timeout_seconds=3
+    )
+    started = time.monotonic()
+    t = asyncio.run(agent_harness(env).run(spec))
+    assert t.error is ErrorClass.TIMEOUT and time.monotonic() - started < 20
+    port = str(srv.port)
+    time.sleep(0.5)
+    left = [
+        p
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and port in _cmdline(p) and "codex" in _cmdline(p)
+    ]
+    assert left == []
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""

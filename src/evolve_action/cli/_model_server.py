@@ -1,4 +1,4 @@
-"""`evolve-action model-server`: run the scripted Anthropic-compatible server until interrupted.
+"""`evolve-action model-server`: run the scripted model server until interrupted.
 
 Owns the subcommand's flags. Prints the base URL (one line, `http://127.0.0.1:PORT`) on stdout as soon as
 the server listens, so scripts can read it; then serves until Ctrl-C (exit 130 via the CLI's handler).
@@ -20,11 +20,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the `model-server` subcommand."""
     p = subparsers.add_parser(
         "model-server",
-        help="run the scripted Anthropic-compatible model server (for tests and demos)",
+        help="run the scripted model server (Anthropic and OpenAI Responses; tests and demos)",
         description=(
-            "Serve /v1/messages (streaming and JSON) and /v1/messages/count_tokens on loopback, "
-            "answering from a YAML policy. Point Claude Code or the anthropic SDK at the printed URL "
-            "with ANTHROPIC_BASE_URL. See docs/model-server.md for the policy language."
+            "Serve /v1/messages (streaming and JSON), /v1/messages/count_tokens and /v1/responses "
+            "(OpenAI Responses, streaming) on loopback, answering from a YAML policy. Point Claude "
+            "Code or the anthropic SDK at the printed URL with ANTHROPIC_BASE_URL, OpenAI Codex "
+            "with OPENAI_BASE_URL=<URL>/v1. See docs/model-server.md for the policy language."
         ),
     )
     p.add_argument("--policy", type=Path, required=True, help="policy file (YAML or JSON)")

@@ -1,9 +1,11 @@
-"""The scripted model server: an Anthropic-compatible HTTP server on loopback, driven by a policy.
+"""The scripted model server: an HTTP server on loopback, driven by a policy, in two dialects.
 
 Owns the package facade. The supported names are in `__all__`; the helper modules are private.
 Guarantees: the real Claude Code CLI and the `anthropic` SDK accept its responses (streaming SSE and
-JSON `/v1/messages`, `/v1/messages/count_tokens`, Anthropic-shaped errors). Never does: network access
-beyond the address it listens on; reading the environment.
+JSON `/v1/messages`, `/v1/messages/count_tokens`, Anthropic-shaped errors), and so does the real
+OpenAI Codex CLI (`/v1/responses`: OpenAI Responses SSE, OpenAI-shaped errors, 426 for its
+WebSocket upgrade); one policy drives both (`_responses` maps the decisions onto Codex's tools).
+Never does: network access beyond the address it listens on; reading the environment.
 
 Quick use::
 

@@ -1,7 +1,8 @@
 """The HTTP side of the scripted model server: a threaded loopback server and its request log.
 
 Owns: `ModelServer` (start/stop in a background thread, `base_url`, `requests`, `set_policy`) and the
-request handler. Guarantees: concurrent requests are served in parallel (one thread each, HTTP/1.1
+request handler, which routes `/v1/messages` (Anthropic) and `/v1/responses` (OpenAI Responses, for
+Codex) to the same engine. Guarantees: concurrent requests are served in parallel (one thread each, HTTP/1.1
 keep-alive, streaming responses with chunked transfer encoding); every request to the API paths is
 logged once, in arrival order, with the rule that answered; the JSONL log is flushed per line.
 Never does: listen on anything but the given host (loopback by default); read the environment.
