@@ -209,6 +209,7 @@ def parse_events(
     turns = 0
     completed = False
     failures: list[str] = []
+    turn_failures: list[str] = []
     session = ""
     unparsed = 0
     for line in lines:
@@ -229,10 +230,12 @@ def parse_events(
             turns += 1
             completed = True
             usage = _usage(event.get("usage")) or usage
+            failures = [f for f in failures if f in turn_failures]  # the turn recovered
         elif kind == "turn.failed":
             error = event.get("error")
             message = error.get("message") if isinstance(error, Mapping) else error
             failures.append(str(message or "turn failed"))
+            turn_failures.append(failures[-1])
         elif kind == "error":
             message = str(event.get("message", ""))
             if message and not _RETRY_NOTICE_RE.match(message):

@@ -175,6 +175,8 @@ def test_a_failed_turn_is_an_error_with_its_cause(message: str, expected: ErrorC
 def test_retry_notices_and_error_items_are_not_failures() -> None:
     lines = [ev("error", message="Reconnecting... 1/5 (stream disconnected)"), *OK_RUN]
     assert parse_events(lines).ok
+    # A stream error the turn recovered from (it then completed) is not a failure either.
+    assert parse_events([OK_RUN[0], ev("error", message="transient hiccup"), *OK_RUN[1:]]).ok
 
 
 def test_crash_empty_timeout_and_early_stop() -> None:
