@@ -268,6 +268,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
 
     agent_env = _agent_environ(env, inputs)
     if options.mode in ("plan", "shard"):
+        if any(t in inputs.tiers for t in ("triggers", "evals")):
+            # The plan job and every shard job must see the same harnesses, or plans disagree.
+            _ensure_extra_harnesses(inputs, agent_env, state, commands)
         return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx)
@@ -538,7 +541,8 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
             results_format=config.results_format,
             check=True,
             gate=gate,
-            harnesses_here=frozenset(available_harnesses(environ, dry_run=True)),
+            harnesses_here=frozenset(available_harnesses(environ, dry_run=True))
+            | frozenset(inputs.extra_harnesses),
         ),
         cwd=cwd,
     )

@@ -45,12 +45,18 @@ def test_scripted_environ_replaces_credentials_and_endpoints(tmp_path: Path) -> 
         "EVOLVE_ANTHROPIC_API_KEY": "real",
         "ANTHROPIC_BASE_URL": "https://proxy.example",
         "CLAUDE_CODE_USE_BEDROCK": "1",
+        "OPENAI_API_KEY": "real",
+        "EVOLVE_OPENAI_API_KEY": "real",
+        "CODEX_API_KEY": "real",
+        "OPENAI_BASE_URL": "https://openai-proxy.example/v1",
     }
     env = demo.scripted_environ(environ, base_url="http://127.0.0.1:1", cache_dir=tmp_path)
     assert env == {
         "PATH": "/bin",
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:1",
         "ANTHROPIC_API_KEY": demo.DUMMY_KEY,
+        "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",  # Codex, when installed
+        "OPENAI_API_KEY": demo.DUMMY_KEY,
         "EVOLVE_CACHE_DIR": str(tmp_path),
     }
 
@@ -100,7 +106,7 @@ def test_copy_examples_errors(tmp_path: Path, setup: str, message: str) -> None:
 def test_demo_policy_is_packaged_and_parses() -> None:
     policy = demo.demo_policy()
     names = [r.name for r in policy.rules]
-    assert names[-1] == "route"
+    assert names[-3:] == ["route", "commitlint-answered-directly-codex", "route-codex"]
     assert "judge-fails-the-rest" in names
     assert len(names) == len(set(names))
 
@@ -266,3 +272,29 @@ def test_summary_without_results(tmp_path: Path) -> None:
     assert summary.lift is None
     text = demo.render_summary(summary)
     assert "n/a" in text and "lift" not in text and "report:" not in text
+
+
+@pytest.mark.parametrize(
+    ("installed", "backend", "environ", "expected"),
+    [
+        (set(), "scripted", {}, (demo.DEFAULT_MODEL,)),
+        ({"claude", "codex"}, "scripted", {}, (demo.DEFAULT_MODEL, demo.CODEX_MODEL)),
+        ({"claude", "codex"}, "real", {}, (demo.DEFAULT_MODEL,)),  # no OpenAI key: Claude only
+        (
+            {"claude", "codex"},
+            "real",
+            {"OPENAI_API_KEY": "k"},
+            (demo.DEFAULT_MODEL, demo.CODEX_MODEL),
+        ),
+    ],
+)
+def test_demo_adds_an_openai_model_only_when_codex_can_answer(
+    monkeypatch: pytest.MonkeyPatch,
+    installed: set[str],
+    backend: str,
+    environ: dict[str, str],
+    expected: tuple[str, ...],
+) -> None:
+    monkeypatch.setattr("evolve_action.flows._demo.available_harnesses", lambda env: installed)
+    chosen = demo.Backend.SCRIPTED if backend == "scripted" else demo.Backend.REAL
+    assert demo.demo_models(environ, chosen) == expected
