@@ -17,9 +17,18 @@ from pathlib import Path
 import pytest
 from tests.conftest import REPO
 from tests.helpers.agents import MODEL, csv_trigger_repo, write
-from tests.helpers.container import FakeRunner, Image, RunResult, image_size
+from tests.helpers.container import (
+    IMAGE_REPOSITORY,
+    FakeRunner,
+    Image,
+    RunResult,
+    build_image,
+    image_size,
+    podman,
+)
 
 from evolve_action import __version__
+from evolve_action.harness import CODEX_VERSION
 from evolve_action.modelserver import ModelServer
 
 pytestmark = pytest.mark.container
@@ -190,3 +199,52 @@ def test_first_agent_session_in_the_image(
         f"{result.first_output_seconds:.2f} s, → first agent request {to_agent:.2f} s, "
         f"whole run {result.seconds:.1f} s"
     )
+
+
+def test_the_codex_variant_carries_the_pinned_codex(image: Image) -> None:
+    """`--build-arg EXTRA_HARNESSES=codex` bakes OpenAI Codex in (the default image stays slim)."""
+
+    variant = build_image(
+        REPO, build_args={"EXTRA_HARNESSES": "codex"}, repository=f"{IMAGE_REPOSITORY}-codex"
+    )
+    probe = (
+        "import os; from evolve_action.harness import available_harnesses, find_codex; "
+        "print(sorted(available_harnesses(os.environ)), find_codex(os.environ))"
+    )
+    done = podman(
+        "run",
+        "--rm",
+        "--runtime",
+        "runc",
+        "--entrypoint",
+        "/opt/evolve-action/bin/python",
+        variant.name,
+        "-c",
+        probe,
+    )
+    assert done.stdout.split() == ["['claude',", "'codex']", "/opt/evolve-action/codex/bin/codex"]
+    version = podman(
+        "run",
+        "--rm",
+        "--runtime",
+        "runc",
+        "--entrypoint",
+        "/opt/evolve-action/codex/bin/codex",
+        variant.name,
+        "--version",
+    )
+    assert version.stdout.strip() == f"codex-cli {CODEX_VERSION}"
+    # The default image has no Codex: `extra_harnesses: codex` installs it at run time instead.
+    slim = podman(
+        "run",
+        "--rm",
+        "--runtime",
+        "runc",
+        "--entrypoint",
+        "/opt/evolve-action/bin/python",
+        image.name,
+        "-c",
+        probe.replace(", find_codex(os.environ)", ""),
+    )
+    assert slim.stdout.strip() == "['claude']"
+    assert image_size(variant.name) > image_size(image.name)

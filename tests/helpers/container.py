@@ -197,8 +197,19 @@ def _build_lock() -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def build_image(repo: Path, *, base: str | None = None, timeout: float = 1500) -> Image:
-    """The image of `repo`'s Dockerfile, built unless a tag for the same inputs exists."""
+def build_image(
+    repo: Path,
+    *,
+    base: str | None = None,
+    timeout: float = 1500,
+    build_args: Mapping[str, str] | None = None,
+    repository: str = IMAGE_REPOSITORY,
+) -> Image:
+    """The image of `repo`'s Dockerfile, built unless a tag for the same inputs exists.
+
+    `build_args` (e.g. `EXTRA_HARNESSES=codex`) make a variant; give it its own `repository`, so
+    building it does not remove the default image's tag.
+    """
     started = time.monotonic()
     ready = os.environ.get("EVOLVE_CONTAINER_IMAGE")
     if ready:
@@ -207,8 +218,10 @@ def build_image(repo: Path, *, base: str | None = None, timeout: float = 1500) -
         return Image(ready, built=False, seconds=time.monotonic() - started)
     base = base if base is not None else default_base()
     flags = build_flags(base)
+    for key, value in sorted((build_args or {}).items()):
+        flags += ["--build-arg", f"{key}={value}"]
     with _build_lock():
-        tag = f"{IMAGE_REPOSITORY}:{inputs_digest(repo, base=base, flags=flags)[:20]}"
+        tag = f"{repository}:{inputs_digest(repo, base=base, flags=flags)[:20]}"
         if image_exists(tag):
             return Image(tag, built=False, seconds=time.monotonic() - started)
         done = podman(
@@ -223,7 +236,7 @@ def build_image(repo: Path, *, base: str | None = None, timeout: float = 1500) -
             str(repo),
             timeout=timeout,
         )
-        _remove_other_tags(tag)
+        _remove_other_tags(tag, repository)
         return Image(tag, built=True, seconds=time.monotonic() - started, log=done.stdout)
 
 
@@ -234,11 +247,11 @@ def _version(repo: Path) -> str:
         return str(tomllib.load(handle)["project"]["version"])
 
 
-def _remove_other_tags(keep: str) -> None:
+def _remove_other_tags(keep: str, repository: str = IMAGE_REPOSITORY) -> None:
     listed = podman(
         "images",
         "--filter",
-        f"reference={IMAGE_REPOSITORY}",
+        f"reference={repository}",
         "--format",
         "{{.Repository}}:{{.Tag}}",
     ).stdout.split()
