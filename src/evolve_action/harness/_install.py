@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import _procenv as procenv
 
 CODEX_VERSION = "0.169.0"
 """The Codex CLI release evolve-action installs and is tested with."""
@@ -132,12 +133,7 @@ Opener = Callable[[urllib.request.Request], IO[bytes]]
 
 
 def _default_opener(environ: Mapping[str, str]) -> Opener:
-    proxies = {
-        scheme: value
-        for scheme in ("http", "https")
-        if (value := environ.get(f"{scheme}_proxy") or environ.get(f"{scheme.upper()}_PROXY"))
-    }
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler(procenv.proxies(environ)))
 
     def open_url(request: urllib.request.Request) -> IO[bytes]:
         response: IO[bytes] = opener.open(request, timeout=_TIMEOUT)

@@ -187,7 +187,7 @@ def check_openai_credentials(environ: Mapping[str, str], *, timeout: float = 15.
     request = urllib.request.Request(
         f"{base_url}/models", headers={"Authorization": f"Bearer {key}"}, method="GET"
     )
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler(_proxies(environ)))
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler(procenv.proxies(environ)))
     try:
         with opener.open(request, timeout=timeout):
             return
@@ -204,13 +204,3 @@ def check_openai_credentials(environ: Mapping[str, str], *, timeout: float = 15.
             f"cannot reach the OpenAI API at {base_url}: {reason}",
             hint="check the network and OPENAI_BASE_URL; nothing was run or written",
         ) from None
-
-
-def _proxies(environ: Mapping[str, str]) -> dict[str, str]:
-    """The proxies of the given environment (never of `os.environ`)."""
-    out: dict[str, str] = {}
-    for scheme in ("http", "https"):
-        value = environ.get(f"{scheme}_proxy") or environ.get(f"{scheme.upper()}_PROXY")
-        if value:
-            out[scheme] = value
-    return out

@@ -132,5 +132,16 @@ def openai_base_url(environ: Mapping[str, str]) -> str:
     return (environ.get("OPENAI_BASE_URL") or "").strip().rstrip("/")
 
 
+def proxies(environ: Mapping[str, str]) -> dict[str, str]:
+    """The HTTP(S) proxies the given environment names (`https_proxy` before `HTTPS_PROXY`), for
+    our own requests (`urllib.request.ProxyHandler`), never read from `os.environ`."""
+    out: dict[str, str] = {}
+    for scheme in ("http", "https"):
+        value = environ.get(f"{scheme}_proxy") or environ.get(f"{scheme.upper()}_PROXY")
+        if value:
+            out[scheme] = value
+    return out
+
+
 AGENT_PASSTHROUGH: frozenset[str] = AGENT_ALLOW - frozenset(CREDENTIAL_VARS)
 """`AGENT_ALLOW` without credentials (those come from `agent_credential_env`)."""
