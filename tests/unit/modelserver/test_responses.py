@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,39 @@ def test_server_answers_responses_refuses_websockets_and_revoked_keys() -> None:
         )
         reply = conn.getresponse()
         assert reply.status == 401 and "error" in json.loads(reply.read())
+
+
+def test_faults_cut_the_stream_and_latency_delays_it() -> None:
+    policy = {
+        "rules": [
+            {"name": "cut", "when": "cut", "disconnect": True, "text": "a reply that is cut off"},
+            {"name": "slow", "when": "slow", "delay_ms": 300, "text": "late"},
+        ]
+    }
+    with ModelServer(policy) as srv:
+
+        def post(prompt: str) -> tuple[float, str]:
+            body = request()
+            body["input"][-1] = text("user", prompt)
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+            started = time.monotonic()
+            conn.request(
+                "POST",
+                "/v1/responses",
+                body=json.dumps(body),
+                headers={"content-type": "application/json"},
+            )
+            reply = conn.getresponse()
+            try:
+                data = reply.read().decode()
+            except (
+                http.client.IncompleteRead
+            ) as exc:  # the chunked stream ended without its last chunk
+                data = exc.partial.decode()
+            return time.monotonic() - started, data
+
+        _, cut = post("cut now")
+        assert "response.output_text.delta" in cut and "response.completed" not in cut
+        waited, slow = post("slow please")
+        assert waited >= 0.3 and "response.completed" in slow
+        assert [r["fault"] for r in srv.requests] == ["disconnect", None]
