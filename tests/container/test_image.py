@@ -203,7 +203,6 @@ def test_first_agent_session_in_the_image(
 
 def test_the_codex_variant_carries_the_pinned_codex(image: Image) -> None:
     """`--build-arg EXTRA_HARNESSES=codex` bakes OpenAI Codex in (the default image stays slim)."""
-
     variant = build_image(
         REPO, build_args={"EXTRA_HARNESSES": "codex"}, repository=f"{IMAGE_REPOSITORY}-codex"
     )
@@ -211,40 +210,19 @@ def test_the_codex_variant_carries_the_pinned_codex(image: Image) -> None:
         "import os; from evolve_action.harness import available_harnesses, find_codex; "
         "print(sorted(available_harnesses(os.environ)), find_codex(os.environ))"
     )
-    done = podman(
-        "run",
-        "--rm",
-        "--runtime",
-        "runc",
-        "--entrypoint",
-        "/opt/evolve-action/bin/python",
-        variant.name,
-        "-c",
-        probe,
-    )
-    assert done.stdout.split() == ["['claude',", "'codex']", "/opt/evolve-action/codex/bin/codex"]
-    version = podman(
-        "run",
-        "--rm",
-        "--runtime",
-        "runc",
-        "--entrypoint",
-        "/opt/evolve-action/codex/bin/codex",
-        variant.name,
-        "--version",
-    )
-    assert version.stdout.strip() == f"codex-cli {CODEX_VERSION}"
+    done = _run_program(variant, "/opt/evolve-action/bin/python", "-c", probe)
+    assert done.split() == ["['claude',", "'codex']", "/opt/evolve-action/codex/bin/codex"]
+    version = _run_program(variant, "/opt/evolve-action/codex/bin/codex", "--version")
+    assert version.strip() == f"codex-cli {CODEX_VERSION}"
     # The default image has no Codex: `extra_harnesses: codex` installs it at run time instead.
-    slim = podman(
-        "run",
-        "--rm",
-        "--runtime",
-        "runc",
-        "--entrypoint",
-        "/opt/evolve-action/bin/python",
-        image.name,
-        "-c",
-        probe.replace(", find_codex(os.environ)", ""),
+    slim = _run_program(
+        image, "/opt/evolve-action/bin/python", "-c", probe.replace(", find_codex(os.environ)", "")
     )
-    assert slim.stdout.strip() == "['claude']"
+    assert slim.strip() == "['claude']"
     assert image_size(variant.name) > image_size(image.name)
+
+
+def _run_program(image: Image, program: str, *args: str) -> str:
+    """The stdout of `program ARGS` run in `image` in place of its entrypoint."""
+    done = podman("run", "--rm", "--runtime", "runc", "--entrypoint", program, image.name, *args)
+    return done.stdout

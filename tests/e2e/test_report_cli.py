@@ -181,17 +181,24 @@ def _codex(monkeypatch: pytest.MonkeyPatch, *, installed: bool) -> None:
     monkeypatch.setattr("evolve_action.harness._locate.find_codex", find)
 
 
-def test_check_strict_reports_missing_models(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _codex(monkeypatch, installed=False)
+def _strict_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, codex: bool
+) -> tuple[int, list[str]]:
+    """`report --check --strict` on the fixture marketplace, with or without Codex installed."""
+    _codex(monkeypatch, installed=codex)
     root = make_marketplace(tmp_path / "repo")
     code, _, err = run(
         ["report", "--root", str(root), "--check", "--strict", "--maturity", "stable"],
         tmp_path,
     )
+    return code, err.splitlines()
+
+
+def test_check_strict_reports_missing_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, lines = _strict_report(tmp_path, monkeypatch, codex=False)
     assert code == 1
-    lines = err.splitlines()
     assert "WARN: gamma: triggers: no stored results for anthropic/claude-fable-5" in lines
     assert "FAIL: alpha: triggers: no stored results for anthropic/claude-opus-5" in lines
     # Evidence no allowed harness here can produce is not asked for; one line says so.
@@ -207,14 +214,8 @@ def test_check_strict_reports_missing_models(
 def test_check_strict_asks_for_openai_evidence_once_codex_is_installed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _codex(monkeypatch, installed=True)
-    root = make_marketplace(tmp_path / "repo")
-    code, _, err = run(
-        ["report", "--root", str(root), "--check", "--strict", "--maturity", "stable"],
-        tmp_path,
-    )
+    code, lines = _strict_report(tmp_path, monkeypatch, codex=True)
     assert code == 1
-    lines = err.splitlines()
     assert any("no stored results for openai/gpt-5.4" in line for line in lines)
     assert not any("are not required: openai/gpt-5.4," in line for line in lines)
 

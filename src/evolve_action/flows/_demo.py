@@ -17,7 +17,6 @@ read `os.environ` (callers pass the environment), start agent processes (the eng
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import io
 import json
@@ -503,9 +502,8 @@ def run_demo(
             hint="pass --yes to use the real API, or --scripted to run offline against the "
             "scripted model server",
         )
-    if options.models is None:
-        options = dataclasses.replace(options, models=demo_models(options.environ, choice.backend))
-    _preflight(options, cwd=cwd)
+    models = options.models or demo_models(options.environ, choice.backend)
+    _preflight(options, models, cwd=cwd)
     copy = copy_examples(options.source, options.target, label=options.label)
     step(DemoCopied(copy=copy, label=options.label))
     with ExitStack() as stack:
@@ -540,7 +538,7 @@ def run_demo(
                 config=config,
                 environ=environ,
                 evals=EvalsOptions(
-                    models=options.models or (DEFAULT_MODEL,),
+                    models=models,
                     jobs=options.jobs,
                     keep_workspaces=options.keep_workspaces,
                 ),
@@ -551,7 +549,7 @@ def run_demo(
             cwd=cwd,
         )
         summary = summarise(discover(copy, copy))
-        preview = _preview_pr(copy, environ, options, reporter) if options.preview else None
+        preview = _preview_pr(copy, environ, options, models, reporter) if options.preview else None
     return DemoOutcome(copy=copy, run=run, summary=summary, preview=preview)
 
 
@@ -560,7 +558,11 @@ PREVIEW_QUERY = "Give me per-region totals from q3.csv as a markdown table"
 
 
 def _preview_pr(
-    copy: Path, environ: Mapping[str, str], options: DemoOptions, reporter: Reporter
+    copy: Path,
+    environ: Mapping[str, str],
+    options: DemoOptions,
+    models: tuple[str, ...],
+    reporter: Reporter,
 ) -> ActionOutcome | None:
     """What reviewers would see on a PR adding one trigger query: commit the evaluated copy, add
     the query, run `pr --local` against that commit (only the new query runs). None when the
@@ -587,7 +589,7 @@ def _preview_pr(
             local=True,
             base="HEAD",
             out_dir=copy / ".evolve-action",
-            models=options.models or (DEFAULT_MODEL,),
+            models=models,
             runs=options.runs,
             jobs=options.jobs,
         ),
@@ -596,7 +598,7 @@ def _preview_pr(
     )
 
 
-def _preflight(options: DemoOptions, *, cwd: Path) -> None:
+def _preflight(options: DemoOptions, models: tuple[str, ...], *, cwd: Path) -> None:
     """Reject a bad model or log path before anything is copied or started.
 
     Without this a typo in `--model` surfaced only after the copy and the checks step, leaving
@@ -619,7 +621,7 @@ def _preflight(options: DemoOptions, *, cwd: Path) -> None:
     _, config = resolve_repository(options.source, cwd, None, options.environ)
     resolve_models(
         build_catalog(config.providers),
-        model_flags=options.models or (DEFAULT_MODEL,),
+        model_flags=models,
         config_models=config.models,
         config_harnesses=config.harnesses,
         harness_flags=(),

@@ -25,7 +25,6 @@ import gc
 import json
 import os
 import re
-import signal
 import sys
 import tempfile
 import time
@@ -524,12 +523,7 @@ def _kill_agent(pidfile: Path) -> None:
         pid = int(pidfile.read_text(encoding="ascii").strip())
     except (OSError, ValueError):
         return
-    # The wrapper made the CLI a group leader (`setsid`): kill the group even when the leader is
-    # already gone (its tool subprocesses may still run), then the pid itself.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGKILL)
+    lifecycle.kill_group(pid)  # the wrapper made the CLI a group leader (`setsid`)
 
 
 def _first_line(s: str) -> str:

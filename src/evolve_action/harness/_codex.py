@@ -351,14 +351,6 @@ def _missing_skill(spec: SessionSpec) -> str:
     )
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL the CLI's process group (it leads one: `start_new_session`), then the CLI itself."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
-
-
 async def run_codex(
     spec: SessionSpec,
     *,
@@ -440,7 +432,7 @@ async def run_codex(
                     continue
                 if isinstance(event, Mapping) and any(stop(c) for c in tool_calls_of(event)):
                     stopped = True
-                    _kill_group(proc)
+                    lifecycle.kill_group(proc.pid)
                     return
 
         readers = asyncio.gather(read_stdout(), read_stderr())
@@ -450,12 +442,12 @@ async def run_codex(
                 exit_code = await proc.wait()
         except TimeoutError:
             timed_out = not stopped
-            _kill_group(proc)
+            lifecycle.kill_group(proc.pid)
         except ValueError as exc:  # a line over the limit
             crash = f"agent CLI failed: {exc}"
-            _kill_group(proc)
+            lifecycle.kill_group(proc.pid)
         except BaseException:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): the agent's group goes too
-            _kill_group(proc)
+            lifecycle.kill_group(proc.pid)
             readers.cancel()
             with contextlib.suppress(BaseException):
                 await proc.wait()
@@ -466,8 +458,9 @@ async def run_codex(
                 with contextlib.suppress(BaseException):
                     await readers
                 await proc.wait()
+            # Leftovers of a finished session: its group only (the leader is reaped already).
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a finished session
+                os.killpg(proc.pid, signal.SIGKILL)
     return parse_events(
         lines,
         duration_seconds=time.monotonic() - started,

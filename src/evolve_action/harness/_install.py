@@ -32,10 +32,13 @@ from typing import IO
 
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _procenv as procenv
+from evolve_action.harness._locate import CODEX_INSTALL
 
 CODEX_VERSION = "0.169.0"
 """The Codex CLI release evolve-action installs and is tested with."""
 REGISTRY = "https://registry.npmjs.org"
+_HOME = Path(CODEX_INSTALL.parts[0])
+"""The directory under the prefix that holds the unpacked package (`codex/`)."""
 _MARKER = "VERSION"
 _CHUNK = 1 << 20
 _TIMEOUT = 120.0
@@ -76,7 +79,7 @@ def tarball_url(build: CodexBuild, *, registry: str = REGISTRY) -> str:
 def installed_codex_version(prefix: Path) -> str:
     """The version of the Codex unpacked under `<prefix>/codex` (`""` when none is)."""
     try:
-        return (prefix / "codex" / _MARKER).read_text(encoding="utf-8").strip()
+        return (prefix / _HOME / _MARKER).read_text(encoding="utf-8").strip()
     except OSError:
         return ""
 
@@ -121,7 +124,7 @@ def _extract(data: IO[bytes], target: str, dest: Path) -> None:
                 with source, out.open("wb") as sink:
                     shutil.copyfileobj(source, sink, _CHUNK)
                 out.chmod(0o755 if member.mode & 0o111 else 0o644)
-                found = found or rel == PurePosixPath("bin", "codex")
+                found = found or Path(*rel.parts) == CODEX_INSTALL.relative_to(_HOME)
     if not found:
         raise EnvironmentProblem(
             f"the Codex package has no vendor/{target}/bin/codex: nothing was installed",
@@ -157,8 +160,8 @@ def install_codex(
     Already installed at the pinned version (and not `force`): nothing is downloaded.
     Raises `EnvironmentProblem` for an unsupported machine, a failed download or a hash mismatch.
     """
-    home = prefix / "codex"
-    binary = home / "bin" / "codex"
+    home = prefix / _HOME
+    binary = prefix / CODEX_INSTALL
     if not force and installed_codex_version(prefix) == CODEX_VERSION and binary.is_file():
         return binary
     arch = machine or platform.machine()

@@ -1,6 +1,6 @@
 """Process lifecycle of one CLI run: termination signals and the run's scratch directory.
 
-Owns: `termination_signals()` (SIGTERM and SIGHUP take the SIGINT path: the running engine is
+Owns: `kill_group()` (SIGKILL an agent's process group), `termination_signals()` (SIGTERM and SIGHUP take the SIGINT path: the running engine is
 cancelled, agents are killed, workspaces removed, finished units kept; the CLI then prints
 "interrupted" and exits 128 + the signal number) and `scratch()` / `scratch_dir()` (every workspace
 and agent config dir of a run lives under `$TMPDIR/evolve-action.<pid>.<random>/`, held by an
@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["Caught", "keep_scratch", "scratch", "scratch_dir", "sweep_stale", "termination_signals"]
+__all__ = [
+    "Caught",
+    "keep_scratch",
+    "kill_group",
+    "scratch",
+    "scratch_dir",
+    "sweep_stale",
+    "termination_signals",
+]
 
 TERMINATING: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
 SCRATCH_PREFIX = "evolve-action."
@@ -162,3 +170,12 @@ def sweep_stale(root: Path) -> list[Path]:
         finally:
             os.close(fd)
     return removed
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group `pid` leads (an agent CLI started as a group leader), even when
+    the leader is already gone (its tool subprocesses may still run), then `pid` itself."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)

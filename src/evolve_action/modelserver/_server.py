@@ -15,7 +15,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.modelserver._engine import Decision, Engine, working_directory
-from evolve_action.modelserver._policy import Policy
-from evolve_action.modelserver._request import count_tokens, view
+from evolve_action.modelserver._policy import Fault, Policy
+from evolve_action.modelserver._request import RequestView, count_tokens, view
 from evolve_action.modelserver._responses import (
     RESPONSES_PATH,
     codex_calls,
@@ -242,36 +242,11 @@ class _Handler(BaseHTTPRequestHandler):
             body, decision.blocks, turn=req.turn, cache=engine.policy.cache, override=decision.usage
         )
         fault = decision.fault
-        entry: dict[str, Any] = {
-            "seq": seq,
-            "session": req.session,
-            "path": path,
-            "query": query,
-            "headers": headers,
-            "model": req.model,
-            "stream": req.stream,
-            "turn": req.turn,
-            "prompt": req.prompt,
-            "last_user": req.last_user,
-            "tools": list(req.tools),
-            "skills": [s.name for s in req.skills],
-            "forced_tool": req.forced_tool,
-            "rule": decision.rule,
-            "note": decision.note,
-            "status": fault.status if fault is not None and fault.status else 200,
-            "fault": _fault_name(decision),
-            "stop_reason": None if fault is not None and fault.status else decision.stop_reason,
-            "reply": [dict(b) for b in decision.blocks],
-            "usage": usage if fault is None or not fault.status else None,
-            "body": body,
-        }
-        owner._log(entry)
+        owner._log(_entry(seq, path, query, headers, req, decision, decision.blocks, usage, body))
         if decision.delay_ms:
             time.sleep(decision.delay_ms / 1000)
         if fault is not None and fault.status:
-            extra = (
-                {"retry-after": _fmt(fault.retry_after)} if fault.retry_after is not None else {}
-            )
+            extra = _retry_headers(fault)
             if fault.status == 529:
                 extra["x-should-retry"] = "true"
             self._send_json(fault.status, error_body(fault.status, fault.message), extra)
@@ -305,30 +280,13 @@ class _Handler(BaseHTTPRequestHandler):
             stop_reason=decision.stop_reason,
             usage=usage,
         )
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", f"req_{seq}")
-        self.end_headers()
-        try:
-            for name, data in events:
-                if fault is not None and name in ("content_block_delta", "message_delta"):
-                    if fault.disconnect:
-                        self._chunk(encode_event(name, data))
-                        self._drop()
-                        return
-                    if fault.malformed:
-                        self._chunk(
-                            f'event: {name}\ndata: {{"type": "content_block_delta", "index": \n\n'.encode()
-                        )
-                        self._drop()
-                        return
-                self._chunk(encode_event(name, data))
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        self._stream(
+            events,
+            fault,
+            ("request-id", f"req_{seq}"),
+            cut=lambda name: name in ("content_block_delta", "message_delta"),
+            broken=lambda name: '{"type": "content_block_delta", "index": ',
+        )
 
     def _responses(
         self, body: dict[str, Any], path: str, query: str, headers: dict[str, str]
@@ -345,39 +303,13 @@ class _Handler(BaseHTTPRequestHandler):
             body, blocks, turn=req.turn, cache=engine.policy.cache, override=decision.usage
         )
         fault = decision.fault
-        failed = fault is not None and bool(fault.status)
-        owner._log(
-            {
-                "seq": seq,
-                "session": req.session,
-                "path": path,
-                "query": query,
-                "headers": headers,
-                "model": req.model,
-                "stream": req.stream,
-                "turn": req.turn,
-                "prompt": req.prompt,
-                "last_user": req.last_user,
-                "tools": list(req.tools),
-                "skills": [s.name for s in req.skills],
-                "forced_tool": req.forced_tool,
-                "rule": decision.rule,
-                "note": decision.note,
-                "status": fault.status if failed and fault is not None else 200,
-                "fault": _fault_name(decision),
-                "stop_reason": None if failed else decision.stop_reason,
-                "reply": [dict(b) for b in blocks],
-                "usage": None if failed else usage,
-                "body": body,
-            }
-        )
+        owner._log(_entry(seq, path, query, headers, req, decision, blocks, usage, body))
         if decision.delay_ms:
             time.sleep(decision.delay_ms / 1000)
         if fault is not None and fault.status:
-            extra = (
-                {"retry-after": _fmt(fault.retry_after)} if fault.retry_after is not None else {}
+            self._send_json(
+                fault.status, openai_error_body(fault.status, fault.message), _retry_headers(fault)
             )
-            self._send_json(fault.status, openai_error_body(fault.status, fault.message), extra)
             return
         events = response_events(seq=seq, model=model, blocks=blocks, usage=usage)
         if not req.stream:
@@ -386,21 +318,41 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._send_json(200, events[-1][1]["response"])
             return
+        self._stream(
+            events,
+            fault,
+            ("x-request-id", f"req_{seq}"),
+            cut=lambda name: name.endswith((".delta", "response.completed")),
+            broken=lambda name: f'{{"type": "{name}", ',
+        )
+
+    def _stream(
+        self,
+        events: Sequence[tuple[str, Mapping[str, Any]]],
+        fault: Fault | None,
+        request_id: tuple[str, str],
+        *,
+        cut: Callable[[str], bool],
+        broken: Callable[[str], str],
+    ) -> None:
+        """Send `events` as chunked SSE. A `disconnect` fault closes the connection after the first
+        event `cut` selects; a `malformed` one sends that event's data as `broken(name)` (truncated
+        JSON) instead, then closes."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
-        self.send_header("x-request-id", f"req_{seq}")
+        self.send_header(*request_id)
         self.end_headers()
         try:
             for name, data in events:
-                if fault is not None and name.endswith((".delta", "response.completed")):
+                if fault is not None and cut(name):
                     if fault.disconnect:
                         self._chunk(encode_event(name, data))
                         self._drop()
                         return
                     if fault.malformed:
-                        self._chunk(f'event: {name}\ndata: {{"type": "{name}", \n\n'.encode())
+                        self._chunk(f"event: {name}\ndata: {broken(name)}\n\n".encode())
                         self._drop()
                         return
                 self._chunk(encode_event(name, data))
@@ -408,6 +360,48 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+def _entry(
+    seq: int,
+    path: str,
+    query: str,
+    headers: dict[str, str],
+    req: RequestView,
+    decision: Decision,
+    blocks: tuple[Mapping[str, Any], ...],
+    usage: Mapping[str, Any],
+    body: dict[str, Any],
+) -> dict[str, Any]:
+    """One request-log entry of an answered request (see `ModelServer`), either dialect."""
+    failed = decision.fault is not None and bool(decision.fault.status)
+    return {
+        "seq": seq,
+        "session": req.session,
+        "path": path,
+        "query": query,
+        "headers": headers,
+        "model": req.model,
+        "stream": req.stream,
+        "turn": req.turn,
+        "prompt": req.prompt,
+        "last_user": req.last_user,
+        "tools": list(req.tools),
+        "skills": [s.name for s in req.skills],
+        "forced_tool": req.forced_tool,
+        "rule": decision.rule,
+        "note": decision.note,
+        "status": decision.fault.status if failed and decision.fault is not None else 200,
+        "fault": _fault_name(decision),
+        "stop_reason": None if failed else decision.stop_reason,
+        "reply": [dict(b) for b in blocks],
+        "usage": None if failed else usage,
+        "body": body,
+    }
+
+
+def _retry_headers(fault: Fault) -> dict[str, str]:
+    return {"retry-after": _fmt(fault.retry_after)} if fault.retry_after is not None else {}
 
 
 def _fmt(seconds: float) -> str:
