@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evolve_action.encoding import go_str_list, round6
-from evolve_action.errors import ConfigError, UsageError
+from evolve_action.errors import ConfigError, UsageError, did_you_mean
 from evolve_action.specs import model_allowed
 
 __all__ = [
@@ -574,7 +574,12 @@ def resolve_models(
         if t == "all":
             continue
         if not any(m.matched_by(t) for m in catalog.models):
-            raise UsageError(f'unknown provider or model in --model: "{t}"')
+            names = [n for m in catalog.models for n in (m.key, m.id, m.key.split("/", 1)[0])]
+            raise UsageError(
+                f'unknown provider or model in --model: "{t}"',
+                hint=did_you_mean(t, names)
+                or f"models: {', '.join(m.key for m in catalog.models)}",
+            )
         if configured and not any(m.matched_by(t) for m in universe):
             raise UsageError(f'--model "{t}" is not in configured models {go_str_list(cfg_models)}')
     tokens = flag_tokens or cfg_models or ["all"]

@@ -1,6 +1,7 @@
 """One error hierarchy for unusable input and environments.
 
-Owns: `EvolveError` and its subclasses. Guarantees: every error carries a user-facing message and,
+Owns: `EvolveError` and its subclasses, and `did_you_mean` (the one spelling-suggestion rule for
+commands, flags, models, plugins and skills). Guarantees: every error carries a user-facing message and,
 where known, the file and line it is about plus a hint on what to do. Evaluation *failures* are data,
 never these exceptions; the CLI maps any `EvolveError` to exit code 2, also when it arrives wrapped
 in an exception group (`first_evolve_error` unwraps `asyncio.TaskGroup` failures).
@@ -8,6 +9,8 @@ in an exception group (`first_evolve_error` unwraps `asyncio.TaskGroup` failures
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +88,13 @@ def display_path(path: Path, root: Path | None = None) -> str:
         except ValueError:
             pass
     return path.as_posix()
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """`did you mean "x"?` for the closest of `choices` to a mistyped `word`, or None when none is close.
+
+    One rule for every name a user types (commands, flags, models, plugins, skills): difflib's
+    ratio ≥ 0.75, the best match only, compared case-insensitively."""
+    pool = {c.lower(): c for c in choices if c}
+    close = difflib.get_close_matches(word.lower(), list(pool), n=1, cutoff=0.75)
+    return f'did you mean "{pool[close[0]]}"?' if close else None

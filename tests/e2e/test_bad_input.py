@@ -79,6 +79,32 @@ def test_bad_flags_exit_2_with_a_message(repo: Path, argv: list[str], message: s
 
 
 @pytest.mark.parametrize(
+    ("argv", "first", "suggestion"),
+    [
+        (["run", "triggers", "--skil", "x"], "unknown option --skil x", 'did you mean "--skill"?'),
+        (["run", "evals", "--dryrun"], "unknown option --dryrun", 'did you mean "--dry-run"?'),
+        (["run", "triggers", "--skill", "csv-reprt"], "no such skill", '"csv-report"?'),
+        (["run", "all", "--plugin", "release-tool"], "no such plugin", '"release-tools"?'),
+        (["run", "all", "--model", "claude-sonet-5"], '"claude-sonet-5"', '"claude-sonnet-5"?'),
+        (["rn", "checks"], "unknown command 'rn'", 'did you mean "run"?'),
+        (["run", "trigers"], "unknown command 'trigers'", 'did you mean "triggers"?'),
+    ],
+)
+def test_typos_get_one_line_and_a_suggestion(
+    repo: Path, argv: list[str], first: str, suggestion: str
+) -> None:
+    """No abbreviated options (`--skil` is not `--skill`), and every misspelt command, flag, model,
+    plugin or skill names the closest real one instead of a usage dump."""
+    argv = [*argv, "--dry-run", "--root", str(repo)] if argv[:2] != ["rn", "checks"] else argv
+    code, out, err = run(argv, repo)
+    assert code == 2, err
+    lines = err.splitlines()
+    assert first in lines[0] and lines[0].startswith("error: ")
+    assert suggestion in err
+    assert "usage:" not in err and "ambiguous" not in err and "Traceback" not in out + err
+
+
+@pytest.mark.parametrize(
     "argv",
     [
         ["run", "triggers", "--dry-run", "--results-format", "xml"],

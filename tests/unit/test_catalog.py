@@ -340,7 +340,21 @@ def test_config_harnesses_restrict_eligibility() -> None:
 def test_selection_errors(kwargs: dict[str, Any], exc: type[Exception], message: str) -> None:
     with pytest.raises(exc) as info:
         resolve_models(BUILTIN_CATALOG, available=HARNESSES, **kwargs)
-    assert str(info.value) == message
+    assert getattr(info.value, "message", str(info.value)) == message
+
+
+@pytest.mark.parametrize(
+    ("typed", "hint"),
+    [
+        ("claude-sonet-5", 'did you mean "claude-sonnet-5"?'),
+        ("anthropc", 'did you mean "anthropic"?'),
+        ("nope", "models: anthropic/"),
+    ],
+)
+def test_unknown_model_suggests_the_closest(typed: str, hint: str) -> None:
+    with pytest.raises(UsageError) as info:
+        resolve_models(BUILTIN_CATALOG, available=HARNESSES, model_flags=[typed])
+    assert (info.value.hint or "").startswith(hint)
 
 
 def test_check_config_harnesses() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evolve_action.config import INSTALL_MODES, Config, with_flags
-from evolve_action.errors import EvolveError, UsageError
+from evolve_action.errors import EvolveError, UsageError, did_you_mean
 from evolve_action.harness import Budget, check_credentials
 from evolve_action.repo import Repository
 from evolve_action.results import discard_unusable, load_results
@@ -63,7 +63,8 @@ def check_filters(repo: Repository, *, plugins: Sequence[str], skills: Sequence[
     if unknown:
         raise UsageError(
             f"--plugin {', '.join(unknown)}: no such plugin in {repo.root}",
-            hint=f"plugins: {', '.join(known_plugins) or '(none)'}",
+            hint=did_you_mean(unknown[0], known_plugins)
+            or f"plugins: {', '.join(known_plugins) or '(none)'}",
         )
     if not skills:
         return
@@ -77,7 +78,8 @@ def check_filters(repo: Repository, *, plugins: Sequence[str], skills: Sequence[
         scope = "the selected plugins" if plugins else "any plugin"
         raise UsageError(
             f"--skill {', '.join(missing)}: no such skill in {scope}",
-            hint=f"skills: {', '.join(sorted(names)) or '(none)'}",
+            hint=did_you_mean(missing[0], names)
+            or f"skills: {', '.join(sorted(names)) or '(none)'}",
         )
 
 

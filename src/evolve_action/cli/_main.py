@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TextIO
+from typing import Any, NoReturn, TextIO
 
 from evolve_action import __version__, harness
 from evolve_action.cli import (
@@ -29,7 +30,7 @@ from evolve_action.cli import (
     _triggers,
 )
 from evolve_action.cli._common import Handler, Invocation
-from evolve_action.errors import EvolveError, first_evolve_error
+from evolve_action.errors import EvolveError, did_you_mean, first_evolve_error
 from evolve_action.github import annotate, is_actions
 from evolve_action.sanitise import gate
 
@@ -50,9 +51,43 @@ EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 log = logging.getLogger(__name__)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with no abbreviated options (`--skil` is never `--skill`) and short usage errors:
+    one line naming the mistake, a "did you mean" where a command is misspelt, and where to look."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Print `error: <prog>: <message>` (plus a suggestion and the help hint) and exit 2."""
+        hint = f"see `{self.prog} --help`"
+        if (bad := _INVALID_CHOICE.search(message)) is not None:
+            word = bad.group(1)
+            choices = _choices(self)
+            message = f"unknown command {word!r}"
+            suggestion = did_you_mean(word, choices) or f"commands: {', '.join(choices)}."
+            hint = f"{suggestion} See `{self.prog} --help`"
+        raise ParseFailure(f"error: {self.prog}: {message}\n  hint: {hint}\n")
+
+
+class ParseFailure(Exception):
+    """A usage error found while parsing: its text goes to the CLI's own error stream (exit 2)."""
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+
+
+def _choices(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the full parser tree from the registered command modules."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="evolve-action",
         description="Evaluate coding-agent skills: static checks, trigger accuracy, behavioural evals.",
     )
@@ -86,8 +121,11 @@ def main(
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
+    except SystemExit as exc:  # argparse: --help/--version exit 0
         return int(exc.code or 0)
+    except ParseFailure as exc:
+        err.write(str(exc))
+        return EXIT_ERROR
     if extra:
         err.write(unknown_arguments(parser, args, extra))
         return EXIT_ERROR
@@ -146,6 +184,10 @@ def unknown_arguments(
             token = f"{token} {tokens.pop(0)}"  # the option's value
         takers = [name for name, sub in commands.items() if flag in sub._option_string_actions]
         where = f" (it belongs to {', '.join(takers)})" if flag.startswith("-") and takers else ""
+        if flag.startswith("-") and not takers:
+            own = commands.get(path, parser)._option_string_actions
+            suggestion = did_you_mean(flag, [o for o in own if o.startswith("--")])
+            where = f" ({suggestion})" if suggestion else ""
         kind = "option" if flag.startswith("-") else "argument"
         lines.append(f"error: {path or 'evolve-action'}: unknown {kind} {token}{where}\n")
     lines.append(f"  hint: see `evolve-action {path + ' ' if path else ''}--help`\n")
