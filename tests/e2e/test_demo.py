@@ -54,7 +54,7 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
         environ,
         stdout=stdout,
         stderr=stderr,
-        cwd=REPO,  # the default --root is `examples`, relative to the working directory
+        cwd=tmp_path,  # the default --root is the bundled examples, wherever the user stands
     )
 
     text = stdout.getvalue()
@@ -127,7 +127,11 @@ def test_demo_refuses_to_spend_money_without_yes(tmp_path: Path) -> None:
 def test_demo_without_examples_says_what_to_do(tmp_path: Path) -> None:
     stdout, stderr = io.StringIO(), io.StringIO()
     code = main(
-        ["demo"], {"PATH": os.environ.get("PATH", "")}, stdout=stdout, stderr=stderr, cwd=tmp_path
+        ["demo", "--root", "examples"],
+        {"PATH": os.environ.get("PATH", "")},
+        stdout=stdout,
+        stderr=stderr,
+        cwd=tmp_path,
     )
     assert code == 2
     assert "example repository not found: examples" in stderr.getvalue()

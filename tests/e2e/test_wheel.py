@@ -101,6 +101,33 @@ def test_installed_package_is_the_wheel(installed: Path, tmp_path: Path) -> None
     assert "evals.schema.json" in schemas and "triggers.schema.json" in schemas
 
 
+def test_the_wheel_ships_the_demo_examples(installed: Path, tmp_path: Path) -> None:
+    """`pip install evolve-action && evolve-action demo` needs no checkout: the demo's default
+    source is the example marketplace inside the installed package, byte for byte the repository's."""
+    code = "from evolve_action.flows import bundled_examples; print(bundled_examples())"
+    out = subprocess.check_output([str(installed / "python"), "-c", code], cwd=tmp_path, text=True)
+    bundled = Path(out.strip())
+    assert bundled.is_relative_to(installed.parent), bundled
+    ours = {
+        p.relative_to(EXAMPLES.resolve()).as_posix(): p.read_bytes()
+        for p in EXAMPLES.resolve().rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    shipped = {
+        p.relative_to(bundled).as_posix(): p.read_bytes()
+        for p in bundled.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert shipped == ours
+    assert "plugins/project-tools/skills/csv-report/SKILL.md" in shipped
+    done = _run(
+        [str(installed / "evolve-action"), "run", "checks", "--root", str(bundled), "--strict"],
+        env=safe_env(os.environ),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_run_checks_on_examples_from_the_wheel(installed: Path, tmp_path: Path) -> None:
     env = safe_env(os.environ)
     done = _run(

@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
         "demo",
         help="evaluate a copy of the example plugin repository end to end (offline by default)",
         description=(
-            "Copy the example plugin repository (examples/) to a fresh directory and run the whole "
+            "Copy the example plugin repository (shipped with the package) to a fresh directory and run the whole "
             "pipeline on the copy: checks, triggers, evals (with and without each skill) and the "
             "report. Without ANTHROPIC_API_KEY/CLAUDE_CODE_OAUTH_TOKEN the real Claude Code CLI "
             "and the judge talk to the built-in scripted model server: offline, free, "
@@ -43,8 +43,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--root",
         type=Path,
-        default=Path("examples"),
-        help="the plugin repository to copy and evaluate (default: examples, from the working directory)",
+        default=None,
+        help="the plugin repository to copy and evaluate (default: the example marketplace that "
+        "ships with evolve-action)",
     )
     parser.add_argument(
         "--out",
@@ -104,14 +105,18 @@ def handle(inv: Invocation) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     require_positive("--jobs", jobs, "a positive number of concurrent sessions")
     require_positive("--runs", args.runs, "at least 1")
-    source = args.root if args.root.is_absolute() else inv.cwd / args.root
+    if args.root is None:
+        source, label = flows.bundled_examples(), "the bundled examples"
+    else:
+        source = args.root if args.root.is_absolute() else inv.cwd / args.root
+        label = str(args.root)
     target = (
         None if args.out is None else args.out if args.out.is_absolute() else inv.cwd / args.out
     )
     outcome = flows.run_demo(
         flows.DemoOptions(
             source=source,
-            label=str(args.root),
+            label=label,
             target=target,
             environ=inv.environ,
             jobs=jobs,

@@ -59,6 +59,7 @@ __all__ = [
     "DemoSummary",
     "SkillFigures",
     "TierFigures",
+    "bundled_examples",
     "choose_backend",
     "copy_examples",
     "demo_models",
@@ -130,6 +131,12 @@ def choose_backend(environ: Mapping[str, str], *, scripted: bool, yes: bool) -> 
     return BackendChoice(backend=None, credential=found)
 
 
+def bundled_examples() -> Path:
+    """The example marketplace shipped inside the package (`evolve_action/examples`; in a checkout
+    the repository's `examples/` is a link to it), so `evolve-action demo` works from an install."""
+    return Path(str(resources.files("evolve_action") / "examples"))
+
+
 def copy_examples(
     source: Path, out: Path | None, *, tmp_parent: Path | None = None, label: str | None = None
 ) -> Path:
@@ -145,8 +152,8 @@ def copy_examples(
     if not src.is_dir():
         raise UsageError(
             f"example repository not found: {shown} (looked for {src})",
-            hint="run the demo from an evolve-action checkout (it has examples/), "
-            "or pass --root DIR pointing at a plugin repository",
+            hint="pass --root DIR pointing at a plugin repository, "
+            "or leave --root out to use the bundled examples",
         )
     if out is None:
         parent = tempfile.mkdtemp(prefix="evolve-demo-", dir=tmp_parent)
