@@ -94,7 +94,14 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """`did you mean "x"?` for the closest of `choices` to a mistyped `word`, or None when none is close.
 
     One rule for every name a user types (commands, flags, models, plugins, skills): difflib's
-    ratio ≥ 0.75, the best match only, compared case-insensitively."""
+    best match with a ratio ≥ 0.75, else the one name that contains the word (`sonnet-5` →
+    `claude-sonnet-5`; names that contain each other count as one, the shortest is shown);
+    case-insensitive."""
     pool = {c.lower(): c for c in choices if c}
-    close = difflib.get_close_matches(word.lower(), list(pool), n=1, cutoff=0.75)
+    low = word.lower()
+    close = difflib.get_close_matches(low, list(pool), n=1, cutoff=0.75)
+    if not close and len(low) >= 3:
+        holders = sorted((c for c in pool if low in c), key=len)
+        if holders and all(holders[0] in c for c in holders):
+            close = holders[:1]
     return f'did you mean "{pool[close[0]]}"?' if close else None

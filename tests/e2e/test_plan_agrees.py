@@ -110,3 +110,34 @@ def test_a_forced_layout_of_the_wrong_kind_says_what_is_there(repo: Path) -> Non
         "repository (.claude-plugin/marketplace.json)",
         "  hint: drop --layout (auto-detects marketplace), or pass --layout marketplace",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "sessions"),
+    [
+        # 4 skills × 7 queries × 3 runs; 4 skills × 2 evals, each with its baseline; both.
+        (["run", "triggers", "--dry-run"], 84),
+        (["run", "evals", "--dry-run"], 16),
+        (["run", "all", "--dry-run"], 100),
+    ],
+)
+def test_a_dry_run_prices_what_it_would_run(repo: Path, argv: list[str], sessions: int) -> None:
+    """Cost before spending: sessions and dollars per model and in total, from the same plan."""
+    model = "anthropic/claude-sonnet-5"
+    code, out, err = run([*argv, "--model", model, "--root", str(repo)], repo)
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("estimate: "))
+    assert line.startswith(f"estimate: {sessions} agent sessions, about $")
+    assert f"{model}  {sessions:>5} sessions  $" in out
+    code, out, err = run([*argv, "--json", "--model", model, "--root", str(repo)], repo)
+    [record] = [json.loads(x) for x in out.splitlines() if '"Estimate"' in x]
+    assert record["sessions"] == sessions and record["usd"] > 0
+    assert record["models"][model]["sessions"] == sessions
+
+
+def test_plan_json_carries_the_estimate(repo: Path) -> None:
+    code, out, err = run(["plan", "--json", "--shards", "2", "--root", str(repo)], repo)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["estimate"]["sessions"] == sum(s["sessions"] for s in doc["shards"])
+    assert len(doc["estimate"]["models"]) == 6  # every catalog Claude model (no config)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import plan
+from evolve_action.catalog import BoundModel
 from evolve_action.cli._common import (
     Handler,
     Invocation,
@@ -22,6 +23,7 @@ from evolve_action.cli._common import (
     check_filters,
     discard_unusable_results,
     print_budget,
+    print_estimate,
     print_notices,
     require_positive,
     with_install_flag,
@@ -44,6 +46,7 @@ from evolve_action.flows import (
     RunAllOutcome,
     RunAllStep,
     TriggersReady,
+    estimate_cost,
     parse_shard,
     run_all,
     run_shard,
@@ -149,9 +152,12 @@ def handle(inv: Invocation) -> int:
     if args.shard is not None:
         return handle_shard(inv, ("triggers", "evals"))
     options = run_all_options(inv)
-    outcome = run_all(options, reporter=pick_reporter(inv), on_step=StepPrinter(inv), cwd=inv.cwd)
+    printer = StepPrinter(inv)
+    outcome = run_all(options, reporter=pick_reporter(inv), on_step=printer, cwd=inv.cwd)
     print_budget(inv, options.evals.budget)
     if args.dry_run:
+        estimate = estimate_cost(printer.plans, runs=options.runs, models=printer.models)
+        print_estimate(inv, estimate)
         return 0
     return finish(inv, outcome, strict=bool(args.strict))
 
@@ -202,6 +208,10 @@ class StepPrinter:
 
     def __init__(self, inv: Invocation) -> None:
         self._inv = inv
+        self.plans: list[plan.Plan] = []
+        """The plans of a dry run, for its cost estimate."""
+        self.models: list[BoundModel] = []
+        """The models those plans run."""
 
     def __call__(self, step: RunAllStep) -> None:
         """Print one step's outcome."""
@@ -226,12 +236,16 @@ class StepPrinter:
             if step.plan is not None:
                 for w in step.plan_warnings:
                     inv.stderr.write(f"warn: {w}\n")
+                self.plans.append(step.plan)
+                self.models.extend(step.models)
                 rendered = plan.to_json_lines(step.plan) if as_json else plan.render(step.plan)
                 inv.stdout.write(rendered)
             elif step.skipped:
                 inv.stderr.write("warn: triggers: no model has an available harness; skipped\n")
         elif isinstance(step, EvalsReady):
             if step.dry_run:
+                self.plans.append(step.planned.plan)
+                self.models.extend(step.planned.models)
                 print_dry_run(inv, step.planned)
             elif not as_json:
                 inv.stdout.write(f"parallelism: {step.jobs} concurrent evals\n")

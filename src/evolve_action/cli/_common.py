@@ -10,11 +10,13 @@ each on stderr). Never does: resolve models or plan (the engines do).
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from evolve_action import flows
 from evolve_action.config import INSTALL_MODES, Config, with_flags
 from evolve_action.errors import EvolveError, UsageError, did_you_mean
 from evolve_action.harness import Budget, check_credentials
@@ -286,3 +288,12 @@ def no_model_error() -> UsageError:
             "evolve-action install codex"
         ),
     )
+
+
+def print_estimate(inv: Invocation, estimate: flows.CostEstimate) -> None:
+    """A dry run's cost line (`estimate: …`), or its JSON line under `--json`."""
+    if getattr(inv.args, "json", False):
+        record = {"event": "Estimate", **estimate.to_json()}
+        inv.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+    else:
+        inv.stdout.write(estimate.line())

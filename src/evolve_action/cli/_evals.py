@@ -13,7 +13,7 @@ import argparse
 import asyncio
 from typing import Any, TextIO
 
-from evolve_action import evals, plan
+from evolve_action import evals, flows, plan
 from evolve_action.cli._common import (
     Invocation,
     budget_from,
@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     discard_unusable_results,
     no_model_error,
     print_budget,
+    print_estimate,
     print_notices,
     require_positive,
     split_list,
@@ -161,6 +162,7 @@ def handle(inv: Invocation) -> int:
         raise no_model_error()
     if args.dry_run:
         print_dry_run(inv, planned)
+        print_estimate(inv, flows.estimate_cost([planned.plan], runs=1, models=planned.models))
         return 0
     outcome = run_planned(inv, repository, config, options, planned)
     print_budget(inv, options.budget)

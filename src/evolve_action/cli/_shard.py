@@ -96,6 +96,8 @@ def handle_plan(inv: Invocation) -> int:
         inv.stdout.write(json.dumps(sp.to_json(), sort_keys=True) + "\n")
         return 0
     inv.stdout.write(f"plan {sp.plan_id}: {len(sp.shards)} shard(s)\n")
+    if sp.estimate is not None:
+        inv.stdout.write(sp.estimate.line())
     for s in sp.shards:
         sessions = sum(u.sessions for u in s.units)
         inv.stdout.write(

@@ -13,7 +13,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from evolve_action import plan, triggers
+from evolve_action import flows, plan, triggers
 from evolve_action.cli._common import (
     Invocation,
     add_selection_flags,
@@ -23,6 +23,7 @@ from evolve_action.cli._common import (
     discard_unusable_results,
     no_model_error,
     print_budget,
+    print_estimate,
     print_notices,
     require_positive,
     split_list,
@@ -141,6 +142,7 @@ def handle(inv: Invocation) -> int:
         for w in warnings:
             inv.stderr.write(f"warn: {w}\n")
         inv.stdout.write(plan.to_json_lines(p) if args.json else plan.render(p))
+        print_estimate(inv, flows.estimate_cost([p], runs=options.runs, models=options.models))
         return 0
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")

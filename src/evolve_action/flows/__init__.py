@@ -60,8 +60,10 @@ from evolve_action.flows._run_all import (
     run_all,
 )
 from evolve_action.flows._shard import (
+    CostEstimate,
     MergeOutcome,
     ShardPlan,
+    estimate_cost,
     merge_fragments,
     parse_shard,
     plan_shards,
@@ -80,6 +82,7 @@ __all__ = [
     "Backend",
     "BuiltTriggerOptions",
     "ChecksDone",
+    "CostEstimate",
     "DemoBackendReady",
     "DemoCopied",
     "DemoOptions",
@@ -103,6 +106,7 @@ __all__ = [
     "copy_examples",
     "demo_models",
     "demo_policy",
+    "estimate_cost",
     "exit_for",
     "merge_fragments",
     "parse_shard",

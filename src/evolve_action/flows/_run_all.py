@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve_action import evals, plan, triggers
+from evolve_action.catalog import BoundModel
 from evolve_action.checks import CheckOptions, CheckReport, run_checks
 from evolve_action.config import Config, resolve_results_format
 from evolve_action.events import Reporter
@@ -80,6 +81,8 @@ class TriggersReady:
     """The trigger plan, for a dry run."""
     plan_warnings: tuple[str, ...] = ()
     """Planning warnings, for a dry run."""
+    models: tuple[BoundModel, ...] = ()
+    """The models the trigger plan runs, for a dry run's cost estimate."""
     skipped: bool = False
     """No selected model has an available harness: the tier does not run."""
 
@@ -167,7 +170,14 @@ def run_all(
         step(TriggersReady(warnings=built.warnings, skipped=True))
     elif options.dry_run:
         tplan, _, twarnings = triggers.make_plan(built.options)
-        step(TriggersReady(warnings=built.warnings, plan=tplan, plan_warnings=tuple(twarnings)))
+        step(
+            TriggersReady(
+                warnings=built.warnings,
+                plan=tplan,
+                plan_warnings=tuple(twarnings),
+                models=built.options.models,
+            )
+        )
     else:
         step(TriggersReady(warnings=built.warnings))
         if any(u.cases for u in triggers.make_plan(built.options)[0].units):

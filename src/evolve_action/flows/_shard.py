@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import plan, results
+from evolve_action.catalog import BoundModel
 from evolve_action.config import Config, resolve_repository, resolve_results_format
 from evolve_action.errors import SpecError, UsageError
 from evolve_action.events import Reporter
@@ -38,15 +39,17 @@ from evolve_action.flows._run_all import (
     TriggersReady,
     run_all,
 )
-from evolve_action.harness import deferred_signals
+from evolve_action.harness import Budget, deferred_signals
 from evolve_action.repo import Repository
 
 __all__ = [
     "EXPECTED_SECONDS",
+    "CostEstimate",
     "MergeOutcome",
     "Shard",
     "ShardPlan",
     "ShardUnit",
+    "estimate_cost",
     "merge_fragments",
     "parse_shard",
     "plan_shards",
@@ -127,6 +130,8 @@ class ShardPlan:
 
     plan_id: str
     shards: tuple[Shard, ...]
+    estimate: CostEstimate | None = None
+    """What the whole plan would spend (`plan_shards` fills it)."""
 
     def to_json(self) -> dict[str, Any]:
         """`plan --json`: the id, the matrix (`shard: ["1/N", …]`) and each shard's units."""
@@ -134,6 +139,7 @@ class ShardPlan:
             "plan_id": self.plan_id,
             "total": len(self.shards),
             "matrix": {"shard": [s.label for s in self.shards]},
+            **({"estimate": self.estimate.to_json()} if self.estimate is not None else {}),
             "shards": [
                 {
                     "shard": s.label,
@@ -185,6 +191,85 @@ def _units(p: plan.Plan, runs: int) -> list[ShardUnit]:
     return out
 
 
+CHARS_PER_TOKEN = 4
+"""The offline token estimate of a planned case's text (a dry run counts nothing over the network)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CostEstimate:
+    """What a plan would spend before it runs: agent sessions and dollars per model (model keys in
+    plan order). Dollars come from the budget's prior (`harness.Budget`: the agent's fixed context
+    plus the case text, at the catalog's list prices, cache discounts ignored), so they err high;
+    a model without catalog prices counts sessions but no dollars. Triggers count every run
+    (`--runs`); early stop usually needs fewer."""
+
+    sessions: Mapping[str, int]
+    usd: Mapping[str, float | None]
+
+    @property
+    def total_sessions(self) -> int:
+        """Agent sessions of the whole plan."""
+        return sum(self.sessions.values())
+
+    @property
+    def total_usd(self) -> float:
+        """Estimated dollars of the models that have prices."""
+        return sum(v for v in self.usd.values() if v is not None)
+
+    def line(self) -> str:
+        """`estimate: N agent sessions, about $X at list prices`, then one line per model."""
+        if not self.total_sessions:
+            return "estimate: no agent sessions, $0.00\n"
+        n = self.total_sessions
+        out = [f"estimate: {n} agent session{'' if n == 1 else 's'}, about ${self.total_usd:.2f}"]
+        out[0] += " at list prices (before caching; early stop usually needs fewer)"
+        width = max(len(key) for key in self.sessions)
+        for key, count in self.sessions.items():
+            usd = self.usd[key]
+            price = "no catalog price" if usd is None else f"${usd:.2f}"
+            out.append(f"  {key:<{width}}  {count:>5} session{'' if count == 1 else 's'}  {price}")
+        return "\n".join(out) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        """The estimate as JSON (`plan --json`'s `estimate`)."""
+        return {
+            "sessions": self.total_sessions,
+            "usd": round(self.total_usd, 4),
+            "models": {
+                key: {
+                    "sessions": n,
+                    "usd": None if self.usd[key] is None else round(self.usd[key] or 0.0, 4),
+                }
+                for key, n in self.sessions.items()
+            },
+        }
+
+
+def estimate_cost(
+    plans: Iterable[plan.Plan], *, runs: int, models: Iterable[BoundModel]
+) -> CostEstimate:
+    """The sessions and dollars of `plans` (trigger plans at `runs` sessions per query; evals one
+    session per case plus one per baseline), per model (pure)."""
+    bound = {m.model.key: m for m in models}
+    prior = Budget()
+    sessions: dict[str, int] = {}
+    usd: dict[str, float | None] = {}
+    for p in plans:
+        for u in p.units:
+            for c in u.cases:
+                tier = plan.Tier(c.tier)
+                n = runs if tier == plan.Tier.TRIGGERS else 2 if c.baseline else 1
+                sessions[c.model] = sessions.get(c.model, 0) + n
+                model = bound.get(c.model)
+                if model is None or model.model.pricing is None:
+                    usd.setdefault(c.model, None)
+                    continue
+                tokens = len(c.case) // CHARS_PER_TOKEN + 1
+                one = prior.session_estimate_usd(tier.value, model, tokens)
+                usd[c.model] = (usd.get(c.model) or 0.0) + n * one
+    return CostEstimate(sessions=sessions, usd={k: usd.get(k) for k in sessions})
+
+
 def split(units: Sequence[ShardUnit], total: int) -> ShardPlan:
     """Split `units` into `total` shards: whole eval sets, costliest first, to the least-loaded
     shard (ties: sweep order, lowest index). The id digests the units and the assignment."""
@@ -215,16 +300,20 @@ def split(units: Sequence[ShardUnit], total: int) -> ShardPlan:
 def plan_shards(options: RunAllOptions, total: int, *, reporter: Reporter) -> ShardPlan:
     """Plan `run all` (a dry run: nothing runs or is written) and split it into `total` shards."""
     plans: list[plan.Plan] = []
+    models: list[BoundModel] = []
 
     def collect(step: RunAllStep) -> None:
         if isinstance(step, TriggersReady) and step.plan is not None:
             plans.append(step.plan)
+            models.extend(step.models)
         elif isinstance(step, EvalsReady):
             plans.append(step.planned.plan)
+            models.extend(step.planned.models)
 
     run_all(dataclasses.replace(options, dry_run=True), reporter=reporter, on_step=collect)
     units = [u for p in plans for u in _units(p, options.runs)]
-    return split(units, total)
+    estimate = estimate_cost(plans, runs=options.runs, models=models)
+    return dataclasses.replace(split(units, total), estimate=estimate)
 
 
 def _restricted(options: RunAllOptions, shard: Shard, repository: Repository) -> RunAllOptions:

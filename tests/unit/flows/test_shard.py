@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from evolve_action import plan
+from evolve_action.catalog import BUILTIN_CATALOG, BoundModel
 from evolve_action.config import resolve_repository
 from evolve_action.errors import SpecError, UsageError
-from evolve_action.flows import merge_fragments, parse_shard
+from evolve_action.flows import estimate_cost, merge_fragments, parse_shard
 from evolve_action.flows._shard import ShardUnit, fragment_name, split
+from evolve_action.harness import Budget
 
 
 def unit(skill: str, tier: str, sessions: int, model: str = "anthropic/m") -> ShardUnit:
@@ -109,3 +112,61 @@ def test_merge_without_manifests_refuses(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(SpecError, match="no shard manifest"):
         merge_fragments(repository, config, [tmp_path / "empty"], report=False)
+
+
+def _bound(key: str) -> BoundModel:
+    [model] = BUILTIN_CATALOG.match([key])
+    return BoundModel(model=model, harness="claude", cli_model=model.id)
+
+
+def _planned(tier: plan.Tier, model: str, cases: list[tuple[str, bool]]) -> plan.Plan:
+    planned = tuple(
+        plan.PlannedCase(
+            plugin="p",
+            skill="s",
+            model=model,
+            tier=tier,
+            case=text,
+            reason=plan.Reason.SELECTED,
+            baseline=baseline,
+        )
+        for text, baseline in cases
+    )
+    unit = plan.PlannedUnit(plugin="p", skill="s", model=model, tier=tier, cases=planned)
+    return plan.Plan(units=(unit,))
+
+
+def test_estimate_counts_sessions_and_prices_them_per_model() -> None:
+    sonnet, opus = _bound("anthropic/claude-sonnet-5"), _bound("anthropic/claude-opus-5")
+    plans = [
+        _planned(plan.Tier.TRIGGERS, sonnet.model.key, [("q1", False), ("q2", False)]),
+        _planned(plan.Tier.EVALS, sonnet.model.key, [("e1", True), ("e2", False)]),
+        _planned(plan.Tier.TRIGGERS, opus.model.key, [("q1", False)]),
+    ]
+    est = estimate_cost(plans, runs=3, models=[sonnet, opus])
+    # Triggers: runs per query; evals: one per case plus one per baseline.
+    assert dict(est.sessions) == {sonnet.model.key: 2 * 3 + 3, opus.model.key: 3}
+    prior = Budget()
+    want_sonnet = 6 * prior.session_estimate_usd("triggers", sonnet, 1) + 3 * (
+        prior.session_estimate_usd("evals", sonnet, 1)
+    )
+    assert est.usd[sonnet.model.key] == pytest.approx(want_sonnet)
+    # A pricier model costs more for the same sessions.
+    assert (est.usd[opus.model.key] or 0) > 3 * prior.session_estimate_usd("triggers", sonnet, 1)
+    assert est.total_sessions == 12
+    assert est.total_usd == pytest.approx(sum(v or 0 for v in est.usd.values()))
+    text = est.line()
+    assert text.startswith(
+        f"estimate: 12 agent sessions, about ${est.total_usd:.2f} at list prices"
+    )
+    assert f"{sonnet.model.key}      9 sessions  ${want_sonnet:.2f}" in text
+
+
+def test_estimate_of_nothing_and_of_an_unpriced_model() -> None:
+    assert estimate_cost([], runs=3, models=[]).line() == "estimate: no agent sessions, $0.00\n"
+    est = estimate_cost(
+        [_planned(plan.Tier.EVALS, "acme/custom", [("e1", False)])], runs=3, models=[]
+    )
+    assert dict(est.sessions) == {"acme/custom": 1} and est.usd["acme/custom"] is None
+    assert "no catalog price" in est.line()
+    assert est.to_json()["models"] == {"acme/custom": {"sessions": 1, "usd": None}}
