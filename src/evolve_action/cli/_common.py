@@ -10,7 +10,6 @@ each on stderr). Never does: resolve models or plan (the engines do).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,9 +290,7 @@ def no_model_error() -> UsageError:
 
 
 def print_estimate(inv: Invocation, estimate: flows.CostEstimate) -> None:
-    """A dry run's cost line (`estimate: …`), or its JSON line under `--json`."""
-    if getattr(inv.args, "json", False):
-        record = {"event": "Estimate", **estimate.to_json()}
-        inv.stdout.write(json.dumps(record, sort_keys=True) + "\n")
-    else:
-        inv.stdout.write(estimate.line())
+    """A dry run's cost lines (`estimate: …`); under `--json` on stderr, so stdout stays the plan's
+    case records (`plan --json` carries the estimate as data)."""
+    stream = inv.stderr if getattr(inv.args, "json", False) else inv.stdout
+    stream.write(estimate.line())
