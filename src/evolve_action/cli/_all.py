@@ -153,7 +153,8 @@ def handle(inv: Invocation) -> int:
         return handle_shard(inv, ("triggers", "evals"))
     options = run_all_options(inv)
     printer = StepPrinter(inv)
-    outcome = run_all(options, reporter=pick_reporter(inv), on_step=printer, cwd=inv.cwd)
+    reporter = pick_reporter(inv, options.evals.budget)
+    outcome = run_all(options, reporter=reporter, on_step=printer, cwd=inv.cwd)
     print_budget(inv, options.evals.budget)
     if args.dry_run:
         estimate = estimate_cost(printer.plans, runs=options.runs, models=printer.models)
@@ -178,7 +179,7 @@ def handle_shard(inv: Invocation, tiers: tuple[str, ...]) -> int:
         opts,
         index,
         total,
-        reporter=pick_reporter(inv),
+        reporter=pick_reporter(inv, opts.evals.budget),
         fragments=fragments,
         on_step=StepPrinter(inv),
         cwd=inv.cwd,

@@ -30,7 +30,7 @@ from evolve_action.cli._common import add_selection_flags as common_selection_fl
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
-from evolve_action.harness import check_for_models, default_jobs, sweep_failed
+from evolve_action.harness import Budget, check_for_models, default_jobs, sweep_failed
 from evolve_action.repo import Repository
 
 
@@ -130,12 +130,14 @@ def options_from_args(args: argparse.Namespace) -> evals.EvalsOptions:
     )
 
 
-def pick_reporter(inv: Invocation) -> Reporter:
-    """JSON lines with `--json`; otherwise plain lines (a live progress line on a terminal)."""
+def pick_reporter(inv: Invocation, budget: Budget | None = None) -> Reporter:
+    """JSON lines with `--json`; otherwise plain lines (a live progress line on a terminal, a
+    periodic `progress:` line elsewhere) showing `budget`'s spend so far when given."""
     if inv.args.json:
         return JsonLinesReporter(inv.stdout)
     live = bool(getattr(inv.stdout, "isatty", lambda: False)())
-    return LineReporter(inv.stdout, live=live)
+    spent = None if budget is None else (lambda: budget.spent_usd)
+    return LineReporter(inv.stdout, live=live, spent=spent)
 
 
 def print_plan(out: TextIO, planned: plan.Plan, *, as_json: bool) -> None:
@@ -202,7 +204,7 @@ def run_planned(
             config,
             options,
             environ=inv.environ,
-            reporter=pick_reporter(inv),
+            reporter=pick_reporter(inv, options.budget),
             planned=planned,
         )
     )

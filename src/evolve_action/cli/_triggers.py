@@ -134,7 +134,9 @@ def handle(inv: Invocation) -> int:
     if args.json:
         reporter = JsonLinesReporter(inv.stdout)
     else:
-        reporter = LineReporter(inv.stdout, live=_isatty(inv.stdout))
+        budget = options.budget
+        spent = None if budget is None else (lambda: budget.spent_usd)
+        reporter = LineReporter(inv.stdout, live=_isatty(inv.stdout), spent=spent)
     if not options.models:  # before the dry run too: it exits as the run would
         raise no_model_error()
     if args.dry_run:

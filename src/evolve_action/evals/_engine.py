@@ -65,6 +65,7 @@ from evolve_action.events import (
     ItemStarted,
     Reporter,
     RunWarning,
+    SweepStarted,
     UnitFinished,
     UnitSkipped,
     UnitStarted,
@@ -492,6 +493,14 @@ async def run_evals(
     )
     counts = _Counts()
     sem = asyncio.Semaphore(max(options.jobs, 1))
+    runnable = [u for u in ep.plan.units if u.cases]
+    reporter.emit(
+        SweepStarted(
+            tier=TIER,
+            units=len(runnable),
+            items=sum(len(u.cases) + sum(1 for c in u.cases if c.baseline) for u in runnable),
+        )
+    )
     set_by_key = {(s.plugin, s.skill): s for s in ep.sets}
     es_by_key = {(es.plugin, es.skill): es for es in ep.eval_sets}
     models = {b.model.key: b for b in ep.models}

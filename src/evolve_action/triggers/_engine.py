@@ -236,6 +236,12 @@ async def run(
     units: list[UnitOutcome] = []
     kept: list[Path] = []
     all_warnings = list(warnings)
+    runnable_units = [u for u in p.units if u.cases]
+    reporter.emit(
+        events.SweepStarted(
+            tier=TIER, units=len(runnable_units), items=sum(len(u.cases) for u in runnable_units)
+        )
+    )
     try:
         # Units arrive grouped by eval set; one workspace per set, shared by its models.
         groups: dict[tuple[str, str], list[plan.PlannedUnit]] = {}
