@@ -106,6 +106,14 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     assert evals[0] / evals[1] >= 0.75
     assert baseline[0] < evals[0]
     assert "lift:" in text and "+" in text.split("lift:")[1].splitlines()[0]
+    # The copy's config names the evaluated models, so the release gate on it checks just those.
+    config = (out_dir / ".evolve.yaml").read_text(encoding="utf-8")
+    pinned = ["anthropic/claude-sonnet-5", *(["openai/gpt-5.4"] if codex else [])]
+    assert config.endswith("models:\n" + "".join(f'  - "{m}"\n' for m in pinned))
+    gate_out, gate_err = io.StringIO(), io.StringIO()
+    gate = main(["gate"], environ, stdout=gate_out, stderr=gate_err, cwd=out_dir)
+    assert "no stored results" not in gate_out.getvalue() + gate_err.getvalue()
+    assert gate == 0, gate_out.getvalue() + gate_err.getvalue()
 
 
 def test_demo_refuses_to_spend_money_without_yes(tmp_path: Path) -> None:

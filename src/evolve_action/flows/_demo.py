@@ -40,7 +40,7 @@ from evolve_action.flows._action import ActionOutcome, PrOptions, run_pr
 from evolve_action.flows._run_all import RunAllOptions, RunAllOutcome, RunAllStep, run_all
 from evolve_action.harness import OPENAI_CREDENTIAL_VARS, available_harnesses, openai_credential
 from evolve_action.modelserver import ModelServer, Policy
-from evolve_action.repo import Repository, discover
+from evolve_action.repo import CONFIG_NAMES, Repository, discover
 from evolve_action.results import EvalResult, EvalsEntry, load_results
 
 __all__ = [
@@ -512,6 +512,7 @@ def run_demo(
     models = options.models or demo_models(options.environ, choice.backend)
     _preflight(options, models, cwd=cwd)
     copy = copy_examples(options.source, options.target, label=options.label)
+    pin_models(copy, models)
     step(DemoCopied(copy=copy, label=options.label))
     with ExitStack() as stack:
         base_url: str | None = None
@@ -603,6 +604,24 @@ def _preview_pr(
         reporter=reporter,
         commands=io.StringIO(),
     )
+
+
+def pin_models(copy: Path, models: tuple[str, ...]) -> None:
+    """Record the demo's models as the copy's configured `models` (YAML config appended to, or a
+    new `.evolve.yaml`), so `report --check` and `gate` on the copy check exactly what the demo
+    evaluated. A copy whose config already names models, or is not YAML, is left as it is."""
+    found = [copy / n for n in CONFIG_NAMES if (copy / n).is_file()]
+    if found and (
+        found[0].suffix not in (".yaml", ".yml") or "models" in (decode_path(found[0]) or {})
+    ):
+        return
+    path = found[0] if found else copy / ".evolve.yaml"
+    text = path.read_text(encoding="utf-8") if found else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += "# Added by `evolve-action demo`: the models this copy was evaluated with.\nmodels:\n"
+    text += "".join(f"  - {json.dumps(m)}\n" for m in models)
+    path.write_text(text, encoding="utf-8")
 
 
 def _preflight(options: DemoOptions, models: tuple[str, ...], *, cwd: Path) -> None:
