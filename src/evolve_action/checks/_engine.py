@@ -197,8 +197,12 @@ def run_checks(
     signals = settings.signals if opts.signals is None else opts.signals
     out = _Collector(repo.root)
 
+    for problem in repo.problems:
+        out.add(problem.message, check=problem.check, path=problem.path, pointer=problem.pointer)
     if repo.layout == "single":
         _plugin_checks(out, repo, repo.plugins[0], "repo root", None, rules, config)
+        for plugin in repo.plugins[1:]:  # project skills beside the root plugin
+            _plugin_checks(out, repo, plugin, plugin.rel, plugin.name, rules, config)
     else:
         if repo.layout == "marketplace":
             if marketplace:
@@ -210,7 +214,7 @@ def run_checks(
                     check="repo.stray_manifest",
                     path=stray,
                 )
-        if not repo.plugins and not repo.claude_marketplace:
+        if not repo.plugins and not repo.claude_marketplace and not repo.problems:
             out.add(
                 "no plugins under plugins/ (for a root-level plugin repo, use the single layout)",
                 check="repo.plugins",
