@@ -127,9 +127,10 @@ class EvalSet:
     """`<plugin>/evals/<skill>`: where triggers, evals, fixtures and results live."""
     triggers_path: Path | None
     evals_path: Path | None
-    fixtures_dir: Path | None = None
-    """Where `files` entries resolve: the skill root for skill-creator's files (`evals/files/…`);
-    None = the evals file's directory (evolve's rule)."""
+    fixture_bases: tuple[Path, ...] = ()
+    """Where a `files` entry not found beside the evals file is looked for next: for
+    skill-creator's files the skill root (`evals/files/…`), then the repository root; empty for
+    evolve's own `evals/<skill>/` sets (evolve's rule only)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1045,7 +1046,7 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
         results_dir=plugin.evals_dir / skill.name,
         triggers_path=triggers[0] if triggers else None,
         evals_path=evals if evals.is_file() else None,
-        fixtures_dir=skill.dir,
+        fixture_bases=(skill.dir, *((plugin.root,) if plugin.root is not None else ())),
     )
 
 
@@ -1103,7 +1104,7 @@ def _level_scan(
                 results_dir=plugin.evals_dir / skill.name,
                 triggers_path=triggers[0] if triggers else None,
                 evals_path=evals_path,
-                fixtures_dir=skill.dir,
+                fixture_bases=(skill.dir, repo.root),
             ),
         )
     return bound, unbound

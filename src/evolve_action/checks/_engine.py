@@ -606,7 +606,10 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
         if eval_set.evals_path is not None:
             try:
                 found = specs.validate_evals(
-                    eval_set.evals_path, repo.root, check_fixtures=opts.check_fixtures
+                    eval_set.evals_path,
+                    repo.root,
+                    check_fixtures=opts.check_fixtures,
+                    fixture_bases=eval_set.fixture_bases,
                 )
             except EvolveError as exc:
                 found = [_load_finding(repo, eval_set.evals_path, exc, "evals.load")]

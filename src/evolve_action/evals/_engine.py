@@ -537,7 +537,7 @@ async def run_evals(
                 continue
             if key not in specs_cache:
                 assert es.evals_path is not None
-                specs_cache[key] = specs.load_evals(es.evals_path)
+                specs_cache[key] = specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases)
             if key not in writers:
                 si = set_by_key[key]
                 writers[key] = res.ResultsWriter(
@@ -596,7 +596,7 @@ def _has_llm(ep: EvalsPlan) -> bool:
     for es in ep.eval_sets:
         if es.evals_path is None or not any(w[:2] == (es.plugin, es.skill) for w in wanted):
             continue
-        for case in specs.load_evals(es.evals_path).evals:
+        for case in specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases).evals:
             if (es.plugin, es.skill, case.id) in wanted and any(
                 a.type == "llm" for a in case.assertions
             ):

@@ -465,7 +465,7 @@ def build_inputs(
         eval_content = ""
         if es.evals_path is not None:
             try:
-                spec = specs.load_evals(es.evals_path)
+                spec = specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases)
             except SpecError:
                 if Tier.EVALS in tiers:
                     raise
