@@ -378,11 +378,30 @@ def _plugin_checks(
     skills = plugin_skills(plugin)
     if not skills and repo.claude_marketplace:
         return  # shown in the repository's notices and skipped, as Claude Code would
+    if not skills and not rules.evolve:
+        # Claude Code loads a plugin of commands, agents, hooks or MCP servers alone just fine.
+        out.add(
+            f"{label}: no skills ({_components(plugin) or 'no components'}): nothing to evaluate",
+            check="plugin.skills",
+            path=plugin.skills_dir,
+            severity=Severity.WARNING,
+        )
+        return
     if not skills:
         out.add(f"{label}: no skills under skills/", check="plugin.skills", path=plugin.skills_dir)
         return
     for skill in skills:
         _skill_checks(out, repo, skill, rules, config)
+
+
+_COMPONENTS = ("commands", "agents", "hooks", "output-styles")
+
+
+def _components(plugin: Plugin) -> str:
+    """The non-skill components a plugin ships (`commands/, agents/`), for the no-skills line."""
+    found = [f"{name}/" for name in _COMPONENTS if (plugin.dir / name).is_dir()]
+    found += [name for name in (".mcp.json", ".lsp.json") if (plugin.dir / name).is_file()]
+    return ", ".join(found)
 
 
 def _name_present_checks(
