@@ -511,7 +511,7 @@ def _skill_checks(
             path=rel,
             line=front.error_line,
         )
-        _size_check(out, rel, text, config)
+        _size_check(out, rel, text, config, rules)
         return
     name = front.fields.get("name", "")
     name_line = front.lines.get("name", 1)
@@ -562,18 +562,22 @@ def _skill_checks(
             line=desc_line,
         )
     _license_check(out, rel, front, rules)
-    _size_check(out, rel, text, config)
+    _size_check(out, rel, text, config, rules)
 
 
-def _size_check(out: _Collector, rel: str, text: str, config: Config) -> None:
+def _size_check(out: _Collector, rel: str, text: str, config: Config, rules: _Rules) -> None:
+    """The Agent Skills specification *recommends* under 500 lines and Claude Code loads longer
+    files: a warning, unless the repository opts in to evolve (or sets the cap) — then an error."""
     cap = config.checks.max_skill_lines
     count = len(split_lines(text))
     if count > cap:
+        strict = rules.evolve or config.is_set("checks.max_skill_lines")
         out.add(
             f"{rel}: SKILL.md exceeds {cap} lines ({count}) (checks.max_skill_lines)",
             check="skill.size",
             path=rel,
             line=cap + 1,
+            severity=Severity.ERROR if strict else Severity.WARNING,
         )
 
 

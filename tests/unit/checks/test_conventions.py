@@ -282,3 +282,14 @@ def test_eval_sets_option_validates_only_those_eval_specs(tmp_path: Path) -> Non
     assert [f.path for f in run_checks(repo, load_config(root, {}), only).findings] == [
         "evals/pdf-text/triggers.json"
     ]
+
+
+def test_a_long_skill_md_is_a_warning_unless_opted_in(tmp_path: Path) -> None:
+    """The Agent Skills spec recommends under 500 lines; Claude Code loads longer files."""
+    root = claude_code_plugin(tmp_path)
+    put(root, "skills/big/SKILL.md", "---\nname: big\ndescription: d\n---\n" + "x\n" * 500)
+    (finding,) = [f for f in check(root).findings if f.check == "skill.size"]
+    assert (finding.severity, check(root).failures) == ("warning", 0)
+    put(root, ".evolve.yaml", "{}\n")
+    (finding,) = [f for f in check(root).findings if f.check == "skill.size"]
+    assert finding.severity == "error"
