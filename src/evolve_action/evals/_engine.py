@@ -204,6 +204,7 @@ def plan_evals(
     ]
     built = planning.build_inputs(chosen, tiers=(planning.Tier.EVALS,), root=repository.root)
     warnings.extend(f"warn: {w}" for w in built.warnings)
+    warnings.extend(built.invalid)  # authoring errors: those units never run
     baseline = options.baseline if options.baseline is not None else config.baseline
     sel = planning.Selection(
         new=options.new,
