@@ -44,7 +44,7 @@ from evolve_action.encoding import (
     split_lines,
     trim_space,
 )
-from evolve_action.errors import SpecError, UsageError
+from evolve_action.errors import EvolveError, SpecError, UsageError
 
 Layout = Literal["marketplace", "multi", "single"]
 """A detected (or forced) repository kind."""
@@ -95,6 +95,8 @@ class Plugin:
     """A marketplace entry's explicit `skills` list (absolute), replacing the `skills_dir` glob."""
     manifest: bool = True
     """False when no plugin.json is expected: a `strict: false` entry or an implicit plugin."""
+    root: Path | None = None
+    """The repository root: skill and eval directories resolving outside it are never used."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +127,21 @@ class EvalSet:
     """`<plugin>/evals/<skill>`: where triggers, evals, fixtures and results live."""
     triggers_path: Path | None
     evals_path: Path | None
+    fixture_bases: tuple[Path, ...] = ()
+    """Where a `files` entry not found beside the evals file is looked for next: for
+    skill-creator's files the skill root (`evals/files/…`), then the repository root; empty for
+    evolve's own `evals/<skill>/` sets (evolve's rule only)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepoProblem:
+    """A manifest or layout problem met by discovery; the checks report it as an error."""
+
+    message: str
+    """Starts with the root-relative path; says what Claude Code does and what to do."""
+    path: str
+    check: str
+    pointer: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,8 +158,11 @@ class Repository:
     """One-line facts about how the repository was read (remote plugins, implicit plugin, …)."""
     evolve_marker: str | None = None
     """What opts the repository in to evolve's stricter conventions (see `evolve_marker`): an
-    `.evolve.<ext>` at the root, `.agents/plugins`, or a `.codex-plugin` directory (root-relative);
-    None = Claude Code's and the Agent Skills specification's rules only."""
+    `.evolve.<ext>` at the root; None = Claude Code's and the Agent Skills specification's rules
+    only."""
+    problems: tuple[RepoProblem, ...] = ()
+    """What Claude Code would refuse, met while reading the repository (Tier 0 errors): rejected
+    marketplace entries and manifest fields, directories resolving outside the repository."""
 
     def rel(self, path: Path) -> str:
         """Render `path` relative to the root with `/` separators; absolute when outside it."""
@@ -165,6 +185,69 @@ class Repository:
         for plugin in self.plugins:
             found.extend(plugin_skills(plugin))
         return found
+
+    def places(self) -> SkillPlaces:
+        """Where every skill's files live: the one map the touched-skill rule reads."""
+        return _places(self)
+
+
+SkillKey = tuple[str, str]
+"""`(plugin, skill)`: a skill's identity across the repository model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillPlaces:
+    """Where each skill's files live, root-relative with `/` separators (`Repository.places`).
+
+    Built from the model, so every layout the model knows (`<plugin>/skills/`, `skills` lists in
+    marketplace entries and plugin.json, `./` sources, `.claude/skills/`, bare `skills/`, nested
+    plugins) is known here too: a new layout is taught once, in discovery.
+    """
+
+    existing: tuple[SkillKey, ...]
+    """Skills with a SKILL.md at this revision, in sweep order."""
+    orphans: frozenset[SkillKey]
+    """Eval sets whose skill has no SKILL.md (a deleted skill whose definitions stayed)."""
+    dirs: tuple[tuple[str, SkillKey], ...]
+    """Directories owned by a skill: its skill directory and its eval (results) directory."""
+    files: tuple[tuple[str, SkillKey], ...]
+    """Definition files outside those directories (a root `evals/evals.json` bound to a skill)."""
+    containers: tuple[tuple[str, str, bool], ...]
+    """`(directory, plugin, is_skill)` where a skill would live even when absent at this revision:
+    `is_skill` False means `directory/<name>/…` is skill `<name>` (a `skills/` or `evals/`
+    directory), True means the directory itself is the skill (an entry of a `skills` list)."""
+    manifests: tuple[tuple[str, str], ...]
+    """`(plugin manifest path, plugin)`: a change there touches all that plugin's skills."""
+    plugins_dir: bool
+    """`plugins/<p>/skills|evals/<n>/…` names skill `<n>` of a (maybe deleted) plugin `<p>`."""
+
+    def owners(self, rel: str) -> tuple[SkillKey, ...]:
+        """The skills whose files include the root-relative path `rel` (existing or not)."""
+        found = [k for d, k in self.dirs if rel.startswith(d + "/")]
+        found += [k for f, k in self.files if rel == f]
+        if not found:
+            for directory, plugin, is_skill in self.containers:
+                if not rel.startswith(directory + "/"):
+                    continue
+                rest = rel[len(directory) + 1 :].split("/")
+                if is_skill:
+                    found.append((plugin, directory.rsplit("/", 1)[-1]))
+                elif len(rest) >= 2:
+                    found.append((plugin, rest[0]))
+        if not found and self.plugins_dir:
+            parts = rel.split("/")
+            if len(parts) >= 5 and parts[0] == "plugins" and parts[2] in ("skills", "evals"):
+                found.append((parts[1], parts[3]))
+        return tuple(dict.fromkeys(found))
+
+    def manifest_plugins(self, rel: str) -> tuple[str, ...]:
+        """The plugins whose manifest `rel` is (a deleted plugin's too, under `plugins/`)."""
+        found = [p for m, p in self.manifests if m == rel]
+        parts = rel.split("/")
+        deleted_plugin = self.plugins_dir and len(parts) == 4 and parts[0] == "plugins"
+        if not found and deleted_plugin and "/".join(parts[2:]) in MANIFEST_PATHS.values():
+            found.append(parts[1])
+        return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -345,23 +428,25 @@ def _build_bare(root: Path) -> Repository:
         skills_dir=skills_dir,
         evals_dir=root / "evals",
         manifest=False,
+        root=root,
     )
     where = rel_path(root, skills_dir)
     note = (
         f"note: no plugin manifest: the skills under {where}/ form one implicit plugin "
         f"'{root.name}' (named after the repository directory)"
     )
-    return Repository(
-        root=root,
-        layout="single",
-        plugins=(plugin,),
-        notices=(note,),
-        evolve_marker=evolve_marker(root, (plugin,)),
+    return _finish(
+        Repository(root=root, layout="single", plugins=(plugin,), notices=(note,)), extra=None
     )
 
 
 def _build(root: Path, kind: Layout) -> Repository:
+    problems: list[RepoProblem] = []
+    notices: list[str] = []
+    claude = False
     if kind == "single":
+        skill_dirs, problem = _manifest_skills(root, root)
+        problems.extend(problem)
         plugins: tuple[Plugin, ...] = (
             Plugin(
                 name=_single_name(root),
@@ -369,52 +454,256 @@ def _build(root: Path, kind: Layout) -> Repository:
                 rel=".",
                 skills_dir=root / "skills",
                 evals_dir=root / "evals",
+                skill_dirs=skill_dirs,
+                root=root,
             ),
         )
     elif kind == "marketplace" and (read := _claude_marketplace(root)) is not None:
-        return Repository(
-            root=root,
-            layout=kind,
-            plugins=read[0],
-            claude_marketplace=True,
-            notices=read[1],
-            evolve_marker=evolve_marker(root, read[0]),
-        )
+        plugins, read_notices, read_problems = read
+        notices.extend(read_notices)
+        problems.extend(read_problems)
+        claude = True
     else:
-        plugins = tuple(
-            Plugin(
-                name=name,
-                dir=path,
-                rel=rel_path(root, path),
-                skills_dir=path / "skills",
-                evals_dir=path / "evals",
+        listed = _listed_plugin_dirs(root) if kind == "marketplace" else None
+        found: list[Plugin] = []
+        unlisted: list[str] = []
+        for name, path in _subdirs(root / "plugins"):
+            if listed is not None and name not in listed:
+                unlisted.append(name)
+                continue
+            skill_dirs, problem = _manifest_skills(root, path)
+            problems.extend(problem)
+            found.append(
+                Plugin(
+                    name=name,
+                    dir=path,
+                    rel=rel_path(root, path),
+                    skills_dir=path / "skills",
+                    evals_dir=path / "evals",
+                    skill_dirs=skill_dirs,
+                    root=root,
+                )
             )
-            for name, path in _subdirs(root / "plugins")
+        plugins = tuple(found)
+        if unlisted:
+            notices.append(
+                f"note: folders under plugins/ that {CLAUDE_MARKETPLACE} does not list are not "
+                f"plugins (Claude Code never installs them): {', '.join(unlisted)}"
+            )
+        problems.extend(_escaping_entries(root, root / "plugins", "plugin directory"))
+    repo = Repository(
+        root=root,
+        layout=kind,
+        plugins=plugins,
+        claude_marketplace=claude,
+        notices=tuple(notices),
+        problems=tuple(problems),
+    )
+    return _finish(repo, extra=_project_plugin(root, plugins))
+
+
+def _finish(repo: Repository, *, extra: tuple[Plugin, str] | None) -> Repository:
+    """Add the project skills plugin (when any), the escape problems and the evolve marker."""
+    plugins = repo.plugins
+    notices = list(repo.notices)
+    if extra:
+        plugins = (*plugins, extra[0])
+        notices.append(extra[1])
+    problems = list(repo.problems)
+    for plugin in plugins:
+        problems.extend(_plugin_escapes(repo.root, plugin))
+    unbound: list[str] = []
+    shaped = Repository(
+        root=repo.root,
+        layout=repo.layout,
+        plugins=plugins,
+        claude_marketplace=repo.claude_marketplace,
+        notices=tuple(notices),
+        problems=tuple(dict.fromkeys(problems)),
+        evolve_marker=evolve_marker(repo.root),
+    )
+    for path, names in _unbound_eval_files(shaped):
+        unbound.append(
+            f"note: {shaped.rel(path)} looks like skill-creator eval definitions but is bound to "
+            f"no skill (not evaluated); fix: {_binding_fix(path, names)}"
         )
+    if not unbound:
+        return shaped
     return Repository(
-        root=root, layout=kind, plugins=plugins, evolve_marker=evolve_marker(root, plugins)
+        root=shaped.root,
+        layout=shaped.layout,
+        plugins=shaped.plugins,
+        claude_marketplace=shaped.claude_marketplace,
+        notices=(*shaped.notices, *unbound),
+        problems=shaped.problems,
+        evolve_marker=shaped.evolve_marker,
     )
 
 
+PROJECT_SKILLS = ".claude/skills"
+"""Project skills: Claude Code loads them for anyone working in the repository."""
+
+
+def _project_plugin(root: Path, plugins: tuple[Plugin, ...]) -> tuple[Plugin, str] | None:
+    """`.claude/skills/*/SKILL.md` beside the repository's plugins, as one more plugin."""
+    directory = root / PROJECT_SKILLS
+    if not any((path / "SKILL.md").is_file() for _, path in _subdirs(directory)):
+        return None
+    if any(p.skills_dir == directory or directory in (p.skill_dirs or ()) for p in plugins):
+        return None
+    taken = {p.name for p in plugins}
+    name = root.name if root.name not in taken else f"{root.name}-project"
+    plugin = Plugin(
+        name=name,
+        dir=root,
+        rel=".",
+        skills_dir=directory,
+        evals_dir=root / "evals",
+        skill_dirs=(directory,),
+        manifest=False,
+        root=root,
+    )
+    count = len(plugin_skills(plugin))
+    note = (
+        f"note: {count} project skill{'' if count == 1 else 's'} under {PROJECT_SKILLS}/ "
+        f"(loaded by Claude Code in this repository) evaluated as plugin '{name}', beside "
+        "the repository's plugins"
+    )
+    return plugin, note
+
+
+def _path_list(value: Any) -> list[str] | None:
+    """A manifest's `skills` value as Claude Code accepts it (a path or a list of paths)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, list):
+        bad = next((v for v in value if not isinstance(v, str)), None)
+        return f"a list holding {_kind_of(bad)}"
+    if isinstance(value, dict):
+        return "an object"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string"
+
+
+def _manifest_skills(
+    root: Path, directory: Path
+) -> tuple[tuple[Path, ...] | None, list[RepoProblem]]:
+    """plugin.json's `skills` (a path or list of paths relative to the plugin root), if any."""
+    manifest = read_manifest(directory / CLAUDE_MANIFEST)
+    if not manifest.ok or not isinstance(manifest.value, dict) or "skills" not in manifest.value:
+        return None, []
+    value = manifest.value["skills"]
+    paths = _path_list(value)
+    if paths is None:
+        rel = rel_path(root, manifest.path)
+        return (), [
+            RepoProblem(
+                message=f"{rel}: field `skills` holds {_kind_of(value)}, not paths; Claude Code "
+                "refuses this manifest — write `skills` as a path or a list of paths relative "
+                'to the plugin root, such as "./skills/<name>"',
+                path=rel,
+                pointer="/skills",
+                check="plugin.skills_field",
+            )
+        ]
+    return tuple(absolute(directory / p) for p in paths), []
+
+
+def escapes(root: Path, path: Path) -> bool:
+    """True when `path` resolves (following symlinks) outside `root`."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return not (real == real_root or real.startswith(real_root.rstrip("/") + "/"))
+
+
+def _outside(root: Path, path: Path, what: str) -> RepoProblem:
+    rel = rel_path(root, path)
+    return RepoProblem(
+        message=f"{rel}: {what} resolves outside the repository (to {os.path.realpath(path)}); "
+        "it is not evaluated and nothing is written there — replace the symlink with the files",
+        path=rel,
+        check="repo.outside",
+    )
+
+
+def _escaping_entries(root: Path, directory: Path, what: str) -> list[RepoProblem]:
+    """Symlinked entries of `directory` that resolve outside `root`."""
+    try:
+        with os.scandir(directory) as entries:
+            links = sorted(e.name for e in entries if e.is_symlink())
+    except OSError:
+        return []
+    return [
+        _outside(root, directory / name, what) for name in links if escapes(root, directory / name)
+    ]
+
+
+def _plugin_escapes(root: Path, plugin: Plugin) -> list[RepoProblem]:
+    """Every directory of `plugin` that resolves outside the repository (issue 20)."""
+    if escapes(root, plugin.dir):
+        return [_outside(root, plugin.dir, "plugin directory")]
+    found: list[RepoProblem] = []
+    containers = [plugin.skills_dir] if plugin.skill_dirs is None else list(plugin.skill_dirs)
+    for directory in containers:
+        if os.path.lexists(directory) and escapes(root, directory):
+            found.append(_outside(root, directory, "skill directory"))
+        elif plugin.skill_dirs is None or not os.path.lexists(directory / "SKILL.md"):
+            found.extend(_escaping_entries(root, directory, "skill directory"))
+    if os.path.lexists(plugin.evals_dir) and escapes(root, plugin.evals_dir):
+        found.append(_outside(root, plugin.evals_dir, "eval directory"))
+    else:
+        found.extend(_escaping_entries(root, plugin.evals_dir, "eval directory"))
+    return found
+
+
+def _listed_plugin_dirs(root: Path) -> set[str] | None:
+    """The `plugins/<dir>` names an evolve marketplace lists (None: unreadable or an empty list,
+    which the checks report: every folder stays a plugin, as evolve reads it)."""
+    manifest = read_manifest(root / CLAUDE_MARKETPLACE)
+    if not manifest.ok or not isinstance(manifest.value, dict):
+        return None
+    entries = manifest.value.get("plugins")
+    if not isinstance(entries, list) or not entries:
+        return None
+    names: set[str] = set()
+    codex = read_manifest(root / CODEX_MARKETPLACE)
+    if codex.ok and isinstance(codex.value, dict) and isinstance(codex.value.get("plugins"), list):
+        entries = [*entries, *codex.value["plugins"]]
+    for entry in entries:
+        source = entry.get("source") if isinstance(entry, dict) else None
+        if isinstance(source, dict):
+            source = source.get("path")
+        if not isinstance(source, str):
+            continue
+        parts = [p for p in source.split("/") if p not in ("", ".")]
+        if len(parts) == 2 and parts[0] == "plugins":
+            names.add(parts[1])
+    return names
+
+
 EVOLVE_DIRS = (".agents/plugins", ".codex-plugin")
-"""evolve's own markers: the Codex marketplace directory and a Codex plugin manifest directory."""
+"""Codex's marketplace directory and plugin manifest directory (no longer evolve opt-ins)."""
 
 
 def evolve_marker(root: Path, plugins: Iterable[Plugin] = ()) -> str | None:
-    """What opts `root` in to evolve's stricter conventions, root-relative; None when nothing does.
-
-    The first of: an `.evolve.<ext>` config file at the root, an `.agents/plugins/` directory, a
-    `.codex-plugin/` directory at the root, in a plugin's directory or in any `plugins/<dir>/`.
-    """
+    """What opts `root` in to evolve's stricter conventions: an `.evolve.<ext>` config file at the
+    root (its name), else None. A Codex manifest or marketplace is not an opt-in: a repository
+    published for Claude Code and Codex alike gets Claude Code's rules (issue 21)."""
+    del plugins  # kept for callers; the Codex directories no longer opt in
     for name in CONFIG_NAMES:
         if os.path.lexists(root / name) and not (root / name).is_dir():
             return name
-    directories = [root / EVOLVE_DIRS[0], root / EVOLVE_DIRS[1]]
-    directories += [plugin.dir / EVOLVE_DIRS[1] for plugin in plugins]
-    directories += [path / EVOLVE_DIRS[1] for _, path in _subdirs(root / "plugins")]
-    for directory in directories:
-        if directory.is_dir():
-            return rel_path(root, directory)
     return None
 
 
@@ -457,8 +746,82 @@ def _is_evolve_marketplace(root: Path, entries: list[Any]) -> bool:
     return True
 
 
-def _claude_marketplace(root: Path) -> tuple[tuple[Plugin, ...], tuple[str, ...]] | None:
-    """The plugins and notices of a marketplace read as Claude Code reads it; None for evolve's."""
+def _entry_problem(index: int, name: str, field: str, detail: str) -> RepoProblem:
+    who = f"plugin '{name}' (plugins[{index}])" if name else f"plugins[{index}]"
+    return RepoProblem(
+        message=f"{CLAUDE_MARKETPLACE}: {who}: {detail}",
+        path=CLAUDE_MARKETPLACE,
+        pointer=f"/plugins/{index}" + (f"/{field}" if field else ""),
+        check="marketplace.entry",
+    )
+
+
+def _entry_problems(index: int, entry: Any) -> list[RepoProblem]:
+    """What makes Claude Code reject a marketplace entry (`marketplace entry is invalid: …`)."""
+    if not isinstance(entry, dict):
+        return [
+            _entry_problem(
+                index,
+                "",
+                "",
+                f"is {_kind_of(entry)}, not a plugin entry object; Claude Code "
+                'rejects it — write {"name": …, "source": …}',
+            )
+        ]
+    name = entry.get("name")
+    shown = name if isinstance(name, str) else ""
+    found: list[RepoProblem] = []
+    if not isinstance(name, str) or trim_space(name) == "":
+        found.append(
+            _entry_problem(
+                index,
+                "",
+                "name",
+                "field `name` is missing or not a string; Claude Code "
+                "rejects the entry (marketplace entry is invalid: name) — give it the plugin's name",
+            )
+        )
+    source = entry.get("source")
+    if not isinstance(source, str | dict):
+        found.append(
+            _entry_problem(
+                index,
+                shown,
+                "source",
+                f"field `source` is {_kind_of(source)}; Claude Code "
+                'rejects the entry (marketplace entry is invalid: source) — write a "./path" '
+                'or a {"source": "github", …} object',
+            )
+        )
+    if "skills" in entry and _path_list(entry["skills"]) is None:
+        found.append(
+            _entry_problem(
+                index,
+                shown,
+                "skills",
+                f"field `skills` holds {_kind_of(entry['skills'])}, not "
+                "paths; Claude Code rejects the entry (marketplace entry is invalid: skills: "
+                'Invalid input) — list each skill as a path such as "./skills/<name>"',
+            )
+        )
+    if "strict" in entry and not isinstance(entry["strict"], bool):
+        found.append(
+            _entry_problem(
+                index,
+                shown,
+                "strict",
+                f"field `strict` is {_kind_of(entry['strict'])}, not true "
+                "or false; Claude Code rejects the entry (marketplace entry is invalid: strict)",
+            )
+        )
+    return found
+
+
+def _claude_marketplace(
+    root: Path,
+) -> tuple[tuple[Plugin, ...], tuple[str, ...], tuple[RepoProblem, ...]] | None:
+    """The plugins, notices and problems of a marketplace read as Claude Code reads it; None for
+    evolve's."""
     manifest = read_manifest(root / CLAUDE_MARKETPLACE)
     if not manifest.ok or not isinstance(manifest.value, dict):
         return None
@@ -473,9 +836,12 @@ def _claude_marketplace(root: Path) -> tuple[tuple[Plugin, ...], tuple[str, ...]
     )
     plugins: dict[str, Plugin] = {}
     remote: list[str] = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
+    problems: list[RepoProblem] = []
+    for index, entry in enumerate(entries):
+        rejected = _entry_problems(index, entry)
+        if rejected:
+            problems.extend(rejected)
+            continue  # Claude Code refuses the entry: never a plugin here either
         name = go_str(entry.get("name"))
         local, described = entry_source(entry)
         if local is None and name and name == root_name:
@@ -484,19 +850,21 @@ def _claude_marketplace(root: Path) -> tuple[tuple[Plugin, ...], tuple[str, ...]
             remote.append(f"{name} ({described})" if described else name)
             continue
         directory = absolute(root / local)
-        if name in plugins or not directory.is_dir():
-            continue  # the checks report an unresolved source
         if rel_path(root, directory).startswith("/"):
             remote.append(f"{name} ({local})")
             continue
-        listed = entry.get("skills")
+        if name in plugins or not directory.is_dir():
+            continue  # the checks report an unresolved source
+        if escapes(root, directory):
+            problems.append(_outside(root, directory, f"plugin '{name}' (source {local})"))
+            continue
+        listed = _path_list(entry.get("skills")) if "skills" in entry else None
         skill_dirs: tuple[Path, ...] | None = None
-        if isinstance(listed, str):
-            listed = [listed]
-        if isinstance(listed, list):
-            skill_dirs = tuple(
-                absolute(directory / item) for item in listed if isinstance(item, str)
-            )
+        if listed is not None:
+            skill_dirs = tuple(absolute(directory / item) for item in listed)
+        elif entry.get("strict") is not False:
+            skill_dirs, problem = _manifest_skills(root, directory)
+            problems.extend(problem)
         plugins[name] = Plugin(
             name=name,
             dir=directory,
@@ -505,6 +873,7 @@ def _claude_marketplace(root: Path) -> tuple[tuple[Plugin, ...], tuple[str, ...]
             evals_dir=directory / "evals",
             skill_dirs=skill_dirs,
             manifest=entry.get("strict") is not False,
+            root=root,
         )
     notices: list[str] = []
     if remote:
@@ -516,7 +885,7 @@ def _claude_marketplace(root: Path) -> tuple[tuple[Plugin, ...], tuple[str, ...]
     empty = [p.name for p in ordered if not plugin_skills(p)]
     if empty:
         notices.append(f"note: plugins with no skills (shown, skipped): {', '.join(empty)}")
-    return ordered, tuple(notices)
+    return ordered, tuple(notices), tuple(problems)
 
 
 def _single_name(root: Path) -> str:
@@ -540,13 +909,31 @@ def _subdirs(directory: Path) -> list[tuple[str, Path]]:
     return sorted(found, key=lambda item: item[0].encode("utf-8", "surrogateescape"))
 
 
+def _inside(plugin: Plugin, path: Path) -> bool:
+    """False when `path` resolves outside the plugin's repository (never read or written)."""
+    return plugin.root is None or not escapes(plugin.root, path)
+
+
 def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
+    """Per plugin: evolve's `evals/<skill>/` sets, then skill-creator's in-skill sets, then
+    skill-creator files placed at the plugin or repository level (`_level_sets`)."""
+    claimed: dict[Path, set[str]] = {}
     for plugin in repo.plugins:
-        listed = {s.name: s.dir for s in plugin_skills(plugin)} if plugin.skill_dirs else None
+        if plugin.skill_dirs is not None:
+            names = claimed.setdefault(absolute(plugin.evals_dir), set())
+            names.update(s.name for s in plugin_skills(plugin))
+    level = _level_sets(repo)
+    for plugin in repo.plugins:
+        skills = {s.name: s.dir for s in plugin_skills(plugin)}
+        listed = skills if plugin.skill_dirs is not None else None
+        others = claimed.get(absolute(plugin.evals_dir), set()) - set(skills)
         found: dict[str, EvalSet] = {}
-        for skill, directory in _subdirs(plugin.evals_dir):
+        evals_ok = _inside(plugin, plugin.evals_dir)
+        for skill, directory in _subdirs(plugin.evals_dir) if evals_ok else []:
             if listed is not None and skill not in listed:
                 continue  # another plugin sharing this directory owns it
+            if listed is None and skill in others:
+                continue  # a listed skill of another plugin sharing this directory
             triggers = find_one(directory, "triggers")
             evals = find_one(directory, "evals")
             if triggers is None and evals is None:
@@ -562,9 +949,55 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
                 evals_path=evals,
             )
         for sk in plugin_skills(plugin):
-            if sk.name not in found and (in_skill := _in_skill_set(plugin, sk)) is not None:
+            if sk.name in found or not evals_ok:
+                continue
+            in_skill = _in_skill_set(plugin, sk) or level.get((plugin.name, sk.name))
+            if in_skill is not None:
                 found[sk.name] = in_skill
         yield from (found[k] for k in sorted(found, key=lambda k: k.encode("utf-8", "replace")))
+
+
+def _places(repo: Repository) -> SkillPlaces:
+    def rel(path: Path) -> str:
+        return rel_path(repo.root, path)
+
+    existing: dict[SkillKey, None] = {}
+    dirs: list[tuple[str, SkillKey]] = []
+    containers: list[tuple[str, str, bool]] = []
+    manifests: list[tuple[str, str]] = []
+    for plugin in repo.plugins:
+        for sk in plugin_skills(plugin):
+            existing.setdefault((plugin.name, sk.name), None)
+            dirs.append((rel(sk.dir), (plugin.name, sk.name)))
+        if plugin.skill_dirs is None:
+            containers.append((rel(plugin.skills_dir), plugin.name, False))
+            containers.append((rel(plugin.evals_dir), plugin.name, False))
+        else:
+            for listed in plugin.skill_dirs:
+                is_skill = os.path.lexists(listed / "SKILL.md") or not listed.is_dir()
+                containers.append((rel(listed), plugin.name, is_skill))
+                if is_skill:
+                    containers.append((rel(plugin.evals_dir / listed.name), plugin.name, True))
+        manifests += [(rel(plugin.dir / m), plugin.name) for m in MANIFEST_PATHS.values()]
+    files: list[tuple[str, SkillKey]] = []
+    orphans: set[SkillKey] = set()
+    for es in repo.eval_sets():
+        key = (es.plugin, es.skill)
+        if key not in existing:
+            orphans.add(key)
+        dirs.append((rel(es.results_dir), key))
+        for path in (es.triggers_path, es.evals_path):
+            if path is not None:
+                files.append((rel(path), key))
+    return SkillPlaces(
+        existing=tuple(existing),
+        orphans=frozenset(orphans),
+        dirs=tuple(dirs),
+        files=tuple(files),
+        containers=tuple(containers),
+        manifests=tuple(manifests),
+        plugins_dir=repo.layout != "single",
+    )
 
 
 IN_SKILL_EVALS = "evals/evals.json"
@@ -574,11 +1007,14 @@ IN_SKILL_TRIGGER_NAMES = ("trigger*.json", "eval_set.json")
 """skill-creator's trigger eval sets (a bare JSON array), looked for in `<skill>/evals/`."""
 
 
-def in_skill_trigger_files(skill_dir: Path) -> list[Path]:
-    """The trigger eval set files of `<skill_dir>/evals/` by skill-creator's common names."""
-    where = skill_dir / "evals"
+def _trigger_files(where: Path) -> list[Path]:
     found = {p for pattern in IN_SKILL_TRIGGER_NAMES for p in where.glob(pattern) if p.is_file()}
     return sorted(found, key=lambda p: p.name.encode("utf-8", "surrogateescape"))
+
+
+def in_skill_trigger_files(skill_dir: Path) -> list[Path]:
+    """The trigger eval set files of `<skill_dir>/evals/` by skill-creator's common names."""
+    return _trigger_files(skill_dir / "evals")
 
 
 def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
@@ -586,7 +1022,8 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
 
     `<skill>/evals/evals.json` and one trigger array file (`IN_SKILL_TRIGGER_NAMES`) are read in
     place; results go to `<plugin>/evals/<skill>/`, outside the skill, so writing them never
-    changes the skill's own fingerprint. Several trigger files → `SpecError` naming them.
+    changes the skill's own fingerprint; fixtures resolve from the skill root (`evals/files/…`), as
+    skill-creator resolves them. Several trigger files → `SpecError` naming them.
     """
     evals = skill.dir / IN_SKILL_EVALS
     triggers = in_skill_trigger_files(skill.dir)
@@ -609,14 +1046,95 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
         results_dir=plugin.evals_dir / skill.name,
         triggers_path=triggers[0] if triggers else None,
         evals_path=evals if evals.is_file() else None,
+        fixture_bases=(skill.dir, *((plugin.root,) if plugin.root is not None else ())),
     )
+
+
+def _skill_name_of(path: Path) -> str | None:
+    """The `skill_name` of a skill-creator evals.json, when it reads as one (never raises)."""
+    manifest = read_manifest(path)
+    if manifest.ok and isinstance(manifest.value, dict):
+        name = manifest.value.get("skill_name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _level_scan(
+    repo: Repository,
+) -> tuple[dict[SkillKey, EvalSet], list[tuple[Path, list[str]]]]:
+    """skill-creator files placed at the plugin level (`<plugin>/evals/evals.json`) or the root
+    (`evals/evals.json`), with trigger arrays beside them (`trigger*.json`, `eval_set.json`).
+
+    A file binds to the skill its `skill_name` names among the skills in scope (the plugins
+    whose `evals/` it is in; every skill for the root `evals/`), or to the only skill in scope.
+    Returns the bound sets and the unbound files with the skill names that could bind them.
+    """
+    scopes: dict[Path, list[tuple[Plugin, Skill]]] = {}
+    everything: list[tuple[Plugin, Skill]] = []
+    for plugin in repo.plugins:
+        skills = [(plugin, s) for s in plugin_skills(plugin)]
+        everything.extend(skills)
+        scopes.setdefault(absolute(plugin.evals_dir), []).extend(skills)
+    scopes.setdefault(absolute(repo.root / "evals"), everything)
+    bound: dict[SkillKey, EvalSet] = {}
+    unbound: list[tuple[Path, list[str]]] = []
+    for directory, scope in scopes.items():
+        evals = directory / "evals.json"
+        evals_path = evals if evals.is_file() else None
+        triggers = _trigger_files(directory)
+        if evals_path is None and not triggers:
+            continue
+        names = sorted({s.name for _, s in scope})
+        wanted = _skill_name_of(evals) if evals_path is not None else None
+        picks = [(p, s) for p, s in scope if s.name == wanted] if wanted else []
+        if not picks and len(scope) == 1:
+            picks = scope
+        if len(picks) != 1 or len(triggers) > 1:
+            unbound.extend((path, names) for path in ([evals] if evals_path else []) + triggers)
+            continue
+        plugin, skill = picks[0]
+        bound.setdefault(
+            (plugin.name, skill.name),
+            EvalSet(
+                plugin=plugin.name,
+                plugin_dir=plugin.dir,
+                plugin_rel=plugin.rel,
+                skill=skill.name,
+                skill_dir=skill.dir,
+                results_dir=plugin.evals_dir / skill.name,
+                triggers_path=triggers[0] if triggers else None,
+                evals_path=evals_path,
+                fixture_bases=(skill.dir, repo.root),
+            ),
+        )
+    return bound, unbound
+
+
+def _level_sets(repo: Repository) -> dict[SkillKey, EvalSet]:
+    return _level_scan(repo)[0]
+
+
+def _unbound_eval_files(repo: Repository) -> list[tuple[Path, list[str]]]:
+    try:
+        return _level_scan(repo)[1]
+    except EvolveError:
+        return []
+
+
+def _binding_fix(path: Path, names: list[str]) -> str:
+    choices = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+    if path.name == "evals.json":
+        return f'add "skill_name": "<skill>" to it (one of: {choices or "no skill found"})'
+    return f"move it to <skill>/evals/{path.name} (skills: {choices or 'none found'})"
 
 
 def plugin_skills(plugin: Plugin) -> list[Skill]:
     """Glob `<plugin>/skills/*/SKILL.md` like Go: any entry type, dot names included, sorted.
 
-    A plugin with an explicit `skills` list has those: a listed directory holding SKILL.md is one
-    skill, any other listed directory is globbed like `skills/` (list order, duplicates dropped).
+    A plugin with an explicit `skills` list (a marketplace entry's or plugin.json's) has those: a
+    listed directory holding SKILL.md is one skill, any other listed directory is globbed like
+    `skills/` (list order, duplicates dropped). A skill directory resolving outside the repository
+    is never a skill (the repository's problems name it).
     """
     if plugin.skill_dirs is not None:
         seen: dict[Path, Skill] = {}
@@ -627,6 +1145,8 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
                 else [p for _, p in _subdirs(listed) if os.path.lexists(p / "SKILL.md")]
             )
             for directory in candidates:
+                if not _inside(plugin, directory):
+                    continue
                 seen.setdefault(
                     directory,
                     Skill(
@@ -647,7 +1167,7 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
     found: list[Skill] = []
     for name in names:
         skill_md = plugin.skills_dir / name / "SKILL.md"
-        if os.path.lexists(skill_md):
+        if os.path.lexists(skill_md) and _inside(plugin, plugin.skills_dir / name):
             found.append(
                 Skill(
                     name=name, plugin=plugin.name, dir=plugin.skills_dir / name, skill_md=skill_md

@@ -1,4 +1,4 @@
-"""Small repositories of the shapes Claude Code users publish (issue 12), built in a directory.
+"""Small repositories of the shapes Claude Code users publish (issues 12, 21), built in a directory.
 
 Each builder writes a minimal tree of one shape (never a copy of a public repository) and returns
 its root. Skills carry a valid frontmatter with a "Use when" phrase, so the only findings are the
@@ -8,6 +8,8 @@ ones the shape itself causes.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +181,263 @@ def yaml_descriptions(root: Path) -> Path:
     for name, front in fronts.items():
         put(root, f"skills/{name}/SKILL.md", f"---\nname: {name}\n{front}---\n\n# {name}\n")
     return root
+
+
+# --- issue 21: every shape Claude Code loads, each with one skill a PR edits ------------------
+
+
+def evals_doc(skill_name: str, count: int = 4, files: list[str] | None = None) -> dict[str, Any]:
+    """skill-creator's evals.json: integer ids, `expected_output`, `expectations`."""
+    return {
+        "skill_name": skill_name,
+        "evals": [
+            {
+                "id": i + 1,
+                "prompt": f"Do {skill_name} task {i + 1}",
+                "expected_output": "done",
+                **({"files": files} if files and i == 0 else {}),
+                "expectations": [f"the answer does {skill_name} task {i + 1}"],
+            }
+            for i in range(count)
+        ],
+    }
+
+
+def trigger_array(skill_name: str, count: int = 2) -> list[dict[str, Any]]:
+    """skill-creator's trigger eval set: a bare JSON array."""
+    return [
+        {"query": f"{skill_name} query {i}", "should_trigger": i % 2 == 0} for i in range(count)
+    ]
+
+
+def project_skills(root: Path) -> Path:
+    """A project's own skills under `.claude/skills/` (no manifest), one with evolve's evals."""
+    skill(root, ".claude/skills/commit")
+    skill(root, ".claude/skills/review")
+    triggers(root, "evals/commit", "commit")
+    return root
+
+
+def dot_source_list(root: Path) -> Path:
+    """A marketplace entry on the root (`./`) listing skills at the top level (`./authoring`)."""
+    marketplace(root, [{"name": "kit", "source": "./", "skills": ["./authoring", "./review"]}])
+    put(root, MANIFEST, {"name": "kit"})
+    skill(root, "authoring")
+    skill(root, "review")
+    skill(root, "drafts/unlisted")
+    triggers(root, "evals/authoring", "authoring")
+    return root
+
+
+def plugin_json_skills(root: Path) -> Path:
+    """A plugin whose plugin.json declares its skills (`"skills": ["./custom/writer"]`), with 4
+    evals and 20 trigger queries beside evolve's way."""
+    marketplace(root, [{"name": "docs", "source": "./plugins/docs"}])
+    put(root, f"plugins/docs/{MANIFEST}", {"name": "docs", "skills": ["./custom/writer"]})
+    skill(root, "plugins/docs/custom/writer")
+    skill(root, "plugins/docs/custom/editor")  # not listed: Claude Code does not load it
+    triggers(root, "plugins/docs/evals/writer", "writer", queries=20)
+    put(root, "plugins/docs/evals/writer/evals.json", evals_doc("writer"))
+    return root
+
+
+def commands_only(root: Path) -> Path:
+    """A marketplace of one plugin with skills and one with commands and agents only."""
+    marketplace(
+        root,
+        [
+            {"name": "tools", "source": "./plugins/tools"},
+            {"name": "cmds", "source": "./plugins/cmds"},
+        ],
+    )
+    put(root, f"plugins/tools/{MANIFEST}", {"name": "tools"})
+    skill(root, "plugins/tools/skills/lint")
+    put(root, f"plugins/cmds/{MANIFEST}", {"name": "cmds"})
+    put(root, "plugins/cmds/commands/ship.md", "---\ndescription: Ship it\n---\nShip.\n")
+    put(root, "plugins/cmds/agents/helper.md", "---\nname: helper\ndescription: Helps\n---\n")
+    return root
+
+
+def rejected_entry(root: Path) -> Path:
+    """A marketplace whose second entry lists its skills as objects (Claude Code refuses it)."""
+    marketplace(
+        root,
+        [
+            {"name": "good", "source": "./plugins/good"},
+            {"name": "bad", "source": "./plugins/bad", "skills": [{"path": "./skills/x"}]},
+        ],
+    )
+    for name, sk in (("good", "fine"), ("bad", "x")):
+        put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
+        skill(root, f"plugins/{name}/skills/{sk}")
+    return root
+
+
+def unlisted_folders(root: Path) -> Path:
+    """An evolve-style marketplace (`./plugins/<dir>`) with a folder it does not list."""
+    marketplace(root, [{"name": "listed", "source": "./plugins/listed"}])
+    for name in ("listed", "scratch"):
+        put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
+        skill(root, f"plugins/{name}/skills/{name}-skill")
+    return root
+
+
+def nested_plugins(root: Path) -> Path:
+    """A monorepo marketplace whose plugins sit deep (`./packages/agents/plugins/<p>`)."""
+    marketplace(
+        root,
+        [
+            {"name": "lint", "source": "./packages/agents/plugins/lint"},
+            {"name": "docs", "source": "./packages/docs"},
+        ],
+    )
+    put(root, f"packages/agents/plugins/lint/{MANIFEST}", {"name": "lint"})
+    skill(root, "packages/agents/plugins/lint/skills/style")
+    put(root, f"packages/docs/{MANIFEST}", {"name": "docs"})
+    skill(root, "packages/docs/skills/prose")
+    triggers(root, "packages/agents/plugins/lint/evals/style", "style")
+    return root
+
+
+def project_beside_plugins(root: Path) -> Path:
+    """A marketplace of plugins and, beside it, the project's own `.claude/skills/`."""
+    marketplace(root, [{"name": "alpha", "source": "./plugins/alpha"}])
+    put(root, f"plugins/alpha/{MANIFEST}", {"name": "alpha"})
+    skill(root, "plugins/alpha/skills/one")
+    skill(root, ".claude/skills/release")
+    triggers(root, "evals/release", "release")
+    return root
+
+
+def plugin_level_evals(root: Path) -> Path:
+    """skill-creator's files at the plugin level: `plugins/p/evals/evals.json` bound by its
+    `skill_name`, a trigger array beside it, fixtures under the skill's `evals/files/`."""
+    marketplace(root, [{"name": "p", "source": "./plugins/p"}])
+    put(root, f"plugins/p/{MANIFEST}", {"name": "p"})
+    skill(root, "plugins/p/skills/first")
+    skill(root, "plugins/p/skills/second")
+    put(
+        root,
+        "plugins/p/evals/evals.json",
+        evals_doc("second", files=["evals/files/input.txt"]),
+    )
+    put(root, "plugins/p/skills/second/evals/files/input.txt", "input\n")
+    put(root, "plugins/p/evals/trigger-evals.json", trigger_array("second", 3))
+    return root
+
+
+def root_level_evals(root: Path) -> Path:
+    """A single-skill repository with skill-creator's files at the root: `evals/evals.json` (no
+    `skill_name`: bound by being the only skill) and `evals/trigger-evals.json`."""
+    skill(root, "skills/solo")
+    doc = evals_doc("solo", count=2, files=["evals/files/in.txt"])
+    del doc["skill_name"]
+    put(root, "evals/evals.json", doc)
+    put(root, "skills/solo/evals/files/in.txt", "in\n")
+    put(root, "evals/trigger-evals.json", trigger_array("solo", 4))
+    return root
+
+
+def unbound_evals(root: Path) -> Path:
+    """Two skills and a root `evals/evals.json` naming neither: a note, never a guess."""
+    skill(root, "skills/one")
+    skill(root, "skills/two")
+    put(root, "evals/evals.json", evals_doc("three", count=1))
+    return root
+
+
+def outside_symlink(root: Path, outside: Path) -> Path:
+    """A marketplace plugin reached through a symlink leaving the repository."""
+    marketplace(
+        root,
+        [
+            {"name": "inside", "source": "./plugins/inside"},
+            {"name": "evil", "source": "./plugins/evil"},
+        ],
+    )
+    put(root, f"plugins/inside/{MANIFEST}", {"name": "inside"})
+    skill(root, "plugins/inside/skills/safe")
+    put(outside, MANIFEST, {"name": "evil"})
+    skill(outside, "skills/stolen")
+    triggers(outside, "evals/stolen", "stolen")
+    (root / "plugins").mkdir(parents=True, exist_ok=True)
+    (root / "plugins/evil").symlink_to(outside, target_is_directory=True)
+    return root
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A shape, the skills Claude Code loads from it, and the one file a PR edits."""
+
+    build: Callable[[Path], Path]
+    skills: dict[str, list[str]]
+    """Plugin → skills, as Claude Code would load them."""
+    edit: str
+    """Root-relative file the PR edits."""
+    touched: str
+    """`plugin/skill` the edit touches."""
+
+
+SHAPE_EDITS: dict[str, Edit] = {
+    "project-skills": Edit(
+        project_skills,
+        {"shape": ["commit", "review"]},
+        ".claude/skills/commit/SKILL.md",
+        "shape/commit",
+    ),
+    "dot-source-list": Edit(
+        dot_source_list, {"kit": ["authoring", "review"]}, "authoring/SKILL.md", "kit/authoring"
+    ),
+    "plugin-json-skills": Edit(
+        plugin_json_skills,
+        {"docs": ["writer"]},
+        "plugins/docs/custom/writer/SKILL.md",
+        "docs/writer",
+    ),
+    "bare-skills": Edit(
+        bare_skills,
+        {"shape": ["alpha-skill", "beta-skill"]},
+        "skills/beta-skill/SKILL.md",
+        "shape/beta-skill",
+    ),
+    "skills-lists": Edit(
+        skills_list_marketplace,
+        {"document-skills": ["xlsx", "docx"], "example-skills": ["art"]},
+        "skills/docx/SKILL.md",
+        "document-skills/docx",
+    ),
+    "nested-plugins": Edit(
+        nested_plugins,
+        {"docs": ["prose"], "lint": ["style"]},
+        "packages/agents/plugins/lint/skills/style/SKILL.md",
+        "lint/style",
+    ),
+    "project-beside-plugins": Edit(
+        project_beside_plugins,
+        {"alpha": ["one"], "shape": ["release"]},
+        ".claude/skills/release/SKILL.md",
+        "shape/release",
+    ),
+    "plugin-level-evals": Edit(
+        plugin_level_evals,
+        {"p": ["first", "second"]},
+        "plugins/p/evals/trigger-evals.json",
+        "p/second",
+    ),
+    "root-level-evals": Edit(
+        root_level_evals, {"shape": ["solo"]}, "evals/evals.json", "shape/solo"
+    ),
+    "commands-only": Edit(
+        commands_only,
+        {"cmds": [], "tools": ["lint"]},
+        "plugins/tools/skills/lint/SKILL.md",
+        "tools/lint",
+    ),
+    "unlisted-folders": Edit(
+        unlisted_folders,
+        {"listed": ["listed-skill"]},
+        "plugins/listed/skills/listed-skill/SKILL.md",
+        "listed/listed-skill",
+    ),
+}
+"""Every shape of issue 21 with the edit a PR makes; the root directory is named `shape`."""

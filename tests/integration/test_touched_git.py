@@ -1,18 +1,41 @@
-"""The git fallback for changed files: real repositories, a local bare remote, shallow clones."""
+"""The git fallback for changed files: real repositories, a local bare remote, shallow clones;
+and every repository shape of issue 21 through `pr --local` and the action's PR flow (the fake
+GitHub, real git, no credentials: Tier 0 and the touched-skill rule, no agent)."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.helpers.fake_github import FakeGitHub
+from tests.helpers.repo_shapes import SHAPE_EDITS, project_skills
 
+from evolve_action.cli import main
 from evolve_action.errors import EnvironmentProblem
-from evolve_action.github import ChangedPath, ChangeStatus, git_changed_paths, touched_skills
+from evolve_action.events import RecordingReporter
+from evolve_action.flows import PrOptions, run_pr
+from evolve_action.github import (
+    ChangedPath,
+    ChangeStatus,
+    Touched,
+    git_changed_paths,
+    touched_skills,
+)
 from evolve_action.repo import discover
 
 pytestmark = pytest.mark.integration
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "T",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "T",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -256,3 +279,142 @@ def test_workspace_owned_by_the_runner_uid(remote: Remote, tmp_path: Path) -> No
     assert plain.returncode != 0 and "dubious ownership" in plain.stderr
     changes = git_changed_paths(workspace, base=remote.base, head=remote.head, environ=os.environ)
     check(changes, workspace)
+
+
+# --- issue 21: every shape, through `pr --local` and the action's PR flow ---------------------
+
+
+def shape_files(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def local_pr(root: Path, change: dict[str, str | None]) -> Touched:
+    """`pr --local` after one commit on a feature branch applying `change`; no credentials."""
+    env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root.parent)}
+    run = {**os.environ, **GIT_ENV}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=run, capture_output=True)
+    subprocess.run(["git", "checkout", "-qb", "feature"], cwd=root, check=True, env=run)
+    for rel, text in change.items():
+        if text is None:
+            (root / rel).unlink()
+        else:
+            write(root, rel, text)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=run)
+    subprocess.run(["git", "commit", "-qm", "edit"], cwd=root, check=True, env=run)
+    outcome = run_pr(
+        PrOptions(environ=env, cwd=root, local=True, base="main", out_dir=root.parent / "out"),
+        reporter=RecordingReporter(),
+        commands=io.StringIO(),
+    )
+    assert outcome.exit_code == 0, outcome.lines
+    assert outcome.touched is not None, outcome.lines
+    return outcome.touched
+
+
+def action_pr(
+    tmp_path: Path, files: dict[str, str], change: dict[str, str | None]
+) -> dict[str, str]:
+    """The action's `pr` job on a same-repository PR against the fake GitHub (Tier 0 only)."""
+    with FakeGitHub.start(tmp_path) as gh:
+        gh.add_token("ghs_t", kind="installation")
+        repo = gh.add_repo("octo/shape")
+        base = gh.commit(repo, dict(files), branch="main")
+        head = gh.commit(repo, dict(change), parents=[base], branch="feature")
+        pull = gh.add_pull(repo, head_ref="feature", files=list(change))
+        ws = tmp_path / "shape"  # GitHub checks out into a directory named after the repository
+        git(tmp_path, "clone", "-q", "--branch", "feature", str(gh.git_dir(repo)), str(ws))
+        event = tmp_path / "event.json"
+        event.write_text(
+            json.dumps(
+                {
+                    "number": pull.number,
+                    "pull_request": {
+                        "number": pull.number,
+                        "head": {
+                            "ref": "feature",
+                            "sha": head,
+                            "repo": {"full_name": "octo/shape"},
+                        },
+                        "base": {"ref": "main", "sha": base, "repo": {"full_name": "octo/shape"}},
+                        "changed_files": len(change),
+                    },
+                    "repository": {"full_name": "octo/shape"},
+                }
+            )
+        )
+        output, summary = tmp_path / "output.txt", tmp_path / "summary.md"
+        output.touch()
+        summary.touch()
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path / "home"),
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_REPOSITORY": "octo/shape",
+            "GITHUB_API_URL": gh.base_url,
+            "GITHUB_WORKSPACE": str(ws),
+            "GITHUB_SHA": head,
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "INPUT_GITHUB_TOKEN": "ghs_t",
+            "INPUT_ANTHROPIC_API_KEY": "",
+            "INPUT_COMMENT": "always",
+            "INPUT_FAIL_ON": "error",
+        }
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["pr"], env, stdout=out, stderr=err, cwd=ws)
+        assert code == 0, out.getvalue() + err.getvalue()
+        found = parse_outputs(output.read_text())
+        found["summary"] = summary.read_text()
+        return found
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        name, _, delim = lines[i].partition("<<")
+        j = lines.index(delim, i + 1)
+        out[name] = "\n".join(lines[i + 1 : j])
+        i = j + 1
+    return out
+
+
+def edited(root: Path, rel: str) -> str:
+    return (root / rel).read_text(encoding="utf-8") + "\nOne more line.\n"
+
+
+@pytest.mark.parametrize("name", list(SHAPE_EDITS))
+def test_each_shape_through_pr_local_and_the_action(tmp_path: Path, name: str) -> None:
+    case = SHAPE_EDITS[name]
+    root = case.build(tmp_path / "shape")
+    files = shape_files(root)
+    change: dict[str, str | None] = {case.edit: edited(root, case.edit)}
+    touched = local_pr(root, change)
+    assert (touched.keys, touched.removed) == ((case.touched,), ())
+    outputs = action_pr(tmp_path / "action", files, change)
+    assert json.loads(outputs["evaluated_skills"]) == [case.touched]
+
+
+def test_a_skill_deleted_while_its_evals_stay_is_removed_and_the_rest_runs(tmp_path: Path) -> None:
+    """Issue 20: `skills/commit/` deleted, `evals/commit/` kept, `review` edited: exit 0, review
+    evaluated, commit reported as removed."""
+    root = project_skills(tmp_path / "shape")
+    files = shape_files(root)
+    change: dict[str, str | None] = {
+        ".claude/skills/commit/SKILL.md": None,
+        ".claude/skills/review/SKILL.md": edited(root, ".claude/skills/review/SKILL.md"),
+    }
+    touched = local_pr(root, change)
+    assert touched.keys == ("shape/review",)
+    assert [r.key for r in touched.removed] == ["shape/commit"]
+    outputs = action_pr(tmp_path / "action", files, change)
+    assert json.loads(outputs["evaluated_skills"]) == ["shape/review"]
+    assert "removed shape/commit" in outputs["summary"]

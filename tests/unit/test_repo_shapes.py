@@ -188,13 +188,18 @@ def test_a_forced_layout_never_reads_bare_skills(tmp_path: Path) -> None:
     assert err.value.hint == "drop --layout: the skills then form one implicit plugin"
 
 
-def test_evolve_marketplaces_keep_evolve_rules(tmp_path: Path) -> None:
-    """Every entry `./plugins/<dir>`, or a Codex marketplace beside it: plugins/ is enumerated."""
+def test_evolve_marketplaces_list_their_plugins(tmp_path: Path) -> None:
+    """Every entry `./plugins/<dir>`, or a Codex marketplace beside it: the listed folders under
+    plugins/ are the plugins; an unlisted folder is not one (issue 21), and one note names it."""
     put(tmp_path, "plugins/a/.claude-plugin/plugin.json", {"name": "a", "version": "1.0.0"})
     put(tmp_path, "plugins/unlisted/.claude-plugin/plugin.json", {"name": "x"})
     marketplace(tmp_path, [{"name": "a", "source": "./plugins/a"}])
     repo = discover(tmp_path, tmp_path)
-    assert (repo.claude_marketplace, [p.name for p in repo.plugins]) == (False, ["a", "unlisted"])
+    assert (repo.claude_marketplace, [p.name for p in repo.plugins]) == (False, ["a"])
+    assert repo.notices == (
+        "note: folders under plugins/ that .claude-plugin/marketplace.json does not list are "
+        "not plugins (Claude Code never installs them): unlisted",
+    )
     marketplace(tmp_path, [{"name": "a", "source": "plugins/a"}])
     put(tmp_path, ".agents/plugins/marketplace.json", {"name": "m", "plugins": []})
     repo = discover(tmp_path, tmp_path)

@@ -197,8 +197,12 @@ def run_checks(
     signals = settings.signals if opts.signals is None else opts.signals
     out = _Collector(repo.root)
 
+    for problem in repo.problems:
+        out.add(problem.message, check=problem.check, path=problem.path, pointer=problem.pointer)
     if repo.layout == "single":
         _plugin_checks(out, repo, repo.plugins[0], "repo root", None, rules, config)
+        for plugin in repo.plugins[1:]:  # project skills beside the root plugin
+            _plugin_checks(out, repo, plugin, plugin.rel, plugin.name, rules, config)
     else:
         if repo.layout == "marketplace":
             if marketplace:
@@ -210,7 +214,7 @@ def run_checks(
                     check="repo.stray_manifest",
                     path=stray,
                 )
-        if not repo.plugins and not repo.claude_marketplace:
+        if not repo.plugins and not repo.claude_marketplace and not repo.problems:
             out.add(
                 "no plugins under plugins/ (for a root-level plugin repo, use the single layout)",
                 check="repo.plugins",
@@ -374,11 +378,30 @@ def _plugin_checks(
     skills = plugin_skills(plugin)
     if not skills and repo.claude_marketplace:
         return  # shown in the repository's notices and skipped, as Claude Code would
+    if not skills and not rules.evolve:
+        # Claude Code loads a plugin of commands, agents, hooks or MCP servers alone just fine.
+        out.add(
+            f"{label}: no skills ({_components(plugin) or 'no components'}): nothing to evaluate",
+            check="plugin.skills",
+            path=plugin.skills_dir,
+            severity=Severity.WARNING,
+        )
+        return
     if not skills:
         out.add(f"{label}: no skills under skills/", check="plugin.skills", path=plugin.skills_dir)
         return
     for skill in skills:
         _skill_checks(out, repo, skill, rules, config)
+
+
+_COMPONENTS = ("commands", "agents", "hooks", "output-styles")
+
+
+def _components(plugin: Plugin) -> str:
+    """The non-skill components a plugin ships (`commands/, agents/`), for the no-skills line."""
+    found = [f"{name}/" for name in _COMPONENTS if (plugin.dir / name).is_dir()]
+    found += [name for name in (".mcp.json", ".lsp.json") if (plugin.dir / name).is_file()]
+    return ", ".join(found)
 
 
 def _name_present_checks(
@@ -488,7 +511,7 @@ def _skill_checks(
             path=rel,
             line=front.error_line,
         )
-        _size_check(out, rel, text, config)
+        _size_check(out, rel, text, config, rules)
         return
     name = front.fields.get("name", "")
     name_line = front.lines.get("name", 1)
@@ -539,18 +562,22 @@ def _skill_checks(
             line=desc_line,
         )
     _license_check(out, rel, front, rules)
-    _size_check(out, rel, text, config)
+    _size_check(out, rel, text, config, rules)
 
 
-def _size_check(out: _Collector, rel: str, text: str, config: Config) -> None:
+def _size_check(out: _Collector, rel: str, text: str, config: Config, rules: _Rules) -> None:
+    """The Agent Skills specification *recommends* under 500 lines and Claude Code loads longer
+    files: a warning, unless the repository opts in to evolve (or sets the cap) — then an error."""
     cap = config.checks.max_skill_lines
     count = len(split_lines(text))
     if count > cap:
+        strict = rules.evolve or config.is_set("checks.max_skill_lines")
         out.add(
             f"{rel}: SKILL.md exceeds {cap} lines ({count}) (checks.max_skill_lines)",
             check="skill.size",
             path=rel,
             line=cap + 1,
+            severity=Severity.ERROR if strict else Severity.WARNING,
         )
 
 
@@ -602,7 +629,10 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
         if eval_set.evals_path is not None:
             try:
                 found = specs.validate_evals(
-                    eval_set.evals_path, repo.root, check_fixtures=opts.check_fixtures
+                    eval_set.evals_path,
+                    repo.root,
+                    check_fixtures=opts.check_fixtures,
+                    fixture_bases=eval_set.fixture_bases,
                 )
             except EvolveError as exc:
                 found = [_load_finding(repo, eval_set.evals_path, exc, "evals.load")]

@@ -26,8 +26,8 @@ from evolve_action.specs import Finding, Severity
 
 CLAUDE_CODE_RULES = (
     "checks: Claude Code's and the Agent Skills rules; evolve's stricter conventions (Codex "
-    "manifests, no hooks/, license, 'Use when' phrase) apply with an .evolve.yaml, "
-    ".codex-plugin/ or .agents/plugins/"
+    "manifests, no hooks/, license, 'Use when' phrase) apply with an .evolve.yaml (or "
+    ".evolve.json) at the repository root"
 )
 """Printed when the repository does not opt in to evolve's conventions (docs/checks.md)."""
 

@@ -204,6 +204,7 @@ def plan_evals(
     ]
     built = planning.build_inputs(chosen, tiers=(planning.Tier.EVALS,), root=repository.root)
     warnings.extend(f"warn: {w}" for w in built.warnings)
+    warnings.extend(built.invalid)  # authoring errors: those units never run
     baseline = options.baseline if options.baseline is not None else config.baseline
     sel = planning.Selection(
         new=options.new,
@@ -537,7 +538,7 @@ async def run_evals(
                 continue
             if key not in specs_cache:
                 assert es.evals_path is not None
-                specs_cache[key] = specs.load_evals(es.evals_path)
+                specs_cache[key] = specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases)
             if key not in writers:
                 si = set_by_key[key]
                 writers[key] = res.ResultsWriter(
@@ -596,7 +597,7 @@ def _has_llm(ep: EvalsPlan) -> bool:
     for es in ep.eval_sets:
         if es.evals_path is None or not any(w[:2] == (es.plugin, es.skill) for w in wanted):
             continue
-        for case in specs.load_evals(es.evals_path).evals:
+        for case in specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases).evals:
             if (es.plugin, es.skill, case.id) in wanted and any(
                 a.type == "llm" for a in case.assertions
             ):

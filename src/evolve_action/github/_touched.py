@@ -6,12 +6,15 @@ repository model and the changed paths) and `git_changed_paths` (the fallback: m
 `git diff --name-status -M -z` between it and the head, fetching what a shallow checkout lacks).
 
 The rule (docs/action.md, "Which skills a PR touches"): a skill is touched when a changed path is
-inside its skill directory (`<plugin>/skills/<name>/`) or its eval directory
-(`<plugin>/evals/<name>/`: triggers, evals, fixtures); a change to a plugin's manifest
+inside its skill directory or its eval directory, or is one of its definition files, wherever the
+repository model (`Repository.places`) puts them — `<plugin>/skills/<name>/`, a `skills` list of a
+marketplace entry or plugin.json, `.claude/skills/<name>/`, a bare `skills/<name>/`,
+`<plugin>/evals/<name>/` (triggers, evals, fixtures), a root `evals/evals.json` bound to it; a change to a plugin's manifest
 (`.claude-plugin/plugin.json`, `.codex-plugin/plugin.json`) touches all that plugin's skills; a
 change to the repository config (`.evolve.*` at the root) or the marketplace manifest touches every
 skill. A renamed skill is touched under its new name (with the old one as reason); a skill whose
-files were removed and that no longer exists is reported as removed, never run. Paths outside the
+files were removed and that no longer exists — or whose eval directory stayed while its SKILL.md
+went — is reported as removed, never run. Paths outside the
 plugin repository (or matching no skill) touch nothing.
 
 Guarantees: output is sorted by (plugin, skill) in byte order (the sweep order); each touched skill
@@ -33,8 +36,8 @@ from evolve_action.repo import (
     CLAUDE_MARKETPLACE,
     CODEX_MARKETPLACE,
     CONFIG_NAMES,
-    MANIFEST_PATHS,
     Repository,
+    SkillKey,
 )
 
 __all__ = [
@@ -150,20 +153,22 @@ def touched_skills(
         prefix: the plugin repository's root relative to the git top level (`""` when they are
             the same, e.g. `sub/dir` for `working_directory: sub/dir`).
     """
-    existing: dict[tuple[str, str], None] = {}
-    for skill in repo.skills():
-        existing[(skill.plugin, skill.name)] = None
-    for es in repo.eval_sets():
-        existing[(es.plugin, es.skill)] = None
+    places = repo.places()
+    existing = dict.fromkeys(places.existing)
 
-    reasons: dict[tuple[str, str], list[str]] = {}
-    renamed: dict[tuple[str, str], tuple[str, str]] = {}
-    gone: dict[tuple[str, str], list[str]] = {}
+    reasons: dict[SkillKey, list[str]] = {}
+    renamed: dict[SkillKey, SkillKey] = {}
+    gone: dict[SkillKey, list[str]] = {}
 
-    def note(key: tuple[str, str], reason: str) -> None:
+    def note(key: SkillKey, reason: str) -> None:
         bucket = reasons.setdefault(key, [])
         if reason not in bucket:
             bucket.append(reason)
+
+    def lost(key: SkillKey, path: str) -> None:
+        bucket = gone.setdefault(key, [])
+        if path not in bucket:
+            bucket.append(path)
 
     for change in changes:
         new_rel = _strip(change.path, prefix)
@@ -174,38 +179,44 @@ def touched_skills(
             for key in existing:
                 note(key, f"{_verb(change)} {shown} (repository-wide)")
             continue
-        manifest_of = {_manifest_plugin(repo, r) for r in (new_rel, old_rel) if r is not None}
-        manifest_of.discard(None)
+        manifest_of = {
+            p for r in (new_rel, old_rel) if r is not None for p in places.manifest_plugins(r)
+        }
         if manifest_of:
             for key in existing:
                 if key[0] in manifest_of:
                     note(key, f"{_verb(change)} {shown} (plugin manifest)")
             continue
-        new_key = _skill_of(repo, new_rel) if new_rel is not None else None
-        old_key = _skill_of(repo, old_rel) if old_rel is not None else None
+        new_keys = places.owners(new_rel) if new_rel is not None else ()
+        old_keys = places.owners(old_rel) if old_rel is not None else ()
         if change.status is ChangeStatus.REMOVED:
-            if new_key is not None:
-                if new_key in existing:
-                    note(new_key, f"removed {shown}")
+            for key in new_keys:
+                if key in existing:
+                    note(key, f"removed {shown}")
                 else:
-                    gone.setdefault(new_key, []).append(shown)
+                    lost(key, shown)
             continue
-        if new_key is not None and new_key in existing:
-            if (
-                change.status is ChangeStatus.RENAMED
-                and old_key is not None
-                and old_key != new_key
-                and old_key not in existing
-            ):
-                renamed[new_key] = old_key
-                note(new_key, f"renamed from {'/'.join(old_key)}")
+        for new_key in new_keys:
+            if new_key not in existing:
+                if new_key in places.orphans:
+                    lost(new_key, shown)  # its definitions stayed; the skill itself is gone
+                continue
+            moved_from = [
+                k for k in old_keys if k != new_key and k not in existing and k not in new_keys
+            ]
+            if change.status is ChangeStatus.RENAMED and moved_from:
+                renamed[new_key] = moved_from[0]
+                note(new_key, f"renamed from {'/'.join(moved_from[0])}")
             else:
                 note(new_key, f"{_verb(change)} {shown}")
-        if change.status is ChangeStatus.RENAMED and old_key is not None and old_key != new_key:
-            if old_key in existing:
-                note(old_key, f"moved {change.previous_path} to {shown}")
-            else:
-                gone.setdefault(old_key, []).append(change.previous_path or "")
+        if change.status is ChangeStatus.RENAMED:
+            for old_key in old_keys:
+                if old_key in new_keys:
+                    continue
+                if old_key in existing:
+                    note(old_key, f"moved {change.previous_path} to {shown}")
+                else:
+                    lost(old_key, change.previous_path or "")
 
     renamed_away = set(renamed.values())
     touched = tuple(
@@ -225,7 +236,7 @@ def touched_skills(
     return Touched(skills=touched, removed=removed)
 
 
-def _sorted(keys: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+def _sorted(keys: Iterable[SkillKey]) -> list[SkillKey]:
     return sorted(
         keys,
         key=lambda k: (
@@ -263,42 +274,6 @@ def _strip(path: str | None, prefix: str) -> str | None:
         return clean.relative_to(root).as_posix()
     except ValueError:
         return None
-
-
-def _plugin_rel_parts(repo: Repository, rel: str) -> tuple[str, tuple[str, ...]] | None:
-    """(plugin name, path parts inside the plugin) for a root-relative path, or None."""
-    parts = PurePosixPath(rel).parts
-    for plugin in repo.plugins:
-        if plugin.rel == ".":
-            return plugin.name, parts
-        base = PurePosixPath(plugin.rel).parts
-        if parts[: len(base)] == base:
-            return plugin.name, parts[len(base) :]
-    # A plugin directory the head no longer has (a deleted plugin): multi/marketplace layouts only.
-    if repo.layout != "single" and len(parts) >= 2 and parts[0] == "plugins":
-        return parts[1], parts[2:]
-    return None
-
-
-def _manifest_plugin(repo: Repository, rel: str) -> str | None:
-    found = _plugin_rel_parts(repo, rel)
-    if found is None:
-        return None
-    name, inner = found
-    inner_path = "/".join(inner)
-    return name if inner_path in MANIFEST_PATHS.values() else None
-
-
-def _skill_of(repo: Repository, rel: str | None) -> tuple[str, str] | None:
-    if rel is None:
-        return None
-    found = _plugin_rel_parts(repo, rel)
-    if found is None:
-        return None
-    name, inner = found
-    if len(inner) >= 3 and inner[0] in ("skills", "evals"):
-        return name, inner[1]
-    return None
 
 
 # --- the git fallback --------------------------------------------------------------------------

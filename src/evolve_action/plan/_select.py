@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from evolve_action import results as res
 from evolve_action import specs
-from evolve_action.errors import SpecError, UsageError
+from evolve_action.errors import SpecError, UsageError, display_path
 from evolve_action.plan import _fingerprint as fingerprint
 from evolve_action.plan._fingerprint import is_modified
 from evolve_action.plan._model import (
@@ -441,6 +441,40 @@ class BuiltInputs(NamedTuple):
 
     sets: list[SetInput]
     warnings: list[str]
+    invalid: list[str] = []  # noqa: RUF012 - a NamedTuple default, never mutated
+    """Authoring errors: definition files that fail validation; their tier never runs."""
+
+
+def _authoring_errors(es: EvalSet, tier: Tier, root: Path | None) -> list[str]:
+    """Validation errors of the set's `tier` definition file, as one line each (empty: valid).
+
+    Missing fixtures are left to Tier 0 (the corpus of results evolve wrote keeps running).
+    """
+    path = es.triggers_path if tier is Tier.TRIGGERS else es.evals_path
+    if path is None:
+        return []
+    base = root if root is not None else es.plugin_dir
+    if tier is Tier.TRIGGERS:
+        found = specs.validate_triggers(path, base)
+    else:
+        found = specs.validate_evals(
+            path, base, check_fixtures=False, fixture_bases=es.fixture_bases
+        )
+    errors = [f for f in found if f.severity == specs.Severity.ERROR]
+    if not errors:
+        return []
+    first = errors[0]
+    where = display_path(path, root) + (f":{first.line}" if first.line else "")
+    detail = first.message
+    if first.path and detail.startswith(f"{first.path}:"):
+        detail = detail.split(": ", 1)[1]
+    more = ""
+    if len(errors) > 1:
+        more = f" (and {len(errors) - 1} more; `evolve-action run checks` lists them)"
+    return [
+        f"error: {where}: {detail}{more} — authoring error: {es.plugin}/{es.skill}'s {tier.value} "
+        "did not run and nothing was written for them; fix the definition and run again"
+    ]
 
 
 def build_inputs(
@@ -459,13 +493,22 @@ def build_inputs(
 
     out: list[SetInput] = []
     warnings: list[str] = []
+    invalid: list[str] = []
     for es in eval_sets:
         restriction: tuple[str, ...] = ()
         evals: tuple[EvalCaseInput, ...] | None = None
         eval_content = ""
-        if es.evals_path is not None:
+        refused: set[Tier] = set()
+        for tier in tiers:
+            errors = _authoring_errors(es, tier, root)
+            if errors:
+                refused.add(tier)
+                invalid.extend(errors)
+        if refused and refused == {t for t in tiers if _path_of(es, t) is not None}:
+            continue  # every tier asked for is refused: nothing runs, nothing is written
+        if es.evals_path is not None and Tier.EVALS not in refused:
             try:
-                spec = specs.load_evals(es.evals_path)
+                spec = specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases)
             except SpecError:
                 if Tier.EVALS in tiers:
                     raise
@@ -480,7 +523,7 @@ def build_inputs(
                     eval_content = fingerprint.eval_content_hash(es.skill_dir)
         triggers: tuple[TriggerCaseInput, ...] | None = None
         trigger_content = ""
-        if es.triggers_path is not None and Tier.TRIGGERS in tiers:
+        if es.triggers_path is not None and Tier.TRIGGERS in tiers and Tier.TRIGGERS not in refused:
             tspec = specs.load_triggers(es.triggers_path)
             triggers = tuple(
                 TriggerCaseInput(
@@ -507,4 +550,8 @@ def build_inputs(
                 stored=loaded.file,
             )
         )
-    return BuiltInputs(out, warnings)
+    return BuiltInputs(out, warnings, invalid)
+
+
+def _path_of(es: EvalSet, tier: Tier) -> Path | None:
+    return es.triggers_path if tier is Tier.TRIGGERS else es.evals_path

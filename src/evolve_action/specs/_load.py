@@ -325,7 +325,9 @@ def _parse_assertion(item: Any, label: str, pointer: str) -> Assertion:
     return Assertion(expect_exit=expect_exit, implied_type=implied, **values)
 
 
-def _parse_eval(item: Any, i: int, evals_dir: Path, pointer: str) -> EvalCase:
+def _parse_eval(
+    item: Any, i: int, evals_dir: Path, pointer: str, bases: tuple[Path, ...] = ()
+) -> EvalCase:
     obj = _want_obj(item, f"evals[{i}]", pointer)
     f = decode_fields(obj, EVAL_FIELDS)
 
@@ -404,7 +406,7 @@ def _parse_eval(item: Any, i: int, evals_dir: Path, pointer: str) -> EvalCase:
                 )
             )
             continue
-        fixtures.append(resolve_fixture(ref, evals_dir))
+        fixtures.append(resolve_fixture(ref, evals_dir, bases))
 
     assertions = [Assertion(type="llm", text=e, source=Source.EXPECTATION) for e in expectations]
     assertions.extend(authored)
@@ -423,7 +425,7 @@ def _parse_eval(item: Any, i: int, evals_dir: Path, pointer: str) -> EvalCase:
     )
 
 
-def _parse_evals(raw: Any, path: Path) -> EvalsSpec:
+def _parse_evals(raw: Any, path: Path, fixture_bases: tuple[Path, ...] = ()) -> EvalsSpec:
     doc = _want_obj(raw, "top level", "")
     f = decode_fields(doc, ("skill_name", "models", "evals"))
     sk, sv = f.get("skill_name", ("skill_name", None))
@@ -436,10 +438,12 @@ def _parse_evals(raw: Any, path: Path) -> EvalsSpec:
     ek, ev = f.get("evals", ("evals", None))
     evals_dir = path.parent
     cases = tuple(
-        _parse_eval(item, i, evals_dir, json_pointer(ek, i))
+        _parse_eval(item, i, evals_dir, json_pointer(ek, i), fixture_bases)
         for i, item in enumerate(_want_list(ev, "evals", json_pointer(ek)))
     )
-    return EvalsSpec(path=path, skill_name=skill_name, models=models, evals=cases)
+    return EvalsSpec(
+        path=path, skill_name=skill_name, models=models, evals=cases, fixture_bases=fixture_bases
+    )
 
 
 def _abs(path: Path) -> Path:
@@ -493,15 +497,19 @@ def load_triggers(path: Path) -> TriggerSpec:
         raise _as_spec_error(problem, path, decoded.line_of) from None
 
 
-def load_evals(path: Path) -> EvalsSpec:
+def load_evals(path: Path, *, fixture_bases: Sequence[Path] = ()) -> EvalsSpec:
     """Decode, normalize (§4.2.1) and resolve fixtures of an `evals.<ext>` file.
+
+    `files` resolve beside the file; one not found there is looked for under `fixture_bases`
+    (`EvalSet.fixture_bases`: skill-creator's skill root, then the repository root).
 
     Errors are `SpecError`s naming the file and line (`eval "x": files[0] "../a" escapes the evals
     directory`); like evolve, only the first problem is reported.
     """
     decoded = encoding.decode_with_lines(path)
+    bases = tuple(_abs(b) for b in fixture_bases)
     try:
-        return _parse_evals(_prepare(decoded.value, path), _abs(path))
+        return _parse_evals(_prepare(decoded.value, path), _abs(path), bases)
     except LoadProblem as problem:
         raise _as_spec_error(problem, path, decoded.line_of) from None
 
@@ -522,7 +530,10 @@ def parse_triggers_lenient(raw: Any, path: Path) -> tuple[TriggerSpec, list[Load
     return _lenient(_parse_triggers, raw, path)
 
 
-def parse_evals_lenient(raw: Any, path: Path) -> tuple[EvalsSpec, list[LoadProblem]]:
+def parse_evals_lenient(
+    raw: Any, path: Path, fixture_bases: Sequence[Path] = ()
+) -> tuple[EvalsSpec, list[LoadProblem]]:
     """Like `parse_evals`, but collect every problem; escaping `files` entries are left out of
     `fixtures` (still listed in `files`)."""
-    return _lenient(_parse_evals, raw, path)
+    bases = tuple(_abs(b) for b in fixture_bases)
+    return _lenient(lambda r, p: _parse_evals(r, p, bases), raw, path)

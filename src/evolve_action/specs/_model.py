@@ -218,6 +218,9 @@ class EvalsSpec:
     models: tuple[str, ...] = ()
     """Model restriction tokens (applies to the skill's evals and triggers); empty = unrestricted."""
     evals: tuple[EvalCase, ...] = field(default=())
+    fixture_bases: tuple[Path, ...] = ()
+    """Where a `files` entry not found beside the file is looked for next (skill-creator's files:
+    the skill root, then the repository root)."""
 
     @property
     def directory(self) -> Path:
@@ -274,12 +277,30 @@ def staged_path(ref: str) -> str:
     return _dest_of(_local_ref(ref))
 
 
-def resolve_fixture(ref: str, evals_dir: Path) -> FixtureRef:
-    """Apply the staging rule to one authored `files` entry; `SpecError` when it escapes."""
+def resolve_fixture(ref: str, evals_dir: Path, bases: Sequence[Path] = ()) -> FixtureRef:
+    """Apply the staging rule to one authored `files` entry; `SpecError` when it escapes.
+
+    The source is beside the evals file (evolve's rule); when no file is there, the first of
+    `bases` holding the authored path (skill-creator's `evals/files/…` from the skill root, or a
+    path from the repository root) is used instead.
+    """
+    return fixture_candidates(ref, evals_dir, bases)[0]
+
+
+def fixture_candidates(ref: str, evals_dir: Path, bases: Sequence[Path] = ()) -> list[FixtureRef]:
+    """Every place `ref` may be, in lookup order; an existing one first when there is one."""
     rel = _local_ref(ref)
     base = os.path.abspath(evals_dir)  # noqa: PTH100 - no symlink resolution, as in Go
     source = Path(base) if rel == "." else Path(base, rel)
-    return FixtureRef(authored=ref, rel=rel, dest=_dest_of(rel), source=source)
+    found = [FixtureRef(authored=ref, rel=rel, dest=_dest_of(rel), source=source)]
+    authored = go_clean(ref.replace("\\", "/"))
+    if is_local(authored):
+        for other in bases:
+            path = Path(os.path.abspath(other), authored)  # noqa: PTH100
+            if path != source and all(f.source != path for f in found):
+                found.append(FixtureRef(authored=ref, rel=rel, dest=_dest_of(rel), source=path))
+    present = [f for f in found if f.source.is_file()]
+    return [*present, *(f for f in found if f not in present)] if present else found
 
 
 def model_allowed(restriction: Sequence[str], *, provider: str, model: str) -> bool:

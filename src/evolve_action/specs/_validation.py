@@ -19,7 +19,7 @@ import functools
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -50,8 +50,8 @@ from evolve_action.specs._model import (
     EvalCase,
     EvalsSpec,
     clean_ref,
+    fixture_candidates,
     is_local,
-    resolve_fixture,
 )
 
 __all__ = [
@@ -390,19 +390,22 @@ def validate_evals(
     *,
     known_models: Iterable[tuple[str, str]] | None = None,
     check_fixtures: bool = True,
+    fixture_bases: Sequence[Path] = (),
 ) -> list[Finding]:
     """Schema + §4.2.2 rules (and the models restriction) for an evals file.
 
     Findings come in evolve's order: load/schema problems, then `models` problems, then per eval:
     id, prompt, assertions present, fixtures, each assertion. `known_models` are `(provider,
     bare id)` pairs; when given, a `models` token matching none of them (nor `all` nor a provider)
-    is a warning. `check_fixtures=False` skips the "fixture not found" rule.
+    is a warning. `check_fixtures=False` skips the "fixture not found" rule. `fixture_bases`: where
+    a `files` entry not beside the file is looked for next (skill-creator's skill root, the
+    repository root); a missing fixture names every path really tried, relative to `root`.
     """
     rep = _Reporter(path, root, "evals", None)
     value, ok = _decode_for_validation(path, rep)
     if not ok:
         return rep.findings
-    spec, problems = parse_evals_lenient(value, path)
+    spec, problems = parse_evals_lenient(value, path, fixture_bases)
     _structural_pass("evals", value, problems, rep)
     doc: Mapping[str, Any] = value if isinstance(value, dict) else {}
     top = {name: key for name, (key, _) in decode_fields(doc, ("models", "evals")).items()}
@@ -416,7 +419,9 @@ def validate_evals(
         raw_case = raw_list[case.index] if case.index < len(raw_list) else None
         raw_obj: Mapping[str, Any] = raw_case if isinstance(raw_case, dict) else {}
         keys = {name: key for name, (key, _) in decode_fields(raw_obj, EVAL_FIELDS).items()}
-        _validate_case(case, cptr, keys, rep, seen, check_fixtures, spec.directory)
+        _validate_case(
+            case, cptr, keys, rep, seen, check_fixtures, spec.directory, root, spec.fixture_bases
+        )
     return rep.sorted()
 
 
@@ -454,6 +459,8 @@ def _validate_case(
     seen: set[str],
     check_fixtures: bool,
     evals_dir: Path,
+    root: Path,
+    bases: tuple[Path, ...] = (),
 ) -> None:
     label = case.label
     if not case.id:
@@ -471,12 +478,14 @@ def _validate_case(
     for j, authored in enumerate(case.files):
         if has_control_char(authored) or not is_local(clean_ref(authored)):
             continue  # reported as a load problem (control character / escapes the directory)
-        ref = resolve_fixture(authored, evals_dir)
+        tried = fixture_candidates(authored, evals_dir, bases)
+        ref = tried[0]
         fptr = cptr + json_pointer(fkey, j)
         if check_fixtures and not _is_regular(ref.source):
+            where = ", ".join(_tried(t.source, root) for t in tried)
             rep.add(
                 f"{label} files[{j}]: {ref.authored}: fixture not found "
-                f"(looked for {_beside(ref.source, evals_dir)}; add the file or fix the path)",
+                f"(looked for {where}; add the file or fix the path)",
                 fptr,
             )
         if ref.dest in used:
@@ -513,10 +522,9 @@ def _re2_problem(pattern: str) -> str:
     return ""
 
 
-def _beside(source: Path, evals_dir: Path) -> str:
-    """`source` as the user finds it: relative to the evals file's directory, named."""
+def _tried(source: Path, root: Path) -> str:
+    """The path really tried, as the user finds it: relative to the repository root."""
     try:
-        rel = source.relative_to(evals_dir).as_posix()
+        return source.relative_to(_abs(root)).as_posix()
     except ValueError:
         return source.as_posix()
-    return f"{evals_dir.name}/{rel}"

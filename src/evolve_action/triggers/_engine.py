@@ -190,7 +190,7 @@ def make_plan(options: TriggerOptions) -> tuple[plan.Plan, list[plan.SetInput], 
     ]
     built = plan.build_inputs(sets, tiers=(plan.Tier.TRIGGERS,), root=options.repo.root)
     p = plan.plan(built.sets, _plan_models(options.models), sel)
-    return p, built.sets, built.warnings
+    return p, built.sets, [*built.warnings, *built.invalid]
 
 
 async def run(

@@ -40,8 +40,9 @@ def skill_md(
 def make_repo(
     root: Path, layout: str = "marketplace", plugins: dict[str, list[str]] | None = None
 ) -> Path:
-    """A clean repository of the given layout: every check passes on it."""
+    """A clean repository of the given layout, opted in to evolve: every check passes on it."""
     plugins = plugins if plugins is not None else {"alpha": ["one"], "beta": ["two"]}
+    write(root, ".evolve.yaml", "# evolve's conventions, with their defaults\n")
     if layout == "single":
         write(root, ".claude-plugin/plugin.json", json.dumps({"name": "solo", "version": "1.0.0"}))
         write(root, ".codex-plugin/plugin.json", json.dumps({"name": "solo", "version": "1.0.0"}))

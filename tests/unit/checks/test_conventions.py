@@ -1,8 +1,8 @@
 """evolve's conventions by opt-in, and SKILL.md frontmatter read as YAML (issue 12, items 3–4).
 
 A repository written for Claude Code alone (hooks/, a license, no Codex manifest, no "Use when")
-is checked by Claude Code's and the Agent Skills rules; the same repository with `.evolve.yaml`,
-`.codex-plugin/` or `.agents/plugins/` gets evolve's findings. Descriptions are YAML: block
+is checked by Claude Code's and the Agent Skills rules; the same repository with `.evolve.yaml`
+gets evolve's findings (a `.codex-plugin/` or `.agents/plugins/` alone does not opt in). Descriptions are YAML: block
 scalars, quoted multi-line strings and comments mean what they say, and a frontmatter that is not
 YAML is one finding naming the file and line.
 """
@@ -59,46 +59,27 @@ EVOLVE_SKILL_FINDINGS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("marker", "plugin_findings"),
-    [
-        (
-            ".evolve.yaml",
-            [
-                'repo root: missing .codex-plugin/plugin.json (remove "codex" from '
-                "checks.plugin_manifests to opt out)",
-                "repo root: hooks/ directory is forbidden (incompatible hooks schemas across the "
-                "required plugin manifests: claude, codex)",
-            ],
-        ),
-        (
-            ".codex-plugin",
-            [
-                "repo root: version '' is not strict semver",
-                "repo root: version '' is not strict semver",
-                "repo root: hooks/ directory is forbidden (incompatible hooks schemas across the "
-                "required plugin manifests: claude, codex)",
-            ],
-        ),
-        (
-            ".agents/plugins",
-            [
-                'repo root: missing .codex-plugin/plugin.json (remove "codex" from '
-                "checks.plugin_manifests to opt out)",
-                "repo root: hooks/ directory is forbidden (incompatible hooks schemas across the "
-                "required plugin manifests: claude, codex)",
-            ],
-        ),
-    ],
-)
-def test_an_opted_in_plugin_gets_evolves_findings(
-    tmp_path: Path, marker: str, plugin_findings: list[str]
-) -> None:
-    root = claude_code_plugin(tmp_path, marker)
-    assert discover(root, root).evolve_marker == marker
+def test_an_opted_in_plugin_gets_evolves_findings(tmp_path: Path) -> None:
+    root = claude_code_plugin(tmp_path, ".evolve.yaml")
+    assert discover(root, root).evolve_marker == ".evolve.yaml"
     report = check(root)
     assert report.conventions == "evolve"
-    assert messages(report) == plugin_findings + EVOLVE_SKILL_FINDINGS
+    assert messages(report) == [
+        'repo root: missing .codex-plugin/plugin.json (remove "codex" from '
+        "checks.plugin_manifests to opt out)",
+        "repo root: hooks/ directory is forbidden (incompatible hooks schemas across the "
+        "required plugin manifests: claude, codex)",
+        *EVOLVE_SKILL_FINDINGS,
+    ]
+
+
+@pytest.mark.parametrize("marker", [".codex-plugin", ".agents/plugins"])
+def test_a_codex_manifest_is_not_an_opt_in(tmp_path: Path, marker: str) -> None:
+    """Issue 21: a repository published for Codex too keeps Claude Code's rules."""
+    root = claude_code_plugin(tmp_path, marker)
+    assert discover(root, root).evolve_marker is None
+    report = check(root)
+    assert (report.conventions, messages(report)) == ("claude-code", [])
 
 
 def test_a_config_file_in_use_opts_in(tmp_path: Path) -> None:
@@ -170,6 +151,8 @@ def test_a_plugin_manifest_is_optional_for_claude_code_only(tmp_path: Path) -> N
 def test_an_opted_in_marketplace_keeps_evolves_rules(tmp_path: Path) -> None:
     root = plugins_marketplace(tmp_path)
     put(root, ".agents/plugins/marketplace.json", {"name": "m", "plugins": []})
+    assert messages(check(root)) == []  # a Codex twin alone is not an opt-in
+    put(root, ".evolve.yaml", "# evolve's conventions\n")
     assert messages(check(root)) == [
         ".agents/plugins/marketplace.json: missing name or non-empty plugins array",
         "marketplaces disagree on plugins: claude=[alpha] codex=[]",
@@ -299,3 +282,14 @@ def test_eval_sets_option_validates_only_those_eval_specs(tmp_path: Path) -> Non
     assert [f.path for f in run_checks(repo, load_config(root, {}), only).findings] == [
         "evals/pdf-text/triggers.json"
     ]
+
+
+def test_a_long_skill_md_is_a_warning_unless_opted_in(tmp_path: Path) -> None:
+    """The Agent Skills spec recommends under 500 lines; Claude Code loads longer files."""
+    root = claude_code_plugin(tmp_path)
+    put(root, "skills/big/SKILL.md", "---\nname: big\ndescription: d\n---\n" + "x\n" * 500)
+    (finding,) = [f for f in check(root).findings if f.check == "skill.size"]
+    assert (finding.severity, check(root).failures) == ("warning", 0)
+    put(root, ".evolve.yaml", "{}\n")
+    (finding,) = [f for f in check(root).findings if f.check == "skill.size"]
+    assert finding.severity == "error"

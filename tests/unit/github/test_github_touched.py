@@ -22,7 +22,7 @@ def multi(root: Path) -> Path:
         for skill in skills:
             write(root, f"plugins/{plugin}/skills/{skill}/SKILL.md", "---\nname: x\n---\n")
             write(root, f"plugins/{plugin}/evals/{skill}/triggers.json", "[]\n")
-    # An eval set whose skill directory is gone still counts as a skill.
+    # An eval set whose skill directory is gone: a removed skill, never run (issue 20).
     write(root, "plugins/beta/evals/orphan/evals.json", "[]\n")
     return root
 
@@ -42,14 +42,11 @@ def mod(path: str) -> ChangedPath:
         (["plugins/alpha/skills/one/references/deep/x.md"], ("alpha/one",)),
         (["plugins/alpha/evals/two/fixtures/data.csv"], ("alpha/two",)),
         (["plugins/alpha/evals/two/triggers.json"], ("alpha/two",)),
-        (["plugins/beta/evals/orphan/evals.json"], ("beta/orphan",)),
+        (["plugins/beta/evals/orphan/evals.json"], ()),
         (["plugins/alpha/.claude-plugin/plugin.json"], ("alpha/one", "alpha/two")),
-        (["plugins/beta/.codex-plugin/plugin.json"], ("beta/orphan", "beta/three")),
-        ([".evolve.yaml"], ("alpha/one", "alpha/two", "beta/orphan", "beta/three")),
-        (
-            [".claude-plugin/marketplace.json"],
-            ("alpha/one", "alpha/two", "beta/orphan", "beta/three"),
-        ),
+        (["plugins/beta/.codex-plugin/plugin.json"], ("beta/three",)),
+        ([".evolve.yaml"], ("alpha/one", "alpha/two", "beta/three")),
+        ([".claude-plugin/marketplace.json"], ("alpha/one", "alpha/two", "beta/three")),
         (["README.md", "plugins/alpha/README.md", "docs/x.md", "sub/.evolve.yaml"], ()),
         (["plugins/alpha/skills/ghost/notes.md"], ()),
         (["plugins/alpha/skills/one"], ()),  # a file named like a directory: not inside it
@@ -201,13 +198,13 @@ def test_renamed_config_or_manifest_counts_on_either_side(tmp_path: Path) -> Non
     renamed_config = ChangedPath(
         path="config/evolve.yaml", status=ChangeStatus.RENAMED, previous_path=".evolve.yaml"
     )
-    assert len(keys(root, renamed_config)) == 4
+    assert len(keys(root, renamed_config)) == 3
     moved_manifest = ChangedPath(
         path="plugins/beta/manifest-old.json",
         status=ChangeStatus.RENAMED,
         previous_path="plugins/beta/.claude-plugin/plugin.json",
     )
-    assert keys(root, moved_manifest) == ("beta/orphan", "beta/three")
+    assert keys(root, moved_manifest) == ("beta/three",)
 
 
 def test_skill_moved_out_of_the_plugins_is_removed(tmp_path: Path) -> None:
@@ -224,3 +221,24 @@ def test_skill_moved_out_of_the_plugins_is_removed(tmp_path: Path) -> None:
     )
     assert got.keys == () and [r.key for r in got.removed] == ["alpha/ghost"]
     assert not got.empty
+
+
+def test_a_skill_deleted_while_its_evals_stay_is_removed(tmp_path: Path) -> None:
+    """Issue 20: `skills/three/` deleted, `evals/three/` kept: removed, the others still run."""
+    root = multi(tmp_path)
+    (root / "plugins/beta/skills/three/SKILL.md").unlink()
+    got = touched_skills(
+        discover(root, root),
+        [
+            ChangedPath(path="plugins/beta/skills/three/SKILL.md", status=ChangeStatus.REMOVED),
+            mod("plugins/beta/evals/three/triggers.json"),
+            mod("plugins/alpha/skills/one/SKILL.md"),
+        ],
+    )
+    assert got.keys == ("alpha/one",)
+    assert [(r.key, r.reasons) for r in got.removed] == [
+        ("beta/three", ("removed plugins/beta/evals/three/triggers.json and 1 more files",))
+    ]
+    # An untouched orphan stays out of it; a touched one is removed.
+    orphan = touched_skills(discover(root, root), [mod("plugins/beta/evals/orphan/evals.json")])
+    assert orphan.keys == () and [r.key for r in orphan.removed] == ["beta/orphan"]

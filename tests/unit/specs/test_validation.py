@@ -191,7 +191,7 @@ def test_evals_semantic_rules_in_evolve_words(tmp_path: Path) -> None:
         (
             16,
             "/evals/3/files/2",
-            f'{E}: eval "f" files[2]: files/x.txt: fixture not found (looked for s/files/x.txt; '
+            f'{E}: eval "f" files[2]: files/x.txt: fixture not found (looked for plugins/p/evals/s/files/x.txt; '
             "add the file or fix the path)",
         ),
     ]
