@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evolve_action.report import ComparisonRow, RunFacts, SkillEvidence, compare
+from evolve_action.report import ComparisonRow, Revision, RunFacts, SkillEvidence, compare
 from evolve_action.results import (
     EntryHeader,
     EvalResult,
@@ -200,9 +200,10 @@ def facts(*, sessions: int = 39, skipped: int = 18, cost: float = 0.4213) -> Run
         cost_usd=cost,
         evaluation_url="https://github.com/acme/skills/blob/feature/EVALUATION.md",
         run_url="https://github.com/acme/skills/actions/runs/42",
-        base_sha=BASE_SHA,
-        head_sha=HEAD_SHA,
     )
+
+
+REVISION = Revision(base_sha=BASE_SHA, head_sha=HEAD_SHA)
 
 
 CASES = {

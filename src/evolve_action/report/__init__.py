@@ -44,6 +44,7 @@ from evolve_action.report._junit import build_suites, render_junit, xml_escape
 from evolve_action.report._pr_comment import (
     COMMENT_LIMIT,
     MAX_FAILING_LISTED,
+    Revision,
     RunFacts,
     comment_length,
     digest_of,
@@ -121,6 +122,7 @@ __all__ = [
     "PluginSummary",
     "Rate",
     "ReportBuild",
+    "Revision",
     "RunFacts",
     "SkillEvidence",
     "Spending",

@@ -50,6 +50,7 @@ __all__ = [
     "COMMENT_LIMIT",
     "MAX_FAILING_LISTED",
     "MAX_FLIPPED_LISTED",
+    "Revision",
     "RunFacts",
     "comment_length",
     "digest_of",
@@ -198,6 +199,12 @@ class RunFacts:
     """What was compared, shown small under the verdict (the first line is always the verdict)."""
     notes: tuple[str, ...] = ()
     """Extra lines (fork notice, "results are for an older head", …); sanitised like model text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revision:
+    """What was compared and how to redo it; given by the caller (defaults: unknown)."""
+
     base_sha: str = ""
     """The base commit compared against ("" when unknown); shown short."""
     head_sha: str = ""
@@ -205,7 +212,8 @@ class RunFacts:
     dirty: bool = False
     """The head had uncommitted changes (a local preview of a working tree)."""
     base_reruns: int = 0
-    """Sessions of `sessions_run` that re-ran the base (evidence about the base, never committed)."""
+    """Sessions of `RunFacts.sessions_run` that re-ran the base (evidence about the base, never
+    committed)."""
     reproduce: str | None = None
     """The one-line command that reproduces this comparison locally; None: built from `base_sha`
     (`evolve-action pr --local --base <sha>`)."""
@@ -417,21 +425,21 @@ def _verdict(rows: Sequence[ComparisonRow]) -> str:
     return text
 
 
-def _run_line(facts: RunFacts) -> str:
+def _run_line(facts: RunFacts, rev: Revision) -> str:
     runs = f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''}"
-    if facts.base_reruns:
-        runs += f" ({facts.base_reruns} of them re-ran the base)"
+    if rev.base_reruns:
+        runs += f" ({rev.base_reruns} of them re-ran the base)"
     parts = [
         f"{runs}, {facts.sessions_skipped} skipped (results up to date)",
         f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
     ]
-    if facts.base_sha or facts.head_sha:
-        head = f"`{_short(facts.head_sha)}`" if facts.head_sha else "head"
-        if facts.dirty:
+    if rev.base_sha or rev.head_sha:
+        head = f"`{_short(rev.head_sha)}`" if rev.head_sha else "head"
+        if rev.dirty:
             head += " + uncommitted changes"
-        base = f"`{_short(facts.base_sha)}`" if facts.base_sha else "base"
+        base = f"`{_short(rev.base_sha)}`" if rev.base_sha else "base"
         parts.append(f"{base} → {head}")
-    elif facts.dirty:
+    elif rev.dirty:
         parts.append("head has uncommitted changes")
     ev = _url(facts.evaluation_url)
     if ev:
@@ -442,11 +450,11 @@ def _run_line(facts: RunFacts) -> str:
     return " · ".join(parts)
 
 
-def _reproduce(facts: RunFacts) -> str | None:
-    if facts.reproduce is not None:
-        command = clean_text(facts.reproduce).replace("\n", " ").replace("`", "")
-    elif facts.base_sha:
-        command = f"evolve-action pr --local --base {_short(facts.base_sha)}"
+def _reproduce(rev: Revision) -> str | None:
+    if rev.reproduce is not None:
+        command = clean_text(rev.reproduce).replace("\n", " ").replace("`", "")
+    elif rev.base_sha:
+        command = f"evolve-action pr --local --base {_short(rev.base_sha)}"
     else:
         return None
     return f"Reproduce locally: `{command}`" if command else None
@@ -469,7 +477,11 @@ def _severity(row: ComparisonRow) -> int:
 
 
 def render_pr_comment(
-    rows: Sequence[ComparisonRow], facts: RunFacts, *, budget: int = DEFAULT_BUDGET
+    rows: Sequence[ComparisonRow],
+    facts: RunFacts,
+    *,
+    revision: Revision | None = None,
+    budget: int = DEFAULT_BUDGET,
 ) -> str:
     """The sticky comment's Markdown for `rows` (from `compare`) and `facts`.
 
@@ -477,13 +489,15 @@ def render_pr_comment(
     head, change, label; no label on a tier the PR did not re-run), the cases that flipped each
     way, the statistics and failing cases in one collapsed `<details>` with a legend line, and
     what this run did (sessions, cost, short SHAs, links) with a command to reproduce it. Over
-    `budget` (UTF-16 code units; at most `COMMENT_LIMIT`), the per-row details (flips,
+    `revision` adds the short SHAs, the uncommitted-changes flag, the base reruns and the command
+    (none of them when omitted). Over `budget` (UTF-16 code units; at most `COMMENT_LIMIT`), the per-row details (flips,
     statistics, failing cases) are dropped first, then the least severe rows, and the body says
     so; the verdict line is always kept.
     """
     if budget > COMMENT_LIMIT:
         raise ValueError(f"budget {budget} exceeds GitHub's limit of {COMMENT_LIMIT}")
     rows = list(rows)
+    rev = revision or Revision()
     template = environment().get_template("pr_comment.md.j2")
     digest = evidence_digest(rows)
     context = {
@@ -492,8 +506,8 @@ def render_pr_comment(
         "title": _cell(facts.title),
         "verdict": _verdict(rows),
         "legend": _legend(),
-        "run_line": _run_line(facts),
-        "reproduce": _reproduce(facts),
+        "run_line": _run_line(facts, rev),
+        "reproduce": _reproduce(rev),
         "notes": [_cell(n) for n in facts.notes],
     }
     all_cells = [_cells(r, facts.evaluation_url) for r in rows]
