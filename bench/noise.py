@@ -195,8 +195,19 @@ class _Case:
     nh: int = 0
 
 
-def _test(cases: Sequence[_Case]):
-    return stratified_test([Stratum.counts(c.xb, c.mb, c.yh, c.nh) for c in cases])
+def _test(cases: Sequence[_Case], planned: int = 0):
+    """The product's test; with `planned`, each side is checked for early-stopped sweeps the
+    way `_compare` does it (all should-trigger queries)."""
+    bs = hs = None
+    if planned > 1:
+        sweep = Sweep(planned=planned, should_trigger=True)
+        if early_stopped([(c.xb, c.mb, True) for c in cases], planned):
+            bs = sweep
+        if early_stopped([(c.yh, c.nh, True) for c in cases], planned):
+            hs = sweep
+    return stratified_test(
+        [Stratum.counts(c.xb, c.mb, c.yh, c.nh, base_sweep=bs, head_sweep=hs) for c in cases]
+    )
 
 
 def fixed_cell(
@@ -212,7 +223,7 @@ def fixed_cell(
             c.xb, c.mb = _sweep(rng, c.pb, runs, early)
             c.yh, c.nh = _sweep(rng, c.ph, runs, early)
             cs.append(c)
-        counts[decide(_test(cs), plan).outcome] += 1
+        counts[decide(_test(cs, runs), plan).outcome] += 1
     return counts
 
 

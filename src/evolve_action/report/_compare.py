@@ -35,7 +35,9 @@ from evolve_action.report._stats import (
     Plan,
     StratifiedTest,
     Stratum,
+    Sweep,
     decide,
+    early_stopped,
     score_units,
     stratified_test,
     wilson,
@@ -286,6 +288,11 @@ class _Side:
     invalid: int
     order: tuple[str, ...]
     scale: int
+    planned: int | None = None
+    """Triggers: the sweep's planned runs when the side's runs were early-stopped, else None."""
+
+    def sweep(self, case: _Case) -> Sweep | None:
+        return Sweep(planned=self.planned, should_trigger=case.expect) if self.planned else None
 
 
 def _trigger_case(r: TriggerResult) -> _Case | None:
@@ -305,7 +312,11 @@ def _trigger_side(entry: TriggersEntry) -> _Side:
             invalid += 1
         else:
             cases[r.query] = c
-    return _Side(entry.header, cases, invalid, tuple(r.query for r in entry.results), 1)
+    planned = entry.header.runs_per_query or max((len(c.scores) for c in cases.values()), default=0)
+    records = [(sum(c.scores), len(c.scores), c.expect) for c in cases.values()]
+    stopped = planned > 1 and early_stopped(records, planned)
+    order = tuple(r.query for r in entry.results)
+    return _Side(entry.header, cases, invalid, order, 1, planned if stopped else None)
 
 
 def _eval_valid(r: EvalResult) -> bool:
@@ -537,7 +548,13 @@ def _compare_tier(
         flipped = _flipped(tier, base, head, shared, names)
         test = stratified_test(
             [
-                Stratum(base=base.cases[k].scores, head=head.cases[k].scores, scale=base.scale)
+                Stratum(
+                    base=base.cases[k].scores,
+                    head=head.cases[k].scores,
+                    scale=base.scale,
+                    base_sweep=base.sweep(base.cases[k]),
+                    head_sweep=head.sweep(head.cases[k]),
+                )
                 for k in shared
             ]
         )

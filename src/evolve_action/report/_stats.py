@@ -31,6 +31,7 @@ Never does: read results files (that is `_compare`), render, decide how many run
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from fractions import Fraction
 from statistics import NormalDist
 
 from evolve_action.encoding import round6
+from evolve_action.triggers import decided
 
 __all__ = [
     "ALPHA",
@@ -52,8 +54,10 @@ __all__ = [
     "Spending",
     "StratifiedTest",
     "Stratum",
+    "Sweep",
     "alpha_spent",
     "decide",
+    "early_stopped",
     "information",
     "score_units",
     "stratified_test",
@@ -115,6 +119,44 @@ def score_units(share: float | Fraction, grid: int = SCORE_GRID) -> int:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Sweep:
+    """How one side's 0/1 runs of a trigger query were made: `planned` runs, stopping as soon as
+    the majority verdict was decided (`run triggers`' early stop). The number of runs then
+    depends on their outcomes, so the test weighs each possible record by its number of run
+    orders (`_records`) instead of treating the runs as a fixed-size sample."""
+
+    planned: int
+    should_trigger: bool
+
+
+@functools.cache
+def _records(sweep: Sweep) -> dict[tuple[int, int], int]:
+    """(good runs, runs) → number of outcome orders an early-stopped sweep ends with."""
+    out: dict[tuple[int, int], int] = {}
+    frontier = {(0, 0): 1}  # (hits, misses) → orders still running
+    while frontier:
+        nxt: dict[tuple[int, int], int] = {}
+        for (h, m), ways in frontier.items():
+            done = h + m
+            if done == sweep.planned or decided(h, m, sweep.planned - done, sweep.should_trigger):
+                good = h if sweep.should_trigger else m
+                out[(good, done)] = out.get((good, done), 0) + ways
+                continue
+            for step in ((h + 1, m), (h, m + 1)):
+                nxt[step] = nxt.get(step, 0) + ways
+        frontier = nxt
+    return out
+
+
+def early_stopped(records: Sequence[tuple[int, int, bool]], planned: int) -> bool:
+    """Whether a side's (good runs, runs, should_trigger) records came from early-stopped sweeps
+    of `planned` runs: every record is one such a sweep can end with, and one stopped short."""
+    return all(
+        (g, n) in _records(Sweep(planned=planned, should_trigger=t)) for g, n, t in records
+    ) and any(n < planned for _, n, _ in records)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Stratum:
     """One case, paired: the integer scores of its runs on each side (0..`scale` each)."""
 
@@ -122,15 +164,29 @@ class Stratum:
     head: tuple[int, ...]
     scale: int = 1
     """Units of one fully passing run (1 for triggers, `SCORE_GRID` for evals)."""
+    base_sweep: Sweep | None = None
+    """0/1 scores only: the base's runs came from this early-stopped sweep (None: fixed size)."""
+    head_sweep: Sweep | None = None
 
     @classmethod
-    def counts(cls, base_pass: int, base_runs: int, head_pass: int, head_runs: int) -> Stratum:
+    def counts(
+        cls,
+        base_pass: int,
+        base_runs: int,
+        head_pass: int,
+        head_runs: int,
+        *,
+        base_sweep: Sweep | None = None,
+        head_sweep: Sweep | None = None,
+    ) -> Stratum:
         """A 0/1 stratum from pass counts (triggers: runs that behaved as expected)."""
         if not (0 <= base_pass <= base_runs and 0 <= head_pass <= head_runs):
             raise ValueError(f"bad counts {base_pass}/{base_runs}, {head_pass}/{head_runs}")
         return cls(
             base=(1,) * base_pass + (0,) * (base_runs - base_pass),
             head=(1,) * head_pass + (0,) * (head_runs - head_pass),
+            base_sweep=base_sweep,
+            head_sweep=head_sweep,
         )
 
 
@@ -186,6 +242,46 @@ def _subset_sums(scores: Sequence[int], n: int) -> tuple[int, list[float]]:
     return lo, probs[lo : hi + 1]
 
 
+def _fixed(scores: Sequence[int], planned: int) -> dict[tuple[int, int], int]:
+    """(good runs, runs) → orders, for a fixed-size 0/1 sample of `planned` runs."""
+    del scores
+    return {(g, planned): math.comb(planned, g) for g in range(planned + 1)}
+
+
+def _stratum_distribution(s: Stratum) -> tuple[int, tuple[int, list[float]]]:
+    """The observed statistic of a stratum and its null distribution (offset, probabilities).
+
+    The statistic is the cross-difference S_h·n_b − S_b·n_h (head score sum times base runs minus
+    base score sum times head runs): with fixed run counts it is N·S_h − const, so the test is the
+    permutation test on the head's score sum; with early-stopped sweeps the run counts vary too.
+    """
+    nb, nh = len(s.base), len(s.head)
+    sb, sh = sum(s.base), sum(s.head)
+    observed = sh * nb - sb * nh
+    total, runs = sb + sh, nb + nh
+    if (s.base_sweep or s.head_sweep) and all(x in (0, 1) for x in s.base + s.head):
+        bt = _records(s.base_sweep) if s.base_sweep else _fixed(s.base, nb)
+        ht = _records(s.head_sweep) if s.head_sweep else _fixed(s.head, nh)
+        if (sb, nb) in bt and (sh, nh) in ht:
+            weights: dict[int, int] = {}
+            for (g, n), w in ht.items():
+                wb = bt.get((total - g, runs - n))
+                if wb:
+                    stat = g * (runs - n) - (total - g) * n
+                    weights[stat] = weights.get(stat, 0) + w * wb
+            lo, hi = min(weights), max(weights)
+            whole = sum(weights.values())
+            return observed, (lo, [weights.get(v, 0) / whole for v in range(lo, hi + 1)])
+    if min(s.base + s.head) == max(s.base + s.head):
+        return observed, (observed, [1.0])
+    lo, probs = _subset_sums(s.base + s.head, nh)
+    # S_h = lo + i  →  statistic (lo + i)·runs − total·nh: spread the probabilities out
+    out = [0.0] * ((len(probs) - 1) * runs + 1)
+    for i, p in enumerate(probs):
+        out[i * runs] = p
+    return observed, (lo * runs - total * nh, out)
+
+
 def _convolve(a: list[float], b: list[float]) -> list[float]:
     out = [0.0] * (len(a) + len(b) - 1)
     for i, x in enumerate(a):
@@ -232,14 +328,12 @@ def stratified_test(strata: Sequence[Stratum]) -> StratifiedTest:
     for s in used:
         pooled = s.base + s.head
         var += _variance(pooled, s.scale) * (1 / len(s.base) + 1 / len(s.head))
-        observed += sum(s.head)
-        if min(pooled) == max(pooled):
-            offset += sum(s.head)
-            continue
-        informative += 1
-        lo, probs = _subset_sums(pooled, len(s.head))
+        stat, (lo, probs) = _stratum_distribution(s)
+        observed += stat
         offset += lo
-        dist = _convolve(dist, probs)
+        if len(probs) > 1:
+            informative += 1
+            dist = _convolve(dist, probs)
     delta = head_rate - base_rate
     half = Z95 * math.sqrt(var) / q
     k = observed - offset
