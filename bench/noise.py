@@ -50,7 +50,9 @@ from evolve_action.report import (
     Plan,
     Spending,
     Stratum,
+    Sweep,
     decide,
+    early_stopped,
     information,
     stratified_test,
 )
