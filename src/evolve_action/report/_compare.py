@@ -203,7 +203,8 @@ class TierComparison:
     level: float | None
     """The one-sided level each direction was tested at (the plan's alpha on a single look)."""
     delta: float | None
-    """The change shown: `test.delta` (shared cases) when paired, else None."""
+    """The change shown: `test.delta` (shared cases) when paired, else head.score − base.score
+    when both sides have one (not comparable), else None."""
     flips: Flips | None
     """Verdict flips among the shared cases; None when the two sides are not paired."""
     flipped: tuple[FlippedCase, ...]
@@ -575,7 +576,7 @@ def _compare_tier(
         head=hrate,
         test=test,
         level=level,
-        delta=test.delta if test is not None else None,
+        delta=test.delta if test is not None else _side_delta(brate, hrate),
         flips=flips,
         flipped=flipped,
         unpaired=unpaired,
@@ -585,11 +586,17 @@ def _compare_tier(
     )
 
 
+def _side_delta(base: Rate | None, head: Rate | None) -> float | None:
+    if base is None or head is None or base.score is None or head.score is None:
+        return None
+    return round6(head.score - base.score)
+
+
 def _rerun(b: TriggersEntry | EvalsEntry | None, h: TriggersEntry | EvalsEntry | None) -> bool:
     """False when the head's tier is the base's own evidence (same run time, same results)."""
     if b is None or h is None:
         return True
-    return not (b.header.ran_at == h.header.ran_at and b.results == h.results)
+    return not (b.header.ran_at and b.header.ran_at == h.header.ran_at and b.results == h.results)
 
 
 def _triggers(
