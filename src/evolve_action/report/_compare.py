@@ -499,7 +499,7 @@ def _reason(label: Label, test: StratifiedTest, level: float, plan: Plan, unit: 
             "is ruled out"
         )
     if not test.informative:
-        return f"{what}: no case varied between its runs; more runs would tell"
+        return f"{what}: every case scored the same in all its runs; more runs would tell"
     return f"{what} > {level:g}: a change of {material} or more is still plausible"
 
 

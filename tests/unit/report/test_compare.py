@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from math import comb
 
 import pytest
 
@@ -293,9 +292,7 @@ BASE13 = [3] * 12 + [0]
 
 def hits13(hits: Sequence[int], *, runs: int = 3, ran_at: str = "") -> TriggersEntry:
     results = tuple(
-        TriggerResult(
-            query=f"q{i}", should_trigger=True, hits=h, runs=runs, passed=2 * h >= runs
-        )
+        TriggerResult(query=f"q{i}", should_trigger=True, hits=h, runs=runs, passed=2 * h >= runs)
         for i, h in enumerate(hits)
     )
     h = EntryHeader(
@@ -337,8 +334,12 @@ def test_early_stopped_sweeps_are_tested_as_such() -> None:
     """2/2 → 0/2 under early stop carries one bit per query (p = 1/2 each), not 1/6."""
     base = hits13([2] * 12 + [0], runs=2)
     head = hits13([0] * 6 + [2] * 6 + [0], runs=2)
-    base = TriggersEntry(header=dataclasses.replace(base.header, runs_per_query=3), results=base.results)
-    head = TriggersEntry(header=dataclasses.replace(head.header, runs_per_query=3), results=head.results)
+    base = TriggersEntry(
+        header=dataclasses.replace(base.header, runs_per_query=3), results=base.results
+    )
+    head = TriggersEntry(
+        header=dataclasses.replace(head.header, runs_per_query=3), results=head.results
+    )
     t = one(m(triggers=base), m(triggers=head)).triggers
     assert t is not None and t.test is not None
     assert t.test.p_down == pytest.approx(0.5**6, rel=1e-6)
