@@ -54,7 +54,7 @@ sub { font-size: 75%; color: #59636e; }
 
 
 def page(markdown: str) -> str:
-    md = MarkdownIt("gfm-like", {"html": True})
+    md = MarkdownIt("gfm-like", {"html": True, "linkify": False}).disable("linkify")
     body = md.render(markdown)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{CSS}</style></head><body>"
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                     "--no-sandbox",
                     "--disable-gpu",
                     "--hide-scrollbars",
-                    "--window-size=940,1200",
+                    "--window-size=940,760",
                     f"--screenshot={png}",
                     target.as_uri(),
                 ],
