@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from markdown_it import MarkdownIt  # noqa: E402
+from tests.helpers import comment_examples as ex  # noqa: E402
 
 from evolve_action.report import render_pr_comment  # noqa: E402
-from tests.helpers import comment_examples as ex  # noqa: E402
 
 CSS = """
 body { font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans", Helvetica, Arial,
