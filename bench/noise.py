@@ -1,24 +1,33 @@
-"""Benchmark: the noise label's A/A false-alarm rate and its power at the sizes a PR sees.
+"""Benchmark: the verdict rule's false alarms, power and sessions per PR, at the sizes a PR sees.
 
-Simulates base → head comparisons of one tier of one skill × model and labels each with
-`evolve_action.compare.classify`, the function the PR comment uses (docs/pr-comment.md):
+Simulates base → head comparisons of one tier of one skill × model (no agent, no I/O) and labels
+each with the product's rule, `evolve_action.report.stratified_test` + `decide`, the functions the
+PR comment uses (docs/pr-comment.md "The rule"). Three tables:
 
-- **A/A** (no true change): every case has a true per-run pass probability `p`; base and head are two
-  independent draws at the same `p`s. A false alarm is any `improvement` or `regression` label
-  (goal: at most 5 %). Three distributions of `p`: `uniform` (each case's `p` drawn from U(0, 1)
-  for each simulated PR), `coin` (every `p` = 0.5: the most verdict flips) and `mixed` (a case is
-  flaky, `p` = 0.5, with probability 0.2, else steady at `p` = 0.97).
-- **power**: base `p` ~ U(0.3, 1.0) per case; at head every case's `p` drops by 20 points
-  (clipped at 0). The figure is how often the comparison is labelled `regression`.
+1. **legacy**: the rule before issue 22 (majority verdict per case, sign test on the flips), kept
+   here verbatim as `legacy_label` so today's table can be compared with the new one.
+2. **fixed**: the new rule with one look: `runs` stored base runs against `runs` head runs per case.
+3. **sequential**: the new rule with more runs on demand (issue 22 item 2): start from 3 stored base
+   runs and a 3-run head sweep per case; while undecided, add `step` head runs and `step` paired base
+   runs per case, up to `cap` runs per side; alpha spent over the looks. Reports false alarms, power
+   and the sessions per PR (head runs + base reruns), mean and 95th percentile, against today's
+   fixed 3-run sweep (3 sessions per case).
 
-A case's verdict over `runs` runs follows the trigger rule (engine spec §8.6): it passes when the
-passing share of its runs is ≥ 0.5, i.e. at least ⌈runs/2⌉ of them pass; the verdict probability
-is computed exactly from the binomial, so a simulated case costs one random draw per side. All
-cases have a verdict on both sides (no errored cases), so every case is shared.
+Rate profiles (a case's true per-run pass probability `p`; base and head draw independently):
 
-    .venv/bin/python bench/noise.py [--sims 5000] [--seed 11] [--json] [--alpha 0.05]
+- **A/A** (no true change; a false alarm is any `improvement` or `regression`; goal ≤ 5 %):
+  `uniform` (p ~ U(0, 1) per case per PR), `coin` (every p = 0.5: the most flips), `mixed` (a case is
+  flaky, p = 0.5, with probability 0.2, else steady at 0.97), and `steady` (p = 0.97 or 0.03).
+- **power**: base p ~ U(0.3, 1.0) per case; at head every case's p drops by 20 points. The figure is
+  how often the comparison is labelled `regression`.
 
-Seeded (each cell has its own generator derived from the seed and the cell), so the table is
+With `--early-stop` the 3-run sweeps stop a query once its majority verdict is decided, as
+`run triggers` does by default (2 equal runs of 3), to check the rule stays safe on such evidence.
+
+    .venv/bin/python bench/noise.py [--sims 5000] [--seq-sims 2000] [--seed 11] [--json]
+                                    [--only legacy|fixed|sequential] [--spending pocock]
+
+Seeded (each cell has its own generator derived from the seed and the cell), so the tables are
 reproducible bit for bit.
 """
 
@@ -28,17 +37,83 @@ import argparse
 import functools
 import json
 import math
+import os
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from evolve_action.report import Flips, Label, classify
-from evolve_action.report import _compare as compare
+from evolve_action.report import (
+    Outcome,
+    Plan,
+    Spending,
+    Stratum,
+    Sweep,
+    decide,
+    early_stopped,
+    information,
+    stratified_test,
+)
 
-CASES = (5, 10, 20, 40)
+CASES = tuple(int(x) for x in os.environ.get("NOISE_CASES", "5,10,20,40").split(","))
 RUNS = (1, 2, 3, 5)
+CAPS = (3, 6, 9, 12, 15)
+SWEEP = 3
+"""Runs per case of today's head sweep (and of the stored base)."""
 DROP = 0.20
+
+Draw = Callable[[random.Random], float]
+
+AA: dict[str, Draw] = {
+    "uniform": lambda r: r.random(),
+    "coin": lambda r: 0.5,
+    "mixed": lambda r: 0.5 if r.random() < 0.2 else 0.97,
+    "steady": lambda r: 0.97 if r.random() < 0.5 else 0.03,
+}
+
+
+def _power_p(r: random.Random) -> float:
+    return 0.3 + 0.7 * r.random()
+
+
+def _seed(seed: int, scenario: str, cases: int, runs: int) -> int:
+    return seed * 1_000_003 + sum(map(ord, scenario)) * 10_007 + cases * 101 + runs
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. The legacy rule (before issue 22), kept verbatim for comparison
+
+
+LEGACY_ALPHA = 0.025
+LEGACY_MATERIAL = 0.10
+LEGACY_MIN_SHARED = 6
+
+
+def _sign_test(k: int, n: int) -> float:
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / (1 << n)
+
+
+@functools.cache
+def legacy_label(shared: int, down: int, up: int) -> str:
+    """The old `compare.classify`: sign test on majority-verdict flips, 10 % net material."""
+    d = down + up
+    material = max(math.ceil(LEGACY_MATERIAL * shared - 1e-9), 1)
+    if shared > 0:
+        if down - up >= material and _sign_test(down, d) <= LEGACY_ALPHA:
+            return "regression"
+        if up - down >= material and _sign_test(up, d) <= LEGACY_ALPHA:
+            return "improvement"
+    if shared < LEGACY_MIN_SHARED:
+        return "underpowered"
+    if abs(down - up) >= material and d < LEGACY_MIN_SHARED:
+        return "underpowered"
+    return "within noise"
 
 
 def verdict_probability(p: float, runs: int) -> float:
@@ -47,24 +122,12 @@ def verdict_probability(p: float, runs: int) -> float:
     return sum(math.comb(runs, h) * p**h * (1 - p) ** (runs - h) for h in range(need, runs + 1))
 
 
-@functools.cache
-def _label(shared: int, down: int, up: int) -> Label:
-    return classify(Flips(shared=shared, down=down, up=up)).label
-
-
-def _simulate(
-    rng: random.Random,
-    cases: int,
-    runs: int,
-    sims: int,
-    base_p: Callable[[random.Random], float],
-    drop: float,
-) -> dict[Label, int]:
-    counts = dict.fromkeys(Label, 0)
+def _legacy_cell(rng: random.Random, cases: int, runs: int, sims: int, draw: Draw, drop: float):
+    counts: dict[str, int] = {}
     for _ in range(sims):
         down = up = 0
         for _ in range(cases):
-            p = base_p(rng)
+            p = draw(rng)
             qb = verdict_probability(p, runs)
             qh = qb if drop == 0 else verdict_probability(max(0.0, p - drop), runs)
             b = rng.random() < qb
@@ -73,111 +136,286 @@ def _simulate(
                 down += 1
             elif h and not b:
                 up += 1
-        counts[_label(cases, down, up)] += 1
+        label = legacy_label(cases, down, up)
+        counts[label] = counts.get(label, 0) + 1
     return counts
 
 
-def _seed(seed: int, scenario: str, cases: int, runs: int) -> int:
-    return seed * 1_000_003 + sum(map(ord, scenario)) * 10_007 + cases * 101 + runs
-
-
-SCENARIOS: dict[str, tuple[Callable[[random.Random], float], float]] = {
-    "aa_uniform": (lambda r: r.random(), 0.0),
-    "aa_coin": (lambda r: 0.5, 0.0),
-    "aa_mixed": (lambda r: 0.5 if r.random() < 0.2 else 0.97, 0.0),
-    "power_drop20": (lambda r: 0.3 + 0.7 * r.random(), DROP),
-}
-
-
-def _true_drop(runs: int) -> float:
-    """The mean verdict-level pass-rate drop implied by the power scenario (numeric integral)."""
-    steps = 2000
-    total = 0.0
-    for i in range(steps):
-        p = 0.3 + 0.7 * (i + 0.5) / steps
-        total += verdict_probability(p, runs) - verdict_probability(max(0.0, p - DROP), runs)
-    return total / steps
-
-
-def run(sims: int, seed: int) -> dict[str, object]:
+def legacy(sims: int, seed: int) -> list[dict[str, object]]:
+    scenarios = {
+        "aa_uniform": (AA["uniform"], 0.0),
+        "aa_coin": (AA["coin"], 0.0),
+        "aa_mixed": (AA["mixed"], 0.0),
+        "power_drop20": (_power_p, DROP),
+    }
     cells: list[dict[str, object]] = []
     for cases in CASES:
         for runs in RUNS:
             cell: dict[str, object] = {"cases": cases, "runs": runs}
-            for name, (base_p, drop) in SCENARIOS.items():
+            for name, (draw, drop) in scenarios.items():
                 rng = random.Random(_seed(seed, name, cases, runs))
-                counts = _simulate(rng, cases, runs, sims, base_p, drop)
+                c = _legacy_cell(rng, cases, runs, sims, draw, drop)
                 if drop == 0:
-                    alarms = counts[Label.REGRESSION] + counts[Label.IMPROVEMENT]
-                    cell[name] = alarms / sims
+                    cell[name] = (c.get("regression", 0) + c.get("improvement", 0)) / sims
                 else:
-                    cell[name] = counts[Label.REGRESSION] / sims
-                    cell[name + "_underpowered"] = counts[Label.UNDERPOWERED] / sims
-                    cell[name + "_improvement"] = counts[Label.IMPROVEMENT] / sims
-            cell["verdict_drop"] = _true_drop(runs)
+                    cell[name] = c.get("regression", 0) / sims
+                    cell[name + "_underpowered"] = c.get("underpowered", 0) / sims
             cells.append(cell)
-    return {
-        "sims_per_cell": sims,
-        "seed": seed,
-        "alpha": compare.ALPHA,
-        "material_share": compare.MATERIAL_SHARE,
-        "cells": cells,
-    }
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# The new rule: simulated run evidence
+
+
+def _runs(rng: random.Random, p: float, n: int) -> int:
+    return sum(1 for _ in range(n) if rng.random() < p)
+
+
+def _sweep(rng: random.Random, p: float, runs: int, early_stop: bool) -> tuple[int, int]:
+    """(passes, runs) of one query's sweep; with early stop, as `run triggers` does it."""
+    if not early_stop:
+        return _runs(rng, p, runs), runs
+    need = math.ceil(runs / 2) if runs % 2 else runs // 2  # pass iff passes/runs ≥ 0.5
+    passes = done = 0
+    while done < runs:
+        passes += rng.random() < p
+        done += 1
+        misses = done - passes
+        if passes >= need or misses > runs - need:
+            break
+    return passes, done
+
+
+@dataclass(slots=True)
+class _Case:
+    pb: float
+    ph: float
+    xb: int = 0
+    mb: int = 0
+    yh: int = 0
+    nh: int = 0
+
+
+def _test(cases: Sequence[_Case], planned: int = 0):
+    """The product's test; with `planned`, each side is checked for early-stopped sweeps the
+    way `_compare` does it (all should-trigger queries)."""
+    bs = hs = None
+    if planned > 1:
+        sweep = Sweep(planned=planned, should_trigger=True)
+        if early_stopped([(c.xb, c.mb, True) for c in cases], planned):
+            bs = sweep
+        if early_stopped([(c.yh, c.nh, True) for c in cases], planned):
+            hs = sweep
+    return stratified_test(
+        [Stratum.counts(c.xb, c.mb, c.yh, c.nh, base_sweep=bs, head_sweep=hs) for c in cases]
+    )
+
+
+def fixed_cell(
+    rng: random.Random, cases: int, runs: int, sims: int, draw: Draw, drop: float, early: bool
+) -> dict[Outcome, int]:
+    counts = dict.fromkeys(Outcome, 0)
+    plan = Plan()
+    for _ in range(sims):
+        cs = []
+        for _ in range(cases):
+            p = draw(rng)
+            c = _Case(p, max(0.0, p - drop))
+            c.xb, c.mb = _sweep(rng, c.pb, runs, early)
+            c.yh, c.nh = _sweep(rng, c.ph, runs, early)
+            cs.append(c)
+        counts[decide(_test(cs, runs), plan).outcome] += 1
+    return counts
+
+
+def fixed(sims: int, seed: int, early: bool) -> list[dict[str, object]]:
+    cells: list[dict[str, object]] = []
+    for cases in CASES:
+        for runs in RUNS:
+            cell: dict[str, object] = {"cases": cases, "runs": runs}
+            for name, draw in AA.items():
+                rng = random.Random(_seed(seed, "fixed_aa_" + name, cases, runs))
+                c = fixed_cell(rng, cases, runs, sims, draw, 0.0, early)
+                cell["aa_" + name] = (c[Outcome.REGRESSION] + c[Outcome.IMPROVEMENT]) / sims
+                cell["aa_" + name + "_no_change"] = c[Outcome.NO_CHANGE] / sims
+            rng = random.Random(_seed(seed, "fixed_power", cases, runs))
+            c = fixed_cell(rng, cases, runs, sims, _power_p, DROP, early)
+            cell["power"] = c[Outcome.REGRESSION] / sims
+            cell["power_no_change"] = c[Outcome.NO_CHANGE] / sims
+            cells.append(cell)
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# The new rule with more runs on demand
+
+
+def sequential_pr(
+    rng: random.Random, cases: int, cap: int, step: int, draw: Draw, drop: float, plan: Plan
+) -> tuple[Outcome, int]:
+    """One simulated PR: its final outcome and the sessions the action ran (head + base reruns)."""
+    cs = []
+    for _ in range(cases):
+        p = draw(rng)
+        c = _Case(p, max(0.0, p - drop))
+        c.xb, c.mb = _runs(rng, c.pb, SWEEP), SWEEP  # stored base evidence: not run by this PR
+        c.yh, c.nh = _runs(rng, c.ph, SWEEP), SWEEP
+        cs.append(c)
+    sessions = cases * SWEEP
+    t_prev = 0.0
+    per_side = SWEEP
+    while True:
+        final = per_side + step > cap
+        t = 1.0 if final else information(per_side, per_side, cap)
+        d = decide(_test(cs), plan, t_prev=t_prev, t=t, final=final)
+        if d.outcome is not Outcome.CONTINUE:
+            return d.outcome, sessions
+        t_prev = t
+        for c in cs:  # interleaved: step head runs and step paired base runs per case
+            c.yh += _runs(rng, c.ph, step)
+            c.nh += step
+            c.xb += _runs(rng, c.pb, step)
+            c.mb += step
+        sessions += 2 * step * cases
+        per_side += step
+
+
+def _p95(xs: list[int]) -> float:
+    return statistics.quantiles(xs, n=20, method="inclusive")[-1] if len(xs) > 1 else float(xs[0])
+
+
+def sequential(sims: int, seed: int, spending: Spending, step: int = 3) -> list[dict[str, object]]:
+    plan = Plan(spending=spending)
+    cells: list[dict[str, object]] = []
+    for cases in CASES:
+        for cap in CAPS:
+            cell: dict[str, object] = {"cases": cases, "cap": cap, "today": cases * SWEEP}
+            worst = 0.0
+            for name, draw in AA.items():
+                rng = random.Random(_seed(seed, "seq_aa_" + name, cases, cap))
+                outs = [sequential_pr(rng, cases, cap, step, draw, 0.0, plan) for _ in range(sims)]
+                alarms = sum(o in (Outcome.REGRESSION, Outcome.IMPROVEMENT) for o, _ in outs)
+                worst = max(worst, alarms / sims)
+                if name in ("uniform", "mixed"):
+                    ss = [s for _, s in outs]
+                    cell[f"aa_{name}_sessions_mean"] = statistics.fmean(ss)
+                    cell[f"aa_{name}_sessions_p95"] = _p95(ss)
+                    cell[f"aa_{name}_no_change"] = (
+                        sum(o is Outcome.NO_CHANGE for o, _ in outs) / sims
+                    )
+            cell["aa_worst"] = worst
+            rng = random.Random(_seed(seed, "seq_power", cases, cap))
+            outs = [sequential_pr(rng, cases, cap, step, _power_p, DROP, plan) for _ in range(sims)]
+            ss = [s for _, s in outs]
+            cell["power"] = sum(o is Outcome.REGRESSION for o, _ in outs) / sims
+            cell["power_no_change"] = sum(o is Outcome.NO_CHANGE for o, _ in outs) / sims
+            cell["power_sessions_mean"] = statistics.fmean(ss)
+            cell["power_sessions_p95"] = _p95(ss)
+            cells.append(cell)
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
 
 
 def _pct(x: object) -> str:
-    assert isinstance(x, float)
+    assert isinstance(x, float | int)
     return f"{100 * x:.1f} %"
 
 
-def table(result: dict[str, object]) -> str:
-    cells = result["cells"]
-    assert isinstance(cells, list)
+def legacy_table(cells: list[dict[str, object]]) -> str:
     lines = [
         "| cases × runs | A/A false alarms, p ~ U(0,1) | p = 0.5 | mixed | "
-        "power: −20 pts per run → `regression` | `underpowered` | verdict-level drop |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "power: −20 pts per run → `regression` | `underpowered` |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in cells:
-        assert isinstance(c, dict)
         lines.append(
             f"| {c['cases']} × {c['runs']} | {_pct(c['aa_uniform'])} | {_pct(c['aa_coin'])} | "
-            f"{_pct(c['aa_mixed'])} | "
-            f"{_pct(c['power_drop20'])} | {_pct(c['power_drop20_underpowered'])} | "
-            f"{100 * c['verdict_drop']:.0f} pts |"
+            f"{_pct(c['aa_mixed'])} | {_pct(c['power_drop20'])} | "
+            f"{_pct(c['power_drop20_underpowered'])} |"
         )
-    worst = max(float(c[k]) for c in cells for k in ("aa_uniform", "aa_coin", "aa_mixed"))
-    lines.append("")
-    lines.append(f"worst A/A false-alarm rate: {100 * worst:.1f} %")
+    return "\n".join(lines)
+
+
+def fixed_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases × runs | A/A false alarms: U(0,1) | p = 0.5 | mixed | steady | "
+        "A/A `no change` (U(0,1) / steady) | power: −20 pts → `regression` | … → `no change` |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        lines.append(
+            f"| {c['cases']} × {c['runs']} | {_pct(c['aa_uniform'])} | {_pct(c['aa_coin'])} | "
+            f"{_pct(c['aa_mixed'])} | {_pct(c['aa_steady'])} | "
+            f"{_pct(c['aa_uniform_no_change'])} / {_pct(c['aa_steady_no_change'])} | "
+            f"{_pct(c['power'])} | {_pct(c['power_no_change'])} |"
+        )
+    return "\n".join(lines)
+
+
+def sequential_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases | cap (runs per side) | worst A/A false alarms | A/A `no change`: U(0,1) / mixed | "
+        "A/A sessions mean / p95: U(0,1) | mixed | power: −20 pts → `regression` | "
+        "… → `no change` | regressing PR sessions mean / p95 | today (fixed 3-run sweep) |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        lines.append(
+            f"| {c['cases']} | {c['cap']} | {_pct(c['aa_worst'])} | "
+            f"{_pct(c['aa_uniform_no_change'])} / {_pct(c['aa_mixed_no_change'])} | "
+            f"{c['aa_uniform_sessions_mean']:.1f} / {c['aa_uniform_sessions_p95']:.0f} | "
+            f"{c['aa_mixed_sessions_mean']:.1f} / {c['aa_mixed_sessions_p95']:.0f} | "
+            f"{_pct(c['power'])} | "
+            f"{_pct(c['power_no_change'])} | "
+            f"{c['power_sessions_mean']:.1f} / {c['power_sessions_p95']:.0f} | {c['today']} |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--sims", type=int, default=5000, help="simulated PRs per cell and scenario")
+    ap.add_argument("--sims", type=int, default=5000, help="simulated PRs per cell (tables 1, 2)")
+    ap.add_argument("--seq-sims", type=int, default=2000, help="simulated PRs per cell (table 3)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--only", choices=("legacy", "fixed", "sequential"))
+    ap.add_argument("--early-stop", action="store_true", help="table 2: early-stopped sweeps")
     ap.add_argument(
-        "--alpha",
-        type=float,
-        help="override the per-direction level (e.g. 0.05, the untuned draft) for comparison",
+        "--spending", choices=[s.value for s in Spending], default=Plan().spending.value
     )
     args = ap.parse_args(argv)
-    if args.alpha is not None:  # a what-if only: the product rule is compare.ALPHA
-        compare.ALPHA = args.alpha
-        compare.MIN_SHARED = compare._min_shared(args.alpha)
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    result = run(args.sims, args.seed)
+    result: dict[str, object] = {"seed": args.seed, "load_1min_before": round(load, 2)}
+    if args.only in (None, "legacy"):
+        result["legacy"] = legacy(args.sims, args.seed)
+    if args.only in (None, "fixed"):
+        result["fixed"] = fixed(args.sims, args.seed, args.early_stop)
+    if args.only in (None, "sequential"):
+        result["sequential"] = sequential(args.seq_sims, args.seed, Spending(args.spending))
     result["seconds"] = round(time.perf_counter() - t0, 1)
+    result["load_1min_after"] = round(os.getloadavg()[0], 2)
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        print(table(result))
-        print(
-            f"{args.sims} simulations per cell and scenario, seed {args.seed}, "
-            f"{result['seconds']} s"
-        )
+        return 0
+    for key, render in (
+        ("legacy", legacy_table),
+        ("fixed", fixed_table),
+        ("sequential", sequential_table),
+    ):
+        cells = result.get(key)
+        if isinstance(cells, list):
+            print(f"## {key}\n\n{render(cells)}\n")
+    print(
+        f"seed {args.seed}; {args.sims} sims per cell (legacy, fixed), {args.seq_sims} "
+        f"(sequential, spending {args.spending}); {result['seconds']} s; 1-minute load "
+        f"{result['load_1min_before']} → {result['load_1min_after']}"
+    )
     return 0
 
 

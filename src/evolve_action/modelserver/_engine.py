@@ -3,8 +3,10 @@
 Owns: `Engine` (a policy plus the per-rule counters that `times`, `stop_after` and seeded probabilities
 need) and the `Decision` it returns. Guarantees: for a given policy, request body and history of earlier
 requests with the same conversation key, the decision is the same whatever the thread interleaving
-(probabilistic faults hash the seed, rule, conversation key and attempt number; no global RNG). Never
-does: I/O or sleeping (the server applies delays).
+(probabilistic faults hash the seed, rule, conversation key and attempt number; a rule's `when.chance`
+hashes the seed, rule, prompt and the session's ordinal among that prompt's sessions, so how many
+sessions fire does not depend on interleaving; no global RNG). Never does: I/O or sleeping (the server
+applies delays).
 """
 
 from __future__ import annotations
@@ -216,6 +218,7 @@ class Engine:
         self._answered: dict[str, int] = {}
         self._attempts: dict[tuple[str, str], int] = {}
         self._sessions: dict[str, dict[str, int]] = {}
+        self._draws: dict[tuple[str, str], dict[str, bool]] = {}
         self._ids = 0
 
     def _next_id(self) -> str:
@@ -265,8 +268,24 @@ class Engine:
             with self._lock:
                 seen = self._sessions.setdefault(rule.name, {})
                 ordinal = seen.setdefault(view.session, len(seen) + 1)
-            return ordinal in m.session
+            if ordinal not in m.session:
+                return False
+        if m.chance is not None:
+            return self._chance(rule.name, m.chance, view)
         return True
+
+    def _chance(self, name: str, chance: float, view: RequestView) -> bool:
+        """The session's one seeded draw for a rule's `when.chance` (same answer on every turn)."""
+        session = view.session or self._key(view)
+        with self._lock:
+            draws = self._draws.setdefault((name, view.prompt), {})
+            if session not in draws:
+                k = len(draws) + 1
+                digest = hashlib.sha256(
+                    f"{self.policy.seed}|chance|{name}|{view.prompt}|{k}".encode()
+                ).digest()
+                draws[session] = int.from_bytes(digest[:8], "big") / 2**64 < chance
+            return draws[session]
 
     def _key(self, view: RequestView) -> str:
         return f"{view.path}|{view.model}|{view.prompt}|{view.turn}|{len(view.all_tool_results)}"

@@ -150,6 +150,12 @@ class Match:
     session: tuple[int, ...] = ()
     """Only the Nth distinct client sessions (1-based, in order of first arrival) that reach this rule
     with every other condition true. Lets one run of a repeated query fail (a flaky query)."""
+    chance: float | None = None
+    """The rule applies to a client session with this probability (seeded by the policy's `seed`,
+    decided once per session: every turn of a session sees the same draw). Sessions with the same
+    prompt get independent draws; the k-th such session (by first arrival) draws from
+    hash(seed, rule, prompt, k), so the number of sessions that fire is the same whatever the
+    thread interleaving. Models a skill that triggers with probability p."""
 
 
 Action = Literal["text", "steps", "route", "judge", "echo", "fault"]
@@ -183,7 +189,7 @@ class Policy:
     default: Rule = field(default_factory=lambda: Rule(name="default", steps=(Step(text="OK"),)))
     """Answers when no rule matches (and auxiliary requests such as titles)."""
     seed: int = 0
-    """Seed of probabilistic faults."""
+    """Seed of probabilistic faults and of rules' `when.chance`."""
     latency_ms: int = 0
     """Delay before every response."""
     faults: tuple[Fault, ...] = ()
@@ -286,6 +292,7 @@ _MATCH_KEYS = frozenset(
         "path",
         "session",
         "called",
+        "chance",
     }
 )
 _POLICY_KEYS = frozenset(
@@ -520,6 +527,8 @@ class _Parser:
             sessions = data["session"]
             items = sessions if isinstance(sessions, list) else [sessions]
             kwargs["session"] = tuple(self.integer(n, f"{where}.session", minimum=1) for n in items)
+        if "chance" in data:
+            kwargs["chance"] = self.number(data["chance"], f"{where}.chance", 0.0, 1.0)
         return Match(**kwargs)
 
     def turn(self, value: Any, where: str) -> tuple[int, int | None]:

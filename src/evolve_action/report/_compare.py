@@ -1,31 +1,47 @@
-"""Base → head comparison of a pull request's touched skills, with one noise-labelling rule (pure).
+"""Base → head comparison of a pull request's touched skills, and the label of each move (pure).
 
-Owns: reading per-case verdicts out of two schema-5 results files (the PR base's and the head's),
-the per-tier figures of each skill × model (pass rate, n, Wilson 95 % interval, Δ, lift vs the
-without-skill baseline), the paired flip count, the exact one-sided sign test, and the label:
-`improvement`, `regression`, `within noise`, `underpowered`, `not comparable`, `new`, `removed`.
-The rule is written down in `docs/pr-comment.md`; `bench/noise.py` measures its A/A false-alarm
-rate and its power through `classify`, the same function the rows use.
+Owns: reading the evidence out of two schema-5 results files (the PR base's and the head's): per
+case, its verdict and the scores of its runs (triggers: runs that behaved as expected out of
+`runs`; evals: the share of graded expectations met); the per-tier figures of each skill × model
+(like-for-like rates over the shared cases, the change, case pass rates, flipped cases, lift vs
+the without-skill baseline) and the label: `regression`, `improvement`, `undecided`, `no change`,
+`not comparable`, `new`, `removed`, `not re-run`. The test and the rule are `_stats`
+(`stratified_test`, `decide`); they are written down in `docs/pr-comment.md` ("The rule");
+`bench/noise.py` measures them.
 
 Guarantees: a pure function of its inputs (no I/O, no clock, no randomness); rows are sorted by
-(plugin, skill, model key) and failing cases keep the head's result order, so equal evidence
-gives equal rows. Errored and verdict-less cases are invalid: they are excluded from rates, n and
-the paired test, and counted separately (never as failures). Untrusted text (queries, eval names,
+(plugin, skill, model key) and case lists keep the head's result order, so equal evidence gives
+equal rows. Errored and verdict-less cases are invalid: they are excluded from rates, n and the
+paired test, and counted separately (never as failures). Untrusted text (queries, eval names,
 runtime errors, assertion texts) is carried as is: sanitising it is the renderer's job
 (`pr_comment`).
 
-Never does: I/O, rendering, reading git or the environment.
+Never does: I/O, rendering, reading git or the environment, starting runs.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from fractions import Fraction
 
 from evolve_action.encoding import round6
 from evolve_action.plan import Tier
+from evolve_action.report._stats import (
+    SCORE_GRID,
+    Interval,
+    Outcome,
+    Plan,
+    StratifiedTest,
+    Stratum,
+    Sweep,
+    decide,
+    early_stopped,
+    score_units,
+    stratified_test,
+    wilson,
+)
 from evolve_action.results import (
     EntryHeader,
     EvalResult,
@@ -33,68 +49,59 @@ from evolve_action.results import (
     EvalSnapshot,
     ModelEntry,
     ResultsFile,
+    TriggerResult,
     TriggersEntry,
 )
 
 __all__ = [
-    "ALPHA",
-    "MATERIAL_SHARE",
-    "MIN_SHARED",
     "CaseStatus",
     "ComparisonRow",
     "FailingCase",
+    "FlippedCase",
     "Flips",
-    "Interval",
     "Label",
-    "NoiseVerdict",
     "Rate",
     "SkillEvidence",
     "TierComparison",
-    "classify",
     "compare",
     "compare_skill",
     "label_counts",
-    "sign_test",
-    "wilson",
 ]
-
-ALPHA = 0.025
-"""One-sided level of the sign test, per direction: both directions are tested, so an A/A pair is
-labelled `improvement` or `regression` with probability at most 2 × 0.025 = 0.05 whatever the
-per-case rates (a two-sided 0.05 test; `bench/noise.py` measured up to 7.1 % at 0.05 per side)."""
-
-MATERIAL_SHARE = 0.10
-"""The net flips must be at least this share of the shared cases to be called a change."""
-
-Z95 = 1.959963984540054
-"""The standard normal quantile for a two-sided 95 % interval."""
-
-
-def _min_shared(alpha: float) -> int:
-    n = 1
-    while 0.5**n > alpha:
-        n += 1
-    return n
-
-
-MIN_SHARED = _min_shared(ALPHA)
-"""Fewest flips (all one way) whose sign test can reach `ALPHA`: 0.5⁶ = 0.016 ≤ 0.025 < 0.5⁵."""
 
 
 class Label(StrEnum):
-    """The noise label of a tier comparison or of a whole skill × model row."""
+    """The label of a tier comparison or of a whole skill × model row (declaration order is the
+    row priority: a row takes the first label any of its tiers has)."""
 
     REGRESSION = "regression"
+    """A significant drop of at least `MATERIAL` (docs/pr-comment.md "The rule")."""
     IMPROVEMENT = "improvement"
     NOT_COMPARABLE = "not comparable"
-    UNDERPOWERED = "underpowered"
-    WITHIN_NOISE = "within noise"
+    """Different model or harness on the two sides: no test."""
+    UNDECIDED = "undecided"
+    """Nothing decided and a material change still plausible: more runs would tell."""
+    NO_CHANGE = "no change"
+    """No material change: the estimate is under `MATERIAL` and a change of `RULED_OUT` is ruled
+    out (or a significant change is too small to matter)."""
     NEW = "new"
     REMOVED = "removed"
+    NOT_RERUN = "not re-run"
+    """The head carries the base's own evidence for this tier (the PR re-ran nothing): no label."""
+    # Names used before issue 22 (flows/_action.py still reads them): aliases, not labels.
+    UNDERPOWERED = "undecided"
+    WITHIN_NOISE = "undecided"
 
 
 _PRIORITY = tuple(Label)
 """Row label = the first of the tiers' labels in this order (declaration order of `Label`)."""
+
+_OUTCOME_LABEL = {
+    Outcome.REGRESSION: Label.REGRESSION,
+    Outcome.IMPROVEMENT: Label.IMPROVEMENT,
+    Outcome.NO_CHANGE: Label.NO_CHANGE,
+    Outcome.UNDECIDED: Label.UNDECIDED,
+    Outcome.CONTINUE: Label.UNDECIDED,
+}
 
 
 class CaseStatus(StrEnum):
@@ -110,167 +117,35 @@ class CaseStatus(StrEnum):
     """No verdict at head (runtime error or missing verdict): invalid, not counted as a failure."""
 
 
-# ---------------------------------------------------------------------------------------------
-# Statistics
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Interval:
-    """A closed interval of rates in [0, 1]."""
-
-    low: float
-    high: float
-
-
-def wilson(passed: int, n: int, z: float = Z95) -> Interval | None:
-    """The Wilson score interval of `passed`/`n` (95 % by default); None when `n` is 0.
-
-    Bounds are round6'd, so they print identically everywhere.
-    """
-    if n <= 0:
-        return None
-    if not 0 <= passed <= n:
-        raise ValueError(f"passed={passed} outside 0..{n}")
-    p = passed / n
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return Interval(low=round6(max(0.0, centre - half)), high=round6(min(1.0, centre + half)))
-
-
-def sign_test(k: int, n: int) -> float:
-    """Exact one-sided sign test: P(X ≥ k) for X ~ Binomial(n, ½); 1.0 when `k` ≤ 0.
-
-    Computed with integers (exact up to the final division), so any `n` is fine.
-    """
-    if k <= 0:
-        return 1.0
-    if k > n:
-        return 0.0
-    return sum(math.comb(n, i) for i in range(k, n + 1)) / (1 << n)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Flips:
-    """The paired view of the cases both sides share (each with a valid verdict on both)."""
+    """The verdicts of the cases both sides share (each with a valid verdict on both)."""
 
     shared: int
     """Cases with a valid verdict at base and at head."""
     down: int
-    """Shared cases that passed at base and fail at head."""
+    """Shared cases that passed at base and fail at head (newly failing)."""
     up: int
-    """Shared cases that failed at base and pass at head."""
+    """Shared cases that failed at base and pass at head (fixed)."""
 
     @property
     def discordant(self) -> int:
         """Cases whose verdict changed (`down + up`)."""
         return self.down + self.up
 
-    @property
-    def p_regression(self) -> float:
-        """One-sided sign-test p-value of "more cases got worse than better"."""
-        return sign_test(self.down, self.discordant)
-
-    @property
-    def p_improvement(self) -> float:
-        """One-sided sign-test p-value of "more cases got better than worse"."""
-        return sign_test(self.up, self.discordant)
-
-    @property
-    def net_share(self) -> float:
-        """(up − down) / shared; 0.0 when nothing is shared."""
-        return (self.up - self.down) / self.shared if self.shared else 0.0
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class NoiseVerdict:
-    """What `classify` decided about a set of flips, and why."""
+class FlippedCase:
+    """A shared case whose verdict changed."""
 
-    label: Label
-    reason: str
-    """One plain sentence giving the numbers behind the label."""
-    more_cases: int | None = None
-    """`underpowered` only: how many more shared cases would let the rule decide."""
-
-
-def _material(shared: int) -> int:
-    """The smallest net flip count that is a material share of `shared` cases (at least 1)."""
-    return max(math.ceil(MATERIAL_SHARE * shared - 1e-9), 1)
-
-
-def _significant(shared: int, down: int, up: int) -> Label | None:
-    if shared <= 0:
-        return None
-    d = down + up
-    if down - up >= _material(shared) and sign_test(down, d) <= ALPHA:
-        return Label.REGRESSION
-    if up - down >= _material(shared) and sign_test(up, d) <= ALPHA:
-        return Label.IMPROVEMENT
-    return None
-
-
-def _cases_to_resolve(shared: int, down: int, up: int) -> int | None:
-    """More shared cases that, at the observed flip rates, would make the flips significant."""
-    if shared <= 0 or down == up:
-        return None
-    for total in range(shared + 1, 20 * shared + 200):
-        scale = total / shared
-        d2, u2 = math.floor(down * scale + 1e-9), math.floor(up * scale + 1e-9)
-        if _significant(total, d2, u2) is not None:
-            return total - shared
-    return None
-
-
-def classify(flips: Flips) -> NoiseVerdict:
-    """The noise rule over the shared cases (docs/pr-comment.md "The rule").
-
-    1. `regression` (`improvement`): the one-sided exact sign test on the discordant cases gives
-       p ≤ `ALPHA` for "down" ("up") **and** the net flips (down − up, resp. up − down) are at
-       least `MATERIAL_SHARE` of the shared cases (and at least one).
-    2. otherwise `underpowered` when no outcome could have been significant: fewer than
-       `MIN_SHARED` shared cases, or the net flips are material but fewer than `MIN_SHARED` cases
-       flipped in all (then even a one-sided set of flips cannot reach p ≤ `ALPHA`);
-    3. otherwise `within noise`.
-    """
-    s, down, up = flips.shared, flips.down, flips.up
-    d = down + up
-    lean = "down" if down > up else "up"
-    p = flips.p_regression if down > up else flips.p_improvement
-    counts = f"{down} of {s} shared cases flipped to fail, {up} to pass"
-    label = _significant(s, down, up)
-    if label is not None:
-        return NoiseVerdict(
-            label=label,
-            reason=f"{counts}; sign test p = {p:.3g} ≤ {ALPHA:g} and net {abs(down - up)} "
-            f"≥ {MATERIAL_SHARE:.0%} of the shared cases",
-        )
-    if s < MIN_SHARED:
-        more = MIN_SHARED - s
-        return NoiseVerdict(
-            label=Label.UNDERPOWERED,
-            reason=f"only {s} shared case{'s' if s != 1 else ''} with a verdict on both sides; "
-            f"no result over fewer than {MIN_SHARED} can reach p ≤ {ALPHA:g}",
-            more_cases=more,
-        )
-    if abs(down - up) >= _material(s) and d < MIN_SHARED:
-        return NoiseVerdict(
-            label=Label.UNDERPOWERED,
-            reason=f"{counts} (net {abs(down - up)} {lean}, a material share); fewer than "
-            f"{MIN_SHARED} flips can never reach p ≤ {ALPHA:g}",
-            more_cases=_cases_to_resolve(s, down, up),
-        )
-    if d == 0:
-        return NoiseVerdict(
-            label=Label.WITHIN_NOISE, reason=f"no verdict changed among {s} shared cases"
-        )
-    why = (
-        f"p = {p:.3g} > {ALPHA:g}"
-        if p > ALPHA
-        else f"net {abs(down - up)} < {MATERIAL_SHARE:.0%} of the shared cases"
-    )
-    if down == up:
-        why = "as many flips each way"
-    return NoiseVerdict(label=Label.WITHIN_NOISE, reason=f"{counts}; {why}")
+    key: str
+    """The trigger query or the eval id (untrusted text)."""
+    name: str
+    """The eval's name (evals only; untrusted)."""
+    fixed: bool
+    """True: failed at base, passes at head; False: newly failing."""
+    detail: str
+    """Base → head evidence, e.g. `hit in 3/3 → 0/3 runs (expected a trigger)`."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,17 +154,23 @@ def classify(flips: Flips) -> NoiseVerdict:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rate:
-    """A pass rate over the valid cases of one side."""
+    """One side of a tier over its valid cases."""
 
     passed: int
+    """Cases whose verdict passed."""
     n: int
     """Cases with a valid verdict (passed + failed)."""
     invalid: int
     """Cases without a valid verdict (errored, not executed, no verdict): excluded from `n`."""
     rate: float | None
-    """round6(passed / n); None when `n` is 0."""
+    """Case pass rate: round6(passed / n); None when `n` is 0."""
     ci: Interval | None
-    """Wilson 95 % interval; None when `n` is 0."""
+    """Wilson 95 % interval of `rate`; None when `n` is 0."""
+    score: float | None
+    """Mean over the valid cases of the share of runs that behaved as expected (triggers) or of
+    graded expectations met (evals); round6; None when `n` is 0. The tested quantity."""
+    runs: int
+    """Runs behind `score` (evals: one per case)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -314,24 +195,42 @@ class TierComparison:
     reason: str
     """The numbers behind `label`, in one sentence."""
     base: Rate | None
-    """None when the base has no entry for this tier."""
+    """All valid base cases; None when the base has no entry for this tier."""
     head: Rate | None
-    """None when the head has no entry for this tier."""
+    """All valid head cases; None when the head has no entry for this tier."""
+    test: StratifiedTest | None
+    """Like for like: the shared cases' scores and the exact test; None when not paired."""
+    level: float | None
+    """The one-sided level each direction was tested at (the plan's alpha on a single look)."""
     delta: float | None
-    """round6(head.rate − base.rate), when both rates exist."""
+    """The change shown: `test.delta` (shared cases) when paired, else head.score − base.score
+    when both sides have one (not comparable), else None."""
     flips: Flips | None
-    """The paired view; None when the two sides are not paired (new, removed, not comparable)."""
-    more_cases: int | None
-    """`underpowered`: shared cases that would let the rule decide."""
+    """Verdict flips among the shared cases; None when the two sides are not paired."""
+    flipped: tuple[FlippedCase, ...]
+    """The shared cases whose verdict changed, newly failing first, each in head order."""
     unpaired: int
-    """Cases valid on one side only (new, errored or changed on the other): re-running them adds
-    shared cases."""
+    """Cases valid on one side only (new, errored or changed on the other)."""
     lift_base: float | None
-    """Evals: base rate − without-skill baseline rate at base (round6); None otherwise."""
+    """Evals: base case pass rate − without-skill baseline rate at base (round6)."""
     lift_head: float | None
-    """Evals: head rate − without-skill baseline rate at head (round6); None otherwise."""
+    """Evals: head case pass rate − without-skill baseline rate at head (round6)."""
     failing: tuple[FailingCase, ...]
     """Head cases that failed or errored, in the head's result order."""
+
+    @property
+    def base_score(self) -> float | None:
+        """The base figure shown: like for like when paired, else the side's own score."""
+        if self.test is not None:
+            return self.test.base_rate
+        return self.base.score if self.base is not None else None
+
+    @property
+    def head_score(self) -> float | None:
+        """The head figure shown: like for like when paired, else the side's own score."""
+        if self.test is not None:
+            return self.test.head_rate
+        return self.head.score if self.head is not None else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -348,7 +247,7 @@ class ComparisonRow:
     """The head's harness (else the base's); "" when unrecorded."""
     label: Label
     """`new`/`removed` for a model on one side only, else the first tier label by priority
-    (regression, improvement, not comparable, underpowered, within noise, new, removed)."""
+    (`Label` declaration order)."""
     triggers: TierComparison | None
     evals: TierComparison | None
 
@@ -369,58 +268,99 @@ class SkillEvidence:
 
 
 @dataclass(frozen=True, slots=True)
-class _Verdicts:
-    """One side of a tier: valid verdicts by case key, plus what the failing list needs."""
+class _Case:
+    """One valid case of one side."""
+
+    passed: bool
+    scores: tuple[int, ...]
+    """Run scores on the tier's integer scale."""
+    detail: str
+    """Evidence in words (`3/3 runs`, `2/3 expectations`)."""
+    expect: bool
+    """Triggers: `should_trigger` (a changed expectation unpairs the case)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One side of a tier: valid cases by key, plus what the failing list needs."""
 
     header: EntryHeader
-    passed: dict[str, bool]
+    cases: dict[str, _Case]
     invalid: int
     order: tuple[str, ...]
-    expect: dict[str, bool]
-    """Triggers: `should_trigger` per query (a changed expectation unpairs the case)."""
+    scale: int
+    planned: int | None = None
+    """Triggers: the sweep's planned runs when the side's runs were early-stopped, else None."""
+
+    def sweep(self, case: _Case) -> Sweep | None:
+        return Sweep(planned=self.planned, should_trigger=case.expect) if self.planned else None
 
 
-def _trigger_verdicts(entry: TriggersEntry) -> _Verdicts:
-    passed: dict[str, bool] = {}
+def _trigger_case(r: TriggerResult) -> _Case | None:
+    if r.passed is None or not r.runs or r.hits is None or not 0 <= r.hits <= r.runs:
+        return None
+    good = r.hits if r.should_trigger else r.runs - r.hits
+    scores = (1,) * good + (0,) * (r.runs - good)
+    return _Case(r.passed, scores, f"{r.hits}/{r.runs}", r.should_trigger)
+
+
+def _trigger_side(entry: TriggersEntry) -> _Side:
+    cases: dict[str, _Case] = {}
     invalid = 0
     for r in entry.results:
-        if entry.header.executed and r.passed is not None and (r.runs or 0) > 0:
-            passed[r.query] = r.passed
-        else:
+        c = _trigger_case(r) if entry.header.executed else None
+        if c is None:
             invalid += 1
-    return _Verdicts(
-        entry.header,
-        passed,
-        invalid,
-        tuple(r.query for r in entry.results),
-        {r.query: r.should_trigger for r in entry.results},
-    )
+        else:
+            cases[r.query] = c
+    planned = entry.header.runs_per_query or max((len(c.scores) for c in cases.values()), default=0)
+    records = [(sum(c.scores), len(c.scores), c.expect) for c in cases.values()]
+    stopped = planned > 1 and early_stopped(records, planned)
+    order = tuple(r.query for r in entry.results)
+    return _Side(entry.header, cases, invalid, order, 1, planned if stopped else None)
 
 
 def _eval_valid(r: EvalResult) -> bool:
     return not r.runtime_error and r.passed is not None
 
 
-def _eval_verdicts(header: EntryHeader, results: Sequence[EvalResult]) -> _Verdicts:
-    passed: dict[str, bool] = {}
+def _eval_case(r: EvalResult) -> _Case:
+    graded = [a.passed for a in r.expectations if a.passed is not None]
+    if graded:
+        share = Fraction(sum(graded), len(graded))
+        detail = f"{sum(graded)}/{len(graded)} expectations"
+    elif r.summary is not None and r.summary.total:
+        share = Fraction(r.summary.passed, r.summary.total)
+        detail = f"{r.summary.passed}/{r.summary.total} assertions"
+    else:
+        share = Fraction(1 if r.passed else 0)
+        detail = "passed" if r.passed else "failed"
+    return _Case(bool(r.passed), (score_units(share),), detail, False)
+
+
+def _eval_side(header: EntryHeader, results: Sequence[EvalResult]) -> _Side:
+    cases: dict[str, _Case] = {}
     invalid = 0
     for r in results:
-        if header.executed and _eval_valid(r) and r.passed is not None:
-            passed[r.id] = r.passed
+        if header.executed and _eval_valid(r):
+            cases[r.id] = _eval_case(r)
         else:
             invalid += 1
-    return _Verdicts(header, passed, invalid, tuple(r.id for r in results), {})
+    return _Side(header, cases, invalid, tuple(r.id for r in results), SCORE_GRID)
 
 
-def _rate(v: _Verdicts) -> Rate:
-    n = len(v.passed)
-    k = sum(v.passed.values())
+def _rate(v: _Side) -> Rate:
+    n = len(v.cases)
+    k = sum(c.passed for c in v.cases.values())
+    scores = [sum(c.scores) / (len(c.scores) * v.scale) for c in v.cases.values()]
     return Rate(
         passed=k,
         n=n,
         invalid=v.invalid,
         rate=round6(k / n) if n else None,
         ci=wilson(k, n),
+        score=round6(sum(scores) / n) if n else None,
+        runs=sum(len(c.scores) for c in v.cases.values()),
     )
 
 
@@ -448,9 +388,9 @@ def _incomparable(base: EntryHeader, head: EntryHeader) -> str | None:
     return None
 
 
-def _trigger_failing(entry: TriggersEntry, base: _Verdicts | None) -> tuple[FailingCase, ...]:
+def _trigger_failing(entry: TriggersEntry, base: _Side | None) -> tuple[FailingCase, ...]:
     out: list[FailingCase] = []
-    valid = _trigger_verdicts(entry).passed
+    valid = _trigger_side(entry).cases
     for r in entry.results:
         expect = "a trigger" if r.should_trigger else "no trigger"
         hits = f"{r.hits if r.hits is not None else '?'}/{r.runs if r.runs is not None else '?'}"
@@ -463,7 +403,7 @@ def _trigger_failing(entry: TriggersEntry, base: _Verdicts | None) -> tuple[Fail
                     detail=f"no valid verdict (expected {expect}; hits {hits})",
                 )
             )
-        elif not valid[r.query]:
+        elif not valid[r.query].passed:
             out.append(
                 FailingCase(
                     key=r.query,
@@ -484,16 +424,16 @@ def _eval_detail(r: EvalResult) -> str:
     return "failed"
 
 
-def _eval_failing(entry: EvalsEntry, base: _Verdicts | None) -> tuple[FailingCase, ...]:
+def _eval_failing(entry: EvalsEntry, base: _Side | None) -> tuple[FailingCase, ...]:
     out: list[FailingCase] = []
-    valid = _eval_verdicts(entry.header, entry.results).passed
+    valid = _eval_side(entry.header, entry.results).cases
     for r in entry.results:
         if r.id not in valid:
             detail = r.runtime_error or (
                 "not executed (count-only)" if not entry.header.executed else "no verdict"
             )
             out.append(FailingCase(key=r.id, name=r.name, status=CaseStatus.ERRORED, detail=detail))
-        elif not valid[r.id]:
+        elif not valid[r.id].passed:
             out.append(
                 FailingCase(
                     key=r.id, name=r.name, status=_status(r.id, base), detail=_eval_detail(r)
@@ -502,40 +442,87 @@ def _eval_failing(entry: EvalsEntry, base: _Verdicts | None) -> tuple[FailingCas
     return tuple(out)
 
 
-def _status(key: str, base: _Verdicts | None) -> CaseStatus:
-    if base is None or key not in base.passed:
+def _status(key: str, base: _Side | None) -> CaseStatus:
+    if base is None or key not in base.cases:
         return CaseStatus.NO_BASE
-    return CaseStatus.REGRESSED if base.passed[key] else CaseStatus.STILL_FAILING
+    return CaseStatus.REGRESSED if base.cases[key].passed else CaseStatus.STILL_FAILING
 
 
-def _paired(base: _Verdicts, head: _Verdicts) -> tuple[Flips, int]:
-    shared = [
+def _shared(base: _Side, head: _Side) -> list[str]:
+    return [
         k
         for k in head.order
-        if k in head.passed
-        and k in base.passed
-        and base.expect.get(k, False) == head.expect.get(k, False)
+        if k in head.cases and k in base.cases and base.cases[k].expect == head.cases[k].expect
     ]
-    down = sum(1 for k in shared if base.passed[k] and not head.passed[k])
-    up = sum(1 for k in shared if not base.passed[k] and head.passed[k])
-    valid_keys = set(base.passed) | set(head.passed)
-    return Flips(shared=len(shared), down=down, up=up), len(valid_keys) - len(shared)
+
+
+def _flipped(
+    tier: Tier, base: _Side, head: _Side, shared: Sequence[str], names: dict[str, str]
+) -> tuple[FlippedCase, ...]:
+    down: list[FlippedCase] = []
+    up: list[FlippedCase] = []
+    for k in dict.fromkeys(shared):
+        b, h = base.cases[k], head.cases[k]
+        if b.passed == h.passed:
+            continue
+        if tier is Tier.TRIGGERS:
+            expect = "a trigger" if h.expect else "no trigger"
+            detail = f"hit in {b.detail} → {h.detail} runs (expected {expect})"
+        else:
+            detail = f"{b.detail} → {h.detail}"
+        flip = FlippedCase(key=k, name=names.get(k, ""), fixed=h.passed, detail=detail)
+        (up if h.passed else down).append(flip)
+    return (*down, *up)
+
+
+def _pts(d: float) -> str:
+    v = round(d * 100)
+    return f"{'+' if v > 0 else '−' if v < 0 else '±'}{abs(v)} pts"
+
+
+def _reason(label: Label, test: StratifiedTest, level: float, plan: Plan, unit: str) -> str:
+    assert test.delta is not None and test.ci is not None
+    p = test.p_down if test.delta < 0 else test.p_up
+    what = (
+        f"{_pts(test.delta)} over {test.cases} shared {unit} "
+        f"({test.base_runs} → {test.head_runs} runs; 95 % CI {_pts(test.ci.low)} to "
+        f"{_pts(test.ci.high)}); exact one-sided p = {p:.2g}"
+    )
+    material = f"{plan.material * 100:.0f} pts"
+    if label is Label.REGRESSION or label is Label.IMPROVEMENT:
+        return f"{what} ≤ {level:g} and the change is at least {material}"
+    if label is Label.NO_CHANGE:
+        if p <= level:
+            return f"{what}: significant, but under {material}"
+        return (
+            f"{what}: under {material}, and a change of {plan.ruled_out * 100:.0f} pts or more "
+            "is ruled out"
+        )
+    if not test.informative:
+        return f"{what}: every case scored the same in all its runs; more runs would tell"
+    return f"{what} > {level:g}: a change of {material} or more is still plausible"
 
 
 def _compare_tier(
     tier: Tier,
-    base: _Verdicts | None,
-    head: _Verdicts | None,
+    base: _Side | None,
+    head: _Side | None,
     failing: tuple[FailingCase, ...],
     lifts: tuple[float | None, float | None],
+    names: dict[str, str],
+    plan: Plan,
+    rerun: bool,
 ) -> TierComparison:
     brate = _rate(base) if base is not None else None
     hrate = _rate(head) if head is not None else None
     bn = brate.n if brate is not None else 0
     hn = hrate.n if hrate is not None else 0
+    test: StratifiedTest | None = None
     flips: Flips | None = None
-    more: int | None = None
+    flipped: tuple[FlippedCase, ...] = ()
+    level: float | None = None
     unpaired = 0
+    unit = "queries" if tier is Tier.TRIGGERS else "cases"
     why = _incomparable(base.header, head.header) if base and head else None
     if why is not None:
         label, reason = Label.NOT_COMPARABLE, f"different {why}: the sides measure different things"
@@ -554,21 +541,44 @@ def _compare_tier(
             else "no base results for this tier"
         )
     else:
-        flips, unpaired = _paired(base, head)
-        verdict = classify(flips)
-        label, reason, more = verdict.label, verdict.reason, verdict.more_cases
-    delta = None
-    if brate is not None and hrate is not None and brate.rate is not None:
-        delta = round6(hrate.rate - brate.rate) if hrate.rate is not None else None
+        shared = _shared(base, head)
+        unpaired = len(set(base.cases) | set(head.cases)) - len(shared)
+        down = sum(1 for k in shared if base.cases[k].passed and not head.cases[k].passed)
+        up = sum(1 for k in shared if not base.cases[k].passed and head.cases[k].passed)
+        flips = Flips(shared=len(shared), down=down, up=up)
+        flipped = _flipped(tier, base, head, shared, names)
+        test = stratified_test(
+            [
+                Stratum(
+                    base=base.cases[k].scores,
+                    head=head.cases[k].scores,
+                    scale=base.scale,
+                    base_sweep=base.sweep(base.cases[k]),
+                    head_sweep=head.sweep(head.cases[k]),
+                )
+                for k in shared
+            ]
+        )
+        if not rerun:
+            label = Label.NOT_RERUN
+            reason = "the head carries the base's results for this tier: nothing was re-run"
+        elif test.delta is None:
+            label, reason = Label.UNDECIDED, f"no {unit} with a verdict on both sides"
+        else:
+            decision = decide(test, plan)
+            label, level = _OUTCOME_LABEL[decision.outcome], decision.level
+            reason = _reason(label, test, decision.level, plan, unit)
     return TierComparison(
         tier=tier,
         label=label,
         reason=reason,
         base=brate,
         head=hrate,
-        delta=delta,
+        test=test,
+        level=level,
+        delta=test.delta if test is not None else _side_delta(brate, hrate),
         flips=flips,
-        more_cases=more,
+        flipped=flipped,
         unpaired=unpaired,
         lift_base=lifts[0],
         lift_head=lifts[1],
@@ -576,26 +586,42 @@ def _compare_tier(
     )
 
 
-def _triggers(b: TriggersEntry | None, h: TriggersEntry | None) -> TierComparison | None:
+def _side_delta(base: Rate | None, head: Rate | None) -> float | None:
+    if base is None or head is None or base.score is None or head.score is None:
+        return None
+    return round6(head.score - base.score)
+
+
+def _rerun(b: TriggersEntry | EvalsEntry | None, h: TriggersEntry | EvalsEntry | None) -> bool:
+    """False when the head's tier is the base's own evidence (same run time, same results)."""
+    if b is None or h is None:
+        return True
+    return not (b.header.ran_at and b.header.ran_at == h.header.ran_at and b.results == h.results)
+
+
+def _triggers(
+    b: TriggersEntry | None, h: TriggersEntry | None, plan: Plan
+) -> TierComparison | None:
     if b is None and h is None:
         return None
-    bv = _trigger_verdicts(b) if b is not None else None
-    hv = _trigger_verdicts(h) if h is not None else None
+    bv = _trigger_side(b) if b is not None else None
+    hv = _trigger_side(h) if h is not None else None
     failing = _trigger_failing(h, bv) if h is not None else ()
-    return _compare_tier(Tier.TRIGGERS, bv, hv, failing, (None, None))
+    return _compare_tier(Tier.TRIGGERS, bv, hv, failing, (None, None), {}, plan, _rerun(b, h))
 
 
-def _evals(b: EvalsEntry | None, h: EvalsEntry | None) -> TierComparison | None:
+def _evals(b: EvalsEntry | None, h: EvalsEntry | None, plan: Plan) -> TierComparison | None:
     if b is None and h is None:
         return None
-    bv = _eval_verdicts(b.header, b.results) if b is not None else None
-    hv = _eval_verdicts(h.header, h.results) if h is not None else None
+    bv = _eval_side(b.header, b.results) if b is not None else None
+    hv = _eval_side(h.header, h.results) if h is not None else None
     failing = _eval_failing(h, bv) if h is not None else ()
     lifts = (
         _lift(b, _rate(bv) if bv is not None else None),
         _lift(h, _rate(hv) if hv is not None else None),
     )
-    return _compare_tier(Tier.EVALS, bv, hv, failing, lifts)
+    names = {r.id: r.name for r in h.results} if h is not None else {}
+    return _compare_tier(Tier.EVALS, bv, hv, failing, lifts, names, plan, _rerun(b, h))
 
 
 def _display(*entries: ModelEntry | None) -> tuple[str, str]:
@@ -612,13 +638,15 @@ def _display(*entries: ModelEntry | None) -> tuple[str, str]:
 
 
 def compare_skill(
-    evidence: SkillEvidence, *, models: Collection[str] | None = None
+    evidence: SkillEvidence, *, models: Collection[str] | None = None, plan: Plan | None = None
 ) -> tuple[ComparisonRow, ...]:
     """The rows of one touched skill: one per model key on either side, sorted by key.
 
     `models`, when given, restricts the rows to those keys (e.g. the models this run selected).
-    A key on the head only is `new`, on the base only `removed`.
+    A key on the head only is `new`, on the base only `removed`. `plan` (default: one look at
+    the default levels) is the rule's parameters.
     """
+    plan = plan or Plan()
     bmodels = evidence.base.models if evidence.base is not None else {}
     hmodels = evidence.head.models if evidence.head is not None else {}
     rows: list[ComparisonRow] = []
@@ -626,8 +654,8 @@ def compare_skill(
         if models is not None and key not in models:
             continue
         b, h = bmodels.get(key), hmodels.get(key)
-        trig = _triggers(b.triggers if b else None, h.triggers if h else None)
-        evs = _evals(b.evals if b else None, h.evals if h else None)
+        trig = _triggers(b.triggers if b else None, h.triggers if h else None, plan)
+        evs = _evals(b.evals if b else None, h.evals if h else None, plan)
         if trig is None and evs is None:
             continue
         if b is None:
@@ -654,10 +682,13 @@ def compare_skill(
 
 
 def compare(
-    skills: Iterable[SkillEvidence], *, models: Collection[str] | None = None
+    skills: Iterable[SkillEvidence],
+    *,
+    models: Collection[str] | None = None,
+    plan: Plan | None = None,
 ) -> tuple[ComparisonRow, ...]:
     """The rows of every touched skill, sorted by (plugin, skill, model key)."""
-    rows = [r for ev in skills for r in compare_skill(ev, models=models)]
+    rows = [r for ev in skills for r in compare_skill(ev, models=models, plan=plan)]
     return tuple(sorted(rows, key=lambda r: (r.plugin, r.skill, r.model_key)))
 
 

@@ -33,9 +33,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
+from evolve_action.plan import Tier
 from evolve_action.report._compare import (
-    ALPHA,
-    MATERIAL_SHARE,
     CaseStatus,
     ComparisonRow,
     Label,
@@ -44,11 +43,14 @@ from evolve_action.report._compare import (
     label_counts,
 )
 from evolve_action.report._render import CELL_MAX_BYTES, EM, cell_text, environment, usd
+from evolve_action.report._stats import ALPHA, MATERIAL, RULED_OUT
 from evolve_action.sanitise import clean_text
 
 __all__ = [
     "COMMENT_LIMIT",
     "MAX_FAILING_LISTED",
+    "MAX_FLIPPED_LISTED",
+    "Revision",
     "RunFacts",
     "comment_length",
     "digest_of",
@@ -66,14 +68,18 @@ DEFAULT_BUDGET = 65_000
 MAX_FAILING_LISTED = 25
 """Failing cases listed per tier of a row; the rest are counted ("… and 7 more")."""
 
+MAX_FLIPPED_LISTED = 10
+"""Newly failing (and fixed) cases listed per tier of a row; the rest are counted."""
+
 EMOJI = {
     Label.REGRESSION: "🔴",
     Label.IMPROVEMENT: "🟢",
     Label.NOT_COMPARABLE: "⚪",
-    Label.UNDERPOWERED: "🟡",
-    Label.WITHIN_NOISE: "⚪",
+    Label.UNDECIDED: "🟡",
+    Label.NO_CHANGE: "✅",
     Label.NEW: "🆕",
     Label.REMOVED: "➖",
+    Label.NOT_RERUN: "",
 }
 
 _DIGEST_RE = re.compile(r"<!-- evidence sha256:([0-9a-f]{64}) -->")
@@ -180,7 +186,7 @@ class RunFacts:
     marker: str
     """The hidden marker the flow finds its comment by (e.g. `<!-- evolve-action:comment -->`)."""
     sessions_run: int
-    """Agent sessions this run started (trigger runs, eval and baseline runs)."""
+    """Agent sessions this run started (trigger runs, eval and baseline runs, base reruns)."""
     sessions_skipped: int
     """Sessions not needed: cases whose stored results are up to date."""
     cost_usd: float | None
@@ -190,8 +196,27 @@ class RunFacts:
     run_url: str | None = None
     """Link to the workflow run."""
     title: str = "Skill evaluations: base → head"
+    """What was compared, shown small under the verdict (the first line is always the verdict)."""
     notes: tuple[str, ...] = ()
     """Extra lines (fork notice, "results are for an older head", …); sanitised like model text."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revision:
+    """What was compared and how to redo it; given by the caller (defaults: unknown)."""
+
+    base_sha: str = ""
+    """The base commit compared against ("" when unknown); shown short."""
+    head_sha: str = ""
+    """The head commit evaluated ("" when unknown); shown short."""
+    dirty: bool = False
+    """The head had uncommitted changes (a local preview of a working tree)."""
+    base_reruns: int = 0
+    """Sessions of `RunFacts.sessions_run` that re-ran the base (evidence about the base, never
+    committed)."""
+    reproduce: str | None = None
+    """The one-line command that reproduces this comparison locally; None: built from `base_sha`
+    (`evolve-action pr --local --base <sha>`)."""
 
 
 def evidence_digest(rows: Iterable[ComparisonRow]) -> str:
@@ -222,156 +247,228 @@ def _pts(d: float | None) -> str:
     return f"{'+' if v > 0 else '−' if v < 0 else '±'}{abs(v)} pts"
 
 
-def _rate_text(r: Rate | None) -> str:
-    if r is None:
-        return EM
-    text = f"{r.passed}/{r.n} ({_pct(r.rate)})" if r.n else EM
-    if r.invalid:
-        text += f" +{r.invalid} errored"
-    return text
+def _short(sha: str) -> str:
+    return sha[:7] if re.fullmatch(r"[0-9a-fA-F]{7,64}", sha) else _cell(sha)
 
 
-def _ci_text(r: Rate | None) -> str:
-    if r is None or r.ci is None:
-        return EM
-    return f"{r.ci.low * 100:.0f}–{r.ci.high * 100:.0f} %"
-
-
-def _label_text(t: TierComparison) -> str:
-    text = f"{EMOJI[t.label]} {t.label.value}"
-    if t.label is Label.UNDERPOWERED and t.more_cases:
-        text += f" (≈{t.more_cases} more shared case{'s' if t.more_cases != 1 else ''})"
-    return text
+def _label_text(label: Label) -> str:
+    return f"{EMOJI[label]} {label.value}".strip()
 
 
 def _tier_cell(t: TierComparison | None) -> str:
+    """`92 % → 38 % · **−54 pts** · 🔴 regression`; a tier the PR did not re-run has no label."""
     if t is None:
         return EM
-    parts = [f"{_rate_text(t.base)} → {_rate_text(t.head)}"]
+    if t.label is Label.NOT_RERUN:
+        return f"{_pct(t.head_score)} · not re-run"
+    if t.label in (Label.NEW, Label.REMOVED):
+        return f"{_pct(t.base_score)} → {_pct(t.head_score)} · {_label_text(t.label)}"
+    delta = _pts(t.delta)
+    if t.label in (Label.REGRESSION, Label.IMPROVEMENT):
+        delta = f"**{delta}**"
+    parts = [f"{_pct(t.base_score)} → {_pct(t.head_score)}"]
     if t.delta is not None:
-        parts[0] += f", **{_pts(t.delta)}**"
-    if t.base is not None or t.head is not None:
-        parts.append(f"95 % CI {_ci_text(t.base)} → {_ci_text(t.head)}")
-    label = _label_text(t)
-    if t.flips is not None:
-        label = f"{t.flips.down} ↓ {t.flips.up} ↑ of {t.flips.shared} shared · {label}"
-    parts.append(label)
-    return "<br>".join(parts)
-
-
-def _lift_cell(row: ComparisonRow) -> str:
-    t = row.evals
-    if t is None or (t.lift_base is None and t.lift_head is None):
-        return EM
-    return f"{_pts(t.lift_base)} → {_pts(t.lift_head)}"
+        parts.append(delta)
+    parts.append(_label_text(t.label))
+    return " · ".join(parts)
 
 
 def _skill_name(row: ComparisonRow) -> str:
     return f"{row.plugin}/{row.skill}" if row.plugin else row.skill
 
 
-def _cells(row: ComparisonRow) -> tuple[str, ...]:
+def _slug(text: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces to `-`."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def _skill_cell(row: ComparisonRow, evaluation_url: str | None) -> str:
+    name = _cell(_skill_name(row))
+    url = _url(evaluation_url)
+    if url is None:
+        return name
+    return f"[{name}]({url}#{quote(_slug(row.plugin or row.skill))})"
+
+
+def _cells(row: ComparisonRow, evaluation_url: str | None) -> tuple[str, ...]:
     return (
-        _cell(_skill_name(row)),
+        _skill_cell(row, evaluation_url),
         _cell(row.display),
         _tier_cell(row.triggers),
         _tier_cell(row.evals),
-        _lift_cell(row),
-        f"{EMOJI[row.label]} **{row.label.value}**",
     )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _TierDetail:
-    heading: str
+    line: str
     bullets: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _RowDetail:
-    summary: str
+    heading: str
     tiers: tuple[_TierDetail, ...]
+    newly_failing: tuple[str, ...]
+    fixed: tuple[str, ...]
 
 
 _STATUS_MARK = {
-    CaseStatus.REGRESSED: "❌ regressed",
+    CaseStatus.REGRESSED: "❌ newly failing",
     CaseStatus.STILL_FAILING: "❌ still failing",
     CaseStatus.NO_BASE: "❌ failing (no base verdict)",
     CaseStatus.ERRORED: "⚠️ errored (excluded)",
 }
 
 
+def _verdicts(r: Rate | None) -> str:
+    if r is None:
+        return EM
+    text = f"{r.passed}/{r.n}" if r.n else EM
+    if r.invalid:
+        text += f" +{r.invalid} errored"
+    return text
+
+
 def _tier_detail(t: TierComparison) -> _TierDetail:
-    heading = f"{t.tier.value.capitalize()}: {t.label.value}; {_cell(t.reason)}"
+    unit = "queries" if t.tier is Tier.TRIGGERS else "cases"
+    line = f"{t.tier.value.capitalize()}: {_label_text(t.label)}: {github_text(t.reason)}"
+    line += f"; {unit} passing {_verdicts(t.base)} → {_verdicts(t.head)}"
+    if t.flips is not None:
+        line += f"; verdict flips {t.flips.down} ↓ {t.flips.up} ↑ of {t.flips.shared} shared"
     if t.unpaired:
-        heading += f"; {t.unpaired} case{'s' if t.unpaired != 1 else ''} valid on one side only"
+        line += f"; {t.unpaired} case{'s' if t.unpaired != 1 else ''} valid on one side only"
+    if t.lift_base is not None or t.lift_head is not None:
+        line += f"; lift vs no skill {_pts(t.lift_base)} → {_pts(t.lift_head)}"
     bullets = []
-    for f in t.failing[:MAX_FAILING_LISTED]:
+    failing = [f for f in t.failing if f.status is not CaseStatus.REGRESSED]  # listed above
+    for f in failing[:MAX_FAILING_LISTED]:
         name = f"{f.key} ({f.name})" if f.name else f.key
         bullets.append(f"{_STATUS_MARK[f.status]}: {_cell(name)}: {_cell(f.detail)}")
-    hidden = len(t.failing) - MAX_FAILING_LISTED
+    hidden = len(failing) - MAX_FAILING_LISTED
     if hidden > 0:
         bullets.append(f"… and {hidden} more (see EVALUATION.md)")
-    return _TierDetail(heading=heading, bullets=tuple(bullets))
+    return _TierDetail(line=line, bullets=tuple(bullets))
 
 
-def _wants_detail(row: ComparisonRow) -> bool:
-    notable = (Label.REGRESSION, Label.IMPROVEMENT, Label.UNDERPOWERED, Label.NOT_COMPARABLE)
-    return any(
-        t.failing or t.label in notable or (t.flips is not None and t.flips.discordant)
-        for t in row.tiers
+def _flip_lines(row: ComparisonRow, fixed: bool, with_model: bool) -> tuple[str, ...]:
+    out: list[str] = []
+    who = _cell(row.skill) + (f" on {_cell(row.display)}" if with_model else "")
+    for t in row.tiers:
+        cases = [f for f in t.flipped if f.fixed is fixed]
+        for f in cases[:MAX_FLIPPED_LISTED]:
+            name = f"{f.key} ({f.name})" if f.name else f.key
+            out.append(f"{who} {t.tier.value}: {_cell(name)} — {_cell(f.detail)}")
+        if len(cases) > MAX_FLIPPED_LISTED:
+            out.append(f"… and {len(cases) - MAX_FLIPPED_LISTED} more {t.tier.value} cases")
+    return tuple(out)
+
+
+def _row_detail(row: ComparisonRow, with_model: bool) -> _RowDetail:
+    heading = f"{_cell(_skill_name(row))} · {_cell(row.display)}"
+    return _RowDetail(
+        heading=heading,
+        tiers=tuple(_tier_detail(t) for t in row.tiers),
+        newly_failing=_flip_lines(row, False, with_model),
+        fixed=_flip_lines(row, True, with_model),
     )
 
 
-def _row_detail(row: ComparisonRow) -> _RowDetail:
-    failing = sum(1 for t in row.tiers for f in t.failing if f.status is not CaseStatus.ERRORED)
-    errored = sum(1 for t in row.tiers for f in t.failing if f.status is CaseStatus.ERRORED)
-    counts = [f"{failing} failing"]
-    if errored:
-        counts.append(f"{errored} errored")
-    summary = f"{_html_text(_skill_name(row))} · {_html_text(row.display)}: {', '.join(counts)}"
-    return _RowDetail(summary=summary, tiers=tuple(_tier_detail(t) for t in row.tiers))
+def _move(t: TierComparison) -> str:
+    return f"from {_pct(t.base_score)} to {_pct(t.head_score)}"
 
 
-def _headline(rows: Sequence[ComparisonRow]) -> str:
+_VERBS = {
+    Label.REGRESSION: ("fell", "a regression beyond noise"),
+    Label.IMPROVEMENT: ("rose", "an improvement beyond noise"),
+    Label.UNDECIDED: ("moved", "undecided: more runs would tell"),
+}
+
+
+def _verdict(rows: Sequence[ComparisonRow]) -> str:
+    """The first line: the verdict in words."""
     if not rows:
-        return "No touched skill has stored results on either side yet."
-    parts = []
-    for label, n in label_counts(rows).items():
-        text = f"{n} {label.value}"
-        parts.append(
-            f"{EMOJI[label]} **{text}**"
-            if label in (Label.REGRESSION, Label.IMPROVEMENT)
-            else f"{EMOJI[label]} {text}"
+        return "No touched skill has stored results on either side yet"
+    skills = len({(r.plugin, r.skill) for r in rows})
+    several_models = len({r.model_key for r in rows}) > 1
+    counts = label_counts(rows)
+    for label in (Label.REGRESSION, Label.IMPROVEMENT, Label.UNDECIDED):
+        hit = [(r, t) for r in rows for t in r.tiers if t.label is label]
+        if not hit:
+            continue
+        row, tier = hit[0]
+        who = _cell(row.skill) + (f" on {_cell(row.display)}" if several_models else "")
+        verb, words = _VERBS[label]
+        text = f"{EMOJI[label]} {who} {tier.tier.value} {verb} {_move(tier)} — {words}"
+        more = [
+            f"{EMOJI[lbl]} {n} {lbl.value}"
+            for lbl, n in counts.items()
+            if lbl in (Label.REGRESSION, Label.IMPROVEMENT, Label.UNDECIDED) and n
+        ]
+        if len(hit) > 1 or len(more) > 1:
+            text += f" ({', '.join(more)} in {len(rows)} skill × model rows)"
+        return text
+    if Label.NOT_COMPARABLE in counts:
+        row = next(r for r in rows if r.label is Label.NOT_COMPARABLE)
+        return f"{EMOJI[Label.NOT_COMPARABLE]} {_cell(row.skill)}: not comparable (different model or harness)"
+    plural = "s" if skills != 1 else ""
+    new = counts.get(Label.NEW, 0)
+    removed = counts.get(Label.REMOVED, 0)
+    if new and new == len(rows):
+        return (
+            f"{EMOJI[Label.NEW]} first results for {skills} skill{plural}: nothing to compare yet"
         )
-    noun = "row" if len(rows) == 1 else "rows"
-    return f"{' · '.join(parts)} across {len(rows)} skill × model {noun}."
+    text = f"✅ no change in {skills} skill{plural}"
+    extra = [f"{n} {lbl.value}" for lbl, n in ((Label.NEW, new), (Label.REMOVED, removed)) if n]
+    if extra:
+        text += f" ({', '.join(extra)} skill × model row{'s' if new + removed != 1 else ''})"
+    return text
 
 
-def _run_line(facts: RunFacts) -> str:
+def _run_line(facts: RunFacts, rev: Revision) -> str:
+    runs = f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''}"
+    if rev.base_reruns:
+        runs += f" ({rev.base_reruns} of them re-ran the base)"
     parts = [
-        f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''} run, "
-        f"{facts.sessions_skipped} skipped (results up to date)",
-        f"measured cost {usd(facts.cost_usd)}"
-        if facts.cost_usd is not None
-        else "cost not measured",
+        f"{runs}, {facts.sessions_skipped} skipped (results up to date)",
+        f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
     ]
-    links = []
+    if rev.base_sha or rev.head_sha:
+        head = f"`{_short(rev.head_sha)}`" if rev.head_sha else "head"
+        if rev.dirty:
+            head += " + uncommitted changes"
+        base = f"`{_short(rev.base_sha)}`" if rev.base_sha else "base"
+        parts.append(f"{base} → {head}")
+    elif rev.dirty:
+        parts.append("head has uncommitted changes")
     ev = _url(facts.evaluation_url)
     if ev:
-        links.append(f"[EVALUATION.md]({ev})")
+        parts.append(f"[EVALUATION.md]({ev})")
     run = _url(facts.run_url)
     if run:
-        links.append(f"[workflow run]({run})")
-    return " · ".join(parts + links)
+        parts.append(f"[workflow run]({run})")
+    return " · ".join(parts)
 
 
-def _rule_line() -> str:
+def _reproduce(rev: Revision) -> str | None:
+    if rev.reproduce is not None:
+        command = clean_text(rev.reproduce).replace("\n", " ").replace("`", "")
+    elif rev.base_sha:
+        command = f"evolve-action pr --local --base {_short(rev.base_sha)}"
+    else:
+        return None
+    return f"Reproduce locally: `{command}`" if command else None
+
+
+def _legend() -> str:
     return (
-        "Labels compare the cases both sides share: a case *flips* when its verdict changes; "
-        "`regression`/`improvement` need an exact one-sided sign test on the flips with "
-        f"p ≤ {ALPHA:g} per direction and net flips ≥ {MATERIAL_SHARE:.0%} of the shared cases. "
-        "Errored cases are excluded, never counted as failures. CI: Wilson 95 % interval."
+        "Rates are like for like over the cases both sides share: triggers, the share of runs "
+        "that behaved as expected; evals, the share of expectations met. "
+        f"🔴/🟢 = exact stratified test p ≤ {ALPHA:g} per direction and a change of at least "
+        f"{MATERIAL * 100:.0f} pts; ✅ = under {MATERIAL * 100:.0f} pts with a "
+        f"{RULED_OUT * 100:.0f}-pt change ruled out (95 % CI); 🟡 = neither yet. "
+        "Errored cases are excluded, never counted as failures. "
+        "The rule: docs/pr-comment.md."
     )
 
 
@@ -380,37 +477,54 @@ def _severity(row: ComparisonRow) -> int:
 
 
 def render_pr_comment(
-    rows: Sequence[ComparisonRow], facts: RunFacts, *, budget: int = DEFAULT_BUDGET
+    rows: Sequence[ComparisonRow],
+    facts: RunFacts,
+    *,
+    revision: Revision | None = None,
+    budget: int = DEFAULT_BUDGET,
 ) -> str:
-    """The sticky comment's Markdown for `rows` (from `compare.compare`) and `facts`.
+    """The sticky comment's Markdown for `rows` (from `compare`) and `facts`.
 
-    Per skill × model: triggers and evals base → head with Δ, n, the 95 % interval and the label,
-    the eval lift vs the without-skill baseline (base → head), and the row's label; failing cases
-    in a collapsed `<details>` per row; what this run did and the links. Over `budget` (UTF-16
-    code units; at most `COMMENT_LIMIT`), the failing-case details are dropped first, then the
-    least severe rows, and the body says so; the label counts are always kept.
+    First line: the verdict in words. Then one row per skill × model (triggers and evals: base →
+    head, change, label; no label on a tier the PR did not re-run), the cases that flipped each
+    way, the statistics and failing cases in one collapsed `<details>` with a legend line, and
+    what this run did (sessions, cost, short SHAs, links) with a command to reproduce it. Over
+    `revision` adds the short SHAs, the uncommitted-changes flag, the base reruns and the command
+    (none of them when omitted). Over `budget` (UTF-16 code units; at most `COMMENT_LIMIT`), the per-row details (flips,
+    statistics, failing cases) are dropped first, then the least severe rows, and the body says
+    so; the verdict line is always kept.
     """
     if budget > COMMENT_LIMIT:
         raise ValueError(f"budget {budget} exceeds GitHub's limit of {COMMENT_LIMIT}")
     rows = list(rows)
+    rev = revision or Revision()
     template = environment().get_template("pr_comment.md.j2")
     digest = evidence_digest(rows)
     context = {
         "marker": facts.marker,
         "digest": digest,
         "title": _cell(facts.title),
-        "headline": _headline(rows),
-        "run_line": _run_line(facts),
+        "verdict": _verdict(rows),
+        "legend": _legend(),
+        "run_line": _run_line(facts, rev),
+        "reproduce": _reproduce(rev),
         "notes": [_cell(n) for n in facts.notes],
-        "rule": _rule_line(),
     }
-    all_cells = [_cells(r) for r in rows]
-    details = {i: _row_detail(r) for i, r in enumerate(rows) if _wants_detail(r)}
+    all_cells = [_cells(r, facts.evaluation_url) for r in rows]
+    several_models = len({r.model_key for r in rows}) > 1
+    details = {
+        i: _row_detail(r, several_models)
+        for i, r in enumerate(rows)
+        if r.label is not Label.NOT_RERUN
+    }
 
     def body(shown: Sequence[int], detailed: Collection[int], omitted: Sequence[str]) -> str:
+        kept = [details[i] for i in shown if i in detailed and i in details]
         return template.render(
             rows=[all_cells[i] for i in shown],
-            details=[details[i] for i in shown if i in detailed],
+            details=kept,
+            newly_failing=[line for d in kept for line in d.newly_failing],
+            fixed=[line for d in kept for line in d.fixed],
             omitted=list(omitted),
             **context,
         )
@@ -422,38 +536,39 @@ def render_pr_comment(
     text = body(everything, details, ())
     if fits(text):
         return _checked(text, facts.marker)
-    # 1. Drop failing-case details, least severe rows first.
-    by_severity = sorted(everything, key=lambda i: (_severity(rows[i]), i))
-    with_detail = [i for i in by_severity if i in details]
+    # 1. Drop per-row details, least severe rows first.
+    by_severity = sorted(everything, key=lambda i: (-_severity(rows[i]), i))
+    with_detail = [i for i in reversed(by_severity) if i in details]
 
     def without_details(kept: int) -> str:
         note = (
-            f"Failing-case details of {len(with_detail) - kept} of {len(with_detail)} rows were "
-            f"left out (least severe first) to keep this comment under GitHub's "
-            f"{COMMENT_LIMIT:,}-character limit; EVALUATION.md has them."
+            f"Details of {len(with_detail) - kept} of {len(with_detail)} rows (flipped cases, "
+            f"statistics, failing cases) were left out, least severe first, to keep this comment "
+            f"under GitHub's {COMMENT_LIMIT:,}-character limit; EVALUATION.md has them."
         )
         return body(everything, set(with_detail[:kept]), (note,))
 
     best = _largest(len(with_detail) - 1, without_details, fits)
     if best is not None:
         return _checked(best, facts.marker)
-    # 2. Drop rows, least severe first; the label counts on top always stay.
+    # 2. Drop rows, least severe first; the verdict line always stays.
     no_details = (
-        "Failing-case details were left out to keep this comment under GitHub's "
+        "Details were left out to keep this comment under GitHub's "
         f"{COMMENT_LIMIT:,}-character limit; EVALUATION.md has them."
     )
+    most_severe_first = list(reversed(by_severity))
 
     def without_rows(kept: int) -> str:
-        left = [rows[i] for i in by_severity[kept:]]
+        left = [rows[i] for i in most_severe_first[kept:]]
         counts = ", ".join(f"{n} {lbl.value}" for lbl, n in label_counts(left).items())
         note = (
             f"{len(left)} of {len(rows)} rows were left out ({counts}), least severe first, "
             "to stay under the limit; EVALUATION.md has every row."
         )
-        return body(sorted(by_severity[:kept]), (), (no_details, note))
+        return body(sorted(most_severe_first[:kept]), (), (no_details, note))
 
     best = _largest(len(rows) - 1, without_rows, fits)
-    if best is None:  # even the headline alone is too long (huge notes): drop the notes
+    if best is None:  # even the verdict alone is too long (huge notes): drop the notes
         context["notes"] = []
         best = body([], (), (no_details, "Rows and notes were left out to fit."))
     return _checked(best, facts.marker)

@@ -599,3 +599,39 @@ def test_working_directory_and_skills_found_in_a_user_reminder() -> None:
     assert working_directory(request) == "/tmp/ws-123"
     assert "csv-report" in request.system
     assert request.prompt == "summarise sales.csv"
+
+
+def _chance_rules(seed: int, sessions: list[str], prompt: str = "q") -> list[str]:
+    engine = Engine(
+        Policy.from_yaml(
+            f"seed: {seed}\nrules: [{{name: half, when: {{prompt: q, chance: 0.5}}, text: hit}}]"
+        )
+    )
+    return [engine.decide(view(cc_body(prompt), session=s)).rule for s in sessions]
+
+
+def test_chance_is_one_draw_per_session_and_seeded() -> None:
+    sessions = [f"s{i}" for i in range(200)]
+    rules = _chance_rules(7, [s for s in sessions for _ in range(2)])  # two turns each
+    assert rules[0::2] == rules[1::2]  # every turn of a session sees the same draw
+    fired = sum(r == "half" for r in rules[0::2])
+    assert 70 < fired < 130  # about half of 200 (binomial sd ≈ 7)
+    assert _chance_rules(7, sessions) == rules[0::2]  # same seed, same draws
+    assert _chance_rules(8, sessions) != rules[0::2]  # another seed, other draws
+
+
+def test_chance_count_does_not_depend_on_arrival_order() -> None:
+    a = _chance_rules(3, [f"s{i}" for i in range(50)])
+    b = _chance_rules(3, [f"s{i}" for i in reversed(range(50))])
+    assert a == b  # the k-th arriving session draws k's value, whoever it is
+
+
+@pytest.mark.parametrize(("p", "want"), [(0.0, "default"), (1.0, "half")])
+def test_chance_bounds(p: float, want: str) -> None:
+    engine = Engine(Policy.from_yaml(f"rules: [{{name: half, when: {{chance: {p}}}, text: x}}]"))
+    assert {engine.decide(view(cc_body("q"), session=str(i))).rule for i in range(20)} == {want}
+
+
+def test_chance_out_of_range_is_refused() -> None:
+    with pytest.raises(PolicyError, match=r"chance.*\[0.0, 1.0\]"):
+        Policy.from_yaml("rules: [{name: r, when: {chance: 1.5}, text: x}]")

@@ -1,27 +1,22 @@
-"""The base → head comparison and its noise rule (compare.py, docs/pr-comment.md)."""
+"""The base → head comparison: evidence read from results files, paired, labelled (report/_compare.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from math import comb
 
 import pytest
 
 from evolve_action.plan import Tier
 from evolve_action.report import (
-    ALPHA,
-    MIN_SHARED,
     CaseStatus,
     ComparisonRow,
     Flips,
-    Interval,
     Label,
     SkillEvidence,
-    classify,
     compare,
     compare_skill,
     label_counts,
-    sign_test,
     wilson,
 )
 from evolve_action.results import (
@@ -109,117 +104,6 @@ def m(triggers: TriggersEntry | None = None, evals: EvalsEntry | None = None) ->
 
 
 # ---------------------------------------------------------------------------------------------
-# Statistics with hand-computed values
-
-
-@pytest.mark.parametrize(
-    ("k", "n", "want"),
-    [
-        (0, 0, 1.0),
-        (0, 5, 1.0),
-        (5, 5, 1 / 32),  # all five the same way
-        (6, 6, 1 / 64),
-        (5, 6, 7 / 64),  # C(6,5) + C(6,6) = 7
-        (7, 8, 9 / 256),  # 8 + 1
-        (8, 10, 56 / 1024),  # 45 + 10 + 1
-        (3, 4, 5 / 16),
-        (1, 1, 0.5),
-        (9, 8, 0.0),
-    ],
-)
-def test_sign_test_exact_values(k: int, n: int, want: float) -> None:
-    assert sign_test(k, n) == pytest.approx(want, abs=1e-15)
-
-
-def test_sign_test_large_n_is_exact_and_finite() -> None:
-    n = 2000
-    p = sign_test(1100, n)
-    assert 0 < p < 1e-5
-    assert p == pytest.approx(sum(comb(n, i) for i in range(1100, n + 1)) / 2**n)
-
-
-@pytest.mark.parametrize(
-    ("passed", "n", "low", "high"),
-    [
-        (8, 10, 0.490162, 0.943318),
-        (0, 10, 0.0, 0.277532),
-        (10, 10, 0.722468, 1.0),
-        (1, 2, 0.094531, 0.905469),
-        (30, 40, 0.598060, 0.858129),
-    ],
-)
-def test_wilson_known_values(passed: int, n: int, low: float, high: float) -> None:
-    ci = wilson(passed, n)
-    assert ci == Interval(low=pytest.approx(low, abs=2e-6), high=pytest.approx(high, abs=2e-6))
-
-
-def test_wilson_empty_is_none() -> None:
-    assert wilson(0, 0) is None
-    with pytest.raises(ValueError):
-        wilson(3, 2)
-
-
-def test_min_shared_follows_alpha() -> None:
-    assert 0.5**MIN_SHARED <= ALPHA < 0.5 ** (MIN_SHARED - 1)
-    assert MIN_SHARED == 6
-
-
-# ---------------------------------------------------------------------------------------------
-# The rule, table-driven (shared, down, up) → label
-
-
-@pytest.mark.parametrize(
-    ("shared", "down", "up", "label", "more"),
-    [
-        # 6 of 6 flip down: p = 1/64 = 0.0156 ≤ 0.025, net 6 ≥ 10 % of 6
-        (6, 6, 0, Label.REGRESSION, None),
-        (6, 0, 6, Label.IMPROVEMENT, None),
-        # 5 of 5: p = 1/32 = 0.031 > 0.025 and only 5 shared → can never decide
-        (5, 5, 0, Label.UNDERPOWERED, 1),
-        (3, 0, 0, Label.UNDERPOWERED, 3),
-        (0, 0, 0, Label.UNDERPOWERED, 6),
-        # 40 shared, 7 down 1 up: p = 9/256 = 0.035 > 0.025 → within noise
-        (40, 7, 1, Label.WITHIN_NOISE, None),
-        # 40 shared, 8 down 0 up: p = 1/256, net 8 ≥ 4 → regression
-        (40, 8, 0, Label.REGRESSION, None),
-        # 40 shared, 6 down 0 up: p = 1/64 ≤ 0.025, net 6 ≥ 4 → regression
-        (40, 6, 0, Label.REGRESSION, None),
-        # 40 shared, 4 down: net 4 = 10 % is material, but 4 flips can never reach p ≤ 0.025
-        (40, 4, 0, Label.UNDERPOWERED, 20),
-        # 40 shared, 3 down: net 3 < 4 is not material → within noise
-        (40, 3, 0, Label.WITHIN_NOISE, None),
-        (40, 0, 0, Label.WITHIN_NOISE, None),
-        (40, 5, 5, Label.WITHIN_NOISE, None),
-        # 10 shared, 1 down: net 1 = 10 % is material, 1 flip → underpowered; 6 flips at 1/10 each
-        (10, 1, 0, Label.UNDERPOWERED, 50),
-        # significant and material only together: 300 shared, 40 down 16 up →
-        # p = P(X ≥ 40 | 56) ≈ 0.0008 but net 24 < 30 (10 %) → within noise
-        (300, 40, 16, Label.WITHIN_NOISE, None),
-        (300, 46, 10, Label.REGRESSION, None),
-    ],
-)
-def test_classify(shared: int, down: int, up: int, label: Label, more: int | None) -> None:
-    v = classify(Flips(shared=shared, down=down, up=up))
-    assert v.label is label, v.reason
-    assert v.more_cases == more
-    assert v.reason
-
-
-def test_classify_materiality_blocks_a_significant_but_small_shift() -> None:
-    f = Flips(shared=300, down=40, up=16)
-    assert f.p_regression <= ALPHA
-    assert classify(f).label is Label.WITHIN_NOISE
-
-
-def test_flips_properties() -> None:
-    f = Flips(shared=20, down=7, up=1)
-    assert f.discordant == 8
-    assert f.p_regression == pytest.approx(9 / 256)
-    assert f.p_improvement == pytest.approx(255 / 256)
-    assert f.net_share == pytest.approx(-0.3)
-
-
-# ---------------------------------------------------------------------------------------------
 # Rows from results files
 
 
@@ -233,8 +117,9 @@ def test_trigger_regression_row() -> None:
     assert t.flips == Flips(shared=10, down=6, up=0)
     assert (t.base and t.base.passed, t.base and t.base.n) == (10, 10)
     assert t.head is not None and (t.head.passed, t.head.n, t.head.rate) == (4, 10, 0.4)
-    assert t.delta == -0.6
+    assert t.delta == -0.6  # like for like: runs that behaved as expected, 30/30 → 12/30
     assert t.head.ci == wilson(4, 10)
+    assert t.test is not None and t.test.p_down < 1e-6
     assert [f.key for f in t.failing] == [f"q{i}" for i in range(6)]
     assert {f.status for f in t.failing} == {CaseStatus.REGRESSED}
     assert t.failing[0].detail == "expected a trigger; hit in 0/3 runs"
@@ -247,7 +132,7 @@ def test_eval_improvement_with_lift() -> None:
     row = one(base, head)
     e = row.evals
     assert e is not None
-    assert e.label is Label.IMPROVEMENT  # 7 up of 7: p = 1/128
+    assert e.label is Label.IMPROVEMENT  # 7 up of 7, one run each: p = 1/128
     assert e.lift_base == 0.0
     assert e.lift_head == 0.75  # 7/8 − 1/8
     assert [(f.key, f.status) for f in e.failing] == [("e7", CaseStatus.STILL_FAILING)]
@@ -264,7 +149,7 @@ def test_errored_cases_are_excluded_never_failures() -> None:
     assert e.head is not None and (e.head.passed, e.head.n, e.head.invalid) == (2, 2, 6)
     assert e.head.rate == 1.0 and e.delta == 0.0
     assert e.flips == Flips(shared=2, down=0, up=0)
-    assert e.label is Label.UNDERPOWERED and e.more_cases == 4
+    assert e.label is Label.UNDECIDED  # 2 shared cases cannot rule out a 20-point change
     assert e.unpaired == 6
     errored = [f for f in e.failing if f.status is CaseStatus.ERRORED]
     assert len(errored) == 6 and errored[0].detail == "usage limit reached"
@@ -304,7 +189,7 @@ def test_different_harness_or_model_is_not_comparable(kw: dict[str, str], why: s
 def test_unrecorded_harness_does_not_block_comparison() -> None:
     base = m(triggers=trig([True] * 6, harness=""))
     head = m(triggers=trig([True] * 6))
-    assert one(base, head).label is Label.WITHIN_NOISE
+    assert one(base, head).label is Label.NO_CHANGE
 
 
 def test_new_and_removed_models() -> None:
@@ -342,9 +227,9 @@ def test_new_tier_on_an_existing_model() -> None:
     base = m(triggers=trig([True] * 6))
     head = m(triggers=trig([True] * 6), evals=ev([True, False]))
     row = one(base, head)
-    assert row.triggers is not None and row.triggers.label is Label.WITHIN_NOISE
+    assert row.triggers is not None and row.triggers.label is Label.NO_CHANGE
     assert row.evals is not None and row.evals.label is Label.NEW
-    assert row.label is Label.WITHIN_NOISE  # within noise outranks new
+    assert row.label is Label.NO_CHANGE  # no change outranks new
 
 
 def test_row_label_takes_the_most_severe_tier() -> None:
@@ -373,7 +258,8 @@ def test_cases_are_paired_by_id_not_position() -> None:
     head = m(evals=ev([True] * 6, ids=["f", "e", "d", "c", "b", "a"]))
     e = one(base, head).evals
     assert e is not None and e.flips == Flips(shared=6, down=0, up=0)
-    assert e.label is Label.WITHIN_NOISE
+    assert e.delta == 0.0
+    assert e.label is Label.UNDECIDED  # one run of 6 cases cannot rule out a 20-point change
 
 
 def test_compare_sorts_and_filters_models() -> None:
@@ -395,3 +281,66 @@ def test_compare_is_deterministic() -> None:
         )
     ]
     assert compare(evs) == compare(evs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The named cases of issue 22: 13 queries, base 12/13 passing at 3/3 runs
+
+
+BASE13 = [3] * 12 + [0]
+
+
+def hits13(hits: Sequence[int], *, runs: int = 3, ran_at: str = "") -> TriggersEntry:
+    results = tuple(
+        TriggerResult(query=f"q{i}", should_trigger=True, hits=h, runs=runs, passed=2 * h >= runs)
+        for i, h in enumerate(hits)
+    )
+    h = EntryHeader(
+        provider="anthropic", model="claude-sonnet-5", display="S", executed=True, ran_at=ran_at
+    )
+    return TriggersEntry(header=h, results=results)
+
+
+def test_four_queries_falling_3_of_3_to_0_none_rising_is_a_regression() -> None:
+    head = [0, 0, 0, 0] + [3] * 8 + [0]
+    t = one(m(triggers=hits13(BASE13)), m(triggers=hits13(head))).triggers
+    assert t is not None and t.label is Label.REGRESSION
+    assert t.flips == Flips(shared=13, down=4, up=0)
+    assert t.test is not None and t.test.p_down == pytest.approx((1 / 20) ** 4, rel=1e-6)
+
+
+def test_seven_falling_one_rising_is_a_regression() -> None:
+    head = [0] * 7 + [3] * 5 + [3]
+    t = one(m(triggers=hits13(BASE13)), m(triggers=hits13(head))).triggers
+    assert t is not None and t.label is Label.REGRESSION
+    assert t.flips == Flips(shared=13, down=7, up=1)
+    assert [f.fixed for f in t.flipped] == [False] * 7 + [True]
+    assert t.flipped[-1].detail == "hit in 0/3 → 3/3 runs (expected a trigger)"
+
+
+def test_unchanged_description_is_no_change() -> None:
+    row = one(m(triggers=hits13(BASE13, ran_at="a")), m(triggers=hits13(BASE13, ran_at="b")))
+    assert row.label is Label.NO_CHANGE
+    assert row.triggers is not None and row.triggers.delta == 0.0
+
+
+def test_a_tier_the_pr_did_not_rerun_has_no_label() -> None:
+    same = hits13(BASE13, ran_at="2026-11-20T10:00:00Z")
+    t = one(m(triggers=same), m(triggers=same)).triggers
+    assert t is not None and t.label is Label.NOT_RERUN and t.level is None
+
+
+def test_early_stopped_sweeps_are_tested_as_such() -> None:
+    """2/2 → 0/2 under early stop carries one bit per query (p = 1/2 each), not 1/6."""
+    base = hits13([2] * 12 + [0], runs=2)
+    head = hits13([0] * 6 + [2] * 6 + [0], runs=2)
+    base = TriggersEntry(
+        header=dataclasses.replace(base.header, runs_per_query=3), results=base.results
+    )
+    head = TriggersEntry(
+        header=dataclasses.replace(head.header, runs_per_query=3), results=head.results
+    )
+    t = one(m(triggers=base), m(triggers=head)).triggers
+    assert t is not None and t.test is not None
+    assert t.test.p_down == pytest.approx(0.5**6, rel=1e-6)
+    assert t.label is Label.REGRESSION  # 1/64 ≤ 0.025; five such queries would be undecided

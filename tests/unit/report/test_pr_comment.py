@@ -13,6 +13,7 @@ from evolve_action.report import (
     MAX_FAILING_LISTED,
     ComparisonRow,
     Label,
+    Revision,
     RunFacts,
     SkillEvidence,
     comment_length,
@@ -129,48 +130,81 @@ def test_render_contents() -> None:
     body = render_pr_comment(rows, FACTS)
     assert body.splitlines()[0] == MARKER
     assert body.count(MARKER) == 1
-    assert "🔴 **1 regression** · 🆕 1 new across 2 skill × model rows." in body
+    # first visible line: the verdict in words
+    assert body.splitlines()[2] == (
+        "### 🔴 pdf triggers fell from 100 % to 40 % — a regression beyond noise"
+    )
     lines = table_lines(body)
-    assert lines[0].startswith("| Skill | Model | Triggers base → head | Evals base → head |")
-    assert {cell_count(line) for line in lines} == {6}
-    pdf = next(line for line in lines if line.startswith("| p/pdf "))
-    assert "10/10 (100 %) → 4/10 (40 %), **−60 pts**" in pdf
-    assert "95 % CI 72–100 % → 17–69 %" in pdf
-    assert "6 ↓ 0 ↑ of 10 shared · 🔴 regression" in pdf
-    assert "6/6 (100 %) → 5/5 (100 %) +1 errored, **±0 pts**" in pdf
-    assert "+100 pts → +83 pts" in pdf  # lift: 100 − 0 at base, 100 − 17 (1/6) at head
-    assert pdf.endswith("🔴 **regression** |")
-    # failing cases in collapsed details, errored ones apart and never as failures
-    assert "<details><summary>p/pdf · Claude Sonnet 5: 6 failing, 1 errored</summary>" in body
-    assert "- ❌ regressed: q0: expected a trigger; hit in 0/3 runs" in body
+    assert lines[0] == "| Skill | Model | Triggers | Evals |"
+    assert {cell_count(line) for line in lines} == {4}
+    pdf = next(line for line in lines if line.startswith("| [p/pdf]"))
+    assert "100 % → 40 % · **−60 pts** · 🔴 regression" in pdf
+    assert "100 % → 100 % · ±0 pts · 🟡 undecided" in pdf  # 5 shared evals, one run each
+    csv = next(line for line in lines if line.startswith("| [p/csv]"))
+    assert "— → 50 % · 🆕 new" in csv
+    # the cases that flipped, visible; the statistics collapsed
+    assert (
+        "**Newly failing**\n- pdf triggers: q0 — hit in 3/3 → 0/3 runs (expected a trigger)"
+    ) in body
+    assert "**Fixed**" not in body
+    assert "<details><summary>Statistics, runs and failing cases</summary>" in body
+    assert "exact one-sided p = 1.6e-08 ≤ 0.025" in body
+    assert "verdict flips 6 ↓ 0 ↑ of 10 shared" in body
+    assert "lift vs no skill +100 pts → +83 pts" in body  # 100 − 0 at base, 100 − 17 at head
     assert "- ⚠️ errored (excluded): e5 (name e5): agent crashed" in body
-    assert "sign test p = 0.0156 ≤ 0.025" in body
+    assert "❌ newly failing: q0" not in body  # listed once, above
     # what this run did, and the links
     assert (
-        "**This run:** 12 agent sessions run, 30 skipped (results up to date) · "
-        "measured cost $0.1235 · [EVALUATION.md](https://github.com/o/r/blob/abc123/EVALUATION.md)"
+        "12 agent sessions, 30 skipped (results up to date) · cost $0.1235 · "
+        "[EVALUATION.md](https://github.com/o/r/blob/abc123/EVALUATION.md)"
         " · [workflow run](https://github.com/o/r/actions/runs/42)"
     ) in body
-    assert "exact one-sided sign test" in body
+    assert "[p/pdf](https://github.com/o/r/blob/abc123/EVALUATION.md#p)" in body
+    assert "Reproduce locally" not in body  # no base SHA given
     assert body.endswith("</sub>\n")
 
 
-def test_underpowered_says_how_many_more_cases() -> None:
-    rows = compare(
-        [
-            SkillEvidence(
-                plugin="p", skill="s", base=m(evals=ev([True] * 3)), head=m(evals=ev([True] * 3))
-            )
-        ]
-    )
-    body = render_pr_comment(rows, FACTS)
-    assert "🟡 underpowered (≈3 more shared cases)" in body
+def test_revision_short_shas_dirty_and_reproduce() -> None:
+    rev = Revision(base_sha="a" * 40, head_sha="b" * 40, base_reruns=6)
+    body = render_pr_comment(rows_fixture(), FACTS, revision=rev)
+    assert "`aaaaaaa` → `bbbbbbb` ·" in body and "a" * 8 not in body
+    assert "uncommitted" not in body
+    assert "12 agent sessions (6 of them re-ran the base)" in body
+    assert "<sub>Reproduce locally: `evolve-action pr --local --base aaaaaaa`</sub>" in body
+    dirty = Revision(base_sha="a" * 40, head_sha="b" * 40, dirty=True, reproduce="make `x`")
+    body = render_pr_comment(rows_fixture(), FACTS, revision=dirty)
+    assert "`bbbbbbb` + uncommitted changes" in body
+    assert "Reproduce locally: `make x`" in body
+
+
+def test_verdict_lines() -> None:
+    from tests.helpers import comment_examples as ex
+
+    first = {
+        name: render_pr_comment(make(), ex.facts(), revision=ex.REVISION).splitlines()[2]
+        for name, make in ex.CASES.items()
+    }
+    assert first == {
+        "regression": "### 🔴 csv-report triggers fell from 92 % to 46 % — a regression beyond noise",
+        "improvement": "### 🟢 csv-report evals rose from 57 % to 96 % — an improvement beyond noise",
+        "no-change": "### ✅ no change in 3 skills",
+        "undecided": (
+            "### 🟡 csv-report triggers moved from 69 % to 51 % — undecided: more runs would tell"
+        ),
+    }
+
+
+def test_a_tier_not_rerun_shows_no_label() -> None:
+    from tests.helpers import comment_examples as ex
+
+    body = render_pr_comment(ex.regression(), ex.facts())
+    assert table_lines(body)[2].endswith("| 88 % · not re-run |")
 
 
 def test_no_rows_and_no_cost() -> None:
     facts = dataclasses.replace(FACTS, cost_usd=None, run_url=None, evaluation_url=None)
     body = render_pr_comment((), facts)
-    assert "No touched skill has stored results on either side yet." in body
+    assert "### No touched skill has stored results on either side yet" in body
     assert "| Skill |" not in body
     assert "cost not measured" in body and "](" not in body
 
@@ -254,39 +288,37 @@ def test_size_cap_with_500_skills_keeps_headline_and_severe_rows() -> None:
     body = render_pr_comment(rows, FACTS)
     assert comment_length(body) <= 65_000 < COMMENT_LIMIT
     assert body.count(MARKER) == 1
-    assert "🔴 **20 regression** · ⚪ 980 within noise across 1000 skill × model rows." in body
-    assert "Failing-case details were left out" in body
+    assert body.splitlines()[2].startswith("### 🔴 skill-000-")
+    assert "(🔴 20 regression in 1000 skill × model rows)" in body.splitlines()[2]
+    assert "Details were left out" in body
     assert "<details>" not in body
-    note = re.search(r"(\d+) of 1000 rows were left out \((\d+) within noise\)", body)
+    note = re.search(r"(\d+) of 1000 rows were left out \((\d+) no change\)", body)
     assert note is not None and note.group(1) == note.group(2)
     shown = table_lines(body)[2:]  # after the header and separator lines
     assert len(shown) == 1000 - int(note.group(1))
-    regressions = [line for line in shown if "**regression**" in line]
+    regressions = [line for line in shown if "🔴 regression" in line]
     assert len(regressions) == 20  # the severe rows survive the cut
-    assert "**This run:**" in body and body.endswith("</sub>\n")
+    assert body.endswith("</sub>\n")
+
+
+def _sections(body: str) -> list[str]:
+    return re.findall(r"^\*\*plugin/skill-\d+-x+ · [^*]+\*\*$", body, re.M)
 
 
 def test_size_cap_drops_details_before_rows_least_severe_first() -> None:
     rows = big_rows(10)  # skill-000 regressed on both models; 18 quiet rows, all with failures
     full = render_pr_comment(rows, FACTS)
-    blocks = re.findall(r"<details>.*?</details>", full, re.S)
-    assert len(blocks) == 20
-    regressed = [b for b in blocks if "skill-000" in b]
-    no_details_len = comment_length(full) - sum(comment_length(b) + 2 for b in blocks)
-    # room for the two regressed rows' details but not for all twenty
-    budget = no_details_len + sum(comment_length(b) + 2 for b in regressed) + 600
+    assert len(_sections(full)) == 20
+    budget = comment_length(full) - 2000
     body = render_pr_comment(rows, FACTS, budget=budget)
     assert comment_length(body) <= budget
-    kept = re.findall(r"<details>.*?</details>", body, re.S)
+    kept = _sections(body)
     assert 2 <= len(kept) < 20
-    assert all(b in kept for b in regressed)  # the severe rows keep their failing cases
-    assert f"Failing-case details of {20 - len(kept)} of 20 rows were left out" in body
+    assert sum("skill-000" in k for k in kept) == 2  # the severe rows keep their details
+    assert f"Details of {20 - len(kept)} of 20 rows" in body
     assert len(table_lines(body)) == len(table_lines(full))  # every row is still there
     assert "EVALUATION.md has every row" not in body  # no row was dropped
-    # with no room for any detail, the rows still all fit
-    body = render_pr_comment(rows, FACTS, budget=no_details_len + 300)
-    assert "<details>" not in body and "Failing-case details of 20 of 20 rows" in body
-    assert len(table_lines(body)) == len(table_lines(full))
+    assert "**Newly failing**" in body  # the regressions' flipped cases stay
 
 
 def test_long_failing_lists_are_counted_not_listed() -> None:
@@ -350,7 +382,7 @@ def test_hostile_text_is_neutralised() -> None:
         assert bad not in body
     assert "[x](https://e.vil)" not in body  # no links from untrusted text
     lines = table_lines(body)
-    assert {cell_count(line) for line in lines} == {6}  # pipes escaped, rows intact
+    assert {cell_count(line) for line in lines} == {4}  # pipes escaped, rows intact
     assert all(" \\|" not in line[-3:] for line in lines)  # no trailing backslash eats a pipe
     assert not any(line.startswith("## heading") for line in body.splitlines())
     assert "\\| pipe new line" in body  # newlines flattened inside cells and bullets
@@ -388,11 +420,13 @@ def test_label_order_is_the_documented_priority() -> None:
         "regression",
         "improvement",
         "not comparable",
-        "underpowered",
-        "within noise",
+        "undecided",
+        "no change",
         "new",
         "removed",
+        "not re-run",
     ]
+    assert Label.UNDERPOWERED is Label.WITHIN_NOISE is Label.UNDECIDED  # old names, aliases
 
 
 def test_not_comparable_and_removed_rows_render() -> None:
@@ -408,7 +442,7 @@ def test_not_comparable_and_removed_rows_render() -> None:
     )
     assert [r.label for r in rows] == [Label.NOT_COMPARABLE, Label.REMOVED]
     body = render_pr_comment(rows, FACTS)
-    assert "⚪ 1 not comparable · ➖ 1 removed across 2 skill × model rows." in body
-    assert "Triggers: not comparable; different harness claude → codex" in body
-    removed = next(line for line in table_lines(body) if line.startswith("| p/b "))
-    assert "1/2 (50 %) → —" in removed and removed.endswith("➖ **removed** |")
+    assert "### ⚪ a: not comparable (different model or harness)" in body
+    assert "Triggers: ⚪ not comparable: different harness claude → codex" in body
+    removed = next(line for line in table_lines(body) if line.startswith("| [p/b]"))
+    assert "| 50 % → — · ➖ removed |" in removed
