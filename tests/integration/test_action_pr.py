@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -871,3 +872,65 @@ def test_base_evidence_from_the_api_when_git_lacks_the_base_and_failures_are_not
     outcome, commands = run_pr_job(pr)
     assert "::notice::the base results of kit/beta could not be read" in commands
     assert "the base results of kit/beta could not be read" in pr.summary.read_text()
+
+
+def test_a_plugin_symlinked_outside_the_checkout_is_never_committed(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    gh.add_token(TOKEN, kind="installation")
+    repo = gh.add_repo(REPO)
+    market = {
+        "name": "m",
+        "owner": {"name": "o"},
+        "plugins": [{"name": "kit", "source": "./vendor/kit"}],
+    }
+    files = {".claude-plugin/marketplace.json": json.dumps(market) + "\n", "README.md": "# m\n"}
+    files.update({f"vendor/kit/{k}": v for k, v in base_files().items() if k != ".evolve.json"})
+    files[".evolve.json"] = base_files()[".evolve.json"]
+    files["vendor/kit/evals/beta/results.json"] = _results_doc("kit", "beta")  # a plugin page
+    base = gh.commit(repo, files, branch="main")
+    edited = {
+        "vendor/kit/skills/beta/SKILL.md": skill_md("beta", "Beta. Use when asked about beta.")
+    }
+    gh.commit(repo, edited, parents=[base], branch="feature")
+    pull = gh.add_pull(repo, head_ref="feature", files=list(edited))
+    ws = tmp_path / "workspace"
+    subprocess.run(
+        ["git", "clone", "-q", "-b", "feature", str(gh.git_dir(repo)), str(ws)], check=True
+    )
+    outside = tmp_path / "elsewhere" / "kit"  # the checkout's plugin leaves it through a symlink
+    shutil.copytree(ws / "vendor/kit", outside)
+    shutil.rmtree(ws / "vendor/kit")
+    (ws / "vendor/kit").symlink_to(outside)
+    event = {
+        "number": pull.number,
+        "pull_request": {
+            "number": pull.number,
+            "head": {"ref": "feature", "sha": pull.head_sha, "repo": {"full_name": REPO}},
+            "base": {"ref": "main", "sha": base, "repo": {"full_name": REPO}},
+        },
+    }
+    (tmp_path / "event.json").write_text(json.dumps(event))
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.base_url,
+        "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_SHA": pull.head_sha,
+        "GITHUB_REF": f"refs/pull/{pull.number}/merge",
+        "GITHUB_OUTPUT": str(tmp_path / "out.txt"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "INPUT_GITHUB_TOKEN": TOKEN,
+        "INPUT_TIERS": "checks",
+    }
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["pr"], env, stdout=out, stderr=err, cwd=ws)
+    tip = gh.ref_sha(REPO, "heads/feature")
+    changed = git(gh.git_dir(REPO), "diff", "--name-only", pull.head_sha, str(tip)).splitlines()
+    # No junk path named after the absolute workspace, nothing through the symlink.
+    assert set(changed) <= {"EVALUATION.md", "EVALUATION.json"}, changed
+    assert code != 0 or "resolve outside the repository" not in out.getvalue()

@@ -422,7 +422,7 @@ class _Payload:
             if not isinstance(node, dict):
                 where = ".".join(walked) or "the payload"
                 raise EnvironmentProblem(
-                    f"event field {where} is a {_json_kind(node)}, not an object (reading {dotted})",
+                    f"event field {where} is {_a(node)}, not an object (reading {dotted})",
                     path=self.path,
                 )
             node = node.get(key)
@@ -529,4 +529,11 @@ def _describe(value: Any) -> str:
         return "missing"
     if isinstance(value, str):
         return f"the string {_quote(value)}"
-    return f"a {_json_kind(value)}"
+    return _a(value)
+
+
+def _a(value: Any) -> str:
+    kind = _json_kind(value)
+    if kind == "null":
+        return "null"
+    return f"an {kind}" if kind in ("array", "object") else f"a {kind}"
