@@ -12,7 +12,11 @@ Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
   missing or stale (`--new` ∪ `--modified`), so a re-run on the bot's own commit plans nothing.
 - Nothing is posted or committed for a fork, with `comment: off`/`commit: false`, or locally
-  (`local=True` writes the comment and the summary to files instead).
+  (`local=True` writes the comment and the summary to files instead). A pull request event on a PR
+  that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
+- The commit-back only ever commits files that resolve inside the repository top; the base
+  evidence comes from git whenever the clone holds the base commit, else from the API, and a base
+  that cannot be read is a notice, never a silent "no base".
 - A GitHub failure after the evaluation (a 403 on the comment, a moved head) becomes a notice: the
   results on disk, the step summary and the outputs are still written.
 - A cancelled job (SIGINT/SIGTERM) still reports, commits what finished and notes the
