@@ -16,10 +16,14 @@ background thread), but on 127.0.0.1 port 0, threaded, with state each test buil
 State, in memory: repositories (`add_repo`, `add_fork` for fork PRs), pull requests (head/base refs and
 SHAs taken from the branches, the head repository, `changed_files`, which defaults to the number of
 files), PR files (paginated with `per_page`/`page` and GitHub's `Link` header, never more than 3000),
-issue comments (paginated; author login and type; created/updated), tokens (a PAT answers `GET /user`
-with its login; an installation token gets 403 "Resource not accessible by integration" there and writes
-as `github-actions[bot]`; `read_only=True` gets that 403 on every write, like a fork PR's token), and the
-contents API (files, directories; files above `contents_size_limit` come back without content).
+issue comments (paginated; author login and type; created/updated; `performed_via_github_app` for
+comments an installation token wrote), tokens (a PAT answers `GET /user` with its login; an installation
+token gets 403 "Resource not accessible by integration" there, as GitHub answers every installation
+token, and writes as `github-actions[bot]` or, for an App's token, `login="<slug>[bot]"`; `read_only=True`
+gets that 403 on every write, like a fork PR's token), GraphQL `query { viewer { login } }` (the one
+query GitHub answers the same for every kind of token; other queries get a GraphQL error; at
+`/graphql`, or `/api/graphql` under the GHES-style `/api/v3` prefix), and the contents API (files,
+directories; files above `contents_size_limit` come back without content).
 
 Git data lives in a REAL bare repository per fake repository (`gh.git_dir(repo)`): blobs through
 `git hash-object -w`, trees through `read-tree`/`update-index`/`write-tree` in a throwaway index (with
@@ -183,6 +187,8 @@ class FakeComment:
     user_type: str
     created_at: datetime
     updated_at: datetime
+    app_slug: str | None = None
+    """The App whose installation token wrote it (GitHub's `performed_via_github_app.slug`)."""
 
 
 class GitError(RuntimeError):
@@ -398,11 +404,14 @@ class FakeGitHub:
         *,
         login: str = "reviewer",
         user_type: str = "User",
+        app_slug: str | None = None,
     ) -> FakeComment:
-        """An existing comment, written by `login`."""
+        """An existing comment, written by `login` (through App `app_slug`'s token, when given)."""
         repo = self._repo(repo)
         now = self.now()
-        comment = FakeComment(next(self._ids), repo, issue, body, login, user_type, now, now)
+        comment = FakeComment(
+            next(self._ids), repo, issue, body, login, user_type, now, now, app_slug
+        )
         with self._lock:
             self.comments[comment.id] = comment
         return comment
@@ -647,6 +656,11 @@ class FakeGitHub:
             "created_at": _iso(c.created_at),
             "updated_at": _iso(c.updated_at),
             "author_association": "NONE" if c.user_type == "Bot" else "MEMBER",
+            "performed_via_github_app": (
+                {"id": zlib.crc32(c.app_slug.encode()) % 1_000_000, "slug": c.app_slug}
+                if c.app_slug
+                else None
+            ),
         }
 
     def _commit_json(self, repo: FakeRepo, sha: str) -> dict[str, Any]:
@@ -805,6 +819,16 @@ class FakeGitHub:
                 raise _ApiError(403, NOT_ACCESSIBLE)
             return _json(fake._user_json(token.login))
 
+        graphql = (pre.removesuffix("/v3") if pre.endswith("/v3") else pre) + "/graphql"
+
+        @app.post(graphql)
+        def post_graphql() -> Response:
+            token = current_token()
+            query = str((body() or {}).get("query", ""))
+            if re.fullmatch(r"\s*(?:query\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*", query):
+                return _json({"data": {"viewer": {"login": token.login}}})
+            return _json({"errors": [{"message": "the fake answers only viewer { login }"}]})
+
         @app.get(f"{pre}/repos/<owner>/<name>")
         def get_repo(owner: str, name: str) -> Response:
             current_token()
@@ -841,7 +865,14 @@ class FakeGitHub:
             if len(text) > 65536:
                 raise _ApiError(422, "Body is too long (maximum is 65536 characters)")
             comment = fake.add_comment(
-                repo, number, text, login=token.login, user_type=token.user_type
+                repo,
+                number,
+                text,
+                login=token.login,
+                user_type=token.user_type,
+                app_slug=token.login.removesuffix("[bot]")
+                if token.kind == "installation"
+                else None,
             )
             return _json(fake._comment_json(comment), 201)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from evolve_action.events import RecordingReporter
 from evolve_action.flows import COMMENT_MARKER, PrOptions, run_pr
 from evolve_action.github import RetryPolicy
 from evolve_action.modelserver import ModelServer
+from evolve_action.report import Label
 
 pytestmark = pytest.mark.integration
 
@@ -100,11 +102,12 @@ def make_pr(
     event: str = "pull_request",
     inputs: dict[str, str] | None = None,
     base_url: str = "http://127.0.0.1:9",
+    extra_base: dict[str, str] | None = None,
 ) -> Pr:
     """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make."""
     gh.add_token(TOKEN, kind="installation")
     repo = gh.add_repo(REPO)
-    base = gh.commit(repo, base_files(), branch="main")
+    base = gh.commit(repo, {**base_files(), **(extra_base or {})}, branch="main")
     head_repo = repo
     if fork:
         head_repo = gh.add_fork(repo, "stranger/skills")
@@ -203,6 +206,11 @@ def sessions(srv: ModelServer) -> list[str]:
     return found
 
 
+def writes(gh: FakeGitHub) -> list[Any]:
+    """Every request that changes something (a GraphQL query is a read sent as a POST)."""
+    return [r for r in gh.requests if r.method in ("POST", "PATCH") and r.path != "/graphql"]
+
+
 @pytest.fixture
 def gh(tmp_path: Path) -> Iterator[FakeGitHub]:
     with FakeGitHub.start(tmp_path) as fake:
@@ -252,7 +260,7 @@ def test_pr_touching_one_skill_then_a_rerun_on_the_bots_commit(
 
     # Second run on the bot's commit (head checkout this time): no session, commit or comment write.
     before = len(srv.requests)
-    writes_before = len(gh.calls("POST")) + len(gh.calls("PATCH"))
+    writes_before = len(writes(gh))
     event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
     event["pull_request"]["head"]["sha"] = tip
     Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
@@ -267,7 +275,7 @@ def test_pr_touching_one_skill_then_a_rerun_on_the_bots_commit(
     )
     assert gh.ref_sha(REPO, "heads/feature") == tip
     assert len(gh.comments_on(REPO, 1)) == 1
-    assert len(gh.calls("POST")) + len(gh.calls("PATCH")) == writes_before
+    assert len(writes(gh)) == writes_before
 
 
 def test_nothing_touched_is_one_summary_line_and_exit_0(tmp_path: Path, gh: FakeGitHub) -> None:
@@ -709,3 +717,225 @@ def test_openai_models_run_through_codex_with_extra_harnesses(
     assert "::add-mask::sk-openai-scripted" in out
     bodies = json.dumps([r["body"] for r in codex_calls])
     assert "must-never-reach-an-agent" not in bodies and TOKEN not in bodies
+
+
+# ------------------------------------------------------------------ issue 20: ours only, inside only
+
+
+APP_TOKEN = "ghs_app_installation_token"
+APP_LOGIN = "evolve-app[bot]"
+
+
+def beta_edited() -> dict[str, str | None]:
+    return {"skills/beta/SKILL.md": skill_md("beta", "Beta things. Use when asked about beta.")}
+
+
+def run_pr_job(pr: Pr) -> tuple[Any, str]:
+    commands = io.StringIO()
+    outcome = run_pr(
+        PrOptions(environ=pr.env, cwd=pr.workspace, retry=RetryPolicy.immediate()),
+        reporter=RecordingReporter(),
+        commands=commands,
+    )
+    return outcome, commands.getvalue()
+
+
+def test_an_app_token_run_twice_keeps_one_comment_and_leaves_quotes_alone(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited(), inputs={"tiers": "checks", "commit": "false"})
+    gh.add_token(APP_TOKEN, kind="installation", login=APP_LOGIN)  # GET /user: 403, like GitHub
+    pr.env["INPUT_GITHUB_TOKEN"] = APP_TOKEN
+    # Another workflow (the default token) quotes our marker mid-body; a human forges line 1.
+    quoting = f"CI report\n\n> {COMMENT_MARKER}\n"
+    theirs = gh.add_comment(REPO, 1, quoting, login="github-actions[bot]", user_type="Bot")
+    forged = gh.add_comment(REPO, 1, f"{COMMENT_MARKER}\nfake results", login="mallory")
+    for _ in range(2):
+        code, out, err = run_action(pr)
+        assert code == 0, out + err
+    ours = [c for c in gh.comments_on(REPO, 1) if c.user_login == APP_LOGIN]
+    assert len(ours) == 1 and ours[0].body.splitlines()[0] == COMMENT_MARKER
+    assert gh.comments[theirs.id].body == quoting
+    assert gh.comments[forged.id].body == f"{COMMENT_MARKER}\nfake results"
+    assert gh.calls("GET", "/user") == []
+    assert "failed with 403" not in err
+    # Evidence that changes is written into the same comment.
+    pr.env["INPUT_COMMENT_AUTHOR"] = APP_LOGIN
+    Path(pr.workspace / "skills/beta/SKILL.md").write_text(skill_md("beta", "Beta, again."))
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert [c.id for c in gh.comments_on(REPO, 1) if c.user_login == APP_LOGIN] == [ours[0].id]
+
+
+def test_a_closed_pull_request_event_is_one_summary_line(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited())  # live tiers asked, model server unreachable
+    event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
+    event["action"] = "closed"
+    event["pull_request"]["state"] = "closed"
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    line = "evolve-action does nothing on a closed pull_request event: pull request #1 is closed"
+    assert pr.summary.read_text().startswith(line) and len(pr.summary.read_text().splitlines()) == 1
+    assert pr.outputs()["status"] == "skipped"
+    assert [r for r in gh.requests if r.method != "GET"] == []  # no comment, no commit
+    assert not (pr.workspace / "EVALUATION.md").exists()
+
+
+def test_a_protected_branch_422_reports_githubs_reason(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited(), inputs={"tiers": "checks"})
+    reason = "Protected branch update failed for refs/heads/feature."
+    gh.fail("PATCH", r".*/git/refs/heads/feature", [Fault(422, reason)])
+    outcome, commands = run_pr_job(pr)
+    assert outcome.exit_code == 0 and outcome.outputs.commit_sha == ""
+    assert reason in commands and "is now at" not in commands
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha
+
+
+def test_a_head_that_really_moved_says_so(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited(), inputs={"tiers": "checks"})
+    moved: list[str] = []
+    gh.hook(
+        "PATCH",
+        r".*/git/refs/heads/feature",
+        lambda: moved.append(
+            gh.commit(REPO, {"x.md": "x\n"}, parents=[pr.head_sha], branch="feature")
+        ),
+    )
+    outcome, commands = run_pr_job(pr)
+    assert outcome.exit_code == 0 and outcome.outputs.commit_sha == ""
+    assert f"is now at {moved[0][:12]}, not the evaluated {pr.head_sha[:12]}" in commands
+
+
+def _results_doc(plugin: str, skill: str) -> str:
+    from tests.helpers.report_fixtures import tq, trig_entry
+
+    from evolve_action.encoding import encode_json
+    from evolve_action.results import ModelEntry, ResultsFile, to_document
+
+    key = "anthropic/claude-sonnet-5"  # a model the fixtures know
+    entry = trig_entry(key, [tq(f"Summarise the {skill} spreadsheet please", True, 3)])
+    doc = to_document(
+        ResultsFile(plugin=plugin, skill=skill, models={key: ModelEntry(triggers=entry)})
+    )
+    return str(encode_json(doc))
+
+
+def test_base_evidence_comes_from_git_when_the_clone_has_the_base(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_and_gamma_edited(),  # gamma has no results at the base
+        inputs={"tiers": "checks", "commit": "false", "comment": "off"},
+        extra_base={"evals/beta/results.json": _results_doc("kit", "beta")},
+    )
+    outcome, commands = run_pr_job(pr)
+    assert outcome.exit_code == 0, commands
+    assert gh.calls("GET", r".*/contents/.*") == []  # git answered, absent files included
+    (row,) = [r for r in outcome.rows if r.skill == "beta"]
+    assert row.label is not Label.NEW and row.triggers is not None
+    assert row.triggers.base is not None and row.triggers.base.n == 1
+    assert "could not be read" not in commands
+
+
+def test_base_evidence_from_the_api_when_git_lacks_the_base_and_failures_are_notices(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        inputs={"tiers": "checks", "commit": "false", "comment": "off"},
+    )
+    # The base moved on GitHub after the checkout: the clone does not hold the event's base.
+    main = gh.ref_sha(REPO, "heads/main")
+    assert main is not None
+    newer = gh.commit(
+        REPO,
+        {"evals/beta/results.json": _results_doc("kit", "beta")},
+        parents=[main],
+        branch="main",
+    )
+    event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
+    event["pull_request"]["base"]["sha"] = newer
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    outcome, commands = run_pr_job(pr)
+    assert outcome.exit_code == 0, commands
+    listed = gh.calls("GET", r".*/contents/.*")
+    assert [r.path for r in listed] == [
+        "/repos/octo/skills/contents/evals/beta",
+        "/repos/octo/skills/contents/evals/beta/results.json",
+    ]
+    (row,) = [r for r in outcome.rows if r.skill == "beta"]
+    assert row.triggers is not None and row.triggers.base is not None
+    assert "could not be read" not in commands
+
+    # A failing API is said out loud, never a silent "no base".
+    gh.fail("GET", r".*/contents/evals/beta", [500] * 4)
+    outcome, commands = run_pr_job(pr)
+    assert "::notice::the base results of kit/beta could not be read" in commands
+    assert "the base results of kit/beta could not be read" in pr.summary.read_text()
+
+
+def test_a_plugin_symlinked_outside_the_checkout_is_never_committed(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    gh.add_token(TOKEN, kind="installation")
+    repo = gh.add_repo(REPO)
+    market = {
+        "name": "m",
+        "owner": {"name": "o"},
+        "plugins": [{"name": "kit", "source": "./vendor/kit"}],
+    }
+    files = {".claude-plugin/marketplace.json": json.dumps(market) + "\n", "README.md": "# m\n"}
+    files.update({f"vendor/kit/{k}": v for k, v in base_files().items() if k != ".evolve.json"})
+    files[".evolve.json"] = base_files()[".evolve.json"]
+    files["vendor/kit/evals/beta/results.json"] = _results_doc("kit", "beta")  # a plugin page
+    base = gh.commit(repo, files, branch="main")
+    edited = {
+        "vendor/kit/skills/beta/SKILL.md": skill_md("beta", "Beta. Use when asked about beta.")
+    }
+    gh.commit(repo, edited, parents=[base], branch="feature")
+    pull = gh.add_pull(repo, head_ref="feature", files=list(edited))
+    ws = tmp_path / "workspace"
+    subprocess.run(
+        ["git", "clone", "-q", "-b", "feature", str(gh.git_dir(repo)), str(ws)], check=True
+    )
+    outside = tmp_path / "elsewhere" / "kit"  # the checkout's plugin leaves it through a symlink
+    shutil.copytree(ws / "vendor/kit", outside)
+    shutil.rmtree(ws / "vendor/kit")
+    (ws / "vendor/kit").symlink_to(outside)
+    event = {
+        "number": pull.number,
+        "pull_request": {
+            "number": pull.number,
+            "head": {"ref": "feature", "sha": pull.head_sha, "repo": {"full_name": REPO}},
+            "base": {"ref": "main", "sha": base, "repo": {"full_name": REPO}},
+        },
+    }
+    (tmp_path / "event.json").write_text(json.dumps(event))
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.base_url,
+        "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_SHA": pull.head_sha,
+        "GITHUB_REF": f"refs/pull/{pull.number}/merge",
+        "GITHUB_OUTPUT": str(tmp_path / "out.txt"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "INPUT_GITHUB_TOKEN": TOKEN,
+        "INPUT_TIERS": "checks",
+    }
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["pr"], env, stdout=out, stderr=err, cwd=ws)
+    tip = gh.ref_sha(REPO, "heads/feature")
+    changed = git(gh.git_dir(REPO), "diff", "--name-only", pull.head_sha, str(tip)).splitlines()
+    # No junk path named after the absolute workspace, nothing through the symlink.
+    assert set(changed) <= {"EVALUATION.md", "EVALUATION.json"}, changed
+    assert code != 0 or "resolve outside the repository" not in out.getvalue()

@@ -5,6 +5,7 @@ The fake keeps git objects in a real bare repository, so commit-back is checked 
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from evolve_action.github import (
     HeadMoved,
     NothingToCommit,
     RetryPolicy,
+    is_sticky,
 )
 
 REPO = "octo/skills"
@@ -238,6 +240,19 @@ def test_read_file_at_a_ref(scenario: Scenario) -> None:
         api.read_file("README.md", "no-such-branch")
 
 
+def test_read_first_lists_the_directory_once(scenario: Scenario) -> None:
+    gh = scenario.gh
+    api = scenario.bot.repository(REPO)
+    names = ("results.json", "results.yaml")
+    assert api.read_first("skills/a/evals", names, "main") == ("results.json", b'{"v": 1}\n')
+    gh.clear_log()
+    assert api.read_first("skills/b/evals", names, "main") is None  # no such directory
+    assert api.read_first("skills/b", names, "main") is None  # no such file
+    assert len(gh.requests) == 2 and all(r.method == "GET" for r in gh.requests)
+    with pytest.raises(GitHubNotFoundError):
+        api.read_first("skills/a/evals", names, "no-such-branch")
+
+
 def test_read_large_file_through_the_blob_api(scenario: Scenario) -> None:
     gh = scenario.gh
     big = bytes(range(256)) * 40
@@ -250,18 +265,36 @@ def test_read_large_file_through_the_blob_api(scenario: Scenario) -> None:
 # ------------------------------------------------------------------ identity
 
 
-def test_identity_of_a_pat_and_of_an_installation_token(scenario: Scenario) -> None:
+def test_identity_comes_from_graphql_for_every_kind_of_token(
+    scenario: Scenario, caplog: pytest.LogCaptureFixture
+) -> None:
+    gh = scenario.gh
+    caplog.set_level(logging.DEBUG)
+    gh.add_token("ghp_user", kind="pat", login="maintainer")
+    gh.add_token("ghs_app", kind="installation", login="evolve-app[bot]")
+    with _client(gh, "ghp_user") as user:
+        assert (user.identity().login, user.identity().source) == ("maintainer", "graphql")
+    assert (scenario.bot.identity().login, scenario.bot.identity().is_bot) == (BOT_LOGIN, True)
+    with _client(gh, "ghs_app") as app:
+        assert app.identity().login == "evolve-app[bot]"
+        # The `comment_author` input wins, and costs no request.
+        assert app.identity(configured="other[bot]").source == "comment_author"
+    # GET /user (a 403 for installation tokens, logged twice by PyGithub) is never asked.
+    assert gh.calls("GET", "/user") == []
+    assert len(gh.calls("POST", "/graphql")) == 3 and len(gh.requests) == 3
+    assert not [r for r in caplog.records if "failed with 403" in r.getMessage()]
+
+
+def test_identity_when_graphql_fails(scenario: Scenario) -> None:
     gh = scenario.gh
     gh.add_token("ghp_user", kind="pat", login="maintainer")
-    with _client(gh, "ghp_user") as user:
-        assert user.identity().login == "maintainer"
-        assert user.identity().kind == "user"
-    bot = scenario.bot.identity()
-    assert (bot.login, bot.kind) == (BOT_LOGIN, "installation")
-    assert [r.status for r in gh.calls("GET", "/user")] == [200, 403]
-    with _client(gh, "ghs_app") as app:
-        gh.add_token("ghs_app", kind="installation", login="my-app[bot]")
-        assert app.identity(installation_login="my-app[bot]").login == "my-app[bot]"
+    gh.add_token("ghs_app", kind="installation", login="evolve-app[bot]")
+    gh.fail("POST", "/graphql", [Fault(403, "Resource not accessible")] * 2)
+    with _client(gh, "ghp_user") as user:  # a personal token: GET /user answers
+        assert (user.identity().login, user.identity().source) == ("maintainer", "rest")
+    with _client(gh, "ghs_app") as app:  # an installation token: unknown, and /user is not tried
+        assert (app.identity().login, app.identity().source) == (None, "unknown")
+    assert [r.status for r in gh.calls("GET", "/user")] == [200]
 
 
 def test_a_bad_token_is_an_auth_error(scenario: Scenario) -> None:
@@ -302,7 +335,7 @@ def test_bot_comment_on_page_2_of_more_than_100(scenario: Scenario) -> None:
     gh = scenario.gh
     for i in range(130):
         gh.add_comment(REPO, 1, f"human comment {i}")
-    mine = gh.add_comment(REPO, 1, f"old results\n{MARKER}", login=BOT_LOGIN, user_type="Bot")
+    mine = gh.add_comment(REPO, 1, f"{MARKER}\nold results", login=BOT_LOGIN, user_type="Bot")
     for i in range(20):
         gh.add_comment(REPO, 1, f"later comment {i}")
     assert _upsert(scenario, "new results") == (mine.id, "updated")
@@ -318,21 +351,74 @@ def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scen
     quoted = f"> the bot said\n> {MARKER}\nwhy?"
     human = gh.add_comment(REPO, 1, quoted, login="reviewer")
     other_bot = gh.add_comment(REPO, 1, f"x {MARKER}", login="other-app[bot]", user_type="Bot")
+    # Another workflow with the same token quotes our marker mid-body: written by "us", not ours.
+    same_bot = f"Lint report\n\n```\n{MARKER}\n```\n"
+    foreign = gh.add_comment(REPO, 1, same_bot, login=BOT_LOGIN, user_type="Bot")
     new_id, action = _upsert(scenario, "results")
-    assert action == "created" and new_id not in (human.id, other_bot.id)
+    assert action == "created" and new_id not in (human.id, other_bot.id, foreign.id)
     assert gh.comments[human.id].body == quoted
     assert gh.comments[other_bot.id].body == f"x {MARKER}"
+    assert gh.comments[foreign.id].body == same_bot
     edits = gh.calls("PATCH", EDIT)
     assert not edits
+    assert gh.comments[new_id].body.splitlines()[0] == MARKER  # the marker leads our body
     # The next run finds its own comment, not the human's.
     assert _upsert(scenario, "results 2") == (new_id, "updated")
     assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
 
 
+@pytest.mark.parametrize(
+    ("body", "sticky"),
+    [
+        (f"{MARKER}\n## Results", True),
+        (f"\ufeff{MARKER}  \r\n## Results", True),
+        (MARKER, True),
+        (f"## Results\n{MARKER}", False),
+        (f"> {MARKER}\n", False),
+        (f"x{MARKER}\n", False),
+        ("", False),
+    ],
+)
+def test_the_marker_must_be_the_first_line(body: str, sticky: bool) -> None:
+    assert is_sticky(body, MARKER) is sticky
+
+
+def test_an_app_token_run_twice_keeps_one_comment(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.add_token("ghs_app", kind="installation", login="evolve-app[bot]")
+    # Someone else's bot (the default token's) left a comment starting with our marker: not ours.
+    theirs = gh.add_comment(REPO, 1, f"{MARKER}\nold", login=BOT_LOGIN, user_type="Bot")
+    ids = []
+    for body in ("results 1", "results 2"):
+        with _client(gh, "ghs_app") as app:
+            author = app.identity().login
+            ids.append(
+                app.repository(REPO).upsert_sticky_comment(1, body, marker=MARKER, author=author).id
+            )
+    assert ids[0] == ids[1] != theirs.id
+    mine = [c for c in gh.comments_on(REPO, 1) if c.user_login == "evolve-app[bot]"]
+    assert [c.id for c in mine] == [ids[0]] and mine[0].body.endswith("results 2")
+    assert gh.comments[theirs.id].body == f"{MARKER}\nold"
+    assert gh.calls("GET", "/user") == []
+
+
+def test_an_unknown_identity_updates_the_bots_comment_and_never_doubles_it(
+    scenario: Scenario,
+) -> None:
+    gh = scenario.gh
+    forged = gh.add_comment(REPO, 1, f"{MARKER}\nI am the bot, honest", login="mallory")
+    api = scenario.bot.repository(REPO)
+    first = api.upsert_sticky_comment(1, "results 1", marker=MARKER, author=None)
+    second = api.upsert_sticky_comment(1, "results 2", marker=MARKER, author=None)
+    assert (first.action, second.action, second.id) == ("created", "updated", first.id)
+    assert gh.comments[forged.id].body == f"{MARKER}\nI am the bot, honest"  # a human: never ours
+    assert len(gh.comments_on(REPO, 1)) == 2
+
+
 def test_duplicates_by_the_bot_converge_on_the_lowest_id(scenario: Scenario) -> None:
     gh = scenario.gh
-    a = gh.add_comment(REPO, 1, f"one\n{MARKER}", login=BOT_LOGIN, user_type="Bot")
-    b = gh.add_comment(REPO, 1, f"two\n{MARKER}", login=BOT_LOGIN, user_type="Bot")
+    a = gh.add_comment(REPO, 1, f"{MARKER}\none", login=BOT_LOGIN, user_type="Bot")
+    b = gh.add_comment(REPO, 1, f"{MARKER}\ntwo", login=BOT_LOGIN, user_type="Bot")
     result = scenario.bot.repository(REPO).upsert_sticky_comment(
         1, "three", marker=MARKER, author=BOT_LOGIN
     )
@@ -486,16 +572,30 @@ def test_unchanged_files_make_no_commit_and_no_writes(scenario: Scenario) -> Non
     assert gh.ref_sha(REPO, "heads/feature") == scenario.head_sha
 
 
-def test_422_on_the_ref_update_is_head_moved(scenario: Scenario) -> None:
+def test_a_422_on_the_ref_update_of_an_unmoved_branch_reports_githubs_reason(
+    scenario: Scenario,
+) -> None:
     gh = scenario.gh
-    gh.fail("PATCH", REF, [Fault.not_fast_forward()])
-    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
-    assert isinstance(outcome, HeadMoved)
-    assert outcome.expected_sha == scenario.head_sha
-    assert "fast forward" in outcome.detail
+    reason = "Protected branch update failed for refs/heads/feature."
+    gh.fail("PATCH", REF, [Fault(422, reason)])
+    with pytest.raises(GitHubApiError) as err:
+        _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert err.value.status == 422 and reason in err.value.message
+    assert "is now at" not in err.value.message and "branch protection" in (err.value.hint or "")
     assert gh.ref_sha(REPO, "heads/feature") == scenario.head_sha
     assert len(gh.calls("PATCH", REF)) == 1  # never retried, never forced
-    assert "not committed" in outcome.notice()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/github/workspace/plugins/x/EVALUATION.md", "C:/x", ".git/config", "a/.GIT/hooks/x", "a\nb"],
+)
+def test_paths_outside_the_repository_are_refused_before_any_request(
+    scenario: Scenario, path: str
+) -> None:
+    with pytest.raises(ValueError, match="repository-relative"):
+        _commit(scenario, [FileChange(path, b"x\n")])
+    assert scenario.gh.requests == []
 
 
 def test_branch_moved_before_commit_back_writes_nothing(scenario: Scenario) -> None:

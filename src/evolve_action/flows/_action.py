@@ -12,7 +12,11 @@ Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
   missing or stale (`--new` ∪ `--modified`), so a re-run on the bot's own commit plans nothing.
 - Nothing is posted or committed for a fork, with `comment: off`/`commit: false`, or locally
-  (`local=True` writes the comment and the summary to files instead).
+  (`local=True` writes the comment and the summary to files instead). A pull request event on a PR
+  that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
+- The commit-back only ever commits files that resolve inside the repository top; the base
+  evidence comes from git whenever the clone holds the base commit, else from the API, and a base
+  that cannot be read is a notice, never a silent "no base".
 - A GitHub failure after the evaluation (a 403 on the comment, a moved head) becomes a notice: the
   results on disk, the step summary and the outputs are still written.
 - A cancelled job (SIGINT/SIGTERM) still reports, commits what finished and notes the
@@ -48,7 +52,6 @@ from evolve_action.flows._run_all import RunAllOptions
 from evolve_action.flows._shard import MergeOutcome, merge_fragments, plan_shards, run_shard
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.github import (
-    BOT_LOGIN,
     ActionInputs,
     ActionOutputs,
     ChangedPath,
@@ -69,6 +72,7 @@ from evolve_action.github import (
     fork_target_refusal,
     git_changed_paths,
     git_env,
+    inactive_message,
     load_context,
     read_inputs,
     restore_workspace_owner,
@@ -232,8 +236,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     ctx = load_context(env, cwd=options.cwd)
     files = CommandFiles.from_env(env)
     state = _Run()
-    if ctx.event is Event.UNSUPPORTED:
-        line = unsupported_message(ctx)
+    skip = unsupported_message(ctx) if ctx.event is Event.UNSUPPORTED else inactive_message(ctx)
+    if skip is not None:  # an event we ignore, or a closed/merged PR: no agent, no commit
+        line = skip
         append_summary(files.summary, f"{line}\n")
         write_outputs(files.output, ActionOutputs(status="skipped"))
         return ActionOutcome(exit_code=0, outputs=ActionOutputs(status="skipped"), lines=(line,))
@@ -273,7 +278,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             _ensure_extra_harnesses(inputs, agent_env, state, commands)
         return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
     base_ref = _base_ref(ctx)
-    base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx)
+    base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
     before = _snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
     merged: MergeOutcome | None = None
@@ -852,7 +857,22 @@ def _commit_back(
         return ""
     paths = [p for p in _result_files(repo, touched) if p.read_bytes() != before.get(p)]
     paths += [p for p in written if p.is_file()]
-    changes = [FileChange(_rel(p, top), p.read_bytes()) for p in dict.fromkeys(paths)]
+    changes = []
+    outside = []
+    for p in dict.fromkeys(paths):
+        rel = _inside(p, top)
+        if rel is None:
+            outside.append(p)
+        else:
+            changes.append(FileChange(rel, p.read_bytes()))
+    if outside:
+        shown = ", ".join(str(p) for p in outside[:3]) + (" …" if len(outside) > 3 else "")
+        state.errored = True
+        state.notice(
+            f"not committed: {len(outside)} file(s) resolve outside the repository {top} ({shown}); "
+            "nothing outside the checkout is ever committed",
+            commands,
+        )
     if not changes:
         return ""
     try:
@@ -884,7 +904,13 @@ def _comment(
     pr = ctx.pull_request
     assert pr is not None
     try:
-        author = client.identity(installation_login=BOT_LOGIN).login
+        identity = client.identity(configured=inputs.comment_author or None)
+        author = identity.login
+        if author is None:
+            state.lines.append(
+                "comment: the token's identity is unknown (GitHub's API did not say; set "
+                "`comment_author`); our comment is the oldest one by a bot that starts with the marker"
+            )
         rc = client.repository(ctx.repository)
         existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
         digest = evidence_digest(rows)
@@ -1001,16 +1027,50 @@ def _base_evidence(
     genv: Mapping[str, str],
     client: GitHubClient | None,
     ctx: GitHubContext,
+    state: _Run,
+    commands: TextIO | None,
 ) -> dict[str, ResultsFile | None]:
-    """The touched skills' results files at the PR base: git when it has the commit, else the API."""
+    """The touched skills' results files at the PR base (None: the base has none).
+
+    Git answers whenever the clone holds the base commit (a file absent there is absent: no API
+    call); otherwise one contents listing per skill through the API. A base that cannot be read
+    or decoded is a notice naming the skill, never a silent "no base".
+    """
     out: dict[str, ResultsFile | None] = {}
     if base_ref is None:
         return out
+    in_git = _git(top, genv, "cat-file", "-e", f"{base_ref}^{{commit}}").returncode == 0
     for s in (*touched.skills, *touched.removed):
-        data = _git_show_results(top, base_ref, repo, s, genv)
-        if data is None and client is not None:
-            data = _api_results(client, ctx, repo, s, top, base_ref)
-        out[s.key] = _load_bytes(data)
+        rel = _results_dir_rel(repo, s, top)
+        found: tuple[str, bytes] | None = None
+        if in_git:
+            found = _git_show_results(top, base_ref, repo, s, genv)
+        elif client is not None:
+            try:
+                found = client.repository(ctx.repository).read_first(rel, RESULT_NAMES, base_ref)
+            except (GitHubApiError, ValueError) as exc:
+                why = exc.message if isinstance(exc, GitHubApiError) else str(exc)
+                state.notice(
+                    f"the base results of {s.key} could not be read ({why}); it is compared "
+                    "without a base",
+                    commands,
+                )
+                continue
+        else:
+            state.notice(
+                f"the base results of {s.key} could not be read: the clone lacks the base "
+                f"commit {base_ref[:12]} and there is no token; it is compared without a base",
+                commands,
+            )
+            continue
+        loaded = _load_bytes(found)
+        if found is not None and loaded is None:
+            state.notice(
+                f"the base results of {s.key} ({rel}/{found[0]} at {base_ref[:12]}) are not a "
+                "results file this version reads; it is compared without a base",
+                commands,
+            )
+        out[s.key] = loaded
     return out
 
 
@@ -1034,21 +1094,6 @@ def _git_show_results(
         )
         if proc.returncode == 0:
             return name, proc.stdout
-    return None
-
-
-def _api_results(
-    client: GitHubClient, ctx: GitHubContext, repo: Repository, s: TouchedSkill, top: Path, ref: str
-) -> tuple[str, bytes] | None:
-    rel = _results_dir_rel(repo, s, top)
-    rc = client.repository(ctx.repository)
-    for name in RESULT_NAMES:
-        try:
-            data = rc.read_file(f"{rel}/{name}", ref)
-        except GitHubApiError:
-            return None
-        if data is not None:
-            return name, data
     return None
 
 
@@ -1208,6 +1253,15 @@ def _evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | No
 
 def _report_rel(repo: Repository, top: Path) -> str:
     return _rel(repo.root / "EVALUATION.md", top)
+
+
+def _inside(path: Path, top: Path) -> str | None:
+    """`path` relative to the repository top, symlinks resolved; None when it resolves outside."""
+    try:
+        rel = path.resolve().relative_to(top.resolve())
+    except (ValueError, OSError):
+        return None
+    return rel.as_posix() if rel.parts and ".git" not in rel.parts else None
 
 
 def _rel(path: Path, top: Path) -> str:

@@ -1,16 +1,26 @@
-"""GitHub I/O: workflow commands today; event context, inputs, outputs, changed files, comments next.
+"""GitHub I/O: the event context, the inputs and outputs, workflow commands, the changed files and
+touched skills, and the REST client (sticky comment, commit-back, file reads).
 
-Owns: writing workflow commands (annotations, masks, groups, outputs, step summary) to injected
-streams. Guarantees: a value can never break out of its command. Never reads `os.environ`.
+Owns: everything the action says to or reads from GitHub. Guarantees: a value can never break out of
+a workflow command; the sticky comment is only ever a comment of ours (the marker on its first line,
+written by the token's own identity); commits only ever touch repository-relative paths. Never reads
+`os.environ` (the environment is passed in).
 
 Files (private; import from this package):
-- `_workflow`: GitHub Actions workflow commands: annotations, masks, groups, outputs and the step summary.
+- `_api`: the REST client through PyGithub: pull requests, changed files, file reads, the token's
+  identity, the sticky comment, commit-back.
+- `_context`: the runner's `GITHUB_*` variables and the event payload, validated.
+- `_inputs`: the action's `INPUT_*` values, validated.
+- `_outputs`: step outputs and the step summary.
+- `_touched`: changed paths → touched skills.
+- `_workflow`: workflow commands: annotations, masks, groups.
 """
 
 from evolve_action.github._api import (
     BOT_LOGIN,
     DEFAULT_API_URL,
     FILES_API_CAP,
+    LOGIN,
     MAX_COMMENT_CHARS,
     ChangedFile,
     ChangedFiles,
@@ -32,6 +42,7 @@ from evolve_action.github._api import (
     RepositoryClient,
     RetryPolicy,
     TokenIdentity,
+    is_sticky,
 )
 from evolve_action.github._context import (
     MAX_EVENT_BYTES,
@@ -42,6 +53,7 @@ from evolve_action.github._context import (
     checkout_kind,
     fork_target_refusal,
     git_env,
+    inactive_message,
     load_context,
     restore_workspace_owner,
     unsupported_message,
@@ -96,6 +108,7 @@ __all__ = [
     "FAIL_ON",
     "FILES_API_CAP",
     "INPUT_DEFAULTS",
+    "LOGIN",
     "MAX_COMMENT_CHARS",
     "MAX_EVENT_BYTES",
     "MAX_SUMMARY_BYTES",
@@ -149,8 +162,10 @@ __all__ = [
     "format_output",
     "git_changed_paths",
     "git_env",
+    "inactive_message",
     "input_value",
     "is_actions",
+    "is_sticky",
     "load_context",
     "mask",
     "mask_secrets",

@@ -8,9 +8,15 @@ Guarantees:
   (100 per page), and `ChangedFiles.truncated` says when GitHub's 3000-file cap hid some of them.
 - 5xx, 429 and rate-limit answers are retried a bounded number of times with bounded backoff; a
   comment-creating POST is never repeated blindly: after a lost answer the comments are read again first.
-- The sticky comment is the lowest-id comment that carries the hidden marker AND was written by the given
-  author; a comment by anyone else (a human quoting the marker) is never edited; an unchanged body is
-  never re-sent.
+- The sticky comment is the lowest-id comment whose FIRST LINE is the hidden marker AND that was
+  written by the token's own identity; a comment that merely quotes the marker (a human, another
+  workflow) is never edited; an unchanged body is never re-sent. The identity comes from the
+  `comment_author` input, else GraphQL `viewer` (which answers for App installation tokens, where
+  `GET /user` is a 403), else `GET /user` for tokens that are not installation tokens. When it stays
+  unknown the author rule becomes "written by a Bot account": an existing comment of ours is still
+  found, so an unknown identity never posts a second comment.
+- Every comment body and every committed file's bytes pass through `_outbound` on their way out
+  (the one home of the redaction of secrets).
 - Commit-back writes one commit whose only parent is the evaluated head SHA, on that commit's tree, and
   moves the branch with `force: false`. If the branch is no longer at that SHA the outcome is `HeadMoved`
   and the branch is untouched; nothing that changed nothing is committed (`NothingToCommit`).
@@ -18,7 +24,8 @@ Guarantees:
   `GitHubApiError` (both `PublishError`s) with GitHub's message.
 
 Never: reads `os.environ`, prints, runs git, force-pushes or rebases, deletes or hides comments, or
-changes a comment's body beyond appending the marker (sanitising and size-trimming are the renderer's job).
+changes a comment's body beyond putting the marker on its first line (sanitising and
+size-trimming are the renderer's job).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import Any, AnyStr, Literal, NoReturn, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, InputGitAuthor, InputGitTreeElement
@@ -44,6 +51,7 @@ __all__ = [
     "BOT_LOGIN",
     "DEFAULT_API_URL",
     "FILES_API_CAP",
+    "LOGIN",
     "MAX_COMMENT_CHARS",
     "ChangedFile",
     "ChangedFiles",
@@ -65,17 +73,23 @@ __all__ = [
     "RepositoryClient",
     "RetryPolicy",
     "TokenIdentity",
+    "is_sticky",
 ]
 
 DEFAULT_API_URL = "https://api.github.com"
 BOT_LOGIN = "github-actions[bot]"
-"""Who `GITHUB_TOKEN` (an installation token) writes as."""
+"""Who `GITHUB_TOKEN` (the GitHub Actions App's installation token) writes as."""
+LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+"""A GitHub account login: a user's, or an App's bot (`<app-slug>[bot]`)."""
 FILES_API_CAP = 3000
 """GitHub never lists more files than this for one pull request, whatever the pagination."""
 MAX_COMMENT_CHARS = 65536
 
 _SHA = re.compile(r"[0-9a-f]{40}")
-_MARKER = re.compile(r"<!--(?:(?!-->).)+-->", re.DOTALL)
+_VIEWER = "query { viewer { login } }"
+_INSTALLATION_TOKEN = "ghs_"
+"""The prefix of installation tokens (`GITHUB_TOKEN`, App tokens): `GET /user` always 403s for them."""
+_MARKER = re.compile(r"<!--(?:(?!-->)[^\n])+-->")
 _T = TypeVar("_T")
 
 # --------------------------------------------------------------------------------------------------
@@ -209,10 +223,15 @@ class GitHubRateLimitError(GitHubApiError):
 
 @dataclass(frozen=True)
 class TokenIdentity:
-    """Who the token writes as. `kind` is "user" when `GET /user` answered (a PAT), else "installation"."""
+    """Who the token writes as, and how we know. `login` None: unknown (see `GitHubClient.identity`)."""
 
-    login: str
-    kind: Literal["user", "installation"]
+    login: str | None
+    source: Literal["comment_author", "graphql", "rest", "unknown"]
+
+    @property
+    def is_bot(self) -> bool:
+        """True for an App's bot account (`…[bot]`)."""
+        return self.login is not None and self.login.endswith("[bot]")
 
 
 @dataclass(frozen=True)
@@ -347,6 +366,8 @@ class HeadMoved:
 
     def notice(self) -> str:
         """One line for a `::notice`: what happened and why it is fine."""
+        if self.actual_sha == self.expected_sha:
+            return f"Results were not committed to branch '{self.branch}': {self.detail}."
         now = f"is now at {self.actual_sha[:12]}" if self.actual_sha else "no longer exists"
         return (
             f"Results were not committed: branch '{self.branch}' {now}, not the evaluated "
@@ -380,6 +401,7 @@ class GitHubClient:
         self.base_url = base_url.rstrip("/") or DEFAULT_API_URL
         self.policy = policy or RetryPolicy()
         self._sleep = sleep
+        self._installation_token = token.startswith(_INSTALLATION_TOKEN)
         self._identity: TokenIdentity | None = None
         self._gh = Github(
             auth=Auth.Token(token),
@@ -403,23 +425,48 @@ class GitHubClient:
         """Release the HTTP connections."""
         self._gh.close()
 
-    def identity(self, *, installation_login: str = BOT_LOGIN) -> TokenIdentity:
-        """Who the token writes as: `GET /user` for a PAT; on 403 an installation token (`installation_login`).
+    def identity(self, *, configured: str | None = None) -> TokenIdentity:
+        """Who the token writes as (comments, commits), without ever guessing.
 
-        `GITHUB_TOKEN` writes as `github-actions[bot]`; a GitHub App's installation token writes as
-        `<app-slug>[bot]`, which GitHub does not reveal to the token itself: pass it as `installation_login`.
+        1. `configured` (the `comment_author` input), taken as given;
+        2. GraphQL `viewer { login }`: answers for personal tokens AND installation tokens
+           (`GITHUB_TOKEN` → `github-actions[bot]`, an App's token → `<app-slug>[bot]`);
+        3. `GET /user`, only for tokens that are not installation tokens (it 403s for those);
+        4. else unknown (`login` None): callers must not create a second comment because of it.
+
+        A 401 raises `GitHubAuthError`; any other failure only moves on to the next source.
         """
+        if configured:
+            return TokenIdentity(configured, "comment_author")
         if self._identity is None:
-            try:
-                login = self._call(
-                    "reading the token's identity (GET /user)",
-                    None,
-                    lambda: self._gh.get_user().login,
-                )
-                self._identity = TokenIdentity(str(login), "user")
-            except GitHubPermissionError:
-                self._identity = TokenIdentity(installation_login, "installation")
+            self._identity = self._find_identity()
         return self._identity
+
+    def _find_identity(self) -> TokenIdentity:
+        action = "reading the token's identity"
+        try:
+            _, data = self._gh.requester.graphql_query(_VIEWER, {})
+            login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+            if isinstance(login, str) and LOGIN.fullmatch(login):
+                return TokenIdentity(login, "graphql")
+        except GithubException as exc:
+            if exc.status == 401:
+                raise _translate(exc, f"{action} (GraphQL viewer)", None) from exc
+        except (requests.RequestException, AttributeError, TypeError):
+            pass  # an unreachable or odd GraphQL endpoint: try REST
+        if self._installation_token:
+            return TokenIdentity(None, "unknown")
+        try:
+            login = self._gh.get_user().login
+        except GithubException as exc:
+            if exc.status == 401:
+                raise _translate(exc, f"{action} (GET /user)", None) from exc
+            return TokenIdentity(None, "unknown")
+        except requests.RequestException:
+            return TokenIdentity(None, "unknown")
+        if isinstance(login, str) and LOGIN.fullmatch(login):
+            return TokenIdentity(login, "rest")
+        return TokenIdentity(None, "unknown")
 
     def repository(self, full_name: str) -> RepositoryClient:
         """Calls on `owner/name` (no request is made until one is needed)."""
@@ -526,42 +573,75 @@ class RepositoryClient:
 
         return self._client._call(action, "contents: read", fetch)
 
+    def read_first(
+        self, directory: str, names: Sequence[str], ref: str
+    ) -> tuple[str, bytes] | None:
+        """The first of `names` that is a file in `directory` at `ref`, with its bytes; None when
+        none is (or the directory is absent there). One listing, then one read: absent files cost
+        no request each. An unknown `ref` is an error (`GitHubNotFoundError`)."""
+        clean = _clean_path(directory)
+
+        def listing() -> set[str]:
+            try:
+                entries = self._repo.get_contents(clean, ref=ref)
+            except GithubException as exc:
+                message = _github_message(exc) or ""
+                if exc.status == 404 and "no commit found" not in message.lower():
+                    return set()
+                raise
+            if not isinstance(entries, list):
+                return set()
+            return {e.name for e in entries if e.type == "file"}
+
+        present = self._client._call(f"listing {clean} at {ref}", "contents: read", listing)
+        for name in names:
+            if name in present:
+                data = self.read_file(f"{clean}/{name}", ref)
+                if data is not None:
+                    return name, data
+        return None
+
     # ------------------------------------------------------------------ the sticky comment
 
-    def marked_comments(self, number: int, marker: str, author: str) -> list[CommentInfo]:
-        """Comments on `number` (all pages) that contain `marker` and were written by `author`, by id."""
+    def marked_comments(self, number: int, marker: str, author: str | None) -> list[CommentInfo]:
+        """Our comments on `number` (all pages), by id: `marker` is the first line of the body and
+        the author is `author`; with `author` None (the token's identity is unknown), any Bot account.
+        """
         _check_marker(marker)
 
         def fetch() -> list[CommentInfo]:
-            found = [
-                _comment_info(c)
-                for c in self._repo.get_issue(number).get_comments()
-                if marker in (c.body or "")
-                and c.user is not None
-                and _same_login(c.user.login, author)
-            ]
+            found = []
+            for c in self._repo.get_issue(number).get_comments():
+                if not is_sticky(c.body or "", marker) or c.user is None:
+                    continue
+                if (author is None and c.user.type == "Bot") or _same_login(c.user.login, author):
+                    found.append(_comment_info(c))
             return sorted(found, key=lambda c: c.id)
 
         return self._client._call(
             f"reading the comments of #{number}", "pull-requests: read", fetch
         )
 
-    def find_sticky_comment(self, number: int, marker: str, author: str) -> CommentInfo | None:
-        """The sticky comment: the lowest-id comment with `marker` written by `author`, or None."""
+    def find_sticky_comment(
+        self, number: int, marker: str, author: str | None
+    ) -> CommentInfo | None:
+        """The sticky comment: the lowest-id of `marked_comments`, or None."""
         found = self.marked_comments(number, marker, author)
         return found[0] if found else None
 
     def upsert_sticky_comment(
-        self, number: int, body: str, *, marker: str, author: str
+        self, number: int, body: str, *, marker: str, author: str | None
     ) -> CommentResult:
         """Create the sticky comment, or edit it in place; an unchanged body sends nothing.
 
-        `marker` (a hidden HTML comment) is appended to `body` when absent. Only comments by `author`
-        (`GitHubClient.identity().login`) are candidates, so a human quoting the marker is left alone.
+        `marker` (a hidden HTML comment) becomes the body's first line when it is not. Candidates
+        are `marked_comments(number, marker, author)`: pass `GitHubClient.identity().login`; None
+        (unknown) falls back to "a Bot wrote it", so an existing comment is updated, never doubled.
         """
         _check_marker(marker)
-        if marker not in body:
-            body = f"{body.rstrip()}\n\n{marker}\n"
+        body = _outbound(body)
+        if not is_sticky(body, marker):
+            body = f"{marker}\n{body}"
         if len(body) > MAX_COMMENT_CHARS:
             raise GitHubApiError(
                 f"the comment is {len(body)} characters; GitHub accepts at most {MAX_COMMENT_CHARS}",
@@ -584,7 +664,7 @@ class RepositoryClient:
         )
         return CommentResult(current.id, "updated", current.html_url, duplicates)
 
-    def _create(self, number: int, body: str, marker: str, author: str) -> CommentResult:
+    def _create(self, number: int, body: str, marker: str, author: str | None) -> CommentResult:
         """POST the comment. A 5xx or lost answer may hide a created comment: look again, then retry."""
         policy = self._client.policy
         attempt = 0
@@ -632,7 +712,8 @@ class RepositoryClient:
             path = _clean_path(change.path)
             if path in by_path:
                 raise ValueError(f"{path} is listed twice in the changes")
-            by_path[path] = change
+            content = None if change.content is None else _outbound(change.content)
+            by_path[path] = FileChange(path, content, change.mode)
 
         write = "contents: write"
         ref_name = f"heads/{branch}"
@@ -707,9 +788,16 @@ class RepositoryClient:
             moved, _ = self._client._call(
                 f"reading branch {branch}", "contents: read", lambda: self._tip(ref_name)
             )
-            return HeadMoved(
-                branch, parent_sha, moved, _github_message(exc) or "not a fast-forward"
-            )
+            reason = _github_message(exc) or "Unprocessable Entity"
+            if moved == parent_sha:  # not a race: GitHub refused the update itself
+                raise GitHubApiError(
+                    f"GitHub refused to move branch {branch} to the results commit (422): {reason}",
+                    status=422,
+                    github_message=reason,
+                    hint="a branch protection rule or ruleset blocks the token: let it push to "
+                    "pull request branches, or set `commit: false`",
+                ) from exc
+            return HeadMoved(branch, parent_sha, moved, reason)
         except requests.RequestException as exc:
             self._client._fail(exc, f"updating branch {branch}", write)
         return Committed(commit.sha, parent_sha, branch, tree.sha, tuple(paths))
@@ -814,8 +902,23 @@ def _comment_info(c: Any) -> CommentInfo:
     )
 
 
-def _same_login(a: str | None, b: str) -> bool:
-    return a is not None and a.lower() == b.lower()
+def _same_login(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and a.lower() == b.lower()
+
+
+def is_sticky(body: str, marker: str) -> bool:
+    """True when `marker` is the first line of `body` (surrounding blanks and a BOM aside).
+
+    A comment that carries the marker anywhere else, e.g. one quoting ours, is never ours.
+    """
+    first = body.lstrip("\ufeff").split("\n", 1)[0]
+    return first.strip() == marker
+
+
+def _outbound(data: AnyStr) -> AnyStr:
+    """The one gate every comment body and every committed file's bytes pass through on their way
+    to GitHub. Redaction of secrets belongs here, so no new sink can forget it."""
+    return data
 
 
 def _normalise(body: str) -> str:
@@ -828,9 +931,16 @@ def _check_marker(marker: str) -> None:
 
 
 def _clean_path(path: str) -> str:
-    clean = path.replace("\\", "/").strip("/")
+    """`path` as a repository-relative POSIX path; anything that could leave the tree is refused."""
+    clean = path.replace("\\", "/").removesuffix("/")
     parts = clean.split("/")
-    if not clean or any(p in ("", ".", "..") for p in parts):
+    if (
+        not clean
+        or clean.startswith("/")
+        or re.match(r"[A-Za-z]:", clean)
+        or any(p in ("", ".", "..") or p.lower() == ".git" for p in parts)
+        or any(not c.isprintable() for c in clean)
+    ):
         raise ValueError(f"not a repository-relative path: {path!r}")
     return clean
 

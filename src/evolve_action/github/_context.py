@@ -3,7 +3,8 @@
 Owns: `load_context` (the environment mapping it is given plus the `GITHUB_EVENT_PATH` file →
 a frozen `GitHubContext`), the supported events (`pull_request`, `pull_request_target`, `push`,
 `workflow_dispatch`; anything else is `Event.UNSUPPORTED`, which the flow turns into one message and
-exit 0 via `unsupported_message`), fork detection and the `pull_request_target` fork refusal
+exit 0 via `unsupported_message`; a pull request event for a PR that is not open, e.g. `closed`, is
+turned into one message the same way by `inactive_message`), fork detection and the `pull_request_target` fork refusal
 (`fork_target_refusal`), and `git_env` (the child environment that makes git accept the mounted
 workspace: `safe.directory`).
 
@@ -36,6 +37,7 @@ __all__ = [
     "checkout_kind",
     "fork_target_refusal",
     "git_env",
+    "inactive_message",
     "load_context",
     "restore_workspace_owner",
     "unsupported_message",
@@ -45,6 +47,7 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 """Event files larger than this are refused (GitHub's payloads are far smaller)."""
 
 _MAX_REF = 1024
+_MAX_WORD = 64
 _MAX_REPO = 200
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
@@ -84,6 +87,8 @@ class PullRequest:
     """The PR's file count (to detect the files API's 3000-file cap); None when absent."""
     merge_commit_sha: str | None
     """The test-merge commit GitHub computed, when the payload has it."""
+    state: str = "open"
+    """`open` or `closed` (merged PRs are closed); `open` when the payload omits it."""
 
     @property
     def is_fork(self) -> bool:
@@ -115,6 +120,8 @@ class GitHubContext:
     run_id: str
     run_attempt: str
     event_path: Path | None
+    action: str = ""
+    """The event's activity type (`opened`, `synchronize`, `closed`, …); empty when absent."""
     pull_request: PullRequest | None = None
     """Set for the two pull request events."""
     push_before: str | None = None
@@ -174,6 +181,21 @@ def unsupported_message(ctx: GitHubContext) -> str:
         f"evolve-action does nothing on the {shown} event (it handles "
         + ", ".join(SUPPORTED_EVENTS)
         + "); nothing was evaluated."
+    )
+
+
+def inactive_message(ctx: GitHubContext) -> str | None:
+    """The one line for a pull request event on a PR that is not open (`closed`, merged), or None.
+
+    Such a run must start no agent and commit nothing: the branch may be merged or deleted.
+    """
+    pr = ctx.pull_request
+    if pr is None or (pr.state == "open" and ctx.action != "closed"):
+        return None
+    what = f"{_printable(ctx.action)[:40]} " if ctx.action else ""
+    return (
+        f"evolve-action does nothing on a {what}{ctx.event.value} event: pull request "
+        f"#{pr.number} is {_printable(pr.state)[:20] or 'not open'}; nothing was evaluated."
     )
 
 
@@ -325,7 +347,8 @@ def load_context(environ: Mapping[str, str], *, cwd: Path) -> GitHubContext:
         )
     payload = _Payload(_read_event(event_path), event_path)
     if event in (Event.PULL_REQUEST, Event.PULL_REQUEST_TARGET):
-        return replace(base, pull_request=_pull_request(payload, repository))
+        action = payload.string("action", limit=_MAX_WORD, optional=True)
+        return replace(base, action=action, pull_request=_pull_request(payload, repository))
     if event is Event.PUSH:
         before = payload.sha("before", optional=True)
         if before is not None and _ZERO_SHA.fullmatch(before):
@@ -399,7 +422,7 @@ class _Payload:
             if not isinstance(node, dict):
                 where = ".".join(walked) or "the payload"
                 raise EnvironmentProblem(
-                    f"event field {where} is a {_json_kind(node)}, not an object (reading {dotted})",
+                    f"event field {where} is {_a(node)}, not an object (reading {dotted})",
                     path=self.path,
                 )
             node = node.get(key)
@@ -472,6 +495,7 @@ def _pull_request(payload: _Payload, repository: str) -> PullRequest:
         base_repo=base_repo or repository,
         changed_files=payload.integer("pull_request.changed_files", optional=True),
         merge_commit_sha=payload.sha("pull_request.merge_commit_sha", optional=True),
+        state=payload.string("pull_request.state", limit=_MAX_WORD, optional=True) or "open",
     )
 
 
@@ -505,4 +529,11 @@ def _describe(value: Any) -> str:
         return "missing"
     if isinstance(value, str):
         return f"the string {_quote(value)}"
-    return f"a {_json_kind(value)}"
+    return _a(value)
+
+
+def _a(value: Any) -> str:
+    kind = _json_kind(value)
+    if kind == "null":
+        return "null"
+    return f"an {kind}" if kind in ("array", "object") else f"a {kind}"

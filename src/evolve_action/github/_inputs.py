@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal, TextIO, TypeVar, get_args
 
 from evolve_action.errors import ConfigError
+from evolve_action.github._api import LOGIN
 from evolve_action.github._workflow import mask
 from evolve_action.sanitise import clean_line
 
@@ -72,6 +73,7 @@ INPUT_DEFAULTS: dict[str, str] = {
     "fragments": ".evolve-fragments",
     "commit": "true",
     "comment": "always",
+    "comment_author": "",
     "fail_on": "regression",
     "min_triggers_pass_rate": "",
     "min_evals_pass_rate": "",
@@ -146,6 +148,8 @@ class ActionInputs:
     """Commit the results back to the PR branch."""
     comment: CommentMode
     """When to post or update the sticky comment."""
+    comment_author: str = ""
+    """The login the sticky comment is written by; empty: the token's identity, from the API."""
     fail_on: FailOn
     """What fails the step."""
     min_triggers_pass_rate: float | None
@@ -161,13 +165,13 @@ class ActionInputs:
     commit_message: str
     """Message of the results commit."""
     allow_fork_target: bool
+    """Accept `pull_request_target` on a fork's head."""
     shards: int | None = None
     """`mode: plan`: how many shards (None: not given)."""
     shard: tuple[int, int] | None = None
     """`mode: shard`: `(i, N)` of `i/N` (None: not given)."""
     fragments: Path | None = None
     """`mode: shard` writes its fragments here; `mode: merge` reads every fragment below it."""
-    """Accept `pull_request_target` on a fork's head."""
 
     def __repr__(self) -> str:
         """The fields with the secrets hidden (a repr may end up in a log)."""
@@ -297,6 +301,7 @@ def read_inputs(
         max_cost_usd=_dollars(problems, "max_cost_usd", raw["max_cost_usd"]),
         commit=_flag(problems, "commit", raw["commit"]),
         comment=_choice(problems, "comment", raw["comment"], COMMENT_MODES) or "always",
+        comment_author=_login(problems, "comment_author", raw["comment_author"]),
         fail_on=_choice(problems, "fail_on", raw["fail_on"], FAIL_ON) or "regression",
         min_triggers_pass_rate=_rate(
             problems, "min_triggers_pass_rate", raw["min_triggers_pass_rate"]
@@ -355,6 +360,15 @@ def _secret(problems: _Problems, name: str, value: str) -> str:
             "contains whitespace or control characters inside the value (the value is not shown); "
             "check the secret for a pasted line break",
         )
+    return value
+
+
+def _login(problems: _Problems, name: str, value: str) -> str:
+    if value and not (value.isascii() and LOGIN.fullmatch(value)):
+        problems.add(
+            name, value, "is not a GitHub login (want a user's login or an App's `<slug>[bot]`)"
+        )
+        return ""
     return value
 
 

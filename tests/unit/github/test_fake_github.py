@@ -68,6 +68,24 @@ def test_user_endpoint_by_token_kind(gh: FakeGitHub) -> None:
     assert requests.get(f"{gh.base_url}/user", timeout=10).status_code == 401
 
 
+def test_graphql_viewer_by_token_kind(gh: FakeGitHub, tmp_path: Path) -> None:
+    gh.add_token("ghs_app", kind="installation", login="evolve-app[bot]")
+    query = {"query": "query { viewer { login } }", "variables": {}}
+    logins = [
+        _send(gh, "POST", "/graphql", query, token).json()["data"]["viewer"]["login"]
+        for token in ("ghp_t", "ghs_i", "ghs_app")
+    ]
+    assert logins == ["octocat", "github-actions[bot]", "evolve-app[bot]"]
+    other = _send(gh, "POST", "/graphql", {"query": "{ repository { id } }"}).json()
+    assert "errors" in other and "data" not in other
+    assert _send(gh, "POST", "/graphql", query, "nope").status_code == 401
+    with FakeGitHub.start(tmp_path / "ghes", prefix="/api/v3") as ghes:
+        ghes.add_token("ghp_t", login="octocat")
+        root = ghes.base_url.removesuffix("/v3")
+        answer = requests.post(f"{root}/graphql", json=query, headers=AUTH, timeout=10)
+        assert answer.json()["data"]["viewer"]["login"] == "octocat"
+
+
 def test_faults_are_served_in_order_then_normal_and_logged(gh: FakeGitHub) -> None:
     gh.fail("GET", r"/repos/octo/skills", [502, Fault(403, "nope", {"Retry-After": "3"}), 200, 404])
     answers = [_get(gh, "/repos/octo/skills") for _ in range(5)]
@@ -83,6 +101,9 @@ def test_comments_carry_author_and_writes_need_a_writable_token(gh: FakeGitHub) 
         "login": "github-actions[bot]",
         "type": "Bot",
     }
+    assert made.json()["performed_via_github_app"]["slug"] == "github-actions"
+    by_user = _send(gh, "POST", "/repos/octo/skills/issues/1/comments", {"body": "me"})
+    assert by_user.json()["performed_via_github_app"] is None
     gh.add_token("ghs_ro", kind="installation", read_only=True)
     refused = _send(gh, "POST", "/repos/octo/skills/issues/1/comments", {"body": "x"}, "ghs_ro")
     assert refused.status_code == 403

@@ -15,6 +15,7 @@ from evolve_action.github import (
     checkout_kind,
     fork_target_refusal,
     git_env,
+    inactive_message,
     load_context,
     restore_workspace_owner,
     unsupported_message,
@@ -186,6 +187,14 @@ def pr_with(**changes: Any) -> dict[str, Any]:
         (pr_with(pull_request__base__ref="a\x00b"), "control characters"),
         (pr_with(pull_request__head__repo={"full_name": "no-slash"}), "is not owner/name"),
         (pr_with(pull_request__changed_files=-1), "changed_files"),
+        (pr_with(pull_request__state=["closed"]), "pull_request.state is an array"),
+        (pr_with(pull_request__state="x" * 100), "pull_request.state is 100 characters"),
+        (pr_with(action={"type": "closed"}), "event field action is an object"),
+        (pr_with(action="closed\n::error::x"), "action contains control characters"),
+        (pr_with(pull_request__head__ref="a\n::error::pwned"), "control characters"),
+        (pr_with(pull_request__head__ref=12), "pull_request.head.ref is a number"),
+        (pr_with(pull_request__base=None), "pull_request.base is null, not an object"),
+        (pr_with(pull_request__merge_commit_sha=7), "merge_commit_sha"),
     ],
 )
 def test_hostile_payloads(tmp_path: Path, payload: Any, fragment: str) -> None:
@@ -195,6 +204,46 @@ def test_hostile_payloads(tmp_path: Path, payload: Any, fragment: str) -> None:
     rendered = caught.value.render()
     assert fragment in rendered
     assert "event.json" in rendered  # names the event file
+
+
+@pytest.mark.parametrize(
+    ("action", "state", "skipped"),
+    [
+        ("synchronize", "open", False),
+        ("reopened", None, False),  # no state in the payload: open
+        (None, None, False),
+        ("closed", "closed", True),
+        ("labeled", "closed", True),  # any activity on a closed (or merged) PR
+        ("closed", None, True),
+    ],
+)
+def test_a_pull_request_that_is_not_open_is_one_line(
+    tmp_path: Path, action: str | None, state: str | None, skipped: bool
+) -> None:
+    payload = pr_payload()
+    payload.pop("action")
+    if action is not None:
+        payload["action"] = action
+    if state is not None:
+        payload["pull_request"]["state"] = state
+    ctx = load_context(runner_env(tmp_path, "pull_request_target", payload), cwd=tmp_path)
+    line = inactive_message(ctx)
+    assert (line is not None) is skipped
+    if line is not None:
+        assert line.startswith("evolve-action does nothing on a ") and "#7" in line
+        assert "pull_request_target" in line and "\n" not in line
+
+
+def test_text_the_action_never_reads_is_ignored_whatever_it_holds(tmp_path: Path) -> None:
+    payload = pr_with(
+        pull_request__title="::error file=x::pwned\n" + "t" * 1_000_000,
+        pull_request__body=None,
+        pull_request__user={"login": "::warning::x"},
+        sender=[1, 2, 3],
+    )
+    ctx = load_context(runner_env(tmp_path, "pull_request", payload), cwd=tmp_path)
+    assert ctx.pull_request is not None and ctx.pull_request.number == 7
+    assert inactive_message(ctx) is None
 
 
 def test_non_utf8_and_deep_payloads(tmp_path: Path) -> None:

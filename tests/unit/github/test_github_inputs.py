@@ -63,6 +63,7 @@ def test_values_parsed(tmp_path: Path) -> None:
             judge_model="anthropic/claude-haiku-4",
             commit="False",
             comment="failures",
+            comment_author="evolve-app[bot]",
             min_triggers_pass_rate="80%",
             min_evals_pass_rate="0.5",
             skills="plug/one,\ntwo",
@@ -78,6 +79,7 @@ def test_values_parsed(tmp_path: Path) -> None:
     assert got.min_triggers_pass_rate == pytest.approx(0.8)
     assert got.min_evals_pass_rate == 0.5
     assert got.skills == ("plug/one", "two") and got.explicit_skills
+    assert got.comment_author == "evolve-app[bot]"
 
 
 def test_skills_all_and_tiers_all(tmp_path: Path) -> None:
@@ -95,6 +97,7 @@ def test_every_problem_reported_at_once(tmp_path: Path) -> None:
         timeout="99999999",
         commit="yes",
         comment="sometimes",
+        comment_author="::error::me",
         fail_on="always",
         min_triggers_pass_rate="80",
         min_evals_pass_rate="abc",
@@ -116,6 +119,7 @@ def test_every_problem_reported_at_once(tmp_path: Path) -> None:
         "timeout:",
         "commit:",
         "comment:",
+        "comment_author:",
         "fail_on:",
         "min_triggers_pass_rate:",
         "min_evals_pass_rate:",
@@ -127,7 +131,7 @@ def test_every_problem_reported_at_once(tmp_path: Path) -> None:
         "judge_model:",
     ):
         assert f"  - {name}" in text, name
-    assert text.startswith("16 action inputs are not usable")
+    assert text.startswith("17 action inputs are not usable")
     # Each line says what is allowed.
     assert "want one of pr, gate, run" in text
     assert "want true or false" in text
