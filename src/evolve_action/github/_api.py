@@ -39,6 +39,7 @@ from github.GithubRetry import GithubRetry
 from urllib3.exceptions import MaxRetryError, ResponseError
 
 from evolve_action.errors import PublishError
+from evolve_action.redact import redact
 
 __all__ = [
     "BOT_LOGIN",
@@ -560,6 +561,7 @@ class RepositoryClient:
         (`GitHubClient.identity().login`) are candidates, so a human quoting the marker is left alone.
         """
         _check_marker(marker)
+        body = redact(body)  # the redaction gate: no secret or token leaves in a comment
         if marker not in body:
             body = f"{body.rstrip()}\n\n{marker}\n"
         if len(body) > MAX_COMMENT_CHARS:
