@@ -16,6 +16,9 @@ The rule (docs/action.md, "Secrets in what we write"):
   escaped line break (`\\n`, `&#xA;`: a wrapped terminal line, a folded YAML line), its JSON
   escaping, its URL (percent) encoding and its base64 (standard and URL-safe alphabets, at each of
   the three byte alignments, so the value is found inside a longer encoded text too);
+- so is what is left of a value of 20 or more characters cut to a size limit (evidence keeps
+  the first 120 bytes of a match or the last 200 of a command's output): its first or last 12
+  characters, widened over the neighbouring characters the value is made of;
 - and, registered or not, the shapes of Anthropic (`sk-ant-…`), OpenAI (`sk-…`, `sk-proj-…`) and
   GitHub (`ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_…`, `github_pat_…`) tokens.
 Anything else an agent can compute (hex, rot13, a value cut into pieces far apart) is not
@@ -36,6 +39,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote
 
@@ -61,6 +65,12 @@ MIN_SECRET_LENGTH = 8
 
 _SPLIT_MIN_LENGTH = 16
 """A form this long is also found split by whitespace or an escaped line break."""
+
+_FRAGMENT = 12
+"""A value's first or last this many characters are found on their own (a value cut short)."""
+
+_FRAGMENT_MIN_VALUE = 20
+"""Only values this long are also searched for by their fragments."""
 
 _ENCODED_MIN_LENGTH = 12
 """A base64 fragment shorter than this is not searched for (too likely to occur by chance)."""
@@ -130,11 +140,30 @@ def _pattern_of(form: str) -> str:
     return _SEP.join(re.escape(c) for c in form)
 
 
+def _alternation(fragments: Iterable[str]) -> str:
+    return "|".join(re.escape(f) for f in sorted(fragments, key=lambda f: (-len(f), f)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """One pattern for a set of values, and the characters of the value each fragment cut from."""
+
+    pattern: re.Pattern[str]
+    alphabets: Mapping[str, frozenset[str]]
+
+
 @functools.lru_cache(maxsize=16)
-def _compiled(values: frozenset[str]) -> re.Pattern[str]:
+def _compiled(values: frozenset[str]) -> _Compiled:
     forms = {f for v in values for f in _forms(v)}
     parts = [_pattern_of(f) for f in sorted(forms, key=lambda f: (-len(f), f))]
-    return re.compile("|".join([*parts, _SHAPES]))
+    long = [v for v in values if len(v) >= _FRAGMENT_MIN_VALUE]
+    heads = {v[:_FRAGMENT]: frozenset(v) for v in long}
+    tails = {v[-_FRAGMENT:]: frozenset(v) for v in long}
+    if heads:
+        parts.append(f"(?P<head>{_alternation(heads)})")
+        parts.append(f"(?P<tail>{_alternation(tails)})")
+    parts.append(_SHAPES)
+    return _Compiled(pattern=re.compile("|".join(parts)), alphabets={**tails, **heads})
 
 
 class Redactor:
@@ -142,7 +171,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._values: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
+        self._compiled: _Compiled | None = None
         self._lock = threading.Lock()
 
     @property
@@ -158,7 +187,7 @@ class Redactor:
         with self._lock:
             if value not in self._values:
                 self._values.add(value)
-                self._pattern = None
+                self._compiled = None
         for line in value.splitlines():  # a multi-line secret: each line is masked on its own too
             line = line.strip()
             if line != value and len(line) >= MIN_SECRET_LENGTH:
@@ -169,23 +198,46 @@ class Redactor:
         """Make `values` the registered set (what `scoped` restores)."""
         with self._lock:
             self._values = set(values)
-            self._pattern = None
+            self._compiled = None
 
-    def pattern(self) -> re.Pattern[str]:
-        """The compiled pattern: every form of every value (longest first), then the shapes."""
+    def _current(self) -> _Compiled:
         with self._lock:
-            if self._pattern is None:
-                self._pattern = _compiled(frozenset(self._values))
-            return self._pattern
+            if self._compiled is None:
+                self._compiled = _compiled(frozenset(self._values))
+            return self._compiled
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where `text` holds a secret or a token: sorted, non-overlapping `(start, end)` spans.
+
+        A fragment (the first or last characters of a long value: what is left of it after a
+        cut to a size limit) is widened over the neighbouring characters that value is made of.
+        """
+        compiled = self._current()
+        fragments = "head" in compiled.pattern.groupindex
+        found: list[tuple[int, int]] = []
+        done = 0
+        for m in compiled.pattern.finditer(text):
+            start, end = m.span()
+            if fragments and (head := m.group("head")) is not None:
+                alphabet = compiled.alphabets[head]
+                while end < len(text) and text[end] in alphabet:
+                    end += 1
+            elif fragments and (tail := m.group("tail")) is not None:
+                alphabet = compiled.alphabets[tail]
+                while start > done and text[start - 1] in alphabet:
+                    start -= 1
+            if found and start <= found[-1][1]:
+                found[-1] = (found[-1][0], max(end, found[-1][1]))
+            else:
+                found.append((start, end))
+            done = found[-1][1]
+        return found
 
     def redact(self, text: str) -> str:
         """`text` with every secret and token replaced by `***` (unchanged when there is none)."""
-        if not text:
+        if not text or self._current().pattern.search(text) is None:
             return text
-        pattern = self.pattern()
-        if pattern.search(text) is None:
-            return text
-        return pattern.sub(REDACTED, text)
+        return _replace(text, self.spans(text))
 
     def redact_structured(self, text: str, kind: Literal["json", "xml"]) -> str:
         """`redact` for the text of a JSON (or JSONC) or XML document, keeping it valid.
@@ -194,10 +246,7 @@ class Redactor:
         `&#xA;`, `&amp;`) is widened to the whole sequence; in JSON only string literals are
         searched (a value outside one can only be a number or keyword, never leaked text).
         """
-        if not text:
-            return text
-        pattern = self.pattern()
-        if pattern.search(text) is None:
+        if not text or self._current().pattern.search(text) is None:
             return text
         if kind == "json":
             return _JSON_STRING.sub(
@@ -206,23 +255,29 @@ class Redactor:
         return self._widened(text, kind)
 
     def _widened(self, text: str, kind: Literal["json", "xml"]) -> str:
-        spans = [m.span() for m in self.pattern().finditer(text)]
+        spans = self.spans(text)
         if not spans:
             return text
         escapes = [m.span() for m in _ESCAPES[kind].finditer(text)]
         starts = [s for s, _ in escapes]
-        out: list[str] = []
-        done = 0
-        for start, end in spans:
-            start, end = _widen(start, escapes, starts), _widen(end, escapes, starts, at_end=True)
-            start = max(start, done)
-            if end <= start:
-                continue
-            out.append(text[done:start])
-            out.append(REDACTED)
-            done = end
-        out.append(text[done:])
-        return "".join(out)
+        widened = [
+            (_widen(s, escapes, starts), _widen(e, escapes, starts, at_end=True)) for s, e in spans
+        ]
+        return _replace(text, widened)
+
+
+def _replace(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    out: list[str] = []
+    done = 0
+    for start, end in spans:
+        start = max(start, done)
+        if end <= start:
+            continue
+        out.append(text[done:start])
+        out.append(REDACTED)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _widen(
