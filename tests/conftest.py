@@ -47,6 +47,15 @@ def _isolated_env(
     yield
 
 
+@pytest.fixture(autouse=True)
+def _redactor_per_test() -> Iterator[None]:
+    """Secrets a test registers (a masked input, a CLI run's environment) end with the test."""
+    from evolve_action import redact
+
+    with redact.scoped():
+        yield
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The read-only real marketplace corpus; skips when shared/ is not beside the checkout."""

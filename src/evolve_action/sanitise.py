@@ -1,24 +1,41 @@
 """The one gate for untrusted text (repository, PR and model text) on the console and in Markdown.
 
 Owns: `clean_text` (strip terminal escapes, C0/C1 controls except `\\n`/`\\t`, bidi overrides),
-`clean_line` (the same, on one line), `neutralise_line` (a line that would start a GitHub workflow
+`clean_line` (the same, on one line), `visible_text` (also without invisible format characters),
+`defuse_mentions`, `neutralise_markdown` (untrusted text inside a Markdown report: no HTML, no
+image, no mention, no code fence), `neutralise_line` (a line that would start a GitHub workflow
 command, `::name` or `##[name]`, gets its leading marker broken up) and `ConsoleGate`, the stream
-wrapper the CLI puts around stdout/stderr: every write is cleaned and, under GitHub Actions,
-neutralised line by line, so no printed line can start a workflow command unless it was written
-through `write_trusted` (only `github.workflow` does that). The GitHub comment code reuses
-`clean_text`.
+wrapper the CLI puts around stdout/stderr: every write is cleaned, redacted (`redact`: no secret
+or token reaches the console) and, under GitHub Actions, neutralised line by line, so no printed
+line can start a workflow command unless it was written through `write_trusted` (only
+`github.workflow` does that). The GitHub comment code reuses `clean_text`.
 
-Guarantees: text without control characters passes unchanged (reports stay byte-identical).
-Never reads the environment or raises for any input.
+Guarantees: text without control characters passes `clean_text` unchanged, and ordinary text
+(no `<` opening a tag, no `![`, no `@name` after a blank, no fence at a line start, no invisible
+character) passes `neutralise_markdown` unchanged, so reports stay byte-identical. Both are
+idempotent. Never reads the environment or raises for any input.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import unicodedata
 from typing import TextIO, cast
 
-__all__ = ["ConsoleGate", "clean_line", "clean_text", "gate", "neutralise_line", "write_trusted"]
+from evolve_action.redact import redact
+
+__all__ = [
+    "ConsoleGate",
+    "clean_line",
+    "clean_text",
+    "defuse_mentions",
+    "gate",
+    "neutralise_line",
+    "neutralise_markdown",
+    "visible_text",
+    "write_trusted",
+]
 
 # ANSI/VT escape sequences: CSI (`ESC [` … final byte), OSC/DCS/PM/APC/SOS strings (ended by BEL or
 # ST), two-byte escapes; then the 8-bit C1 forms of CSI/OSC.
@@ -47,6 +64,54 @@ def clean_line(text: str) -> str:
     return clean_text(text).replace("\n", " ").replace("\t", " ")
 
 
+def _visible(ch: str) -> bool:
+    return ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co")
+
+
+def visible_text(text: str) -> str:
+    """`clean_text`, then without invisible format characters (Unicode Cf, Cs, Co: zero-width
+    spaces and joiners, word joiner, BOM, soft hyphen, tag characters), which can hide a mention
+    or a marker from a reader; keeps `\\n` and `\\t`."""
+    text = clean_text(text)
+    if text.isascii():
+        return text
+    return "".join(ch for ch in text if ch == "\t" or _visible(ch))
+
+
+# `@name`/`@org/team` after a non-alphanumeric character (GitHub's rule: `a@b.com` or
+# `actions/checkout@v4` is no mention and is left alone).
+_MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+# `<` opening an HTML tag, end tag, comment (our markers), declaration or processing instruction.
+_HTML_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+_IMAGE = re.compile(r"!\[")
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})", re.MULTILINE)
+_MARKDOWN_RISK = re.compile(r"[<@]|!\[|^ {0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def defuse_mentions(text: str) -> str:
+    """`@name` becomes `＠name` (U+FF20: visible, never a notification)."""
+    return _MENTION.sub("\uff20", text) if "@" in text else text
+
+
+def neutralise_markdown(text: str) -> str:
+    """Untrusted text made inert inside a Markdown report (`EVALUATION.md`, plugin pages).
+
+    `visible_text`, then: a `<` that would open HTML (a tag such as `<img src=…>` or
+    `<details>`, a comment such as our sticky-comment marker) becomes `&lt;`; `![` becomes `!\\[`
+    (no image, so no beacon); `@name` becomes `＠name`; a code fence at a line start gets a
+    backslash. Everything else, Markdown punctuation included, is kept, so ordinary text reads
+    as written (`#123` stays: a file is not a conversation, nothing is cross-referenced). Line
+    breaks are kept: callers flatten one-line fields.
+    """
+    text = visible_text(text)
+    if not _MARKDOWN_RISK.search(text):
+        return text
+    text = _HTML_OPEN.sub("&lt;", text)
+    text = _IMAGE.sub("!\\\\[", text)
+    text = _FENCE.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    return defuse_mentions(text)
+
+
 def neutralise_line(line: str) -> str:
     """Break a leading `::` or `##[` (after blanks) so the runner never reads a workflow command."""
     return _COMMAND_START.sub(lambda m: m.group(1) + m.group(2)[0] + " " + m.group(2)[1:], line)
@@ -62,8 +127,8 @@ class ConsoleGate(io.TextIOBase):
         self._pending = ""
 
     def write(self, s: str) -> int:
-        """Clean and (under Actions) neutralise `s`, then write it; returns `len(s)`."""
-        text = clean_text(s)
+        """Clean, redact and (under Actions) neutralise `s`, then write it; returns `len(s)`."""
+        text = redact(clean_text(s))
         if self.actions:
             lines = (self._pending + text).split("\n")
             self._pending = ""

@@ -24,7 +24,7 @@ ROOT = "evolve_action"
 # (`specs.model_allowed`), results price with the catalog, and config validates harness names
 # against it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "errors", "events", "sanitise"),
+    ("__init__", "errors", "events", "sanitise", "redact"),
     ("encoding",),
     ("repo",),
     ("specs",),

@@ -25,7 +25,13 @@ from evolve_action.results import (
     TriggersEntry,
     TriggerSummary,
 )
-from evolve_action.sanitise import clean_line, clean_text, gate, neutralise_line
+from evolve_action.sanitise import (
+    clean_line,
+    clean_text,
+    gate,
+    neutralise_line,
+    neutralise_markdown,
+)
 
 INJECTIONS = [
     "tidy my csv\n::error file=x,line=1::pwned",
@@ -178,3 +184,61 @@ def test_markdown_pages_carry_no_escape_or_control_characters() -> None:
     assert "judge red text" in page
     assert clean_text(page) == page
     assert not any(ch in page for ch in "\x1b\x00\u202e")
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown neutralisation (reports) and redaction on the console
+
+MARKDOWN_CASES = [
+    ("hi @octocat, ping @org/team", "hi ＠octocat, ping ＠org/team"),
+    ("mail a@b.com, pin actions/checkout@v4", "mail a@b.com, pin actions/checkout@v4"),
+    (
+        '<img src="https://evil.example/beacon.gif">',
+        '&lt;img src="https://evil.example/beacon.gif">',
+    ),
+    ("<details><summary>x</summary>", "&lt;details>&lt;summary>x&lt;/summary>"),
+    ("<!-- evolve-action:comment -->", "&lt;!-- evolve-action:comment -->"),
+    ("![x](https://evil.example/b.png)", "!\\[x](https://evil.example/b.png)"),
+    ("```\nfenced\n~~~", "\\```\nfenced\n\\~~~"),
+    ("zero\u200bwidth @\u200bghost", "zerowidth ＠ghost"),
+    ("x < y and a -> b, [link](https://x), `code`, #12", None),
+    ("Write tests | with pipes", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("raw", "want"), MARKDOWN_CASES)
+def test_neutralise_markdown(raw: str, want: str | None) -> None:
+    got = neutralise_markdown(raw)
+    assert got == (raw if want is None else want)
+    assert neutralise_markdown(got) == got  # idempotent
+    if want is None:
+        assert got is raw  # ordinary text: the same object, byte for byte
+
+
+def test_the_console_gate_redacts_secrets_and_tokens() -> None:
+    from evolve_action import redact
+
+    secret = "sk-scripted-console-key"
+    redact.register(secret)  # forgotten after the test (suite fixture)
+    for actions in (True, False):
+        buf = io.StringIO()
+        out = gate(buf, actions=actions)
+        out.write(f"  FAILED  case — exit 1: {secret}\n")
+        out.write("token ghs_" + "A1b2" * 9 + "\n")
+        assert secret not in buf.getvalue() and "A1b2A1b2" not in buf.getvalue()
+        assert "exit 1: ***\n" in buf.getvalue()
+
+
+def test_annotations_are_redacted_and_masks_registered() -> None:
+    from evolve_action import redact
+
+    buf = io.StringIO()
+    out = gate(buf, actions=True)
+    mask(out, "masked-value-123")  # the mask line itself must carry the value to the runner
+    annotate(out, "error", "leaked masked-value-123", file="masked-value-123.json", title="x")
+    assert "masked-value-123" in redact.redactor().values
+    assert _commands(buf.getvalue()) == [
+        "::add-mask::masked-value-123",
+        "::error file=***.json,title=x::leaked ***",
+    ]

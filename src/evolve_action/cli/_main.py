@@ -1,7 +1,10 @@
 """The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
 
-Owns: `main`, the parser tree and the exit-code table (README). Never holds business logic: each
-subcommand lives in `evolve_action.cli._<name>` and registers itself via `register(subparsers)`.
+Owns: `main`, the parser tree, the exit-code table (README) and the one place the secrets of the
+environment a run was given are registered with `redact` (`SECRET_ENV_NAMES`, plus every
+`*_TOKEN`/`*_API_KEY`-style name), for the whole run and only for it. Never holds business logic:
+each subcommand lives in `evolve_action.cli._<name>` and registers itself via
+`register(subparsers)`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
-from evolve_action import __version__, harness
+from evolve_action import __version__, github, harness, redact
 from evolve_action.cli import (
     _action,
     _all,
@@ -45,6 +48,16 @@ TOP_COMMANDS: tuple[ModuleType, ...] = (
     _shard,
     _install,
 )
+
+SECRET_ENV_NAMES: tuple[str, ...] = (
+    *harness.CREDENTIAL_VARS,
+    *harness.OPENAI_CREDENTIAL_VARS,
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    *(f"INPUT_{n.upper()}" for n in github.SECRET_INPUTS),
+    *(f"INPUT_{n.upper().replace('_', '-')}" for n in github.SECRET_INPUTS),
+)
+"""Variables whose values are secrets: redacted from everything the run writes or posts."""
 
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -114,6 +127,21 @@ def main(
 ) -> int:
     """Run the CLI and return its exit code (0 ok, 1 failures/gate, 2 error, 3 bug, 130 interrupt)."""
     env = dict(os.environ if environ is None else environ)
+    # Every secret of the environment (and whatever the run masks) becomes `***` in every file,
+    # comment, summary, output, annotation and console line of this run.
+    with redact.scoped():
+        redact.register_environ(env, SECRET_ENV_NAMES)
+        return _run(argv, env, stdout=stdout, stderr=stderr, cwd=cwd)
+
+
+def _run(
+    argv: Sequence[str] | None,
+    env: dict[str, str],
+    *,
+    stdout: TextIO | None,
+    stderr: TextIO | None,
+    cwd: Path | None,
+) -> int:
     # Every console line passes the untrusted-text gate (no raw escapes; under Actions, no line
     # that starts a workflow command unless `github.workflow` wrote it).
     out = gate(stdout or sys.stdout, actions=is_actions(env))

@@ -12,7 +12,7 @@ Files (private; import from this package):
 - `_document`: the decoded-document types shared by the decoders and encoders of this package.
 - `_decode`: Reading authored and results files into one JSON data model, and finding them.
 - `_encode`: Go-compatible, deterministic encoders: JSON (indented and compact) and yaml.v3-style YAML.
-- `_fsio`: Atomic file writes and sibling clean-up after a format switch.
+- `_fsio`: Atomic file writes (through the redaction gate) and sibling clean-up after a format switch.
 - `_gocompat`: Go standard-library behaviours that evolve's file formats depend on, restated in Python.
 - `_regex`: Go `regexp` (RE2) compilation through `google-re2`: the one place patterns are compiled.
 - `_yaml`: YAML decoding with yaml.v3's semantics on ruamel.yaml's event parser.

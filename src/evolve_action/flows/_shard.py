@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evolve_action import plan, results
+from evolve_action import encoding, plan, results
 from evolve_action.catalog import BoundModel
 from evolve_action.config import Config, resolve_repository, resolve_results_format
 from evolve_action.errors import SpecError, UsageError
@@ -429,9 +429,7 @@ def _entry_of(results_dir: Path, u: ShardUnit) -> results.ResultsFile | None:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    encoding.atomic_write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

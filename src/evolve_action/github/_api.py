@@ -46,6 +46,7 @@ from github.GithubRetry import GithubRetry
 from urllib3.exceptions import MaxRetryError, ResponseError
 
 from evolve_action.errors import PublishError
+from evolve_action.redact import redact
 
 __all__ = [
     "BOT_LOGIN",
@@ -917,8 +918,17 @@ def is_sticky(body: str, marker: str) -> bool:
 
 def _outbound(data: AnyStr) -> AnyStr:
     """The one gate every comment body and every committed file's bytes pass through on their way
-    to GitHub. Redaction of secrets belongs here, so no new sink can forget it."""
-    return data
+    to GitHub: the redaction of secrets (`redact.redact`), so no new sink can forget it. Files are
+    already redacted when written; this catches anything that reached the disk another way. Bytes
+    that are not UTF-8 text pass as they are."""
+    if isinstance(data, str):
+        return redact(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    cleaned = redact(text)
+    return data if cleaned == text else cleaned.encode("utf-8")
 
 
 def _normalise(body: str) -> str:

@@ -7,7 +7,8 @@ and saying so), `CommandFiles.from_env` and `mask_secrets`.
 
 Guarantees: a value can never end its record early or inject another output (the delimiter is
 fresh per record and checked against the value); output names are validated; files are appended
-to, never truncated; summaries are UTF-8. Never reads `os.environ` (callers pass it) and never
+to, never truncated; summaries are UTF-8; secrets and tokens in a value or the summary become
+`***` (`redact`) before anything is written. Never reads `os.environ` (callers pass it) and never
 prints except the masks it is asked to write.
 """
 
@@ -23,6 +24,7 @@ from typing import Literal, TextIO
 
 from evolve_action.errors import PublishError
 from evolve_action.github._workflow import mask
+from evolve_action.redact import redact
 
 __all__ = [
     "MAX_SUMMARY_BYTES",
@@ -139,6 +141,7 @@ def format_output(name: str, value: str, *, delimiter: Callable[[], str] = _deli
         raise PublishError(
             f"output name {name!r} is not valid (letters, digits, _ and -, starting with a letter)"
         )
+    value = redact(value)
     for _ in range(100):
         token = delimiter()
         if token and token not in value and token not in name and "\n" not in token:
@@ -177,6 +180,7 @@ def append_summary(path: Path | None, markdown: str, *, limit: int = MAX_SUMMARY
         raise PublishError(
             f"cannot read the step summary file: {exc.strerror or exc}", path=path
         ) from exc
+    markdown = redact(markdown)
     text = markdown if markdown.endswith("\n") else markdown + "\n"
     data = text.encode("utf-8")
     if used + len(data) > limit:

@@ -2,8 +2,10 @@
 
 Owns: escaping per the workflow-command rules and writing to injected streams and env-file paths.
 Guarantees: a value can never break out of its command (newlines, `%`, `:` and `,` are escaped),
-control and escape characters are stripped from it (`sanitise.clean_text`), and commands pass a
-`sanitise.ConsoleGate` as trusted writes (everything else written to a gated stream is neutralised).
+control and escape characters are stripped from it (`sanitise.clean_text`), secrets and tokens in
+it become `***` (`redact`), and commands pass a `sanitise.ConsoleGate` as trusted writes
+(everything else written to a gated stream is neutralised). A value given to `mask` is registered
+with `redact` too, so what the runner masks in the log is also redacted from everything we write.
 Never reads `os.environ`: callers pass what they were given.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO
 
+from evolve_action.redact import redact, register
 from evolve_action.sanitise import clean_text, write_trusted
 
 
@@ -28,12 +31,12 @@ def escape_property(value: str) -> str:
 def command(name: str, message: str, **properties: str | int | None) -> str:
     """Format one workflow command line, e.g. `::error file=a.json,line=3::bad`."""
     props = ",".join(
-        f"{key}={escape_property(clean_text(str(val)))}"
+        f"{key}={escape_property(redact(clean_text(str(val))))}"
         for key, val in properties.items()
         if val is not None
     )
     head = f"::{name} {props}" if props else f"::{name}"
-    return f"{head}::{escape_data(clean_text(message))}"
+    return f"{head}::{escape_data(redact(clean_text(message)))}"
 
 
 def annotate(
@@ -50,7 +53,9 @@ def annotate(
 
 
 def mask(stream: TextIO, secret: str) -> None:
-    """Ask the runner to mask `secret` in all later log output (each line separately)."""
+    """Ask the runner to mask `secret` in all later log output (each line separately), and
+    register it with `redact` for everything else we write or post."""
+    register(secret)
     for part in secret.splitlines():
         if part.strip():
             write_trusted(stream, f"::add-mask::{escape_data(part)}\n")

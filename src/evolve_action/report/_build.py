@@ -4,8 +4,11 @@ Owns: `build_report` — the rollup summaries, the rollup document (`EVALUATION.
 per-plugin `EVALUATION.md` and the JUnit XML, as texts keyed by their path relative to the
 repository root, in writing order — and `gate_models` (the model matrix the strict gate expects).
 
-Guarantees: pure and deterministic (same inputs, same bytes; `tool_version` is a parameter). Never
-does: read or write files, print (the report flow in `flows` loads, writes and gates).
+Guarantees: pure and deterministic (same inputs, same bytes; `tool_version` is a parameter). Every
+string of the rollup document (names, display names, keys) is neutralised as the Markdown reports'
+are (`sanitise.neutralise_markdown`: a reader that renders it shows no HTML, image or mention;
+ordinary text is unchanged). Never does: read or write files, print (the report flow in `flows`
+loads, writes and gates).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 
 from evolve_action import encoding
 from evolve_action.catalog import RUNNABLE_HARNESSES, Catalog
@@ -26,6 +30,7 @@ from evolve_action.report._rollup import (
     plugin_summary,
     provider_caps,
 )
+from evolve_action.sanitise import neutralise_markdown
 
 __all__ = ["ReportBuild", "build_report", "gate_models"]
 
@@ -77,7 +82,9 @@ def build_report(
         ),
         (
             rollup_name,
-            encoding.encode_document(doc.to_json(), results_format, encoding.ROLLUP_COMMENT),
+            encoding.encode_document(
+                _inert(doc.to_json()), results_format, encoding.ROLLUP_COMMENT
+            ),
         ),
     ]
     if not single:
@@ -118,6 +125,17 @@ def gate_models(
             continue
         (required if any(m.supports(h) for h in usable) else skipped).append(m.key)
     return required, skipped
+
+
+def _inert(value: Any) -> Any:
+    """A JSON value with every string, keys included, through `sanitise.neutralise_markdown`."""
+    if isinstance(value, str):
+        return neutralise_markdown(value)
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    if isinstance(value, dict):
+        return {neutralise_markdown(k): _inert(v) for k, v in value.items()}
+    return value
 
 
 def _plugin_page(rel_dir: str, name: str) -> str | None:

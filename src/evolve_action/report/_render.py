@@ -3,9 +3,11 @@
 Owns: the cell formulas (report spec §3.5), the document view models (rows of cells, headings,
 failure bullets) and the Jinja environment over the package's `templates/`.
 
-Guarantees: pure and deterministic — the same inputs give the same bytes. Untrusted text (queries,
-eval names, evidence, runtime errors) is sanitised explicitly: table cells and bullets go through
-`cell_text` (pipes escaped, newlines flattened, size-capped), headings have newlines flattened.
+Guarantees: pure and deterministic — the same inputs give the same bytes. Untrusted text (plugin,
+skill and model names, queries, eval names, assertion texts, evidence, runtime errors) is
+neutralised as it enters a view (`sanitise.neutralise_markdown`: no HTML, image, mention or code
+fence; ordinary text unchanged), then table cells and bullets go through `cell_text` (pipes
+escaped, newlines flattened, size-capped) and headings have newlines flattened.
 Never does: I/O beyond loading templates from the installed package, printing, reading the
 environment.
 """
@@ -37,7 +39,7 @@ from evolve_action.results import (
     TriggerResult,
     TriggersEntry,
 )
-from evolve_action.sanitise import clean_text
+from evolve_action.sanitise import clean_text, neutralise_markdown
 
 __all__ = [
     "EM",
@@ -115,8 +117,13 @@ def cell_text(s: str) -> str:
 
 
 def heading_text(s: str) -> str:
-    """Headings replace only `\\n` with a space (a `|` stays as is)."""
-    return s.replace("\n", " ")
+    """Headings replace only `\\n` with a space (a `|` stays as is); untrusted text is neutralised."""
+    return neutralise_markdown(s.replace("\n", " "))
+
+
+def untrusted(s: str) -> str:
+    """Untrusted text for a report (`sanitise.neutralise_markdown`), line breaks kept."""
+    return neutralise_markdown(s)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,7 +183,7 @@ def _measured_cells(m: Measured | None, caps: ProviderCaps, priced: bool) -> lis
 
 
 def _model_cell(display: str, bare: str) -> str:
-    return f"{display} (`{bare}`)"
+    return f"{untrusted(display)} (`{untrusted(bare)}`)"
 
 
 def trigger_rollup_row(r: Rollup, caps: Mapping[str, ProviderCaps]) -> list[str]:
@@ -381,9 +388,11 @@ def _eval_views(
         for k, _, res in found:
             _, bare = _split_key(k)
             if res.runtime_error:
-                bullets.append(f"`{bare}` runtime error: {cell_text(res.runtime_error)}")
+                bullets.append(
+                    f"`{untrusted(bare)}` runtime error: {cell_text(untrusted(res.runtime_error))}"
+                )
             bullets.extend(
-                f"`{bare}` failed `{x.text}`: {cell_text(x.evidence)}"
+                f"`{untrusted(bare)}` failed `{untrusted(x.text)}`: {cell_text(untrusted(x.evidence))}"
                 for x in res.expectations
                 if x.passed is False
             )
@@ -402,7 +411,7 @@ def detail_view(
     trig = [(k, me.triggers) for k, me in entries.items() if me.triggers is not None]
     evs = [(k, me.evals) for k, me in entries.items() if me.evals is not None]
     return DetailView(
-        skill=f.skill,
+        skill=heading_text(f.skill),
         triggers=_trigger_views(trig, caps) if trig else None,
         evals=_eval_views(evs, caps) if evs else None,
     )
@@ -474,7 +483,7 @@ def render_root(
             continue
         views.append(
             _PluginRollupView(
-                name=p.name,
+                name=heading_text(p.name),
                 triggers=tuple(tuple(trigger_rollup_row(r, caps)) for r in s.triggers.values()),
                 evals=tuple(tuple(eval_rollup_row(r, caps)) for r in s.evals.values()),
             )
@@ -485,7 +494,7 @@ def render_root(
         .get_template("EVALUATION.md.j2")
         .render(
             marker=MARKER,
-            excluded=[list(r) for r in excluded],
+            excluded=[[untrusted(c) for c in r] for r in excluded],
             plugins=views,
             details=details,
         )
@@ -499,7 +508,11 @@ def render_plugin_page(
     return (
         environment()
         .get_template("plugin.md.j2")
-        .render(marker=MARKER, name=plugin.name, details=detail_views(plugin, active, caps))
+        .render(
+            marker=MARKER,
+            name=heading_text(plugin.name),
+            details=detail_views(plugin, active, caps),
+        )
     )
 
 
@@ -629,7 +642,7 @@ def render_pr_summary(
         against = base is not None
         rows.append(
             [
-                cell_text(r.plugin),
+                cell_text(untrusted(r.plugin)),
                 _model_cell(cell_text(r.display), cell_text(r.key.split("/", 1)[-1])),
                 _figure(r.triggers),
                 _change(r.triggers, b.triggers if b else None, against),
@@ -643,11 +656,11 @@ def render_pr_summary(
     shown = len(rows)
     while True:
         text = template.render(
-            title=cell_text(title),
+            title=cell_text(untrusted(title)),
             rows=rows[:shown],
             hidden=len(rows) - shown,
             against_base=base is not None,
-            issues=[cell_text(i) for i in issues],
+            issues=[cell_text(untrusted(i)) for i in issues],
         )
         if len(text.encode("utf-8")) <= max_bytes or shown == 0:
             return text

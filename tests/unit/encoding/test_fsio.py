@@ -65,3 +65,78 @@ def test_remove_siblings_with_explicit_stem_and_dirs(tmp_path: Path) -> None:
     )
     assert [p.name for p in removed] == ["EVALUATION.yml"]
     assert (tmp_path / "EVALUATION.jsonc").is_dir()
+
+
+# ---------------------------------------------------------------------------------------------
+# The redaction gate at the point of writing
+
+KEY = "sk-ant-test-9Qx7Lm2Rt5Vw8Zk3Np6Hs1Jd4Fg0Yb-AaBbCcDdEeFf_GgHh"
+
+
+@pytest.fixture
+def key_registered() -> None:
+    from evolve_action import redact
+
+    redact.register(KEY)  # the suite's autouse fixture forgets it after the test
+
+
+def _scrub(value: object) -> object:
+    from evolve_action.redact import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {redact(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+SECRET_DOCS = [
+    {"evidence": KEY},  # a whole plain scalar: `***` would be a YAML alias if written bare
+    {"list": [KEY, f"{KEY} trailing", "ok"]},
+    {KEY: {"nested": KEY}},  # a key
+    {"block": f"line one\n{KEY}\n  - {KEY}\nend\n"},  # a literal block
+    {"quoted": f"tab\t{KEY}", "single": f"'{KEY}': yes"},
+    {"split": f"{KEY[:30]}\n{KEY[30:]}", "n": 12345678, "ok": True},
+]
+
+
+@pytest.mark.parametrize("doc", SECRET_DOCS)
+@pytest.mark.parametrize("fmt", ["yaml", "json", "jsonc"])
+def test_a_written_document_holds_no_secret_and_stays_valid(
+    tmp_path: Path, key_registered: None, doc: dict[str, object], fmt: str
+) -> None:
+    from evolve_action.encoding import decode_path, encode_document
+
+    path = tmp_path / f"results.{fmt}"
+    atomic_write_text(path, encode_document(doc, fmt, "Maintained by evolve run"))  # type: ignore[arg-type]
+    written = path.read_text(encoding="utf-8")
+    assert KEY[:12] not in written and KEY[-12:] not in written
+    assert decode_path(path) == _scrub(doc)
+    assert written.startswith(("#", "//") if fmt != "json" else "{")
+
+
+def test_written_files_of_every_kind_are_redacted(tmp_path: Path, key_registered: None) -> None:
+    import xml.etree.ElementTree as ET
+
+    files = {
+        "EVALUATION.md": f"- `m` failed `x`: {KEY}\n",
+        "junit.xml": f'<testsuites><testcase name="{KEY}">{KEY[:20]}&#xA;{KEY[20:]}</testcase></testsuites>\n',
+        "step-summary.md": f"key {KEY}",
+    }
+    for name, text in files.items():
+        write_text(tmp_path / name, text)
+        assert KEY[:12] not in (tmp_path / name).read_text()
+    ET.parse(tmp_path / "junit.xml")
+
+
+@pytest.mark.parametrize("name", ["results.yaml", "results.json", "EVALUATION.md", "j.xml"])
+def test_text_without_secrets_is_written_byte_for_byte(
+    tmp_path: Path, key_registered: None, name: str
+) -> None:
+    text = '# c\n"a": "sk-ant- task-management-system-design-2024 ghp_short"\nb: [1, 2]\n'
+    atomic_write_text(tmp_path / name, text)
+    write_text(tmp_path / ("plain-" + name), text)
+    assert (tmp_path / name).read_bytes() == text.encode()
+    assert (tmp_path / ("plain-" + name)).read_bytes() == text.encode()

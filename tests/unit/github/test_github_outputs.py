@@ -151,3 +151,15 @@ def test_mask_secrets_each_line() -> None:
         "::add-mask::two",
         "::add-mask::three%25",
     ]
+
+
+def test_outputs_and_summary_are_redacted(tmp_path: Path) -> None:
+    from evolve_action import redact
+
+    secret = "sk-ant-test-outputs-0123456789"
+    redact.register(secret)  # forgotten after the test (suite fixture)
+    out, summary = tmp_path / "out", tmp_path / "summary.md"
+    write_outputs(out, {"report_path": f"x/{secret}", "status": "passed"})
+    append_summary(summary, f"| evidence | exit 1: {secret} |\n")
+    assert parse_output_file(out.read_text()) == {"report_path": "x/***", "status": "passed"}
+    assert summary.read_text() == "| evidence | exit 1: *** |\n"
