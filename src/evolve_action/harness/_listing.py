@@ -29,8 +29,7 @@ from evolve_action.harness import _procenv as procenv
 from evolve_action.harness import _workspace as workspace
 from evolve_action.harness._base import SessionSpec
 from evolve_action.harness._locate import find_cli
-from evolve_action.modelserver import ModelServer
-from evolve_action.modelserver._request import find_skills
+from evolve_action.modelserver import ModelServer, find_skills
 
 __all__ = [
     "LISTING_ANCHOR",
