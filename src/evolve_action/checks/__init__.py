@@ -27,11 +27,20 @@ from evolve_action.checks._listing import (
     check_listing,
     install_sets,
     listing_findings,
+    listing_models,
     status_of,
 )
-from evolve_action.checks._signals import conciseness_score, prose_lines, size_score
+from evolve_action.checks._signals import (
+    LISTING_BUDGET_CHARS,
+    SkillSignal,
+    conciseness_score,
+    prose_lines,
+    size_score,
+    with_listing,
+)
 
 __all__ = [
+    "LISTING_BUDGET_CHARS",
     "LISTING_CACHE_NAME",
     "NOT_SHOWN",
     "CheckOptions",
@@ -42,12 +51,15 @@ __all__ = [
     "ListingStatus",
     "SetListing",
     "SkillListing",
+    "SkillSignal",
     "check_listing",
     "conciseness_score",
     "install_sets",
     "listing_findings",
+    "listing_models",
     "prose_lines",
     "run_checks",
     "size_score",
     "status_of",
+    "with_listing",
 ]

@@ -26,12 +26,15 @@ from pathlib import Path
 from typing import Literal
 
 from evolve_action import encoding
+from evolve_action.catalog import build_catalog, resolve_models
+from evolve_action.config import Config
 from evolve_action.encoding import trim_space
 from evolve_action.errors import EvolveError
 from evolve_action.harness import (
     CREDENTIAL_VARS,
     ListedEntry,
     ListingCapture,
+    available_harnesses,
     capture_listing,
     cli_identity,
     cli_version,
@@ -53,6 +56,7 @@ __all__ = [
     "check_listing",
     "install_sets",
     "listing_findings",
+    "listing_models",
     "status_of",
 ]
 
@@ -240,6 +244,22 @@ def _description(skill_md: Path) -> str:
     if front is None or front.error is not None:
         return ""
     return _WS.sub(" ", trim_space(front.fields.get("description", "")))
+
+
+def listing_models(
+    config: Config, environ: Mapping[str, str], model_flags: Sequence[str] = ()
+) -> list[str]:
+    """The distinct Claude Code model ids the trigger tier would run (`--model`, else the config's
+    models, else the catalog default): the listing budget depends on the model."""
+    selection = resolve_models(
+        build_catalog(config.providers),
+        model_flags=model_flags,
+        config_models=config.models,
+        config_harnesses=config.harnesses,
+        available=available_harnesses(environ, dry_run=True),
+        tier="triggers",
+    )
+    return list(dict.fromkeys(m.cli_model for m in selection.models if m.harness == "claude"))
 
 
 # --- the cache --------------------------------------------------------------------------------
