@@ -11,6 +11,7 @@ against the test's own scripted server, its first request's text searched for th
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 from pathlib import Path
@@ -174,3 +175,48 @@ def test_a_marketplace_whose_plugins_fit_alone_but_not_together(
     assert f"~{whole_repo.over_budget:,} characters over the budget" in note.message
     assert f"gamma:{lost[-1].skill}" in note.message  # the end of the listing loses first
     _verify(report, env, "repository")
+
+
+def test_a_trigger_miss_of_a_name_only_skill_is_explained(
+    tmp_path: Path, claude_cli: Path, model_server
+) -> None:  # type: ignore[no-untyped-def]
+    """claude-sonnet-4-6's listing budget (~8,000 characters, ~1,800 left after the built-in
+    skills) lists the first of 12 long skills whole and the last by name only: the scripted model
+    routes by the listing, so the first triggers and the last misses, and that miss says why."""
+    from tests.helpers.agents import MODEL, scripted_env, triggers_doc, write
+
+    from evolve_action.cli import main
+
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "big", "version": "1.0.0"}\n')
+    for i in range(12):
+        name = f"big-{i:02d}"
+        desc = (f"Use when the user asks about zeta{i:02d} reports. " + "Filler " * 60)[:300]
+        write(
+            root, f"skills/{name}/SKILL.md", f"---\nname: {name}\ndescription: {desc}\n---\n\nB\n"
+        )
+    for name in ("big-00", "big-11"):
+        write(
+            root, f"evals/{name}/triggers.json", triggers_doc([(f"zeta{name[-2:]} reports", True)])
+        )
+    srv = model_server({"rules": [{"route": {"threshold": 0.05}}]})
+    env = scripted_env(tmp_path, srv.base_url)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["run", "triggers", "--model", MODEL, "--runs", "1", "--root", str(root)],
+        env,
+        stdout=out,
+        stderr=err,
+        cwd=root,
+    )
+    text = out.getvalue() + err.getvalue()
+    assert code == 0, text
+    # the scripted model saw the same listing the check judged
+    listed = {s for r in srv.requests if r["path"] == "/v1/messages" for s in r.get("skills", [])}
+    assert {"big-00", "big-11"} <= listed
+    lines = [line for line in text.splitlines() if "zeta11" in line and "expect=yes" in line]
+    assert lines and all("(description not shown to the model: listing budget)" in l for l in lines)
+    assert "big-11 (anthropic/claude-sonnet-4-6): description not shown to the model" in text
+    assert "shorten the plugin's skill descriptions or put fewer skills" in text
+    hit = [line for line in text.splitlines() if "zeta00" in line and "expect=yes" in line]
+    assert hit and not any("listing budget" in line for line in hit)

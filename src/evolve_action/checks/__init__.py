@@ -18,6 +18,7 @@ from evolve_action.checks._listing import (
 )
 from evolve_action.checks._listing import (
     NOT_SHOWN,
+    Install,
     InstallSet,
     ListingCache,
     ListingReport,
@@ -45,6 +46,7 @@ __all__ = [
     "NOT_SHOWN",
     "CheckOptions",
     "CheckReport",
+    "Install",
     "InstallSet",
     "ListingCache",
     "ListingReport",

@@ -47,6 +47,7 @@ from evolve_action.specs import Finding, Severity
 __all__ = [
     "CACHE_NAME",
     "NOT_SHOWN",
+    "Install",
     "InstallSet",
     "ListingCache",
     "ListingReport",
