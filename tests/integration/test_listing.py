@@ -215,7 +215,7 @@ def test_a_trigger_miss_of_a_name_only_skill_is_explained(
     listed = {s for r in srv.requests if r["path"] == "/v1/messages" for s in r.get("skills", [])}
     assert {"big-00", "big-11"} <= listed
     lines = [line for line in text.splitlines() if "zeta11" in line and "expect=yes" in line]
-    assert lines and all("(description not shown to the model: listing budget)" in l for l in lines)
+    assert lines and all("(description not shown to the model: listing budget)" in x for x in lines)
     assert "big-11 (anthropic/claude-sonnet-4-6): description not shown to the model" in text
     assert "shorten the plugin's skill descriptions or put fewer skills" in text
     hit = [line for line in text.splitlines() if "zeta00" in line and "expect=yes" in line]
