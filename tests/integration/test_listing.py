@@ -220,3 +220,45 @@ def test_a_trigger_miss_of_a_name_only_skill_is_explained(
     assert "shorten the plugin's skill descriptions or put fewer skills" in text
     hit = [line for line in text.splitlines() if "zeta00" in line and "expect=yes" in line]
     assert hit and not any("listing budget" in line for line in hit)
+
+
+BUILT_IN_MIN = 5  # Claude Code 2.1.332 lists ~15 built-in skills after the user's
+
+
+def _capture(tmp_path: Path, count: int, length: int, model: str):  # type: ignore[no-untyped-def]
+    from evolve_action.harness import capture_listing
+
+    root = tmp_path / f"budget-{count}x{length}-{model or 'default'}"
+    _plugin(root, "b", count, length)
+    skills = sorted((root / "skills").iterdir())
+    return asyncio.run(capture_listing(model=model, environ=_environ(tmp_path), skills=skills)), [
+        d.name for d in skills
+    ]
+
+
+def test_the_cli_listing_budget_rule(tmp_path: Path, claude_cli: Path) -> None:
+    """The rule docs/checks.md states ("The listing budget"), measured with CLI 2.1.332: fails when
+    a new CLI changes it, so the check and its documentation never silently go stale."""
+    # Per-skill cap: a 2,000-character description is cut to 1,535 characters plus `…`.
+    one, _ = _capture(tmp_path, 1, 2000, "")
+    [entry] = [e for e in one.entries if e.name == "b-s000"]
+    assert entry.description is not None and len(entry.description) == 1536
+    assert entry.description.endswith("…")
+    # Total budget, default model: ~30,000 characters for the whole listing (built-ins included);
+    # user skills (sorted by name, listed first) lose their descriptions from the end.
+    full, names = _capture(tmp_path, 120, 324, "")
+    ours = [e for e in full.entries if e.name in set(names)]
+    assert [e.name for e in ours] == names
+    bare = [e.description is None for e in ours]
+    assert bare == sorted(bare) and 40 <= sum(bare) <= 60
+    assert 29_000 <= full.chars <= 30_000
+    builtins = [e for e in full.entries if e.name not in set(names)]
+    assert len(builtins) >= BUILT_IN_MIN, builtins
+    # Built-ins mostly keep theirs; near the cap the last ones can lose it too (docs/checks.md).
+    kept = [e.description is not None for e in builtins]
+    assert kept == sorted(kept, reverse=True) and sum(kept) >= len(builtins) - 3
+    assert full.entries[: len(names)] == tuple(ours)  # the user's skills come first
+    # claude-sonnet-4-6 (and claude-haiku-4-5): ~8,000 characters.
+    small, names = _capture(tmp_path, 120, 324, "claude-sonnet-4-6")
+    assert 7_500 <= small.chars <= 8_000
+    assert sum(1 for e in small.entries if e.name in set(names) and e.description is None) >= 115
