@@ -236,15 +236,23 @@ def _read_bytes(path: Path) -> bytes:
         return b""
 
 
-def _description(skill_md: Path) -> str:
+def _name_and_description(skill_md: Path, memo: dict[Path, tuple[str, str]]) -> tuple[str, str]:
+    """The front matter `name` and description (trimmed, whitespace collapsed) of a SKILL.md,
+    parsed once per check run (`memo`); empty strings when unreadable."""
+    if skill_md in memo:
+        return memo[skill_md]
     try:
         text = read_text(skill_md)
     except EvolveError:
-        return ""
-    front = parse_frontmatter(text, skill_md)
+        text = ""
+    front = parse_frontmatter(text, skill_md) if text else None
     if front is None or front.error is not None:
-        return ""
-    return _WS.sub(" ", trim_space(front.fields.get("description", "")))
+        found = ("", "")
+    else:
+        description = _WS.sub(" ", trim_space(front.fields.get("description", "")))
+        found = (front.fields.get("name", ""), description)
+    memo[skill_md] = found
+    return found
 
 
 def listing_models(
@@ -356,13 +364,14 @@ async def check_listing(
     version = ""
     started = 0
     out: list[SetListing] = []
+    memo: dict[Path, tuple[str, str]] = {}
     for model in dict.fromkeys(models):
         for s in chosen:
             key = ListingCache.key(fingerprint, model, s.content_hash())
             hit = cache.get(key)
             if hit is not None:
                 capture, ver = hit
-                out.append(_judge(repo, s, capture, ver, cached=True))
+                out.append(_judge(repo, s, capture, ver, memo, cached=True))
                 continue
             if not version:
                 version = cli_version(cli, _no_credentials(environ))
@@ -379,7 +388,7 @@ async def check_listing(
                 out.append(SetListing(set=s, model=model, cli_version=version, error=capture.error))
                 continue
             cache.put(key, capture, version)
-            out.append(_judge(repo, s, capture, version, cached=False))
+            out.append(_judge(repo, s, capture, version, memo, cached=False))
     problem = cache.save()
     findings = listing_findings(repo, out)
     if problem:
@@ -413,14 +422,19 @@ def _find_entry(
 
 
 def _judge(
-    repo: Repository, s: InstallSet, capture: ListingCapture, version: str, *, cached: bool
+    repo: Repository,
+    s: InstallSet,
+    capture: ListingCapture,
+    version: str,
+    memo: dict[Path, tuple[str, str]],
+    *,
+    cached: bool,
 ) -> SetListing:
     by_name = {e.name: e for e in capture.entries}
     skills: list[SkillListing] = []
     for m in s.members:
         md = m.dir / "SKILL.md"
-        description = _description(md)
-        name = _frontmatter_name(md)
+        name, description = _name_and_description(md, memo)
         status, shown = status_of(description, _find_entry(s, m, name, by_name))
         skills.append(
             SkillListing(
@@ -441,14 +455,6 @@ def _judge(
         skills=tuple(skills),
         cached=cached,
     )
-
-
-def _frontmatter_name(skill_md: Path) -> str:
-    try:
-        front = parse_frontmatter(read_text(skill_md), skill_md)
-    except EvolveError:
-        return ""
-    return front.fields.get("name", "") if front is not None and front.error is None else ""
 
 
 # --- findings ---------------------------------------------------------------------------------
