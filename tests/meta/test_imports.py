@@ -49,6 +49,9 @@ LAZY_ALLOWED: dict[tuple[str, str], str] = {
     ("evolve_action.harness._agents", "evolve_action.harness._claude_code"): (
         "start-up: a sweep imports only the agent CLIs its models use (`claude_agent_sdk` is slow)"
     ),
+    ("evolve_action.harness._listing", "evolve_action.harness._claude_code"): (
+        "start-up: only a listing capture that misses its cache starts the CLI through the SDK"
+    ),
     ("evolve_action.harness._agents", "evolve_action.harness._codex"): (
         "start-up: a sweep imports only the agent CLIs its models use"
     ),

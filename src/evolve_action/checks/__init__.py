@@ -3,21 +3,65 @@
 Owns: `run_checks` (marketplace, manifest, SKILL.md and eval-spec checks in evolve's order and
 wording; evolve's conventions only where the repository opts in) and its verdict `CheckReport`; the advisory skill signals (size and conciseness scores,
 `signals` here means skill signals, not OS signals). Guarantees: pure over the repository; every
-problem is a `Finding`. Never does: write, print, read `os.environ`.
+problem is a `Finding`. Never does: print, read `os.environ`; only the listing check
+(`check_listing`) starts a process (the CLI, against a scripted server on loopback) and writes (its cache).
 
 Files (private; import from this package):
 - `_engine`: Tier 0: static checks of a plugin repository (engine spec §5).
+- `_listing`: the listing check: does each skill's description reach the model (real CLI, cached).
 - `_signals`: Advisory skill signals of `run checks` (engine spec §5.6): size and conciseness scores.
 """
 
 from evolve_action.checks._engine import CheckOptions, CheckReport, run_checks
-from evolve_action.checks._signals import conciseness_score, prose_lines, size_score
+from evolve_action.checks._listing import (
+    CACHE_NAME as LISTING_CACHE_NAME,
+)
+from evolve_action.checks._listing import (
+    NOT_SHOWN,
+    Install,
+    InstallSet,
+    ListingCache,
+    ListingReport,
+    ListingStatus,
+    SetListing,
+    SkillListing,
+    check_listing,
+    install_sets,
+    listing_findings,
+    listing_models,
+    status_of,
+)
+from evolve_action.checks._signals import (
+    LISTING_BUDGET_CHARS,
+    SkillSignal,
+    conciseness_score,
+    prose_lines,
+    size_score,
+    with_listing,
+)
 
 __all__ = [
+    "LISTING_BUDGET_CHARS",
+    "LISTING_CACHE_NAME",
+    "NOT_SHOWN",
     "CheckOptions",
     "CheckReport",
+    "Install",
+    "InstallSet",
+    "ListingCache",
+    "ListingReport",
+    "ListingStatus",
+    "SetListing",
+    "SkillListing",
+    "SkillSignal",
+    "check_listing",
     "conciseness_score",
+    "install_sets",
+    "listing_findings",
+    "listing_models",
     "prose_lines",
     "run_checks",
     "size_score",
+    "status_of",
+    "with_listing",
 ]

@@ -2,8 +2,10 @@
 
 Owns: `SkillSignal`, `skill_signals` (one per SKILL.md, path order), `size_score` (100 up to the
 ideal line count, 0 at the cap, quadratic in between), `conciseness_score` (sentence length,
-hedge words `HEDGE_WORDS`, duplicate lines) and `prose_lines` (the body without frontmatter,
-fences and Markdown markers).
+hedge words `HEDGE_WORDS`, duplicate lines), `prose_lines` (the body without frontmatter,
+fences and Markdown markers), each description's share of Claude Code's skill listing budget
+(`budget_share`, against `LISTING_BUDGET_CHARS`) and `with_listing` (the listing status the
+listing check measured, when it ran).
 
 Guarantees: scores are deterministic floats in 0–100 and never affect the checks verdict; an
 unreadable SKILL.md is skipped (the checks report it). Never does: write, print, raise for an
@@ -13,7 +15,8 @@ authored file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from evolve_action.config import Config
 from evolve_action.encoding import split_lines, trim_space
@@ -22,12 +25,19 @@ from evolve_action.repo import Repository, parse_frontmatter, read_text, rel_pat
 
 __all__ = [
     "HEDGE_WORDS",
+    "LISTING_BUDGET_CHARS",
     "SkillSignal",
     "conciseness_score",
     "prose_lines",
     "size_score",
     "skill_signals",
+    "with_listing",
 ]
+
+LISTING_BUDGET_CHARS = 30_000
+"""Claude Code's whole skill listing budget for its default models (CLI 2.1.332; ~8,000 for
+claude-haiku-4-5 and claude-sonnet-4-6), built-in skills (~6,200 characters) included: the
+denominator of `SkillSignal.budget_share` (docs/checks.md, "The listing budget")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +56,11 @@ class SkillSignal:
     overall: float
     note: str
     """`<n> lines (ideal ≤<ideal>, cap <cap>)`."""
+    budget_share: float = 0.0
+    """Percent of `LISTING_BUDGET_CHARS` its listing line (`- name: description`) takes."""
+    listing: str = ""
+    """How the listing check saw it in its plugin's set (`whole`, `shortened`, `name-only`,
+    `missing`); `""` when the listing check did not run."""
 
 
 HEDGE_WORDS: tuple[str, ...] = (
@@ -95,6 +110,12 @@ def skill_signals(repo: Repository, config: Config) -> list[SkillSignal]:
         except EvolveError:
             continue
         lines = split_lines(text)
+        front = parse_frontmatter(text, skill.skill_md)
+        description = (
+            trim_space(front.fields.get("description", ""))
+            if front is not None and front.error is None
+            else ""
+        )
         size = size_score(len(lines), ideal, cap)
         concise = conciseness_score(text)
         found.append(
@@ -107,9 +128,24 @@ def skill_signals(repo: Repository, config: Config) -> list[SkillSignal]:
                 concise=concise,
                 overall=(size + concise) / 2,
                 note=f"{len(lines)} lines (ideal ≤{ideal}, cap {cap})",
+                budget_share=budget_share(skill.name, description),
             )
         )
     return found
+
+
+def budget_share(name: str, description: str) -> float:
+    """Percent of `LISTING_BUDGET_CHARS` the line `- name: description` takes (the description
+    capped at 1,536 characters, as Claude Code cuts it)."""
+    line = len(f"- {name}: ") + min(len(" ".join(description.split())), 1536) + 1
+    return 100.0 * line / LISTING_BUDGET_CHARS
+
+
+def with_listing(
+    signals: Sequence[SkillSignal], statuses: Mapping[tuple[str, str], str]
+) -> tuple[SkillSignal, ...]:
+    """`signals` with `listing` set from `(plugin, skill) → status` (others unchanged)."""
+    return tuple(replace(s, listing=statuses.get((s.plugin, s.skill), s.listing)) for s in signals)
 
 
 def size_score(lines: int, ideal: int, cap: int) -> float:

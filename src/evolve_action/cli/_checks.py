@@ -13,14 +13,26 @@ itself (that is `checks.run_checks`), read `os.environ` outside the invocation, 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from evolve_action.checks import CheckOptions, CheckReport, run_checks
+from evolve_action.checks import (
+    LISTING_CACHE_NAME,
+    CheckOptions,
+    CheckReport,
+    ListingReport,
+    check_listing,
+    listing_models,
+    run_checks,
+    with_listing,
+)
 from evolve_action.cli._common import Invocation, add_repo_flags, print_notices
 from evolve_action.config import resolve_repository, with_flags
 from evolve_action.github import annotate
+from evolve_action.harness import default_cache_path
 from evolve_action.repo import absolute
 from evolve_action.specs import Finding, Severity
 
@@ -60,6 +72,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-marketplace", action="store_true", help="skip the marketplace manifest checks"
     )
+    parser.add_argument(
+        "--listing",
+        action="store_true",
+        help=(
+            "also run the listing check: start the real Claude Code CLI once per set of skills "
+            "installed together and model (offline, against a scripted server; cached) and "
+            "report descriptions the model would not see (docs/checks.md)"
+        ),
+    )
+    parser.add_argument(
+        "--model",
+        "--models",
+        action="append",
+        metavar="ID",
+        help="models for --listing (the budget depends on the model; default: the config's "
+        "models, else the catalog default)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -82,6 +111,8 @@ def handle(inv: Invocation) -> int:
             annotate(inv.stderr if args.json else inv.stdout, "warning", warning)
     print_notices(inv, repo, planning=False)
     report = run_checks(repo, config, CheckOptions())
+    if args.listing:
+        report = _with_listing(inv, report, repo, config)
     if report.conventions != "evolve":
         inv.stderr.write(CLAUDE_CODE_RULES + "\n")
     prefix = _workspace_prefix(repo.root, inv.environ.get("GITHUB_WORKSPACE", ""))
@@ -100,13 +131,45 @@ def handle(inv: Invocation) -> int:
     return 0
 
 
+def _with_listing(inv: Invocation, report: CheckReport, repo: Any, config: Any) -> CheckReport:
+    """Run the listing check and fold its findings and statuses into the report."""
+    models = listing_models(config, inv.environ, inv.args.model or ())
+    cache = default_cache_path(inv.environ, config.cache_dir).parent / LISTING_CACHE_NAME
+    listing: ListingReport = asyncio.run(
+        check_listing(
+            repo,
+            models=models,
+            environ=inv.environ,
+            cache_path=cache,
+            install="plugin" if config.install == "plugin" else "skills",
+        )
+    )
+    first = listing.sets[0] if listing.sets else None
+    version = first.cli_version if first is not None else ""
+    inv.stderr.write(
+        f"listing: {len(listing.sets)} set(s) checked for {', '.join(m or 'the default model' for m in models)}"
+        f" ({listing.started} CLI start(s), the rest cached){f'; {version}' if version else ''}\n"
+    )
+    statuses = {
+        (sk.plugin, sk.skill): sk.status
+        for sl in listing.sets
+        if sl.set.kind == "plugin" and sl.model == (models[0] if models else "")
+        for sk in sl.skills
+    }
+    return dataclasses.replace(
+        report,
+        findings=(*report.findings, *listing.findings),
+        signals=with_listing(report.signals, statuses),
+    )
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _render(out: TextIO, err: TextIO, report: CheckReport, *, strict: bool) -> None:
     for finding in report.findings:
-        tag = "FAIL" if finding.severity == Severity.ERROR else "WARN"
+        tag = {Severity.ERROR: "FAIL", Severity.SIGNAL: "NOTE"}.get(finding.severity, "WARN")
         err.write(f"{tag}: {console_message(finding)}\n")
     if report.failures:
         if not strict:
@@ -120,15 +183,29 @@ def _render(out: TextIO, err: TextIO, report: CheckReport, *, strict: bool) -> N
         )
     if report.signals:
         out.write("\nskill signals (advisory — informational, does not affect pass/fail):\n")
-        rows = [("SKILL", "OVERALL", "SIZE", "CONCISE", "NOTE")]
+        listing = any(s.listing for s in report.signals)
+        rows = [
+            ("SKILL", "OVERALL", "SIZE", "CONCISE", "BUDGET")
+            + (("LISTING",) if listing else ())
+            + ("NOTE",)
+        ]
         rows += [
-            (s.skill, f"{s.overall:.0f}", f"{s.size:.0f}", f"{s.concise:.0f}", s.note)
+            (
+                s.skill,
+                f"{s.overall:.0f}",
+                f"{s.size:.0f}",
+                f"{s.concise:.0f}",
+                f"{s.budget_share:.1f}%",
+                *((s.listing or "-",) if listing else ()),
+                s.note,
+            )
             for s in report.signals
         ]
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        n = len(rows[0]) - 1
+        widths = [max(len(r[i]) for r in rows) for i in range(n)]
         for row in rows:
-            cells = [row[i].ljust(widths[i]) for i in range(4)]
-            out.write("  ".join([*cells, row[4]]).rstrip() + "\n")
+            cells = [row[i].ljust(widths[i]) for i in range(n)]
+            out.write("  ".join([*cells, row[n]]).rstrip() + "\n")
     out.flush()
     err.flush()
 
@@ -203,6 +280,8 @@ def report_document(report: CheckReport, warnings: tuple[str, ...] = ()) -> dict
                 "overall": round(s.overall, 1),
                 "size": round(s.size, 1),
                 "concise": round(s.concise, 1),
+                "budget_share": round(s.budget_share, 2),
+                **({"listing": s.listing} if s.listing else {}),
             }
             for s in report.signals
         ],

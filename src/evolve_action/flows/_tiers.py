@@ -88,5 +88,6 @@ def trigger_options(
         budget=budget,
         tool_version=__version__,
         token_cache=default_cache_path(environ, config.cache_dir),
+        listing=not dry_run,
     )
     return BuiltTriggerOptions(options, tuple(selection.warnings))

@@ -21,6 +21,7 @@ Files (private; import from this package):
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
 - `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
+- `_listing`: the skill listing Claude Code would show the model (one CLI start, scripted server).
 - `_locate`: locating the agent CLIs (Claude Code, Codex) without importing `claude-agent-sdk`.
 - `_procenv`: the allowlisted environment every child process gets.
 - `_tokens`: token estimates through the vendor counting API, with a disk cache.
@@ -54,6 +55,14 @@ from evolve_action.harness._lifecycle import (
     scratch_dir,
     sweep_stale,
     termination_signals,
+)
+from evolve_action.harness._listing import (
+    LISTING_ANCHOR,
+    ListedEntry,
+    ListingCapture,
+    capture_listing,
+    cli_identity,
+    cli_version,
 )
 from evolve_action.harness._locate import (
     CODEX_INSTALL,
@@ -133,6 +142,7 @@ __all__ = [
     "CODEX_INSTALL",
     "CODEX_VERSION",
     "CREDENTIAL_VARS",
+    "LISTING_ANCHOR",
     "OPENAI_CREDENTIAL_VARS",
     "PREFLIGHT_MODEL",
     "SKILLS_DIR",
@@ -142,6 +152,8 @@ __all__ = [
     "ClaudeCodeHarness",
     "ErrorClass",
     "Harness",
+    "ListedEntry",
+    "ListingCapture",
     "Probe",
     "RateLimit",
     "SessionSpec",
@@ -156,10 +168,13 @@ __all__ = [
     "anthropic_client",
     "available_harnesses",
     "cache_key",
+    "capture_listing",
     "check_credentials",
     "check_for_models",
     "chosen_credential",
     "claude_code_harness",
+    "cli_identity",
+    "cli_version",
     "config_dir_credentials",
     "create_trigger_workspace",
     "create_workspace",

@@ -30,6 +30,9 @@ class Skill:
     description: str
     path: str = ""
     """The listed `SKILL.md` path, when the listing gives one (Codex does; Claude Code does not)."""
+    name_only: bool = False
+    """Listed as `- name` with no description: Claude Code's listing budget ran out (the model
+    sees the name only, never the description)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +152,10 @@ def _tools(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [t for t in tools if isinstance(t, Mapping)]
 
 
-_LIST_ITEM = re.compile(r"^\s*[-*]\s+\"?([A-Za-z0-9][\w.:/-]*)\"?\s*:\s*(.*?)\s*$")
+_LIST_ITEM = re.compile(r"^\s*[-*]\s+\"?([A-Za-z0-9][\w.:/-]*?)\"?\s*:(?:\s+(.*?))?\s*$")
+"""`- name: description` (the colon followed by a space or the end: `plug:one` is one name)."""
+_NAME_ONLY_ITEM = re.compile(r"^\s*[-*]\s+\"?([A-Za-z0-9][\w.:/-]*)\"?\s*$")
+"""`- name` alone: a skill whose description did not fit Claude Code's listing budget."""
 _ANCHOR = re.compile(
     r"following skills|skills are available|available skills|available_skills|skill listing",
     re.IGNORECASE,
@@ -165,7 +171,10 @@ def parse_skill_listing(text: str) -> tuple[Skill, ...]:
     Two shapes are read: `<skill><name>…</name><description>…</description>` blocks, and (what Claude
     Code 2.1 sends) a paragraph introduced by "The following skills are available…" followed by
     `- name: description` lines; a non-item line continues the previous description, and the list ends
-    at the first blank line after an item.
+    at the first blank line after an item (or at a non-item line after a name-only entry). A line
+    `- name` with no colon is a skill listed by name only (`Skill.name_only`): Claude Code drops the
+    descriptions that do not fit its listing budget. (A continuation line that is itself a single
+    `- word` would read as such an entry; Claude Code's descriptions are one line.)
     """
     found: dict[str, Skill] = {}
     for m in _XML_SKILL.finditer(text):
@@ -174,20 +183,25 @@ def parse_skill_listing(text: str) -> tuple[Skill, ...]:
         return tuple(found.values())
     for anchor in _ANCHOR.finditer(text):
         lines = text[anchor.end() :].split("\n")[1:]
-        items: list[list[str]] = []
+        items: list[tuple[str, list[str]]] = []
         for line in lines:
             item = _LIST_ITEM.match(line)
+            bare = None if item else _NAME_ONLY_ITEM.match(line)
             if item:
-                items.append([item.group(1), item.group(2)])
+                items.append((item.group(1), [item.group(2) or ""]))
+            elif bare:
+                items.append((bare.group(1), []))
             elif not line.strip():
                 if items:
                     break
-            elif items:
-                items[-1][1] += " " + line.strip()
+            elif items and items[-1][1]:
+                items[-1][1].append(line.strip())
             else:
                 break
-        for name, description in items:
-            found.setdefault(name, Skill(name=name, description=description))
+        for name, parts in items:
+            found.setdefault(
+                name, Skill(name=name, description=" ".join(parts), name_only=not parts)
+            )
         if found:
             break
     return tuple(found.values())

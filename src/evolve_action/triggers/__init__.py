@@ -13,6 +13,8 @@ Files (private; import from this package):
 from evolve_action.triggers._engine import (
     DEFAULT_RUNS,
     DEFAULT_TIMEOUT_SECONDS,
+    LISTING_FIX,
+    NOT_SHOWN_NOTE,
     TriggerOptions,
     TriggersOutcome,
     make_plan,
@@ -33,6 +35,8 @@ from evolve_action.triggers._verdicts import (
 __all__ = [
     "DEFAULT_RUNS",
     "DEFAULT_TIMEOUT_SECONDS",
+    "LISTING_FIX",
+    "NOT_SHOWN_NOTE",
     "QueryOutcome",
     "RunRecord",
     "RunResult",

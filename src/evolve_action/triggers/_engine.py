@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolve_action import events, plan, specs
+from evolve_action import checks, events, plan, specs
 from evolve_action import results as res
 from evolve_action.catalog import BoundModel
 from evolve_action.encoding import Format
@@ -63,6 +63,8 @@ from evolve_action.triggers._verdicts import (
 __all__ = [
     "DEFAULT_RUNS",
     "DEFAULT_TIMEOUT_SECONDS",
+    "LISTING_FIX",
+    "NOT_SHOWN_NOTE",
     "TRIGGER_MAX_TURNS",
     "TRIGGER_TOOLS",
     "TriggerOptions",
@@ -127,6 +129,17 @@ class TriggerOptions:
     token_cache: Path | None = None
     count_tokens: bool = True
     tmp_root: Path | None = None
+    listing: bool = False
+    """Run the listing check (cached) for each plugin × model before its sessions, so a miss of a
+    skill whose description the model is not shown says so (`UnitOutcome.listing`)."""
+
+
+NOT_SHOWN_NOTE = "description not shown to the model: listing budget"
+"""What a trigger miss of a skill listed without its description says (console, reports)."""
+LISTING_FIX = (
+    "shorten the plugin's skill descriptions or put fewer skills in the plugin "
+    "(docs/checks.md#the-listing-check)"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,6 +153,9 @@ class UnitOutcome:
     results_path: Path | None = None
     skipped: str = ""
     """Why the unit did not run (`results complete`), else empty."""
+    listing: str = ""
+    """How Claude Code listed the skill under test for this model (`whole`, `shortened`,
+    `name-only`, `missing`; `""`: not checked). Kept out of the results file (schema 5)."""
 
     @property
     def sessions(self) -> int:
@@ -247,6 +263,11 @@ async def run(
         groups: dict[tuple[str, str], list[plan.PlannedUnit]] = {}
         for u in p.units:
             groups.setdefault((u.plugin, u.skill), []).append(u)
+        statuses = (
+            await _listing_statuses(options, runnable_units, models, reporter, all_warnings)
+            if options.listing
+            else {}
+        )
         for key, group in groups.items():
             set_input = by_key[key]
             es = eval_sets[key]
@@ -305,6 +326,7 @@ async def run(
                             skill_md=skill_md,
                             sweep=sweep,
                             counter=counter,
+                            listing=statuses.get((u.plugin, u.skill, u.model), ""),
                         )
                     )
             finally:
@@ -328,6 +350,67 @@ async def run(
         kept_workspaces=tuple(kept),
         all_failed=sweep.tally.all_failed,
     )
+
+
+async def _listing_statuses(
+    options: TriggerOptions,
+    units: Sequence[plan.PlannedUnit],
+    models: Mapping[str, BoundModel],
+    reporter: events.Reporter,
+    sink: list[str],
+) -> dict[tuple[str, str, str], str]:
+    """`(plugin, skill, model key) → listing status` for the units about to run (Claude Code
+    models only), from the listing check of each plugin's set; a failure is a warning."""
+    plugins = {u.plugin for u in units}
+    by_cli: dict[str, list[str]] = {}
+    for u in units:
+        m = models[u.model]
+        if m.harness == "claude":
+            by_cli.setdefault(m.cli_model, []).append(u.model)
+    if not plugins or not by_cli:
+        return {}
+    install: checks.Install = "plugin" if options.install == "plugin" else "skills"
+    sets = [
+        s
+        for s in checks.install_sets(options.repo, install=install)
+        if s.kind == "plugin" and s.plugin in plugins
+    ]
+    cache = options.token_cache.parent / checks.LISTING_CACHE_NAME if options.token_cache else None
+    try:
+        report = await checks.check_listing(
+            options.repo,
+            models=list(by_cli),
+            environ=options.environ,
+            cache_path=cache,
+            sets=sets,
+            tmp_root=options.tmp_root,
+        )
+    except Exception as exc:  # the check explains misses; it must never stop the sweep
+        message = f"listing check not run: {type(exc).__name__}: {exc}"
+        sink.append(message)
+        reporter.emit(events.RunWarning(message=message))
+        return {}
+    out: dict[tuple[str, str, str], str] = {}
+    for sl in report.sets:
+        if sl.error:
+            message = f"listing check: {sl.set.label} ({sl.model_label}): {sl.error}"
+            sink.append(message)
+            reporter.emit(events.RunWarning(message=message))
+        for sk in sl.skills:
+            for key in by_cli.get(sl.model, ()):
+                out[(sk.plugin, sk.skill, key)] = sk.status
+    wanted = {(u.plugin, u.skill, u.model) for u in units}
+    for plugin, skill, key in sorted(k for k in wanted if out.get(k) in checks.NOT_SHOWN):
+        es = next(e for e in options.repo.eval_sets() if (e.plugin, e.skill) == (plugin, skill))
+        message = (
+            f"{skill} ({key}): {NOT_SHOWN_NOTE}: Claude Code lists it by name only when plugin "
+            f"{plugin} is installed, so its misses are not its description's fault: {LISTING_FIX}"
+        )
+        sink.append(message)
+        reporter.emit(
+            events.RunWarning(message=message, path=options.repo.rel(es.skill_dir / "SKILL.md"))
+        )
+    return out
 
 
 def _within_budget(
@@ -434,6 +517,7 @@ async def _run_unit(
     skill_md: bytes,
     sweep: _Sweep,
     counter: TokenCounter,
+    listing: str = "",
 ) -> UnitOutcome:
     cases = {c.query: c for c in set_input.triggers or ()}
     stored = set_input.stored.models.get(unit.model) if set_input.stored else None
@@ -484,7 +568,7 @@ async def _run_unit(
                 tier=TIER,
                 label=_short(q.query),
                 status=outcome.status,
-                detail=query_line(outcome),
+                detail=query_line(outcome) + _listing_note(outcome, listing),
             )
         )
 
@@ -520,8 +604,21 @@ async def _run_unit(
         )
     )
     return UnitOutcome(
-        plugin=unit.plugin, skill=unit.skill, model=unit.model, queries=done, results_path=path
+        plugin=unit.plugin,
+        skill=unit.skill,
+        model=unit.model,
+        queries=done,
+        results_path=path,
+        listing=listing,
     )
+
+
+def _listing_note(q: QueryOutcome, listing: str) -> str:
+    """` (description not shown to the model: listing budget)` on a should-trigger query that
+    missed while the skill was listed without its description; `""` otherwise."""
+    if listing in checks.NOT_SHOWN and q.should_trigger and q.passed is False:
+        return f" ({NOT_SHOWN_NOTE})"
+    return ""
 
 
 def _short(text: str, n: int = 70) -> str:

@@ -197,12 +197,50 @@ LISTINGS = [
     ),
     ("Available skills:\n- plug:one: first\n- two: second\n\nafter", ["plug:one", "two"]),
     ("no listing here\n- x: y", []),
+    (
+        "The following skills are available for use with the Skill tool:\n\n- a: first\n- b\n"
+        "- plug:c\n- d: last\n\nafter",
+        ["a", "b", "plug:c", "d"],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("text", "names"), LISTINGS, ids=["xml", "namespaced", "none"])
+@pytest.mark.parametrize(
+    ("text", "names"), LISTINGS, ids=["xml", "namespaced", "none", "name-only"]
+)
 def test_parse_skill_listing(text: str, names: list[str]) -> None:
     assert [s.name for s in parse_skill_listing(text)] == names
+
+
+def test_name_only_entries_are_read_as_such() -> None:
+    """Claude Code lists a skill whose description did not fit its budget as `- name` (no colon):
+    it is an entry of its own, never a continuation of the previous description."""
+    text = (
+        "The following skills are available for use with the Skill tool:\n\n"
+        "- skill-068: Use when the user asks about topic 68\n"
+        "- skill-069\n"
+        "- plug:skill-070\n"
+        "- plug:skill-071: Namespaced: with a colon inside\n"
+        "- empty:\n\n"
+        "- not-part: of the listing"
+    )
+    skills = parse_skill_listing(text)
+    assert [(s.name, s.description, s.name_only) for s in skills] == [
+        ("skill-068", "Use when the user asks about topic 68", False),
+        ("skill-069", "", True),
+        ("plug:skill-070", "", True),
+        ("plug:skill-071", "Namespaced: with a colon inside", False),
+        ("empty", "", False),
+    ]
+
+
+def test_continuation_lines_join_the_previous_description() -> None:
+    text = "Available skills:\n- a: first line\n  second line\n- b\n  stray\n"
+    skills = parse_skill_listing(text)
+    assert [(s.name, s.description, s.name_only) for s in skills] == [
+        ("a", "first line second line", False),
+        ("b", "", True),
+    ]
 
 
 ASSERTION_PROMPTS = [

@@ -1,0 +1,97 @@
+"""The listing check's pure parts: a skill's status from its listing entry, and the findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evolve_action.checks import (
+    InstallSet,
+    SetListing,
+    SkillListing,
+    listing_findings,
+    status_of,
+)
+from evolve_action.checks._signals import budget_share
+from evolve_action.harness import ListedEntry
+from evolve_action.repo import Repository
+from evolve_action.specs import Severity
+
+DESC = "Use when the user asks about PDFs."
+
+
+@pytest.mark.parametrize(
+    ("entry", "status", "shown"),
+    [
+        (ListedEntry(name="pdf", description=DESC), "whole", len(DESC)),
+        (ListedEntry(name="pdf", description=DESC[:10] + "…"), "shortened", 10),
+        (ListedEntry(name="pdf", description=None), "name-only", 0),
+        (None, "missing", 0),
+        (ListedEntry(name="pdf", description="  " + DESC + " "), "whole", len(DESC)),
+    ],
+    ids=["whole", "shortened", "name-only", "missing", "spaces"],
+)
+def test_status_of(entry: ListedEntry | None, status: str, shown: int) -> None:
+    assert status_of(DESC, entry) == (status, shown)
+
+
+def _set(kind: str, statuses: list[str], model: str = "m1") -> SetListing:
+    s = InstallSet(kind=kind, label=kind, plugin="p")  # type: ignore[arg-type]
+    if kind == "repository":
+        s = InstallSet(kind="repository", label="r", plugin_dirs=(Path("a"), Path("b")))
+    return SetListing(
+        set=s,
+        model=model,
+        cli_version="2.1.332 (Claude Code)",
+        skills=tuple(
+            SkillListing(
+                plugin="p",
+                skill=f"s{i}",
+                path=f"skills/s{i}/SKILL.md",
+                status=st,  # type: ignore[arg-type]
+                description_chars=100,
+                shown_chars=100 if st == "whole" else (40 if st == "shortened" else 0),
+            )
+            for i, st in enumerate(statuses)
+        ),
+    )
+
+
+REPO = Repository(root=Path("/r"), layout="single", plugins=())
+
+
+def test_findings_per_plugin_set_grouped_over_models() -> None:
+    sets = [
+        _set("plugin", ["whole", "shortened", "name-only", "missing"], "m1"),
+        _set("plugin", ["whole", "whole", "name-only", "whole"], "m2"),
+    ]
+    found = listing_findings(REPO, sets)
+    assert [(f.path, f.severity) for f in found] == [
+        ("skills/s1/SKILL.md", Severity.WARNING),
+        ("skills/s2/SKILL.md", Severity.ERROR),
+        ("skills/s3/SKILL.md", Severity.ERROR),
+    ]
+    assert "sees 40 of 100 characters" in found[0].message
+    assert "description not shown to the model: listing budget (m1, m2)" in found[1].message
+    assert "skill missing from the skill listing (m1)" in found[2].message
+
+
+def test_repository_set_is_one_note_with_the_overflow() -> None:
+    [note] = listing_findings(REPO, [_set("repository", ["whole", "name-only", "name-only"])])
+    assert note.severity == Severity.SIGNAL and note.check == "listing.marketplace"
+    assert "2 of 3 skills are listed by name only" in note.message
+    assert "~204 characters over the budget" in note.message  # 2 x (": " + 100)
+    assert "first: p:s2, p:s1" in note.message  # the end of the listing loses first
+    assert listing_findings(REPO, [_set("repository", ["whole"])]) == []
+
+
+def test_a_failed_capture_is_a_warning() -> None:
+    failed = SetListing(set=InstallSet(kind="plugin", label="plugin p"), model="", error="boom")
+    [f] = listing_findings(REPO, [failed])
+    assert f.severity == Severity.WARNING and "plugin p (default): boom" in f.message
+
+
+def test_budget_share() -> None:
+    assert budget_share("ab", "x" * 100) == pytest.approx(100 * (len("- ab: ") + 101) / 30_000)
+    assert budget_share("ab", "x" * 5000) == budget_share("ab", "x" * 1536)
