@@ -100,7 +100,7 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     assert not codex or codex_passed > 0  # Codex did real work (tool names differ: not all pass)
     sessions = len(want)  # the new query, once per model
     assert "project-tools/csv-report" in preview
-    assert f"{sessions} agent session{'s' if sessions > 1 else ''} run" in preview
+    assert f"{sessions} agent session{'s' if sessions > 1 else ''}, " in preview
     assert f"{out_dir / '.evolve-action' / 'pr-comment.md'}" in text
     assert triggers[0] / triggers[1] >= 0.75
     assert evals[0] / evals[1] >= 0.75
