@@ -555,30 +555,6 @@ class Judge:
         blocks = [_block_dict(b) for b in resp.content]
         return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"), ""
 
-    async def complete(self, *, system: str, prompt: str, timeout: float) -> tuple[str, str]:
-        """One plain judge turn without tools (suite `llm_judge`s, score-range rubrics): the reply
-        text and `""`, or `""` and why the judge could not answer (never raises for a judge failure)."""
-        import anthropic
-
-        if self._client is None:
-            return "", f"judge unavailable: {self.unavailable}"
-        try:
-            async with asyncio.timeout(timeout):
-                resp = await self._client.messages.create(
-                    model=self.model,
-                    max_tokens=MAX_TOKENS,
-                    system=system,
-                    messages=[{"role": "user", "content": prompt}],
-                )
-        except TimeoutError:
-            return "", "timed out"
-        except anthropic.APIStatusError as exc:
-            return "", f"HTTP {exc.status_code}: {_short(exc.message)}"
-        except anthropic.APIError as exc:
-            return "", _short(str(exc))
-        blocks = [_block_dict(b) for b in resp.content]
-        return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"), ""
-
     async def _converse(
         self, client: anthropic.AsyncAnthropic, request: JudgeRequest, n: int
     ) -> dict[int, Verdict]:
