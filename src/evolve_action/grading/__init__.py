@@ -32,17 +32,20 @@ from evolve_action.grading._judge import (
 )
 from evolve_action.grading._suite import (
     BORDERLINE_THRESHOLD,
+    DEFAULT_EVALUATOR,
     PASS_THRESHOLD,
     EvaluatorResult,
     SuiteContext,
     SuiteGrade,
     grade_suite_case,
+    judge_error,
     suite_expectations,
     verdict_for,
 )
 
 __all__ = [
     "BORDERLINE_THRESHOLD",
+    "DEFAULT_EVALUATOR",
     "PASS_THRESHOLD",
     "REGEX_FILE_CAP",
     "EvaluatorResult",
@@ -60,6 +63,7 @@ __all__ = [
     "grade_case",
     "grade_deterministic",
     "grade_suite_case",
+    "judge_error",
     "resolve_judge_model",
     "suite_expectations",
     "verdict_for",
