@@ -14,7 +14,13 @@ from typing import Any
 from evolve_action.cli._common import Invocation, add_repo_flags
 from evolve_action.config import load_config
 from evolve_action.errors import UsageError
-from evolve_action.flows import EXPORT_FORMATS, ExportOptions, ExportOutcome, run_export
+from evolve_action.flows import (
+    EXPORT_FORMATS,
+    ExportOptions,
+    ExportOutcome,
+    check_formats,
+    run_export,
+)
 from evolve_action.repo import discover
 
 __all__ = ["register"]
@@ -45,7 +51,7 @@ def register(subparsers: Any) -> None:
         "--format",
         action="append",
         default=None,
-        choices=EXPORT_FORMATS,
+        metavar="FORMAT",
         help="agentevals or skill-creator (repeatable; default: both)",
     )
     p.add_argument(
@@ -76,6 +82,8 @@ def register(subparsers: Any) -> None:
 def handle(inv: Invocation) -> int:
     """Resolve the options, export, print what was written."""
     args = inv.args
+    formats = tuple(dict.fromkeys(args.format or EXPORT_FORMATS))
+    check_formats(formats)
     files = tuple(p if p.is_absolute() else inv.cwd / p for p in (args.results or ()))
     repo = None
     if not files:
@@ -89,7 +97,7 @@ def handle(inv: Invocation) -> int:
         out_dir=out,
         repo=repo,
         results_files=files,
-        formats=tuple(dict.fromkeys(args.format or EXPORT_FORMATS)),
+        formats=formats,
         skills=tuple(args.skill or ()),
         models=tuple(args.model or ()),
     )

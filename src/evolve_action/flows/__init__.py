@@ -55,6 +55,7 @@ from evolve_action.flows._export import (
     ExportedSkill,
     ExportOptions,
     ExportOutcome,
+    check_formats,
     run_export,
 )
 from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
@@ -115,6 +116,7 @@ __all__ = [
     "SkillFigures",
     "TriggersReady",
     "bundled_examples",
+    "check_formats",
     "choose_backend",
     "copy_examples",
     "demo_models",

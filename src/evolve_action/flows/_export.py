@@ -76,6 +76,7 @@ __all__ = [
     "agentevals_rows",
     "benchmark_json",
     "benchmark_markdown",
+    "check_formats",
     "eval_metadata_json",
     "grading_json",
     "run_export",
@@ -659,8 +660,38 @@ class _Source:
     """The results file."""
     shown: str
     """How notes and outputs name it."""
+    plugin: str | None
+    skill: str | None
+    """The names the results are filed under (None: the names stored in the file)."""
     evals_path: Path | None
     fixture_bases: tuple[Path, ...]
+
+
+_RESULTS_NAMES = tuple(f"results.{ext}" for ext in ("json", "jsonc", "yaml", "yml"))
+
+
+def check_formats(formats: Sequence[str]) -> None:
+    """Raise `UsageError` for a format `export` cannot write."""
+    unknown = [f for f in formats if f not in EXPORT_FORMATS]
+    if unknown:
+        raise UsageError(
+            f"--format {unknown[0]!r}: unknown export format",
+            hint=f"use one of {', '.join(EXPORT_FORMATS)}",
+        )
+
+
+def _stored_names(path: Path) -> tuple[str | None, str | None]:
+    try:
+        doc = encoding.decode_path(path)
+    except SpecError:
+        return None, None  # `load_results` reports it, naming the file
+    if not isinstance(doc, Mapping):
+        return None, None
+    plugin, skill = doc.get("plugin"), doc.get("skill")
+    return (
+        plugin if isinstance(plugin, str) else None,
+        skill if isinstance(skill, str) else None,
+    )
 
 
 def _sources(opts: ExportOptions) -> list[_Source]:
@@ -670,14 +701,27 @@ def _sources(opts: ExportOptions) -> list[_Source]:
             path = encoding.find_results(es.results_dir)
             if path is not None:
                 found.append(
-                    _Source(path, opts.repo.rel(path), es.evals_path, tuple(es.fixture_bases))
+                    _Source(
+                        path,
+                        opts.repo.rel(path),
+                        es.plugin,
+                        es.skill,
+                        es.evals_path,
+                        tuple(es.fixture_bases),
+                    )
                 )
     for path in opts.results_files:
         if not path.is_file():
             raise UsageError(
                 f"--results {path}: no such file", hint="pass a skill's results.<ext> file"
             )
-        found.append(_Source(path, path.as_posix(), None, ()))
+        if path.name not in _RESULTS_NAMES:
+            raise UsageError(
+                f"--results {path}: not a results file",
+                hint=f"pass a skill's results file ({', '.join(_RESULTS_NAMES)})",
+            )
+        plugin, skill = _stored_names(path)
+        found.append(_Source(path, path.as_posix(), plugin, skill, None, ()))
     return found
 
 
@@ -705,16 +749,11 @@ def _write_json(path: Path, value: Any, written: list[Path]) -> None:
 
 def run_export(opts: ExportOptions) -> ExportOutcome:
     """Read every selected results file and write the chosen formats under `opts.out_dir`."""
-    unknown = [f for f in opts.formats if f not in EXPORT_FORMATS]
-    if unknown:
-        raise UsageError(
-            f"--format {unknown[0]!r}: unknown export format",
-            hint=f"use one of {', '.join(EXPORT_FORMATS)}",
-        )
+    check_formats(opts.formats)
     notes: list[str] = []
     exported: list[ExportedSkill] = []
     for src in _sources(opts):
-        loaded = load_results(src.path.parent)
+        loaded = load_results(src.path.parent, plugin=src.plugin, skill=src.skill)
         rf = loaded.file
         if rf is None:
             continue

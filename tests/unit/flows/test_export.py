@@ -161,7 +161,7 @@ def test_agentevals_rows_shape() -> None:
     ]
     assert [r["evalId"] for r in without_rows] == ["greeter-suite::lift", "table", "broken"]
     for row in with_rows + without_rows:
-        assert ROW_KEYS <= set(row), row
+        assert set(row) >= ROW_KEYS, row
         assert isinstance(row["score"], float) and 0.0 <= row["score"] <= 1.0
         assert row["verdict"] in {"pass", "borderline", "fail", "skip"}
         assert row["target"] == S5
@@ -285,20 +285,19 @@ def test_benchmark_json_shape() -> None:
         assert run["configuration"] in {"with_skill", "without_skill"}
         assert run["config"] == run["configuration"]  # seed 003's key
         assert isinstance(run["eval_id"], int) and run["run_number"] == 1
-        assert RESULT_KEYS <= set(run["result"])
+        assert set(run["result"]) >= RESULT_KEYS
         for e in run["expectations"]:
             assert set(e) == {"text", "passed", "evidence"}
-    # with skill: pass rates of the three graded runs (the errored one is not counted)
-    with_rates = [1.0, 0.0, 0.5]  # SUITE_PASS 3/5→summary…: computed by summarise_grades
-    counted = [
-        r["result"]["pass_rate"]
-        for r in b["runs"]
-        if r["configuration"] == "with_skill"
-        and not r["notes"][:1] == ["runtime error: agent timed out"]
-    ]
-    assert len(counted) == 3 and counted[2] == with_rates[2]
-    mean = sum(counted) / 3
+    # with skill: the expectation pass rates of the three graded runs (3/5, 1/2, 1/2; the
+    # errored run is listed but not counted)
+    mean = (0.6 + 0.5 + 0.5) / 3
     assert rs["with_skill"]["pass_rate"]["mean"] == round(mean, 4)
+    assert [r["result"]["pass_rate"] for r in b["runs"] if r["configuration"] == "with_skill"] == [
+        0.6,
+        0.5,
+        0.5,
+        0.0,
+    ]
     base_rates = [0.0, 0.5, 1.0]  # lift, table, broken (baseline)
     assert rs["without_skill"]["pass_rate"]["mean"] == round(sum(base_rates) / 3, 4)
     assert rs["without_skill"]["pass_rate"]["stddev"] == 0.5
