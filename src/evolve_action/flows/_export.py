@@ -426,9 +426,7 @@ def grading_json(result: EvalResult) -> dict[str, Any]:
     secs = _seconds(result)
     if secs is not None:
         metrics["execution_time_ms"] = round(secs * 1000)
-    tokens = _tokens(result.measured)
-    if result.timing is not None and result.timing.total_tokens is not None:
-        tokens = result.timing.total_tokens
+    tokens = _total_tokens(result)
     if tokens is not None:
         metrics["tokens_used"] = tokens
     if em is not None and em.total_tool_calls is not None:
@@ -451,12 +449,17 @@ def grading_json(result: EvalResult) -> dict[str, Any]:
     return doc
 
 
-def timing_json(result: EvalResult) -> dict[str, Any]:
-    """skill-creator's `timing.json`: `total_tokens`, `duration_ms`, `total_duration_seconds`."""
-    secs = _seconds(result)
-    tokens = _tokens(result.measured)
+def _total_tokens(result: EvalResult) -> int | None:
     if result.timing is not None and result.timing.total_tokens is not None:
-        tokens = result.timing.total_tokens
+        return result.timing.total_tokens
+    return _tokens(result.measured)
+
+
+def timing_json(result: EvalResult) -> dict[str, Any]:
+    """skill-creator's `timing.json`: `total_tokens`, `duration_ms`, `total_duration_seconds`
+    (0 when the results file did not measure it)."""
+    secs = _seconds(result)
+    tokens = _total_tokens(result)
     doc: dict[str, Any] = {
         "total_tokens": tokens or 0,
         "duration_ms": round(secs * 1000) if secs is not None else 0,
@@ -547,7 +550,7 @@ def benchmark_json(
     tokens_delta}`. Runs with a runtime error are listed but left out of the statistics.
     """
     runs: list[dict[str, Any]] = []
-    counted: dict[str, list[dict[str, Any]]] = {WITH: [], WITHOUT: []}
+    counted: dict[str, list[EvalResult]] = {WITH: [], WITHOUT: []}
     names: list[str] = []
     for number, rid, with_r, base_r in _ordered(entry):
         name = (with_r.name if with_r is not None and with_r.name else "") or rid
@@ -558,14 +561,15 @@ def benchmark_json(
             run = _run_entry(number, name, configuration, r)
             runs.append(run)
             if not r.runtime_error:
-                counted[configuration].append(run["result"])
+                counted[configuration].append(r)
     summary: dict[str, Any] = {}
     for configuration in (WITH, WITHOUT):
         rs = counted[configuration]
+        # a figure the results file did not measure is left out (never counted as 0)
         summary[configuration] = {
-            "pass_rate": _stats([r["pass_rate"] for r in rs]),
-            "time_seconds": _stats([r["time_seconds"] for r in rs]),
-            "tokens": _stats([r["tokens"] for r in rs]),
+            "pass_rate": _stats([grading_json(r)["summary"]["pass_rate"] for r in rs]),
+            "time_seconds": _stats([s for r in rs if (s := _seconds(r)) is not None]),
+            "tokens": _stats([t for r in rs if (t := _total_tokens(r)) is not None]),
         }
     a, b = summary[WITH], summary[WITHOUT]
     d_rate = a["pass_rate"]["mean"] - b["pass_rate"]["mean"]

@@ -298,6 +298,15 @@ def test_benchmark_json_shape() -> None:
         0.5,
         0.0,
     ]
+    # tokens and times only where measured (the errored run and unmeasured baselines not as 0)
+    assert rs["with_skill"]["tokens"] == {
+        "mean": round(400 / 3, 4),
+        "stddev": pytest.approx(28.8675, abs=1e-4),
+        "min": 100,
+        "max": 150,
+    }
+    assert rs["without_skill"]["tokens"] == {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
+    assert rs["without_skill"]["time_seconds"]["mean"] == round((8 + 30 + 5) / 3, 4)
     base_rates = [0.0, 0.5, 1.0]  # lift, table, broken (baseline)
     assert rs["without_skill"]["pass_rate"]["mean"] == round(sum(base_rates) / 3, 4)
     assert rs["without_skill"]["pass_rate"]["stddev"] == 0.5
