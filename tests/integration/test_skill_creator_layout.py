@@ -117,4 +117,5 @@ def test_skill_creator_definitions_run_in_place(
             ["run", *again, *common, "--new", "--modified", "--dry-run"], env, repo
         )
         assert code == 0
-        assert out.strip().endswith("0 case(s) in 0 unit(s) to run; 1 unit(s) up to date"), out
+        assert "0 case(s) in 0 unit(s) to run; 1 unit(s) up to date\n" in out, out
+        assert out.strip().endswith("estimate: no agent sessions, $0.00"), out

@@ -23,7 +23,7 @@ from evolve_action.github import (
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "workflows").glob("*.yml"))
-README = REPO / "README.md"
+README = REPO / "docs" / "action.md"  # the inputs and outputs tables
 SHA_PIN = re.compile(r"[^@\s]+@[0-9a-f]{40}")
 
 
@@ -91,8 +91,8 @@ def test_action_yml_validates_against_github_schema() -> None:
 
 def _doc_table_names(section: str) -> list[str]:
     text = README.read_text(encoding="utf-8")
-    match = re.search(rf"^### {section}\n(.*?)(?=^##)", text, flags=re.S | re.M)
-    assert match is not None, f"README.md has no '### {section}' section"
+    match = re.search(rf"^## {section}\n(.*?)(?=^##)", text, flags=re.S | re.M)
+    assert match is not None, f"docs/action.md has no '## {section}' section"
     return re.findall(r"^\| `([a-z_]+)` \|", match.group(1), flags=re.M)
 
 

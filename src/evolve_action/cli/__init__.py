@@ -1,6 +1,6 @@
 """The command-line front end: parse → typed options → call a flow or engine → print → exit code.
 
-Owns: `main`, the parser tree, the exit-code table (README) and one module per subcommand.
+Owns: `main`, the parser tree, the exit-code table (docs/cli.md) and one module per subcommand.
 Never holds business logic.
 
 Files (private; import from this package):

@@ -2,21 +2,31 @@
 
 Owns the flags of `pr` (`--local`, `--base`, `--out`) and `gate`, and the action's `mode: run`
 (`run` without a tier, under GitHub Actions). Inputs come from `INPUT_*` and the event from
-`GITHUB_EVENT_PATH`, as the runner sets them (see README "On GitHub: the Action"); the jobs are
+`GITHUB_EVENT_PATH`, as the runner sets them (see docs/action.md); the jobs are
 `flows.run_pr` and `flows.run_gate`. Prints the flow's lines and exits with its code.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import tempfile
 from pathlib import Path
 from typing import Literal
 
 from evolve_action.cli._common import Invocation
 from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter
-from evolve_action.flows import ActionOutcome, PrOptions, run_gate, run_pr
+from evolve_action.flows import (
+    ActionOutcome,
+    PrOptions,
+    demo_policy,
+    run_gate,
+    run_pr,
+    scripted_environ,
+)
 from evolve_action.github import is_actions
+from evolve_action.modelserver import ModelServer
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="with --local: where to write pr-comment.md and step-summary.md (default: .evolve-action)",
     )
+    pr.add_argument(
+        "--scripted",
+        action="store_true",
+        help="with --local: the agent and the judge talk to the built-in scripted model server "
+        "(the demo's policy; offline, free) instead of the Anthropic API",
+    )
     pr.set_defaults(handler=handle_pr)
     gate = subparsers.add_parser(
         "gate",
@@ -76,9 +92,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle_pr(inv: Invocation) -> int:
     """`evolve-action pr [--local]`."""
     args = inv.args
-    if not args.local and (args.base is not None or args.out is not None):
+    if not args.local and (args.base is not None or args.out is not None or args.scripted):
         raise UsageError(
-            "--base and --out go with --local", hint="evolve-action pr --local --base main"
+            "--base, --out and --scripted go with --local",
+            hint="evolve-action pr --local --base main",
         )
     if not args.local and not is_actions(inv.environ):
         raise UsageError(
@@ -86,11 +103,21 @@ def handle_pr(inv: Invocation) -> int:
             hint="use `evolve-action pr --local` to preview a PR from your working tree",
         )
     out = args.out if args.out is None or args.out.is_absolute() else inv.cwd / args.out
-    outcome = run_pr(
-        PrOptions(environ=inv.environ, cwd=inv.cwd, local=args.local, base=args.base, out_dir=out),
-        reporter=LineReporter(inv.stdout),
-        commands=inv.stdout,
-    )
+    with contextlib.ExitStack() as stack:
+        environ = dict(inv.environ)
+        if args.scripted:
+            server = stack.enter_context(ModelServer(demo_policy(), port=0, keep_requests=False))
+            cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr-")))
+            environ = scripted_environ(environ, base_url=server.base_url, cache_dir=cache)
+            inv.stdout.write(
+                f"pr: the agent and the judge talk to the scripted model server at "
+                f"{server.base_url} (offline, free; the demo's policy)\n"
+            )
+        outcome = run_pr(
+            PrOptions(environ=environ, cwd=inv.cwd, local=args.local, base=args.base, out_dir=out),
+            reporter=LineReporter(inv.stdout),
+            commands=inv.stdout,
+        )
     return _print(inv, outcome)
 
 

@@ -228,7 +228,11 @@ class StepPrinter:
                 done["failures"] = report.failures
                 inv.stdout.write(json.dumps(done, sort_keys=True) + "\n")
             elif not report.failures:
-                inv.stdout.write(f"checks: all checks passed ({report.layout} layout)\n")
+                n = report.plugins
+                inv.stdout.write(
+                    f"checks: all checks passed ({report.layout} layout, "
+                    f"{n} plugin{'' if n == 1 else 's'})\n"
+                )
             else:
                 inv.stdout.write(f"checks: {report.failures} failure(s)\n")
         elif isinstance(step, TriggersReady):

@@ -133,8 +133,14 @@ def handle(inv: Invocation) -> int:
         on_step=_DemoPrinter(inv),
         cwd=inv.cwd,
     )
-    code = finish(inv, outcome.run, strict=False)
+    # The bundled examples fail a few cases on purpose: say so instead of run all's WARN line.
+    code = 0 if args.root is None else finish(inv, outcome.run, strict=False)
     inv.stdout.write(flows.render_summary(outcome.summary))
+    if outcome.run.failed and args.root is None:
+        inv.stdout.write(
+            "  (the failures are on purpose: the scripted agent makes realistic trigger and "
+            "commit-message mistakes, so the report and the comment have something to show)\n"
+        )
     if outcome.preview is not None and outcome.preview.files:
         inv.stdout.write(
             "\nPR preview: a change adding one trigger query to csv-report, as `evolve-action pr "

@@ -1,6 +1,6 @@
 """The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
 
-Owns: `main`, the parser tree, the exit-code table (README) and the one place the secrets of the
+Owns: `main`, the parser tree, the exit-code table (docs/cli.md) and the one place the secrets of the
 environment a run was given are registered with `redact` (`SECRET_ENV_NAMES`, plus every
 `*_TOKEN`/`*_API_KEY`-style name), for the whole run and only for it. Never holds business logic:
 each subcommand lives in `evolve_action.cli._<name>` and registers itself via
