@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evolve_action.encoding import compile_re2
+
 __all__ = [
     "AGGREGATORS",
     "EVALUATOR_TYPES",
@@ -682,8 +684,6 @@ class _Parser:
                 self.problem(f"{ptr}/flags", "flags may only hold i, m, s", "e.g. `flags: i`")
                 return None
             out["flags"] = flags
-            from evolve_action.encoding import compile_re2
-
             try:
                 compile_re2(_re2_pattern(out["value"], flags))
             except ValueError as exc:
