@@ -159,17 +159,23 @@ class _Item:
     top: bool
 
 
+def _is_suite_case(result: EvalResult) -> bool:
+    """A suite case: its id is `<suite>::<case>`, or an expectation carries a score head."""
+    return "::" in result.id or any(_SCORE.match(e.evidence) for e in result.expectations)
+
+
 def _items(result: EvalResult) -> list[_Item]:
+    suite = _is_suite_case(result)
     out: list[_Item] = []
     for e in result.expectations:
-        m = _SCORE.match(e.evidence)
-        typed = _TYPED.match(e.text)
+        m = _SCORE.match(e.evidence) if suite else None
+        typed = _TYPED.match(e.text) if m is not None else None
         name, etype = (typed["name"], typed["type"]) if typed else (e.text, e.type)
         if m is not None:
             score: float | None = float(m.group(1))
             weight = _float(m.group(2), 1.0)
         else:
-            score = None if e.passed is None else (1.0 if e.passed else 0.0)
+            score = 1.0 if e.passed else 0.0
             weight = 1.0
         if e.passed is None:
             score = None
@@ -181,7 +187,9 @@ def _items(result: EvalResult) -> list[_Item]:
                 weight=weight,
                 passed=e.passed,
                 evidence=e.evidence,
-                top=not (m is not None and typed is not None and "/" in name),
+                # a suite case's top level: its evaluators (`name (type)` with a score head, not
+                # `parent/member`); composite members and rubric criteria are below them
+                top=not suite or (m is not None and typed is not None and "/" not in name),
             )
         )
     return out
@@ -193,12 +201,6 @@ def _float(text: str | None, default: float) -> float:
     except ValueError:
         return default
     return value if math.isfinite(value) else default
-
-
-def _is_suite_case(result: EvalResult) -> bool:
-    return bool(result.expectations) and all(
-        _SCORE.match(e.evidence) is not None for e in result.expectations if e.passed is not None
-    )
 
 
 def case_score(result: EvalResult) -> float | None:

@@ -39,6 +39,7 @@ from evolve_action.flows._export import (
     timing_json,
 )
 from evolve_action.results import (
+    EvalResult,
     ExecutionMetrics,
     GradedAssertion,
     Measured,
@@ -74,7 +75,9 @@ SUITE_PASS = suite_case(
     "greeter-suite::lift",
     [
         suite_item("file-check (code_judge)", True, "score 1.00 w=1; hits: greeting.txt written"),
-        suite_item("quality (rubric)", False, "score 0.67 w=2; misses: [poem] Writes a poem"),
+        suite_item("quality (rubric)", False, "score 0.67 w=2 — misses: [poem] Writes a poem"),
+        suite_item("quality/[greets] Greets the user", True, "a friendly hello"),
+        suite_item("quality/[poem] Writes a poem", False, "no poem"),
         suite_item("gate (composite)", True, "score 1.00 w=1"),
         suite_item("gate/safe (contains)", True, "score 1.00 w=1"),
         suite_item("gate/done (contains)", False, "score 0.00 w=1"),
@@ -175,6 +178,8 @@ def test_agentevals_rows_shape() -> None:
     assert [(e["name"], e["type"], e["score"], e["weight"]) for e in lift["evaluatorResults"]] == [
         ("file-check", "code_judge", 1.0, 1.0),
         ("quality", "rubric", 0.67, 2.0),
+        ("quality/[greets] Greets the user", "llm", 1.0, 1.0),  # criteria: below the rubric
+        ("quality/[poem] Writes a poem", "llm", 0.0, 1.0),
         ("gate", "composite", 1.0, 1.0),
         ("gate/safe", "contains", 1.0, 1.0),
         ("gate/done", "contains", 0.0, 1.0),
@@ -288,12 +293,12 @@ def test_benchmark_json_shape() -> None:
         assert set(run["result"]) >= RESULT_KEYS
         for e in run["expectations"]:
             assert set(e) == {"text", "passed", "evidence"}
-    # with skill: the expectation pass rates of the three graded runs (3/5, 1/2, 1/2; the
+    # with skill: the expectation pass rates of the three graded runs (4/7, 1/2, 1/2; the
     # errored run is listed but not counted)
-    mean = (0.6 + 0.5 + 0.5) / 3
+    mean = (4 / 7 + 0.5 + 0.5) / 3
     assert rs["with_skill"]["pass_rate"]["mean"] == round(mean, 4)
     assert [r["result"]["pass_rate"] for r in b["runs"] if r["configuration"] == "with_skill"] == [
-        0.6,
+        pytest.approx(4 / 7),
         0.5,
         0.5,
         0.0,
@@ -396,7 +401,7 @@ def test_export_command_from_a_results_file(tmp_path: Path) -> None:
         "eval-4-broken-without_skill",
     ]
     assert all(r["prompt"] for r in runs)
-    assert runs[0]["grading"]["summary"]["total"] == 5
+    assert runs[0]["grading"]["summary"]["total"] == 7
     bench = json.loads((iteration / "benchmark.json").read_text())
     assert {r["configuration"] for r in bench["runs"]} == {"with_skill", "without_skill"}
     assert (iteration / "benchmark.md").is_file()
@@ -464,3 +469,63 @@ def test_run_export_notes_when_nothing_matched(tmp_path: Path) -> None:
     )
     assert outcome.exported == () and outcome.written == ()
     assert outcome.notes and "no stored eval results matched" in outcome.notes[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Round trip: a real suite grade → evolve expectations → AgentEvals row
+
+
+@pytest.mark.parametrize(
+    ("final", "verdict"),
+    [
+        ("Hello there, greeting written", "pass"),
+        ("Hello there", "borderline"),
+        ("nothing useful", "fail"),
+    ],
+)
+def test_row_score_and_verdict_match_the_grade(tmp_path: Path, final: str, verdict: str) -> None:
+    import asyncio
+
+    from evolve_action.grading import SuiteContext, grade_suite_case, suite_expectations
+    from evolve_action.harness import Transcript
+    from evolve_action.results import summarise_grades
+    from evolve_action.specs import parse_evaluators
+
+    raw = [
+        {"name": "hello", "type": "contains", "value": "Hello", "weight": 3},
+        {"name": "written", "type": "regex", "value": "writ+en", "weight": 0.5},
+        {
+            "name": "both",
+            "type": "composite",
+            "aggregator": {"type": "minimum"},
+            "evaluators": [
+                {"name": "there", "type": "contains", "value": "there"},
+                {"name": "greeting", "type": "contains", "value": "greeting"},
+            ],
+        },
+    ]
+    specs, problems = parse_evaluators(raw, base_dir=tmp_path, where="EVAL.yaml")
+    assert problems == ()
+    ctx = SuiteContext(
+        case_id="c",
+        input_text="say hello",
+        transcript=Transcript(final_text=final),
+        workspace=tmp_path,
+        eval_dir=tmp_path,
+        environ={},
+    )
+    grade = asyncio.run(grade_suite_case(specs, ctx))
+    checks = suite_expectations(grade)
+    result = EvalResult(
+        id="suite::c", passed=grade.passed, expectations=checks, summary=summarise_grades(checks)
+    )
+    (row,), _ = agentevals_rows(ResultsFile(skill="s", models={}), S5, eval_entry(S5, [result]))
+    assert row["score"] == pytest.approx(grade.score, abs=0.01)  # evidence keeps 2 decimals
+    assert row["verdict"] == verdict == grade.verdict
+    assert [e["name"] for e in row["evaluatorResults"]] == [
+        "hello",
+        "written",
+        "both",
+        "both/there",
+        "both/greeting",
+    ]
