@@ -267,37 +267,68 @@ def _seconds(result: EvalResult) -> float | None:
 
 
 def _trace_summary(result: EvalResult) -> dict[str, Any] | None:
-    """AgentEvals `traceSummary` from what the results file measured (None: nothing measured)."""
-    out: dict[str, Any] = {}
+    """AgentV's `TraceSummary` from what the results file measured (None: nothing measured).
+
+    `eventCount`, `toolNames`, `toolCallsByName` and `errorCount` (required in AgentV's type) are
+    always present when anything was measured; `tokenUsage{input, output, cached?}` (input: fresh
+    input tokens; cached: cache reads and writes) only when both input and output are known.
+    """
     em = result.execution_metrics
-    if em is not None:
-        if em.total_tool_calls is not None:
-            out["eventCount"] = em.total_tool_calls
-        if em.tool_calls:
-            out["toolNames"] = sorted(em.tool_calls)
-            out["toolCallsByName"] = dict(sorted(em.tool_calls.items()))
-        if em.errors_encountered is not None:
-            out["errorCount"] = em.errors_encountered
-        if em.total_steps is not None:
-            out["llmCallCount"] = em.total_steps
     m = result.measured
-    if m is not None:
-        usage: dict[str, int] = {}
-        if m.input_tokens is not None:
-            usage["input"] = m.input_tokens
-        if m.output_tokens is not None:
-            usage["output"] = m.output_tokens
-        cached = (m.cache_read_input_tokens or 0) + (m.cache_creation_input_tokens or 0)
-        if m.cache_read_input_tokens is not None or m.cache_creation_input_tokens is not None:
-            usage["cached"] = cached
-        if usage:
-            out["tokenUsage"] = usage
-        if m.cost_usd is not None:
-            out["costUsd"] = m.cost_usd
     secs = _seconds(result)
+    if em is None and m is None and secs is None:
+        return None
+    calls = dict(sorted(em.tool_calls.items())) if em is not None else {}
+    out: dict[str, Any] = {
+        "eventCount": (em.total_tool_calls if em is not None else None) or sum(calls.values()),
+        "toolNames": sorted(calls),
+        "toolCallsByName": calls,
+        "errorCount": (em.errors_encountered or 0) if em is not None else 0,
+    }
+    if m is not None and m.input_tokens is not None and m.output_tokens is not None:
+        usage = {"input": m.input_tokens, "output": m.output_tokens}
+        if m.cache_read_input_tokens is not None or m.cache_creation_input_tokens is not None:
+            usage["cached"] = (m.cache_read_input_tokens or 0) + (
+                m.cache_creation_input_tokens or 0
+            )
+        out["tokenUsage"] = usage
+    if m is not None and m.cost_usd is not None:
+        out["costUsd"] = m.cost_usd
     if secs is not None:
         out["durationMs"] = round(secs * 1000)
-    return out or None
+    if em is not None and em.total_steps is not None:
+        out["llmCallCount"] = em.total_steps
+    return out
+
+
+def _evaluator_result(item: _Item, name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": item.type,
+        "score": round(item.score, 4) if item.score is not None else 0.0,
+        "weight": item.weight,
+        "verdict": _verdict_of(item),
+        "hits": [name] if item.passed is True else [],
+        "misses": [name] if item.passed is False else [],
+        "reasoning": item.evidence,
+    }
+
+
+def _evaluator_results(items: Sequence[_Item]) -> list[dict[str, Any]]:
+    """AgentV's `evaluatorResults`: a composite's members and a rubric's criteria (stored as
+    `parent/member`) nested in their parent's own `evaluatorResults`."""
+    top: list[dict[str, Any]] = []
+    by_path: dict[str, dict[str, Any]] = {}
+    for item in items:
+        parent_path, _, leaf = item.name.rpartition("/")
+        parent = by_path.get(parent_path) if not item.top else None
+        entry = _evaluator_result(item, item.name if parent is None else leaf)
+        if parent is None:
+            top.append(entry)
+        else:
+            parent.setdefault("evaluatorResults", []).append(entry)
+        by_path[item.name] = entry
+    return top
 
 
 def _row(
@@ -321,27 +352,19 @@ def _row(
         row["conversationId"] = result.name.rsplit("/", 1)[0]
     row["score"] = round(score, 4) if score is not None else 0.0
     row["verdict"] = verdict
+    row["executionStatus"] = (
+        "execution_error" if result.runtime_error else "ok" if result.passed else "quality_failure"
+    )
     row["hits"] = [i.name for i in items if i.top and i.passed is True]
     row["misses"] = [i.name for i in items if i.top and i.passed is False]
+    row["candidateAnswer"] = ""  # not stored in results files
     row["target"] = model
     if result.runtime_error:
         row["error"] = result.runtime_error
     trace = _trace_summary(result)
     if trace is not None:
         row["traceSummary"] = trace
-    row["evaluatorResults"] = [
-        {
-            "name": i.name,
-            "type": i.type,
-            "score": round(i.score, 4) if i.score is not None else 0.0,
-            "weight": i.weight,
-            "verdict": _verdict_of(i),
-            "hits": [i.name] if i.passed is True else [],
-            "misses": [i.name] if i.passed is False else [],
-            "reasoning": i.evidence,
-        }
-        for i in items
-    ]
+    row["evaluatorResults"] = _evaluator_results(items)
     row["evolve"] = {
         "plugin": rf.plugin,
         "skill": rf.skill,
@@ -356,9 +379,11 @@ def agentevals_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """AgentEvals result rows of one evals entry: (with-skill rows, without-skill rows).
 
-    Row keys follow AgentEvals' results (`timestamp`, `evalId`, `dataset`, `conversationId`,
-    `score`, `verdict`, `hits`, `misses`, `target`, `error`, `traceSummary`, `evaluatorResults`
-    with `name`/`type`/`score`/`weight`/`verdict`/`hits`/`misses`/`reasoning`), plus an `evolve`
+    Row keys follow AgentV's `EvaluationResult` at the spec's time (AV-FEB `evaluation/types.ts`:
+    `timestamp`, `evalId`, `dataset`, `conversationId`, `score`, `hits`, `misses`,
+    `candidateAnswer` (empty: not stored), `target`, `error`, `traceSummary`, `evaluatorResults`
+    with `name`/`type`/`score`/`weight`/`verdict`/`hits`/`misses`/`reasoning` and nested
+    members), the spec's case `verdict` and AgentV's later `executionStatus`, plus an `evolve`
     object (plugin, skill, `with_skill`/`without_skill`, evolve's `passed`).
     """
     with_rows = [

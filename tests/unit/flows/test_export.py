@@ -149,7 +149,20 @@ def test_case_score_and_verdict(result: Any, score: float | None, verdict: str) 
 # ---------------------------------------------------------------------------------------------
 # AgentEvals rows
 
-ROW_KEYS = {"timestamp", "evalId", "dataset", "score", "verdict", "hits", "misses", "target"}
+# AgentV's EvaluationResult (AV-FEB `evaluation/types.ts`: the required keys), the spec's case
+# verdict and AgentV's later executionStatus
+ROW_KEYS = {
+    "timestamp",
+    "evalId",
+    "score",
+    "hits",
+    "misses",
+    "candidateAnswer",
+    "target",
+    "verdict",
+    "executionStatus",
+}
+TRACE_KEYS = {"eventCount", "toolNames", "toolCallsByName", "errorCount"}
 EVALUATOR_KEYS = {"name", "type", "score", "weight", "verdict", "hits", "misses", "reasoning"}
 
 
@@ -168,26 +181,51 @@ def test_agentevals_rows_shape() -> None:
         assert isinstance(row["score"], float) and 0.0 <= row["score"] <= 1.0
         assert row["verdict"] in {"pass", "borderline", "fail", "skip"}
         assert row["target"] == S5
-        for er in row["evaluatorResults"]:
-            assert set(er) == EVALUATOR_KEYS
+        stack = list(row["evaluatorResults"])
+        while stack:  # members nest in their parent's own evaluatorResults
+            er = stack.pop()
+            assert set(er) - {"evaluatorResults"} == EVALUATOR_KEYS
+            stack.extend(er.get("evaluatorResults", []))
+        if "traceSummary" in row:
+            assert set(row["traceSummary"]) >= TRACE_KEYS
         json.dumps(row)  # serialisable
     lift = with_rows[0]
     assert lift["dataset"] == "greeter-suite" and lift["timestamp"] == "2026-08-10T11:00:00Z"
     assert lift["score"] == pytest.approx(0.835) and lift["verdict"] == "pass"
     assert lift["hits"] == ["file-check", "gate"] and lift["misses"] == ["quality"]
-    assert [(e["name"], e["type"], e["score"], e["weight"]) for e in lift["evaluatorResults"]] == [
-        ("file-check", "code_judge", 1.0, 1.0),
-        ("quality", "rubric", 0.67, 2.0),
-        ("quality/[greets] Greets the user", "llm", 1.0, 1.0),  # criteria: below the rubric
-        ("quality/[poem] Writes a poem", "llm", 0.0, 1.0),
-        ("gate", "composite", 1.0, 1.0),
-        ("gate/safe", "contains", 1.0, 1.0),
-        ("gate/done", "contains", 0.0, 1.0),
+
+    def tree(results: list[dict[str, Any]]) -> list[Any]:
+        return [
+            (e["name"], e["type"], e["score"], e["weight"], tree(e.get("evaluatorResults", [])))
+            for e in results
+        ]
+
+    assert tree(lift["evaluatorResults"]) == [
+        ("file-check", "code_judge", 1.0, 1.0, []),
+        (
+            "quality",
+            "rubric",
+            0.67,
+            2.0,
+            [
+                ("[greets] Greets the user", "llm", 1.0, 1.0, []),  # criteria: below the rubric
+                ("[poem] Writes a poem", "llm", 0.0, 1.0, []),
+            ],
+        ),
+        (
+            "gate",
+            "composite",
+            1.0,
+            1.0,
+            [("safe", "contains", 1.0, 1.0, []), ("done", "contains", 0.0, 1.0, [])],
+        ),
     ]
+    assert lift["candidateAnswer"] == "" and lift["executionStatus"] == "ok"
     assert lift["traceSummary"] == {
         "eventCount": 3,
         "toolNames": ["Skill", "Write"],
         "toolCallsByName": {"Skill": 1, "Write": 2},
+        "errorCount": 0,
         "llmCallCount": 4,
         "tokenUsage": {"input": 100, "output": 50},
         "durationMs": 12500,
@@ -206,6 +244,8 @@ def test_agentevals_rows_shape() -> None:
     assert table["traceSummary"]["costUsd"] == 0.5
     broken = with_rows[3]
     assert broken["verdict"] == "skip" and broken["error"] == "agent timed out"
+    assert broken["executionStatus"] == "execution_error"
+    assert table["executionStatus"] == "quality_failure"
     assert without_rows[0]["evolve"]["configuration"] == "without_skill"
     assert without_rows[0]["timestamp"] == "2026-08-01T11:00:00Z"
 
@@ -522,10 +562,8 @@ def test_row_score_and_verdict_match_the_grade(tmp_path: Path, final: str, verdi
     (row,), _ = agentevals_rows(ResultsFile(skill="s", models={}), S5, eval_entry(S5, [result]))
     assert row["score"] == pytest.approx(grade.score, abs=0.01)  # evidence keeps 2 decimals
     assert row["verdict"] == verdict == grade.verdict
-    assert [e["name"] for e in row["evaluatorResults"]] == [
-        "hello",
-        "written",
-        "both",
-        "both/there",
-        "both/greeting",
+    assert [e["name"] for e in row["evaluatorResults"]] == ["hello", "written", "both"]
+    assert [e["name"] for e in row["evaluatorResults"][2]["evaluatorResults"]] == [
+        "there",
+        "greeting",
     ]
