@@ -203,15 +203,23 @@ def _float(text: str | None, default: float) -> float:
     return value if math.isfinite(value) else default
 
 
+def _weighted(result: EvalResult) -> float | None:
+    """A suite case's weighted mean over its scored top-level evaluators (None: none stored, as
+    in a baseline snapshot, which keeps no expectations)."""
+    if not _is_suite_case(result):
+        return None
+    tops = [i for i in _items(result) if i.top and i.score is not None and i.weight > 0]
+    total = sum(i.weight for i in tops)
+    return sum((i.score or 0.0) * i.weight for i in tops) / total if total > 0 else None
+
+
 def case_score(result: EvalResult) -> float | None:
     """The case's score: a suite case's weighted evaluator mean, else its pass rate (None: none)."""
     if result.runtime_error:
         return None
-    if _is_suite_case(result):
-        tops = [i for i in _items(result) if i.top and i.score is not None and i.weight > 0]
-        total = sum(i.weight for i in tops)
-        if total > 0:
-            return sum((i.score or 0.0) * i.weight for i in tops) / total
+    weighted = _weighted(result)
+    if weighted is not None:
+        return weighted
     if result.summary is not None and result.summary.pass_rate is not None:
         return result.summary.pass_rate
     if result.passed is not None:
@@ -220,12 +228,14 @@ def case_score(result: EvalResult) -> float | None:
 
 
 def case_verdict(result: EvalResult, score: float | None) -> str:
-    """`pass`/`borderline`/`fail` (AgentEvals bands for suite cases), `skip` for a runtime error."""
+    """`pass`/`fail` as evolve's `passed`; `borderline` for a suite case that did not pass with an
+    evaluator score in the spec's band (0.6–0.8); `skip` for a runtime error."""
     if result.runtime_error or result.passed is None:
         return "skip"
     if result.passed:
         return "pass"
-    if _is_suite_case(result) and score is not None and BORDERLINE_BAND <= score < PASS_BAND:
+    weighted = _weighted(result)
+    if weighted is not None and BORDERLINE_BAND <= weighted < PASS_BAND:
         return "borderline"
     return "fail"
 

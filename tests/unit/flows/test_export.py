@@ -42,6 +42,7 @@ from evolve_action.results import (
     EvalResult,
     ExecutionMetrics,
     GradedAssertion,
+    GradeSummary,
     Measured,
     ModelEntry,
     ResultsFile,
@@ -137,8 +138,18 @@ def entry() -> Any:
         (SUITE_BORDERLINE, 0.7, "borderline"),
         (EVOLVE_CASE, 0.5, "fail"),  # evolve-format: the pass rate, verdict from `passed`
         (ERRORED, None, "skip"),
+        # a suite case's baseline snapshot keeps no expectations: its pass rate, never borderline
+        (
+            EvalResult(
+                id="s::c",
+                passed=False,
+                summary=GradeSummary(passed=7, failed=3, total=10, pass_rate=0.7),
+            ),
+            0.7,
+            "fail",
+        ),
     ],
-    ids=["suite-pass", "suite-borderline", "evolve", "errored"],
+    ids=["suite-pass", "suite-borderline", "evolve", "errored", "suite-baseline"],
 )
 def test_case_score_and_verdict(result: Any, score: float | None, verdict: str) -> None:
     got = case_score(result)
