@@ -280,21 +280,24 @@ def _trace_summary(result: EvalResult) -> dict[str, Any] | None:
     """AgentV's `TraceSummary` from what the results file measured (None: nothing measured).
 
     `eventCount`, `toolNames`, `toolCallsByName` and `errorCount` (required in AgentV's type) are
-    always present when anything was measured; `tokenUsage{input, output, cached?}` (input: fresh
-    input tokens; cached: cache reads and writes) only when both input and output are known.
+    present when the tool calls were counted (never a made-up 0 when they were not);
+    `tokenUsage{input, output, cached?}` (input: fresh input tokens; cached: cache reads and
+    writes) only when both input and output are known.
     """
     em = result.execution_metrics
     m = result.measured
     secs = _seconds(result)
     if em is None and m is None and secs is None:
         return None
-    calls = dict(sorted(em.tool_calls.items())) if em is not None else {}
-    out: dict[str, Any] = {
-        "eventCount": (em.total_tool_calls if em is not None else None) or sum(calls.values()),
-        "toolNames": sorted(calls),
-        "toolCallsByName": calls,
-        "errorCount": (em.errors_encountered or 0) if em is not None else 0,
-    }
+    out: dict[str, Any] = {}
+    if em is not None:
+        calls = dict(sorted(em.tool_calls.items()))
+        out["eventCount"] = (
+            em.total_tool_calls if em.total_tool_calls is not None else sum(calls.values())
+        )
+        out["toolNames"] = sorted(calls)
+        out["toolCallsByName"] = calls
+        out["errorCount"] = em.errors_encountered or 0
     if m is not None and m.input_tokens is not None and m.output_tokens is not None:
         usage = {"input": m.input_tokens, "output": m.output_tokens}
         if m.cache_read_input_tokens is not None or m.cache_creation_input_tokens is not None:
