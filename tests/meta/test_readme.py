@@ -26,6 +26,7 @@ COMMANDS = [
     "run evals",
     "run all",
     "report",
+    "export",
     "model-server",
     "demo",
     "pr",
@@ -45,6 +46,9 @@ FOREIGN_FLAGS = {
     "--sandbox",
     "--skip-git-repo-check",
     "--build-arg",
+    # skill-creator's eval viewer (docs/export.md).
+    "--benchmark",
+    "--static",
 }
 FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 

@@ -26,6 +26,7 @@ from evolve_action.cli import (
     _checks,
     _demo,
     _evals,
+    _export,
     _install,
     _model_server,
     _report,
@@ -47,6 +48,7 @@ TOP_COMMANDS: tuple[ModuleType, ...] = (
     _action,
     _shard,
     _install,
+    _export,
 )
 
 SECRET_ENV_NAMES: tuple[str, ...] = (

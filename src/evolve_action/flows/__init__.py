@@ -3,7 +3,8 @@
 Owns: `run_all` (checks → triggers → evals → report), `run_demo` (the example repository copied and
 evaluated end to end, offline by default), `regenerate_report` (load → build → write → gate) and
 `trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). `plan_shards`, `run_shard` and
-`merge_fragments` (scale-out over a CI matrix).
+`merge_fragments` (scale-out over a CI matrix). `run_export` (stored results in the formats of
+AgentEvals and skill-creator).
 Guarantees: flows never parse argv and never print: engine progress goes to the `Reporter`, each
 finished step to `on_step`, and the outcome is returned for the CLI to print and map to an exit code.
 Never does: stage work itself (the stage packages do).
@@ -11,6 +12,7 @@ Never does: stage work itself (the stage packages do).
 Files (private; import from this package):
 - `_action`: the GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
+- `_export`: `export`: stored results as AgentEvals JSONL rows and skill-creator workspace artefacts.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.
@@ -48,6 +50,14 @@ from evolve_action.flows._demo import (
     scripted_environ,
     summarise,
 )
+from evolve_action.flows._export import (
+    EXPORT_FORMATS,
+    ExportedSkill,
+    ExportOptions,
+    ExportOutcome,
+    check_formats,
+    run_export,
+)
 from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.flows._run_all import (
     ChecksDone,
@@ -77,6 +87,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_RUNS",
     "DUMMY_KEY",
+    "EXPORT_FORMATS",
     "POLICY_RESOURCE",
     "ActionOutcome",
     "Backend",
@@ -89,6 +100,9 @@ __all__ = [
     "DemoOutcome",
     "DemoSummary",
     "EvalsReady",
+    "ExportOptions",
+    "ExportOutcome",
+    "ExportedSkill",
     "MergeOutcome",
     "Migration",
     "PrOptions",
@@ -102,6 +116,7 @@ __all__ = [
     "SkillFigures",
     "TriggersReady",
     "bundled_examples",
+    "check_formats",
     "choose_backend",
     "copy_examples",
     "demo_models",
@@ -115,6 +130,7 @@ __all__ = [
     "render_summary",
     "run_all",
     "run_demo",
+    "run_export",
     "run_gate",
     "run_pr",
     "run_shard",

@@ -9,6 +9,7 @@ the only place `command` assertions run, with an allowlisted environment.
 
 Files (private; import from this package):
 - `_assertions`: Deterministic grading of Tier 2 assertions, and the per-case verdict.
+- `_suite`: Grading of AgentV / AgentEvals suite cases: every evaluator type, composites, verdict bands.
 - `_judge`: The LLM judge: one `anthropic` SDK conversation per eval case grades all of its `llm` assertions.
 """
 
@@ -29,12 +30,30 @@ from evolve_action.grading._judge import (
     client_from_env,
     resolve_judge_model,
 )
+from evolve_action.grading._suite import (
+    BORDERLINE_THRESHOLD,
+    DEFAULT_EVALUATOR,
+    PASS_THRESHOLD,
+    EvaluatorResult,
+    SuiteContext,
+    SuiteGrade,
+    grade_suite_case,
+    judge_error,
+    suite_expectations,
+    verdict_for,
+)
 
 __all__ = [
+    "BORDERLINE_THRESHOLD",
+    "DEFAULT_EVALUATOR",
+    "PASS_THRESHOLD",
     "REGEX_FILE_CAP",
+    "EvaluatorResult",
     "GradedCase",
     "Judge",
     "JudgeRequest",
+    "SuiteContext",
+    "SuiteGrade",
     "ToolRefused",
     "Verdict",
     "WorkspaceTools",
@@ -43,5 +62,9 @@ __all__ = [
     "client_from_env",
     "grade_case",
     "grade_deterministic",
+    "grade_suite_case",
+    "judge_error",
     "resolve_judge_model",
+    "suite_expectations",
+    "verdict_for",
 ]

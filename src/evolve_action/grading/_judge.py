@@ -528,6 +528,33 @@ class Judge:
             f"no verdict for assertion {', '.join(map(str, missing))}" if missing else ""
         )
 
+    async def complete(self, *, system: str, prompt: str, limit_seconds: float) -> tuple[str, str]:
+        """One plain judge turn (no tools): `(reply text, "")`, or `("", why)` on a judge failure.
+
+        For judges whose prompt the eval author wrote (AgentV/AgentEvals `llm_judge`, score-range
+        rubrics): the caller parses the reply. Never raises for a judge failure.
+        """
+        import anthropic
+
+        if self._client is None:
+            return "", f"judge unavailable: {self.unavailable}"
+        try:
+            async with asyncio.timeout(limit_seconds):
+                resp = await self._client.messages.create(
+                    model=self.model,
+                    max_tokens=MAX_TOKENS,
+                    system=system,
+                    messages=[{"role": "user", "content": prompt}],
+                )
+        except TimeoutError:
+            return "", "timed out"
+        except anthropic.APIStatusError as exc:
+            return "", f"HTTP {exc.status_code}: {_short(exc.message)}"
+        except anthropic.APIError as exc:
+            return "", _short(str(exc))
+        blocks = [_block_dict(b) for b in resp.content]
+        return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"), ""
+
     async def _converse(
         self, client: anthropic.AsyncAnthropic, request: JudgeRequest, n: int
     ) -> dict[int, Verdict]:

@@ -8,6 +8,7 @@ the file and line. Never does: print, run agents, read `os.environ`. The validat
 are loaded on first use only (start-up time).
 
 Files (private; import from this package):
+- `_evaluators`: Evaluator specs of AgentV v2 and AgentEvals suites: parsing, aliases, per-type fields.
 - `_findings`: Findings: what static checks and validation report about authored files.
 - `_load`: Loading authored Tier 1/Tier 2 definitions: `triggers.<ext>` and `evals.<ext>`.
 - `_model`: The authored Tier 1/Tier 2 definitions as values: models, fixture staging, model restriction.
@@ -18,6 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evolve_action.specs._evaluators import (
+    AGGREGATORS,
+    EVALUATOR_TYPES,
+    EvaluatorSpec,
+    parse_evaluators,
+)
 from evolve_action.specs._findings import Finding, Severity
 from evolve_action.specs._load import (
     load_evals,
@@ -68,11 +75,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AGGREGATORS",
+    "EVALUATOR_TYPES",
     "SCHEMA_BASE",
     "SCHEMA_NAMES",
     "Assertion",
     "EvalCase",
     "EvalsSpec",
+    "EvaluatorSpec",
     "Finding",
     "Severity",
     "Source",
@@ -82,6 +92,7 @@ __all__ = [
     "model_allowed",
     "parse_evals",
     "parse_evals_lenient",
+    "parse_evaluators",
     "parse_triggers",
     "resolve_fixture",
     "schema_validator",

@@ -1,0 +1,1267 @@
+"""Grading of AgentV / AgentEvals suite cases: every evaluator type, composites, verdict bands.
+
+Owns: running `specs.EvaluatorSpec`s against one finished agent session (`grade_suite_case`), the
+verdict bands of the spec (`PASS_THRESHOLD` 0.8, `BORDERLINE_THRESHOLD` 0.6; borderline is not a
+pass unless `SuiteContext.borderline_passes`), required gates, the `code_judge` stdin superset
+(`judge_payload`), the judge templates (`DEFAULT_JUDGE_TEMPLATE`, `OUTPUT_SCHEMA`) and the mapping
+of a grade into evolve's expectation entries (`suite_expectations`). docs/evaluators.md says, per
+type, what runs and where we chose between the spec and AgentV.
+
+Guarantees: grading never raises for a bad evaluator, a failing judge script or a judge outage: it
+is a scored result (0, with the reason in `misses`), `skipped` (a missing toolchain, a `target`
+proxy) or, for judge outages, a result with `error` set (`judge_error(grade)`). Judge programs run
+like `command` assertions: argv without a shell (a string through `sh -lc`), the allowlisted
+environment (`harness.safe_env`, plus `AGENTV_WORKSPACE_PATH`), the OS sandbox (`harness.wrap`:
+only the workspace and a private temp dir writable), cwd the eval file's directory, killed with
+their process group at the case timeout.
+
+Never does: print, read `os.environ` (the caller passes `environ`), or write to the workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evolve_action.encoding import compile_re2, strip_ansi, truncate_bytes
+from evolve_action.grading._judge import Judge, JudgeRequest
+from evolve_action.harness import ToolCall, Transcript, probe, safe_env, scratch_dir, wrap
+from evolve_action.results import GradedAssertion
+from evolve_action.specs import EvaluatorSpec
+
+__all__ = [
+    "BORDERLINE_THRESHOLD",
+    "DEFAULT_EVALUATOR",
+    "PASS_THRESHOLD",
+    "EvaluatorResult",
+    "SuiteContext",
+    "SuiteGrade",
+    "grade_suite_case",
+    "judge_error",
+    "suite_expectations",
+    "verdict_for",
+]
+
+PASS_THRESHOLD = 0.8
+"""A score at or above this is `pass` (AgentEvals 1.0 `verdicts.mdx`)."""
+BORDERLINE_THRESHOLD = 0.6
+"""A score at or above this (and below `PASS_THRESHOLD`) is `borderline`, which is not a pass."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteContext:
+    """Everything evaluators of one case may read about the finished session."""
+
+    case_id: str
+    input_text: str
+    """The flattened prompt the agent got."""
+    expected_output: str | None = None
+    expected_messages: tuple[Mapping[str, Any], ...] = ()
+    criteria: str = ""
+    transcript: Transcript
+    workspace: Path
+    eval_dir: Path
+    """The eval file's directory (`code_judge` cwd)."""
+    skill_name: str = ""
+    environ: Mapping[str, str]
+    judge: Judge | None = None
+    timeout_seconds: float = 120.0
+    input_messages: tuple[Mapping[str, Any], ...] = ()
+    """The raw input messages (for `code_judge` stdin and `{{input_messages}}`)."""
+    input_files: tuple[Path, ...] = ()
+    guideline_files: tuple[Path, ...] = ()
+    borderline_passes: bool = False
+    """Count a borderline case as passed (off by default: the spec says borderline is not a pass)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluatorResult:
+    """One evaluator's outcome."""
+
+    name: str
+    type: str
+    score: float
+    verdict: str
+    """`pass`, `borderline`, `fail` or `skipped`."""
+    weight: float = 1.0
+    required: bool | float = False
+    hits: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    reasoning: str = ""
+    children: tuple[EvaluatorResult, ...] = ()
+    required_missed: tuple[str, ...] = ()
+    """Required rubric criteria / fields this evaluator missed: they fail the case (spec 1.0)."""
+    error: str = ""
+    """`judge error: …` when the judge could not answer (outage, no credentials): not a verdict
+    on the agent (the eval engine may make the case a runtime error)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteGrade:
+    """A case's grade: weighted score, verdict, pass flag, and every evaluator's result."""
+
+    score: float
+    verdict: str
+    passed: bool
+    results: tuple[EvaluatorResult, ...]
+
+
+def verdict_for(score: float) -> str:
+    """The spec's band for a score."""
+    if score >= PASS_THRESHOLD:
+        return "pass"
+    if score >= BORDERLINE_THRESHOLD:
+        return "borderline"
+    return "fail"
+
+
+def _result(
+    spec: EvaluatorSpec,
+    score: float,
+    *,
+    hits: Sequence[str] = (),
+    misses: Sequence[str] = (),
+    reasoning: str = "",
+) -> EvaluatorResult:
+    score = min(1.0, max(0.0, score))
+    return EvaluatorResult(
+        name=spec.name,
+        type=spec.type,
+        score=score,
+        verdict=verdict_for(score),
+        weight=spec.weight,
+        required=spec.required,
+        hits=tuple(hits),
+        misses=tuple(misses),
+        reasoning=reasoning,
+    )
+
+
+def _skipped(spec: EvaluatorSpec, why: str) -> EvaluatorResult:
+    return EvaluatorResult(
+        name=spec.name,
+        type=spec.type,
+        score=0.0,
+        verdict="skipped",
+        weight=spec.weight,
+        required=spec.required,
+        reasoning=why,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes: code judges, code aggregators, executable prompts
+
+
+@dataclass(frozen=True, slots=True)
+class _Proc:
+    code: int
+    stdout: str
+    stderr: str
+    failure: str = ""
+    """Set when the process could not run or was killed (`Process timed out after N ms`)."""
+    missing: str = ""
+    """The program when it is not installed (the evaluator is skipped, not failed)."""
+
+
+def _argv(command: tuple[str, ...] | str | Sequence[str]) -> list[str]:
+    """argv words run directly; a string through a login shell (AgentV: `sh -lc`)."""
+    if isinstance(command, str):
+        return ["sh", "-lc", command]
+    return list(command)
+
+
+async def _run_process(
+    command: tuple[str, ...] | str, *, stdin: str, cwd: Path, ctx: SuiteContext
+) -> _Proc:
+    """Run a judge program like `command` assertions run: allowlisted environment, the sandbox
+    (writable: the workspace and a private temp dir), a new process group killed on timeout."""
+    argv = _argv(command)
+    env = safe_env(ctx.environ)
+    env["AGENTV_WORKSPACE_PATH"] = str(ctx.workspace)
+    if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None and not (
+        "/" in argv[0] and (cwd / argv[0]).is_file()
+    ):
+        return _Proc(-1, "", "", missing=argv[0])
+    confine = probe(ctx.environ)
+    private_tmp = Path(tempfile.mkdtemp(prefix="judge-tmp.", dir=scratch_dir()))
+    env["TMPDIR"] = str(private_tmp)
+    prefix = (
+        wrap(confine, writable=[ctx.workspace, private_tmp], chdir=cwd) if confine.available else []
+    )
+    try:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *prefix,
+                *argv,
+                cwd=str(cwd),
+                env=env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return _Proc(-1, "", "", failure=f"cannot start {argv[0]}: {exc}")
+        try:
+            out_b, err_b = await asyncio.wait_for(
+                proc.communicate(stdin.encode()), timeout=ctx.timeout_seconds
+            )
+        except TimeoutError:
+            _kill_group(proc.pid)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.communicate(), timeout=5)
+            ms = int(ctx.timeout_seconds * 1000)
+            return _Proc(-1, "", "", failure=f"Process timed out after {ms} ms")
+        except asyncio.CancelledError:
+            _kill_group(proc.pid)
+            raise
+        code = proc.returncode if proc.returncode is not None else -1
+        return _Proc(
+            code,
+            strip_ansi(out_b.decode("utf-8", "replace")),
+            strip_ansi(err_b.decode("utf-8", "replace")),
+        )
+    finally:
+        shutil.rmtree(private_tmp, ignore_errors=True)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------
+# What judges see: output messages, trace summary, the code_judge stdin superset
+
+_EXPLORATION_TOOLS = frozenset(
+    {"read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch", "WebFetch"}
+)
+
+
+def _tool_calls(ctx: SuiteContext) -> tuple[ToolCall, ...]:
+    return ctx.transcript.tool_calls
+
+
+def output_messages(ctx: SuiteContext) -> list[dict[str, Any]]:
+    """The session as AgentV's `output_messages`: one assistant message with every tool call."""
+    calls = [{"tool": c.name, "input": dict(c.input), "id": c.id} for c in _tool_calls(ctx)]
+    return [{"role": "assistant", "content": ctx.transcript.final_text, "tool_calls": calls}]
+
+
+def trace_summary(ctx: SuiteContext) -> dict[str, Any]:
+    """AgentV's `trace_summary` (snake_case keys) from the measured session."""
+    t = ctx.transcript
+    by_name: dict[str, int] = {}
+    for c in t.tool_calls:
+        by_name[c.name] = by_name.get(c.name, 0) + 1
+    usage = t.usage
+    tokens: dict[str, Any] | None = None
+    if usage is not None:
+        tokens = {
+            "input": usage.input_tokens
+            + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens,
+            "output": usage.output_tokens or 0,
+            "cached": usage.cache_read_input_tokens,
+        }
+    return {
+        "event_count": len(t.tool_calls),
+        "tool_names": sorted(by_name),
+        "tool_calls_by_name": by_name,
+        "error_count": 1 if t.error is not None or t.is_error else 0,
+        "token_usage": tokens,
+        "cost_usd": t.total_cost_usd,
+        "duration_ms": round(t.duration_seconds * 1000),
+        "tool_durations": {},
+        "llm_call_count": t.num_turns,
+    }
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def _snake(key: str) -> str:
+    if key[:1].isupper():  # AgentV keeps keys that start upper-case (tool names such as `Read`)
+        return key
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+
+
+def _deep(value: Any, fn: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {fn(str(k)): _deep(v, fn) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_deep(v, fn) for v in value]
+    return value
+
+
+def reference_answer(ctx: SuiteContext) -> str:
+    """AV-FEB: the last expected message's content (an object as JSON), else `expected_output`."""
+    if ctx.expected_messages:
+        content = ctx.expected_messages[-1].get("content")
+        if isinstance(content, str):
+            return content
+        if content is not None:
+            return json.dumps(content, ensure_ascii=False)
+        calls = ctx.expected_messages[-1].get("tool_calls")
+        if calls is not None:
+            return json.dumps(calls, ensure_ascii=False)
+    return ctx.expected_output or ""
+
+
+def judge_payload(ctx: SuiteContext, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The `code_judge` stdin: a superset of AV-FEB's snake_case keys, AgentEvals 1.0's camelCase
+    keys and AgentV's later names (`answer`, `criteria`, `output`, `expected_output`, `input`,
+    `trace`), so a script written for any of them finds its fields (research §b.2)."""
+    summary = trace_summary(ctx)
+    snake: dict[str, Any] = {
+        "question": ctx.input_text,
+        "expected_outcome": ctx.criteria,
+        "expected_messages": [dict(m) for m in ctx.expected_messages],
+        "reference_answer": reference_answer(ctx),
+        "candidate_answer": ctx.transcript.final_text,
+        "output_messages": output_messages(ctx),
+        "guideline_files": [str(p) for p in ctx.guideline_files],
+        "input_files": [str(p) for p in ctx.input_files],
+        "input_messages": [dict(m) for m in ctx.input_messages],
+        "trace_summary": summary,
+        "file_changes": None,
+        "workspace_path": str(ctx.workspace),
+        "config": {**dict(config), **_deep(dict(config), _snake)},
+    }
+    payload = dict(snake)
+    for key, value in snake.items():
+        camel = _camel(key)
+        if camel != key:
+            payload[camel] = _deep(value, _camel) if key == "trace_summary" else value
+    payload["config"] = {**snake["config"], **_deep(dict(config), _camel)}
+    payload.update(
+        {
+            "answer": ctx.transcript.final_text,
+            "criteria": ctx.criteria,
+            "output": output_messages(ctx),
+            "expected_output": payload["expected_messages"] or ctx.expected_output,
+            "input": payload["input_messages"],
+            "trace": summary,
+        }
+    )
+    return payload
+
+
+# ---------------------------------------------------------------------------------------------
+# Reply parsing (code judges and LLM judges)
+
+
+def _first_object(text: str) -> Mapping[str, Any] | None:
+    """The reply's JSON object: the whole text, else inside ``` fences, else the first `{…}`."""
+    text = text.strip()
+    candidates = [text]
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    if fenced:
+        candidates.append(fenced.group(1).strip())
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for c in candidates:
+        try:
+            value = json.loads(c)
+        except ValueError:
+            continue
+        if isinstance(value, Mapping):
+            return value
+    return None
+
+
+def _strings(value: Any, cap: int | None = None) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    out = tuple(v for v in value if isinstance(v, str) and v.strip())
+    return out[:cap] if cap is not None else out
+
+
+def _score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    f = float(value)
+    return 0.0 if math.isnan(f) else min(1.0, max(0.0, f))
+
+
+# ---------------------------------------------------------------------------------------------
+# code_judge
+
+
+async def _code_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    if spec.config.get("target") is not None:
+        return _skipped(spec, "code_judge `target` proxy is not available in evolve-action")
+    stdin = json.dumps(judge_payload(ctx, spec.config.get("config", {})), indent=2)
+    proc = await _run_process(
+        spec.config["command"], stdin=stdin, cwd=Path(spec.config["cwd"]), ctx=ctx
+    )
+    return _from_judge_process(spec, proc)
+
+
+def _from_judge_process(spec: EvaluatorSpec, proc: _Proc) -> EvaluatorResult:
+    if proc.missing:
+        return _skipped(spec, f"{proc.missing} is not installed")
+    if proc.failure:
+        return _result(spec, 0.0, misses=(f"Code evaluator failed: {proc.failure}",))
+    if proc.code != 0:
+        tail = proc.stderr.strip()[-2000:]
+        return _result(
+            spec,
+            0.0,
+            misses=(f"Code evaluator failed: Code evaluator exited with code {proc.code}: {tail}",),
+        )
+    reply = _first_object(proc.stdout) if proc.stdout.strip().startswith("{") else None
+    if reply is None:  # AgentV: JSON.parse(stdout.trim()) failed → score 0
+        return _result(spec, 0.0, reasoning="the judge printed no JSON object on stdout")
+    return _result(
+        spec,
+        _score(reply.get("score")),
+        hits=_strings(reply.get("hits")),
+        misses=_strings(reply.get("misses")),
+        reasoning=str(reply.get("reasoning") or ""),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# llm_judge
+
+OUTPUT_SCHEMA = (
+    "You must respond with a single JSON object matching this schema:\n\n"
+    "{\n"
+    '  "score": <number between 0.0 and 1.0>,\n'
+    '  "hits": [<array of strings, max 4 items, brief specific achievements>],\n'
+    '  "misses": [<array of strings, max 4 items, brief specific failures or omissions, empty if none>],\n'
+    '  "reasoning": "<string, concise explanation for the score, 1-2 sentences max>"\n'
+    "}"
+)
+"""AgentV's judge system prompt (`buildOutputSchema`), sent with every `llm_judge`."""
+
+DEFAULT_JUDGE_TEMPLATE = """You are an expert evaluator. Your goal is to grade the candidate_answer based on how well it achieves the expected_outcome for the original task.
+
+Use the reference_answer as a gold standard for a high-quality response (if provided). The reference_answer may be a simple text response, or it may contain a sequence of expected agent messages, including tool calls. The candidate_answer does not need to match it verbatim, but should capture the key points and follow the same spirit.
+
+Be concise and focused in your evaluation. Provide succinct, specific feedback rather than verbose explanations.
+
+[[ ## expected_outcome ## ]]
+{{expected_outcome}}
+
+[[ ## question ## ]]
+{{question}}
+
+[[ ## reference_answer ## ]]
+{{reference_answer}}
+
+[[ ## candidate_answer ## ]]
+{{candidate_answer}}"""
+"""AgentV's default judge template (`DEFAULT_EVALUATOR_TEMPLATE`, AV-FEB)."""
+
+JUDGE_ATTEMPTS = 3
+"""Judge replies tried before an `llm_judge` scores 0 (AgentV: 3)."""
+
+
+def template_variables(ctx: SuiteContext) -> dict[str, str]:
+    """Every template variable of AgentV and both spec versions (`{{answer}}`, `{{criteria}}`…)."""
+    answer = ctx.transcript.final_text
+    return {
+        "question": ctx.input_text,
+        "expected_outcome": ctx.criteria,
+        "criteria": ctx.criteria,
+        "reference_answer": reference_answer(ctx),
+        "candidate_answer": answer,
+        "answer": answer,
+        "input_messages": json.dumps([dict(m) for m in ctx.input_messages], ensure_ascii=False),
+        "expected_messages": json.dumps(
+            [dict(m) for m in ctx.expected_messages], ensure_ascii=False
+        ),
+        "expected_output": reference_answer(ctx),
+        "output_messages": json.dumps(output_messages(ctx), ensure_ascii=False),
+        "file_changes": "",
+        "note": "",
+    }
+
+
+def render(template: str, variables: Mapping[str, str], *, syntax: str = "mustache") -> str:
+    """Substitute `{{ name }}` (or AgentV v2's `${name}`); unknown names are left as written."""
+    rx = _DOLLAR_VAR if syntax == "dollar" else _MUSTACHE_VAR
+
+    def sub(m: re.Match[str]) -> str:
+        return variables.get(m.group(1), m.group(0))
+
+    return rx.sub(sub, template)
+
+
+_MUSTACHE_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_DOLLAR_VAR = re.compile(r"\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}")
+
+
+async def _ask_json(
+    judge: Judge, *, system: str, prompt: str, ctx: SuiteContext
+) -> tuple[Mapping[str, Any] | None, str]:
+    """Up to `JUDGE_ATTEMPTS` judge turns until one reply holds a JSON object; `(None, why)` on
+    an outage (`why` set) or after the attempts (`why` empty)."""
+    for _ in range(JUDGE_ATTEMPTS):
+        text, why = await judge.complete(
+            system=system, prompt=prompt, limit_seconds=ctx.timeout_seconds
+        )
+        if why:
+            return None, why
+        reply = _first_object(text)
+        if reply is not None:
+            return reply, ""
+    return None, ""
+
+
+async def _llm_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    if ctx.judge is None:
+        return _judge_error(spec, "judge unavailable")
+    cfg = spec.config
+    variables = template_variables(ctx)
+    system = OUTPUT_SCHEMA
+    syntax = str(cfg.get("syntax", "default"))
+    template = str(cfg.get("prompt", ""))
+    if cfg.get("prompt_command") is not None:
+        proc = await _run_process(
+            cfg["prompt_command"],
+            stdin=json.dumps(judge_payload(ctx, cfg.get("prompt_config", {})), indent=2),
+            cwd=Path(cfg["prompt_cwd"]),
+            ctx=ctx,
+        )
+        if proc.missing:
+            return _skipped(spec, f"{proc.missing} is not installed")
+        if proc.failure or proc.code != 0:
+            why = proc.failure or f"exited with code {proc.code}: {proc.stderr.strip()[-500:]}"
+            return _result(spec, 0.0, misses=(f"prompt script failed: {why}",))
+        template, syntax = proc.stdout, "mustache"
+    if syntax == "default" or not template.strip():
+        prompt = render(DEFAULT_JUDGE_TEMPLATE, variables)
+    elif syntax == "instructions":  # no variables at all: AgentV v2 made it the system prompt
+        system = f"{template.strip()}\n\n{OUTPUT_SCHEMA}"
+        prompt = render(DEFAULT_JUDGE_TEMPLATE, variables)
+    else:
+        prompt = render(template, variables, syntax=syntax)
+    reply, why = await _ask_json(ctx.judge, system=system, prompt=prompt, ctx=ctx)
+    if why:
+        return _judge_error(spec, why)
+    if reply is None:
+        return _result(
+            spec, 0.0, misses=(f"the judge gave no JSON verdict in {JUDGE_ATTEMPTS} attempts",)
+        )
+    return _result(
+        spec,
+        _score(reply.get("score")),
+        hits=_strings(reply.get("hits"), 4),
+        misses=_strings(reply.get("misses"), 4),
+        reasoning=str(reply.get("reasoning") or ""),
+    )
+
+
+def _judge_error(spec: EvaluatorSpec, why: str) -> EvaluatorResult:
+    reason = f"judge error: {why}"
+    return replace(_result(spec, 0.0, misses=(reason,)), error=reason)
+
+
+# ---------------------------------------------------------------------------------------------
+# rubric
+
+
+async def _rubric(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    if ctx.judge is None:
+        return _judge_error(spec, "judge unavailable")
+    rubrics = tuple(spec.config["rubrics"])
+    if spec.config.get("mode") == "score_range":
+        return await _score_rubric(spec, rubrics, ctx)
+    request = JudgeRequest(
+        assertions=tuple(str(r["outcome"]) for r in rubrics),
+        final_text=ctx.transcript.final_text,
+        expected_output=reference_answer(ctx),
+        workspace=ctx.workspace,
+        timeout=ctx.timeout_seconds,
+    )
+    verdicts, why = await ctx.judge.grade_checked(request)
+    if why:
+        return _judge_error(spec, why)
+    hits: list[str] = []
+    misses: list[str] = []
+    got = total = 0.0
+    required_missed: list[str] = []
+    for r, v in zip(rubrics, verdicts, strict=True):
+        line = f"[{r['id']}] {r['outcome']}: {v.evidence}"
+        total += r["weight"]
+        if v.passed:
+            got += r["weight"]
+            hits.append(line)
+        else:
+            misses.append(line)
+            if r["required"]:
+                required_missed.append(str(r["id"]))
+    result = _result(spec, got / total if total else 0.0, hits=hits, misses=misses)
+    if required_missed:
+        result = replace(result, verdict="fail", required_missed=tuple(required_missed))
+    return result
+
+
+def _score_prompt(rubrics: Sequence[Mapping[str, Any]], ctx: SuiteContext) -> str:
+    lines = []
+    for r in rubrics:
+        lines.append(f"- id: {r['id']}\n  criterion: {r['outcome']}")
+        bounds = [lo for lo, _ in r["score_ranges"]] + [11]
+        for (lo, text), hi in zip(r["score_ranges"], bounds[1:], strict=True):
+            lines.append(f"  {lo}-{hi - 1}: {text}" if hi - 1 > lo else f"  {lo}: {text}")
+    return (
+        "Score the candidate answer against each criterion with an integer from 0 to 10, using "
+        "the score ranges given for it.\n\n[[ ## criteria ## ]]\n"
+        + "\n".join(lines)
+        + f"\n\n[[ ## question ## ]]\n{ctx.input_text}\n\n[[ ## reference_answer ## ]]\n"
+        f"{reference_answer(ctx)}\n\n[[ ## candidate_answer ## ]]\n{ctx.transcript.final_text}\n"
+    )
+
+
+_SCORE_SCHEMA = (
+    "You must respond with a single JSON object matching this schema:\n\n"
+    '{\n  "checks": [{"id": "<criterion id>", "score": <integer 0-10>, "reasoning": "<one '
+    'sentence>"}],\n  "overall_reasoning": "<one sentence>"\n}'
+)
+
+
+async def _score_rubric(
+    spec: EvaluatorSpec, rubrics: Sequence[Mapping[str, Any]], ctx: SuiteContext
+) -> EvaluatorResult:
+    assert ctx.judge is not None
+    reply, why = await _ask_json(
+        ctx.judge, system=_SCORE_SCHEMA, prompt=_score_prompt(rubrics, ctx), ctx=ctx
+    )
+    if why:
+        return _judge_error(spec, why)
+    checks = reply.get("checks") if reply is not None else None
+    if not isinstance(checks, list):
+        return _judge_error(spec, f"no JSON scores in {JUDGE_ATTEMPTS} attempts")
+    by_id = {str(c.get("id")): c for c in checks if isinstance(c, Mapping)}
+    hits: list[str] = []
+    misses: list[str] = []
+    got = total = 0.0
+    required_missed: list[str] = []
+    for r in rubrics:
+        check = by_id.get(str(r["id"]))
+        raw = check.get("score") if check is not None else None
+        points = (
+            min(10.0, max(0.0, float(raw)))
+            if isinstance(raw, int | float) and not isinstance(raw, bool)
+            else 0.0
+        )
+        reason = str(check.get("reasoning") or "") if check is not None else "not scored"
+        line = f"[{r['id']}] {points:g}/10 {r['outcome']}: {reason}"
+        total += r["weight"]
+        got += r["weight"] * points / 10
+        (hits if points >= 7 else misses).append(line)
+        floor = r["required_min_score"]
+        if (floor is not None and points < floor) or (
+            floor is None and r["required"] and points == 0
+        ):
+            required_missed.append(str(r["id"]))
+    reasoning = str(reply.get("overall_reasoning") or "") if reply is not None else ""
+    result = _result(
+        spec, got / total if total else 0.0, hits=hits, misses=misses, reasoning=reasoning
+    )
+    if required_missed:
+        result = replace(result, verdict="fail", required_missed=tuple(required_missed))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# composite
+
+
+async def _composite(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    children = tuple([await _run_one(c, ctx) for c in spec.children])
+    agg = spec.config["aggregator"]
+    kind = agg["type"]
+    counted = [c for c in children if c.verdict != "skipped"]
+    weights = {c.name: agg["weights"].get(c.name, c.weight) for c in counted}
+    hits = tuple(f"{c.name}: {c.score:.2f}" for c in counted if c.verdict == "pass")
+    misses = tuple(f"{c.name}: {c.score:.2f}" for c in counted if c.verdict != "pass")
+
+    def done(score: float, reasoning: str, **kw: Any) -> EvaluatorResult:
+        r = _result(spec, score, hits=kw.get("hits", hits), misses=kw.get("misses", misses))
+        return replace(r, children=children, reasoning=reasoning, **kw.get("extra", {}))
+
+    if not counted:
+        return replace(_skipped(spec, "every member was skipped"), children=children)
+    wsum = sum(weights.values())
+    average = sum(c.score * weights[c.name] for c in counted) / wsum if wsum else 0.0
+    if kind == "weighted_average":
+        return done(average, f"weighted average {average:.2f}")
+    if kind == "minimum":
+        low = min(counted, key=lambda c: c.score)
+        return done(low.score, f"minimum: {low.name}")
+    if kind == "maximum":
+        high = max(counted, key=lambda c: c.score)
+        return done(high.score, f"maximum: {high.name}")
+    if kind == "safety_gate":
+        gates = set(agg["required"]) or {c.name for c in counted if c.required is not False}
+        broken = [c.name for c in counted if c.name in gates and c.score < BORDERLINE_THRESHOLD]
+        if broken:
+            return done(0.0, f"safety gate failed: {', '.join(broken)}")
+        return done(average, f"safety gates held; weighted average {average:.2f}")
+    if kind == "all_or_nothing":
+        floor = PASS_THRESHOLD if agg["threshold"] is None else agg["threshold"]
+        below = [c.name for c in counted if c.score < floor]
+        if below:
+            return done(0.0, f"below {floor:g}: {', '.join(below)}")
+        return done(average, f"all members ≥ {floor:g}")
+    if kind == "threshold":
+        floor = 0.5 if agg["threshold"] is None else agg["threshold"]
+        passing = sum(weights[c.name] for c in counted if c.verdict == "pass")
+        share = passing / wsum if wsum else 0.0
+        return done(
+            1.0 if share >= floor else share, f"{share:.2f} of members passed (needs {floor:g})"
+        )
+    results = {
+        c.name: {
+            "score": c.score,
+            "verdict": c.verdict,
+            "hits": list(c.hits),
+            "misses": list(c.misses),
+            "reasoning": c.reasoning,
+        }
+        for c in children
+    }
+    if kind == "code_judge":
+        proc = await _run_process(
+            agg["command"],
+            stdin=json.dumps({"results": results}, indent=2),
+            cwd=Path(agg["cwd"]),
+            ctx=ctx,
+        )
+        r = _from_judge_process(spec, proc)
+        return replace(r, children=children)
+    # llm_judge aggregator
+    if ctx.judge is None:
+        return replace(_judge_error(spec, "judge unavailable"), children=children)
+    template = agg.get("prompt") or _AGGREGATE_TEMPLATE
+    prompt = render(
+        template,
+        {**template_variables(ctx), "EVALUATOR_RESULTS_JSON": json.dumps(results, indent=2)},
+    )
+    reply, why = await _ask_json(ctx.judge, system=OUTPUT_SCHEMA, prompt=prompt, ctx=ctx)
+    if why:
+        return replace(_judge_error(spec, why), children=children)
+    if reply is None:
+        return done(0.0, f"the judge gave no JSON verdict in {JUDGE_ATTEMPTS} attempts")
+    return done(
+        _score(reply.get("score")),
+        str(reply.get("reasoning") or ""),
+        hits=_strings(reply.get("hits"), 4),
+        misses=_strings(reply.get("misses"), 4),
+    )
+
+
+_AGGREGATE_TEMPLATE = """Combine the results of these evaluators of one answer into one final score.
+
+[[ ## evaluator_results ## ]]
+{{EVALUATOR_RESULTS_JSON}}"""
+
+
+# ---------------------------------------------------------------------------------------------
+# tool_trajectory
+
+_CODEX_TOOLS: Mapping[str, frozenset[str]] = {
+    "command_execution": frozenset({"Bash", "shell", "exec", "command_execution"}),
+    "file_change": frozenset({"Edit", "Write", "MultiEdit", "apply_patch", "file_change"}),
+    "web_search": frozenset({"WebSearch", "web_search"}),
+    "mcp_tool_call": frozenset({"mcp_tool_call"}),
+}
+"""Claude Code tool names a Codex item also answers to (Codex reports items, not tools)."""
+
+
+def _name_matches(expected: str, call: ToolCall) -> bool:
+    if call.name == expected:
+        return True
+    if call.harness == "codex":
+        if expected in _CODEX_TOOLS.get(call.name, frozenset()):
+            return True
+        if call.name == "mcp_tool_call":  # `mcp__<server>__<tool>` in Claude Code's spelling
+            server, tool = call.input.get("server"), call.input.get("tool")
+            return expected == f"mcp__{server}__{tool}"
+    return False
+
+
+def _args_match(expected: Any, actual: Any) -> bool:
+    """Partial (superset) match: every expected key present and equal; `any` matches anything."""
+    if expected == "any":
+        return True
+    if isinstance(expected, Mapping):
+        if not isinstance(actual, Mapping):
+            return False
+        return all(k in actual and _args_match(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list | tuple)
+            and len(actual) == len(expected)
+            and all(_args_match(e, a) for e, a in zip(expected, actual, strict=True))
+        )
+    return bool(expected == actual)
+
+
+def _call_matches(item: Mapping[str, Any], call: ToolCall) -> bool:
+    return _name_matches(str(item["tool"]), call) and _args_match(
+        item.get("args", "any"), call.input
+    )
+
+
+def _tool_trajectory(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    calls = _tool_calls(ctx)
+    mode = spec.config["mode"]
+    expected = tuple(spec.config["expected"])
+    minimums: Mapping[str, int] = spec.config["minimums"]
+    hits: list[str] = []
+    misses: list[str] = []
+    for tool, need in minimums.items():
+        n = sum(1 for c in calls if _name_matches(tool, c))
+        (hits if n >= need else misses).append(f"{tool}: called {n}× (minimum {need})")
+    checks = len(minimums)
+    if mode == "any_order":
+        free = list(calls)
+        for item in expected:
+            found = next((c for c in free if _call_matches(item, c)), None)
+            if found is not None:
+                free.remove(found)
+                hits.append(f"{item['tool']} called")
+            else:
+                misses.append(f"{item['tool']} not called with the expected args")
+        checks += len(expected)
+    elif mode == "in_order":
+        pos = 0
+        for item in expected:
+            idx = next((i for i in range(pos, len(calls)) if _call_matches(item, calls[i])), None)
+            if idx is None:
+                misses.append(f"{item['tool']}: not found in order (after call {pos})")
+            else:
+                hits.append(f"{item['tool']} at call {idx + 1}")
+                pos = idx + 1
+        checks += len(expected)
+    else:  # exact: same calls, same order, nothing extra
+        for i, item in enumerate(expected):
+            if i < len(calls) and _call_matches(item, calls[i]):
+                hits.append(f"{item['tool']} at call {i + 1}")
+            else:
+                got = calls[i].name if i < len(calls) else "nothing"
+                misses.append(f"call {i + 1}: expected {item['tool']}, got {got}")
+        extra = len(calls) - len(expected)
+        if extra > 0:
+            misses.append(
+                f"{extra} extra call(s): {', '.join(c.name for c in calls[len(expected) :])}"
+            )
+        checks += max(len(expected), len(calls))
+    score = len(hits) / checks if checks else 1.0
+    return _result(spec, score, hits=hits, misses=misses)
+
+
+# ---------------------------------------------------------------------------------------------
+# field_accuracy
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _lookup(value: Any, path: str) -> tuple[bool, Any]:
+    for m in _PATH_PART.finditer(path):
+        key, index = m.group(1), m.group(2)
+        if index is not None or (key is not None and key.isdigit() and isinstance(value, list)):
+            i = int(index if index is not None else key)
+            if not isinstance(value, list) or i >= len(value):
+                return False, None
+            value = value[i]
+        elif isinstance(value, Mapping) and key in value:
+            value = value[key]
+        else:
+            return False, None
+    return True, value
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return _first_object(value)
+    return value
+
+
+def _date(value: Any) -> str | None:
+    text = str(value).strip()
+    for fmt in (
+        "%Y-%m-%d",
+        "%Y/%m/%d",
+        "%m/%d/%Y",
+        "%d.%m.%Y",
+        "%B %d, %Y",
+        "%b %d, %Y",
+        "%d %B %Y",
+    ):
+        try:
+            return (
+                datetime.datetime.strptime(text[:30], fmt)
+                .replace(tzinfo=datetime.UTC)
+                .date()
+                .isoformat()
+            )
+        except ValueError:
+            continue
+    with contextlib.suppress(ValueError):
+        return datetime.datetime.fromisoformat(text).date().isoformat()
+    return None
+
+
+def _field_ok(f: Mapping[str, Any], want: Any, got: Any) -> bool:
+    match = f["match"]
+    if match == "exact":
+        return bool(want == got) or (not isinstance(want, Mapping | list) and str(want) == str(got))
+    if match == "contains":
+        return str(want) in str(got)
+    if match == "regex":
+        try:
+            return compile_re2(str(want)).search(str(got)) is not None
+        except ValueError:
+            return False
+    if match == "numeric_tolerance":
+        try:
+            a, b = float(want), float(got)
+        except (TypeError, ValueError):
+            return False
+        limit = float(f["tolerance"]) * abs(a) if f["relative"] else float(f["tolerance"])
+        return abs(a - b) <= limit
+    wd, gd = _date(want), _date(got)
+    return wd is not None and wd == gd
+
+
+def _field_accuracy(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    candidate = _as_json(ctx.transcript.final_text)
+    reference = _as_json(reference_answer(ctx))
+    if candidate is None:
+        return _result(spec, 0.0, misses=("the answer holds no JSON object",))
+    hits: list[str] = []
+    misses: list[str] = []
+    scores: list[tuple[float, float]] = []
+    required_missed: list[str] = []
+    for f in spec.config["fields"]:
+        path = f["path"]
+        if "expected" in f:
+            has_want, want = True, f["expected"]
+        else:
+            has_want, want = _lookup(reference, path) if reference is not None else (False, None)
+        has_got, got = _lookup(candidate, path)
+        if not has_want:
+            misses.append(f"{path}: no expected value")
+            ok = False
+        elif not has_got:
+            misses.append(f"{path}: missing")
+            ok = False
+        else:
+            ok = _field_ok(f, want, got)
+            text = f"{path}: {truncate_bytes(json.dumps(got, ensure_ascii=False), 60)}"
+            (hits if ok else misses).append(
+                text
+                if ok
+                else f"{text} ≠ {truncate_bytes(json.dumps(want, ensure_ascii=False), 60)}"
+            )
+        scores.append((1.0 if ok else 0.0, f["weight"]))
+        if not ok and f["required"]:
+            required_missed.append(path)
+    agg = spec.config["aggregation"]
+    if agg == "minimum":
+        score = min(s for s, _ in scores)
+    elif agg == "all_or_nothing":
+        score = 1.0 if all(s == 1.0 for s, _ in scores) else 0.0
+    else:
+        total = sum(w for _, w in scores)
+        score = sum(s * w for s, w in scores) / total if total else 0.0
+    result = _result(spec, score, hits=hits, misses=misses)
+    if required_missed:
+        result = replace(result, verdict="fail", required_missed=tuple(required_missed))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# execution_metrics
+
+
+def _execution_metrics(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    t = ctx.transcript
+    limits: Mapping[str, float] = spec.config["limits"]
+    usage = t.usage
+    fresh = (
+        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+        if usage is not None
+        else None
+    )
+    out_tokens = usage.output_tokens if usage is not None else None
+    measured: dict[str, float | None] = {
+        "max_tool_calls": len(t.tool_calls),
+        "max_llm_calls": t.num_turns or None,
+        "max_tokens": fresh + out_tokens if fresh is not None and out_tokens is not None else None,
+        "max_input_tokens": fresh,
+        "max_output_tokens": out_tokens,
+        "max_cost_usd": t.total_cost_usd,
+        "max_duration_ms": round(t.duration_seconds * 1000) if t.duration_seconds else None,
+    }
+    hits: list[str] = []
+    misses: list[str] = []
+    for key, limit in limits.items():
+        if key in ("target_exploration_ratio", "exploration_tolerance"):
+            continue
+        actual = measured[key]
+        if actual is None:
+            misses.append(f"{key}: not measured")
+        elif actual <= limit:
+            hits.append(f"{key}: {actual:g} ≤ {limit:g}")
+        else:
+            misses.append(f"{key}: {actual:g} > {limit:g}")
+    if "target_exploration_ratio" in limits:
+        target = limits["target_exploration_ratio"]
+        tol = limits.get("exploration_tolerance", 0.2)
+        if not t.tool_calls:
+            misses.append("target_exploration_ratio: no tool calls")
+        else:
+            ratio = sum(1 for c in t.tool_calls if c.name in _EXPLORATION_TOOLS) / len(t.tool_calls)
+            line = f"exploration ratio {ratio:.2f} (target {target:g} ± {tol:g})"
+            (hits if abs(ratio - target) <= tol else misses).append(line)
+    n = len(hits) + len(misses)
+    return _result(spec, len(hits) / n if n else 0.0, hits=hits, misses=misses)
+
+
+# ---------------------------------------------------------------------------------------------
+# deterministic text checks and skill_trigger
+
+
+def _text_check(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    text = ctx.transcript.final_text
+    value = str(spec.config.get("value", ""))
+    if spec.type == "contains":
+        ok, what = value in text, f'contains "{truncate_bytes(value, 60)}"'
+    elif spec.type == "equals":
+        ok, what = text.strip() == value.strip(), f'equals "{truncate_bytes(value, 60)}"'
+    elif spec.type == "regex":
+        flags = str(spec.config.get("flags", ""))
+        try:
+            rx = compile_re2(f"(?{flags}){value}" if flags else value)
+        except ValueError as exc:
+            return _result(spec, 0.0, misses=(f"invalid pattern: {exc}",))
+        ok, what = rx.search(text) is not None, f"matches /{truncate_bytes(value, 60)}/"
+    else:
+        try:
+            json.loads(text)
+            ok = True
+        except ValueError:
+            ok = False
+        what = "is JSON"
+    if spec.config.get("negate"):
+        ok, what = not ok, f"not {what}"
+    return _result(
+        spec, 1.0 if ok else 0.0, hits=(what,) if ok else (), misses=() if ok else (what,)
+    )
+
+
+def _skill_trigger(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    """AgentEvals' `skill-trigger`: only the session's **first** tool call counts.
+
+    Chosen over a Tier 1 trigger query on purpose: the evaluator belongs to a case that already ran
+    through the agent, so it grades that same session (one run, same prompt, same workspace) as
+    the spec defines it (AE-HEAD `c8031b4`, skill-creator's first-call rule). A Tier 1 query is a
+    different measurement (fresh sessions, `--runs` repeats, a hit anywhere in the stream); evolve
+    already runs Tier 1 from `triggers.<ext>`, so mapping this onto it would change its meaning.
+    Claude Code: `Skill` whose `skill` input contains the name, or `Read` whose `file_path` does;
+    Codex: the first item mentioning `<skill>/SKILL.md`.
+    """
+    skill = str(spec.config.get("skill") or ctx.skill_name)
+    should = bool(spec.config.get("should_trigger", True))
+    calls = _tool_calls(ctx)
+    first = calls[0] if calls else None
+    hit = False
+    if first is not None:
+        if first.harness == "codex":
+            hit = f"{skill}/SKILL.md" in first.raw_input
+        elif first.name == "Skill":
+            hit = skill in str(first.input.get("skill", ""))
+        elif first.name == "Read":
+            hit = skill in str(first.input.get("file_path", ""))
+    described = f"first call {first.name if first else 'none'}; {skill} {'invoked' if hit else 'not invoked'}"
+    ok = hit == should
+    return _result(
+        spec, 1.0 if ok else 0.0, hits=(described,) if ok else (), misses=() if ok else (described,)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch
+
+
+async def _run_one(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
+    try:
+        if spec.type == "code_judge":
+            return await _code_judge(spec, ctx)
+        if spec.type == "llm_judge":
+            return await _llm_judge(spec, ctx)
+        if spec.type == "rubric":
+            return await _rubric(spec, ctx)
+        if spec.type == "composite":
+            return await _composite(spec, ctx)
+        if spec.type == "tool_trajectory":
+            return _tool_trajectory(spec, ctx)
+        if spec.type == "field_accuracy":
+            return _field_accuracy(spec, ctx)
+        if spec.type == "execution_metrics":
+            return _execution_metrics(spec, ctx)
+        if spec.type in ("contains", "equals", "regex", "is_json"):
+            return _text_check(spec, ctx)
+        if spec.type == "skill_trigger":
+            return _skill_trigger(spec, ctx)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # an evaluator bug is a failed evaluator, never a crashed run
+        return _result(spec, 0.0, misses=(f"Evaluator '{spec.name}' failed: {exc}",))
+    return _skipped(spec, f"unknown evaluator type {spec.type}")
+
+
+def _gate_ok(r: EvaluatorResult) -> bool:
+    """False when a `required` evaluator scored below its gate (true: 0.8; a number: that number)
+    or missed a required criterion/field (spec 1.0: a required criterion unmet fails the case)."""
+    if r.verdict == "skipped":
+        return True
+    if r.required_missed:
+        return False
+    if r.required is False:
+        return True
+    threshold = PASS_THRESHOLD if r.required is True else float(r.required)
+    return r.score >= threshold
+
+
+DEFAULT_EVALUATOR = EvaluatorSpec(
+    name="llm_judge", type="llm_judge", config={"prompt": "", "syntax": "default"}
+)
+"""What a case with no evaluators and no rubrics gets (AgentV: the default `llm_judge`)."""
+
+
+async def grade_suite_case(evaluators: Sequence[EvaluatorSpec], ctx: SuiteContext) -> SuiteGrade:
+    """Grade one finished case.
+
+    Evaluators run in order (an empty list runs `DEFAULT_EVALUATOR`). The case score is the
+    weighted mean of the evaluators that were not skipped (`weight: 0` excludes one); the verdict
+    is the spec's band of that score, and `fail` whenever a required gate is missed (the score is
+    kept: AgentV ≥ 2026-02-21 zeroes it, the spec only fails the case). A case whose evaluators were
+    all skipped is `skipped` and not passed. `passed` is `pass` (or `borderline` when
+    `ctx.borderline_passes`).
+    """
+    specs = tuple(evaluators) or (DEFAULT_EVALUATOR,)
+    results = tuple([await _run_one(s, ctx) for s in specs])
+    scored = [r for r in results if r.verdict != "skipped" and r.weight > 0]
+    total = sum(r.weight for r in scored)
+    score = sum(r.score * r.weight for r in scored) / total if total else 0.0
+    verdict = verdict_for(score) if scored else "skipped"
+    if not all(_gate_ok(r) for r in results):
+        verdict = "fail"
+    passed = verdict == "pass" or (verdict == "borderline" and ctx.borderline_passes)
+    return SuiteGrade(score=score, verdict=verdict, passed=passed, results=results)
+
+
+def judge_error(grade: SuiteGrade) -> str:
+    """The first `judge error: …` of any evaluator (members included); `""` when the judge answered."""
+    stack = list(grade.results)
+    while stack:
+        r = stack.pop(0)
+        if r.error:
+            return r.error
+        stack.extend(r.children)
+    return ""
+
+
+def _evidence(r: EvaluatorResult, *, detail: str = "") -> str:
+    head = f"score {r.score:.2f} w={r.weight:g}"
+    if r.required is True:
+        head += " required"
+    elif r.required is not False:
+        head += f" required≥{r.required:g}"
+    if r.verdict in ("borderline", "skipped"):
+        head += f" {r.verdict}"
+    parts = [head]
+    if detail:
+        parts.append(detail)
+    else:
+        if r.hits:
+            parts.append("hits: " + "; ".join(r.hits))
+        if r.misses:
+            parts.append("misses: " + "; ".join(r.misses))
+    if r.reasoning:
+        parts.append(r.reasoning)
+    return truncate_bytes(" — ".join(parts), 200)
+
+
+_CRITERION = re.compile(r"^\[([^\]]+)\] (.*)$", re.S)
+
+
+def suite_expectations(grade: SuiteGrade) -> tuple[GradedAssertion, ...]:
+    """evolve expectation entries for a graded case (research §i.3), in evaluator order.
+
+    One entry per evaluator; a composite is followed by one entry per member (`composite/member`),
+    a rubric by one entry per criterion (`rubric/[id] criterion`, passed = satisfied / ≥ 7 of 10).
+    `type` is `llm` for judges and rubric criteria, `command` for code judges, `tool_call` for
+    trajectories, `regex` for the text checks, `llm` otherwise; `passed` is the evaluator's `pass`
+    verdict with its required gate held (`None` when skipped); evidence is
+    `score 0.85 w=2 required — hits: … — misses: … — reasoning`, at most 200 bytes as evolve writes.
+    """
+    out: list[GradedAssertion] = []
+
+    def add(r: EvaluatorResult, prefix: str) -> None:
+        passed = None if r.verdict == "skipped" else r.verdict == "pass" and _gate_ok(r)
+        out.append(
+            GradedAssertion(
+                type=_EXPECTATION_TYPES.get(r.type, "llm"),
+                text=f"{prefix}{r.name} ({r.type})",
+                passed=passed,
+                evidence=_evidence(r),
+                source="assertion",
+            )
+        )
+        if r.type == "rubric" and not r.error:
+            for ok, lines in ((True, r.hits), (False, r.misses)):
+                for line in lines:
+                    m = _CRITERION.match(line)
+                    crit = m.group(2) if m else line
+                    text, _, why = crit.partition(": ")
+                    out.append(
+                        GradedAssertion(
+                            type="llm",
+                            text=f"{prefix}{r.name}/[{m.group(1) if m else '?'}] {text}",
+                            passed=ok,
+                            evidence=truncate_bytes(why, 200),
+                            source="assertion",
+                        )
+                    )
+        for c in r.children:
+            add(c, f"{prefix}{r.name}/")
+
+    for r in grade.results:
+        add(r, "")
+    return tuple(out)
+
+
+_EXPECTATION_TYPES: Mapping[str, str] = {
+    "code_judge": "command",
+    "tool_trajectory": "tool_call",
+    "skill_trigger": "tool_call",
+    "contains": "regex",
+    "regex": "regex",
+    "equals": "regex",
+    "is_json": "regex",
+}
