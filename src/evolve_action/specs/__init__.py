@@ -11,6 +11,8 @@ Files (private; import from this package):
 - `_findings`: Findings: what static checks and validation report about authored files.
 - `_load`: Loading authored Tier 1/Tier 2 definitions: `triggers.<ext>` and `evals.<ext>`.
 - `_model`: The authored Tier 1/Tier 2 definitions as values: models, fixture staging, model restriction.
+- `_suites`: AgentEvals `EVAL.yaml` and AgentV v2 suite files: reading, aliases, prompts, binding
+  into `EvalCase`s (issue 23).
 - `_validation`: Validation of authored files against our JSON Schemas and evolve's semantic rules.
 """
 
@@ -35,6 +37,17 @@ from evolve_action.specs._model import (
     resolve_fixture,
     staged_path,
 )
+from evolve_action.specs._suites import (
+    SUITE_ID_SEPARATOR,
+    Suite,
+    SuiteCase,
+    SuiteProblem,
+    load_authored_evals,
+    load_suite,
+    read_suite,
+    suite_eval_cases,
+    suite_notes,
+)
 
 if TYPE_CHECKING:
     from evolve_action.specs._validation import (
@@ -43,6 +56,7 @@ if TYPE_CHECKING:
         load_schema,
         schema_validator,
         validate_evals,
+        validate_suite,
         validate_triggers,
     )
 
@@ -53,6 +67,7 @@ _LAZY = frozenset(
         "load_schema",
         "schema_validator",
         "validate_evals",
+        "validate_suite",
         "validate_triggers",
     }
 )
@@ -70,22 +85,32 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "SCHEMA_BASE",
     "SCHEMA_NAMES",
+    "SUITE_ID_SEPARATOR",
     "Assertion",
     "EvalCase",
     "EvalsSpec",
     "Finding",
     "Severity",
     "Source",
+    "Suite",
+    "SuiteCase",
+    "SuiteProblem",
+    "load_authored_evals",
     "load_evals",
     "load_schema",
+    "load_suite",
     "load_triggers",
     "model_allowed",
     "parse_evals",
     "parse_evals_lenient",
     "parse_triggers",
+    "read_suite",
     "resolve_fixture",
     "schema_validator",
     "staged_path",
+    "suite_eval_cases",
+    "suite_notes",
     "validate_evals",
+    "validate_suite",
     "validate_triggers",
 ]
