@@ -197,13 +197,14 @@ def _line(pointer: str, line_of: encoding.LineOf | None) -> int | None:
             return line
         if not p:
             return None
-        p = p.rsplit("/", 1)[0]
+        p = p.rsplit("/", 1)[0] if "/" in p else ""
 
 
-def _ptr(*parts: str | int) -> str:
-    out = ""
-    for part in parts:
-        out = encoding.pointer_join(out, part)
+def _ptr(base: str, *tokens: str | int) -> str:
+    """`base` (a JSON pointer) extended by reference tokens."""
+    out = base
+    for token in tokens:
+        out = encoding.pointer_join(out, token)
     return out
 
 
@@ -315,7 +316,7 @@ def read_suite(
     reader = _Reader(path, root, skill_dir)
     stem = path.name.split(".")[0]
     try:
-        decoded = encoding.decode_with_lines(path)
+        decoded = _decode(path)
     except SpecError as exc:
         return Suite(
             path=path,
@@ -408,6 +409,33 @@ def read_suite(
     )
 
 
+def _decode(path: Path) -> encoding.Decoded:
+    """Decode a suite file. Rubric `score_ranges` are maps with integer keys (`0: …`, `10: …`),
+    which the shared decoder refuses as not JSON-representable: such a file is decoded again with
+    its keys as strings (YAML's own reading; line numbers are then unknown)."""
+    try:
+        return encoding.decode_with_lines(path)
+    except SpecError as exc:
+        if "non-string mapping key" not in exc.message:
+            raise
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        value = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        raise SpecError(str(exc), path=path) from None
+    return encoding.Decoded(_string_keys(value), lambda _pointer: None)
+
+
+def _string_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v) for v in value]
+    return value
+
+
 def _suite_name(doc: Mapping[str, Any], path: Path, fmt: SuiteFormat, reader: _Reader) -> str:
     raw = doc.get("name")
     if isinstance(raw, str) and raw:
@@ -435,7 +463,11 @@ def _suite_name(doc: Mapping[str, Any], path: Path, fmt: SuiteFormat, reader: _R
     for suffix in (".yaml", ".yml", ".jsonl", ".eval", ".EVAL"):
         stem = stem.removesuffix(suffix)
     if stem in ("EVAL", "dataset", ""):
-        return path.parent.name
+        # AgentV names it `dataset`; the directory names it better (`…/<name>/evals/dataset.yaml`)
+        parent = path.parent
+        if parent.name == "evals" and parent.parent != parent:
+            parent = parent.parent
+        return parent.name or stem
     return stem
 
 
