@@ -27,6 +27,7 @@ symlinked plugin and eval directories are skipped like evolve does; every unusab
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -36,7 +37,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evolve_action.encoding import (
+    MAX_FILE_BYTES,
     Decoded,
+    decode_path,
     decode_yaml,
     find_one,
     go_str_list,
@@ -131,6 +134,13 @@ class EvalSet:
     """Where a `files` entry not found beside the evals file is looked for next: for
     skill-creator's files the skill root (`evals/files/…`), then the repository root; empty for
     evolve's own `evals/<skill>/` sets (evolve's rule only)."""
+    suite_paths: tuple[Path, ...] = ()
+    """AgentEvals/AgentV suite files bound to this skill (`suite_bindings`), in path order."""
+
+    @property
+    def has_evals(self) -> bool:
+        """Whether the set has Tier 2 definitions: an evals file or any suite."""
+        return self.evals_path is not None or bool(self.suite_paths)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -527,6 +537,7 @@ def _finish(repo: Repository, *, extra: tuple[Plugin, str] | None) -> Repository
             f"note: {shaped.rel(path)} looks like skill-creator eval definitions but is bound to "
             f"no skill (not evaluated); fix: {_binding_fix(path, names)}"
         )
+    unbound.extend(suite_bindings(shaped)[1])
     if not unbound:
         return shaped
     return Repository(
@@ -923,6 +934,7 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             names = claimed.setdefault(absolute(plugin.evals_dir), set())
             names.update(s.name for s in plugin_skills(plugin))
     level = _level_sets(repo)
+    suites = suite_bindings(repo)[0]
     for plugin in repo.plugins:
         skills = {s.name: s.dir for s in plugin_skills(plugin)}
         listed = skills if plugin.skill_dirs is not None else None
@@ -954,6 +966,26 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             in_skill = _in_skill_set(plugin, sk) or level.get((plugin.name, sk.name))
             if in_skill is not None:
                 found[sk.name] = in_skill
+        for sk in plugin_skills(plugin) if evals_ok else []:
+            bound = suites.get((plugin.name, sk.name))
+            if not bound:
+                continue
+            prior = found.get(sk.name)
+            found[sk.name] = (
+                dataclasses.replace(prior, suite_paths=bound)
+                if prior is not None
+                else EvalSet(
+                    plugin=plugin.name,
+                    plugin_dir=plugin.dir,
+                    plugin_rel=plugin.rel,
+                    skill=sk.name,
+                    skill_dir=sk.dir,
+                    results_dir=plugin.evals_dir / sk.name,
+                    triggers_path=None,
+                    evals_path=None,
+                    suite_paths=bound,
+                )
+            )
         yield from (found[k] for k in sorted(found, key=lambda k: k.encode("utf-8", "replace")))
 
 
@@ -986,7 +1018,7 @@ def _places(repo: Repository) -> SkillPlaces:
         if key not in existing:
             orphans.add(key)
         dirs.append((rel(es.results_dir), key))
-        for path in (es.triggers_path, es.evals_path):
+        for path in (es.triggers_path, es.evals_path, *es.suite_paths):
             if path is not None:
                 files.append((rel(path), key))
     return SkillPlaces(
@@ -1377,3 +1409,204 @@ def go_str(value: Any) -> str:
         inner = " ".join(f"{k}:{go_str(v)}" for k, v in sorted(value.items()))
         return f"map[{inner}]"
     return str(value)
+
+
+# --- AgentEvals / AgentV suites (issue 23) ----------------------------------------------------
+
+SUITE_FILE_NAMES = ("EVAL.yaml", "EVAL.yml", "dataset.yaml", "dataset.yml")
+"""AgentEvals suite file names (besides `*.eval.yaml`)."""
+EVOLVE_NAMES = frozenset(
+    f"{stem}.{ext}" for stem in ("evals", "triggers", "results") for ext in ("yaml", "yml")
+)
+"""evolve's own YAML files: never suites."""
+
+
+def is_suite_name(name: str) -> bool:
+    """`EVAL.yaml`, `dataset.yaml` or `*.eval.yaml` (any case of `eval`; `.yml` too)."""
+    if name in SUITE_FILE_NAMES:
+        return True
+    lower = name.lower()
+    return lower.endswith((".eval.yaml", ".eval.yml"))
+
+
+_SNIFF = re.compile(rb"(?m)^(\$schema:\s*['\"]?agentv-eval-v2|evalcases:|eval_cases:)")
+
+
+def sniff_suite(path: Path) -> bool:
+    """Whether a `*.yaml` file not named like a suite is an AgentV v2 file (`$schema:
+    agentv-eval-v2`, or an `evalcases`/`eval_cases` list at the top level)."""
+    if path.name in EVOLVE_NAMES or path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(MAX_FILE_BYTES)
+    except OSError:
+        return False
+    return _SNIFF.search(head) is not None
+
+
+def suite_skill(path: Path) -> tuple[str, str]:
+    """`(metadata.skill, metadata.skill_path)` of a suite file ((``, ``) when absent or unreadable)."""
+    try:
+        value = decode_path(path)
+    except SpecError:
+        return "", ""
+    meta = value.get("metadata") if isinstance(value, dict) else None
+    if not isinstance(meta, dict):
+        return "", ""
+    skill, where = meta.get("skill"), meta.get("skill_path")
+    return (skill if isinstance(skill, str) else "", where if isinstance(where, str) else "")
+
+
+# --------------------------------------------------------------------------------------------
+# Globs and AgentV's config files
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+            continue
+        if ch == "*":
+            out += "[^/]*"
+        elif ch == "?":
+            out += "[^/]"
+        elif ch == "{":
+            end = pattern.find("}", i)
+            if end > i:
+                out += "(?:" + "|".join(re.escape(p) for p in pattern[i + 1 : end].split(",")) + ")"
+                i = end + 1
+                continue
+            out += re.escape(ch)
+        else:
+            out += re.escape(ch)
+        i += 1
+    return re.compile(out + r"\Z")
+
+
+def glob_match(rel: str, pattern: str) -> bool:
+    """micromatch-style match of a `/`-separated relative path (`**`, `*`, `?`, `{a,b}`)."""
+    return _glob_regex(pattern.removeprefix("./")).match(rel) is not None
+
+
+SUITE_SKIP_DIRS = frozenset({"node_modules", "__pycache__"})
+"""Never searched for suite files (besides hidden directories)."""
+
+
+def suite_files(directory: Path) -> list[Path]:
+    """Suite files below `directory`: `EVAL.yaml`, `*.eval.yaml`, `dataset.yaml` by name, other
+    `*.yaml` by content (an AgentV v2 file); hidden directories and symlinks are not followed."""
+    found: list[Path] = []
+    stack = [directory]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as entries:
+                items = sorted(entries, key=lambda e: e.name.encode("utf-8", "surrogateescape"))
+        except OSError:
+            continue
+        for entry in items:
+            if entry.name.startswith("."):
+                continue
+            path = here / entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SUITE_SKIP_DIRS:
+                    stack.append(path)
+            elif entry.is_file(follow_symlinks=False) and (
+                is_suite_name(entry.name) or sniff_suite(path)
+            ):
+                found.append(path)
+    return sorted(found, key=lambda p: str(p).encode("utf-8", "surrogateescape"))
+
+
+def _eval_patterns(root: Path) -> list[str]:
+    """`eval_patterns` of the root `.agentv/config.yaml` (AgentEvals discovery)."""
+    path = root / ".agentv" / "config.yaml"
+    if not path.is_file():
+        return []
+    try:
+        value = decode_path(path)
+    except SpecError:
+        return []
+    patterns = value.get("eval_patterns") if isinstance(value, dict) else None
+    return [p for p in patterns if isinstance(p, str)] if isinstance(patterns, list) else []
+
+
+def suite_bindings(repo: Repository) -> tuple[dict[SkillKey, tuple[Path, ...]], list[str]]:
+    """Which skill each suite file evaluates, and a note for each one bound to none.
+
+    Searched: each skill's eval directories (evolve's `<plugin>/evals/<skill>/` and the
+    co-located `<skill>/evals/`), every `evals/` directory of the repository and its plugins,
+    and the files `.agentv/config.yaml`'s `eval_patterns` match. A file binds to the skill its
+    `metadata.skill` (or `metadata.skill_path`) names, else to the skill whose eval directory
+    (or skill directory) holds it; otherwise it is named in a note with the fix.
+    """
+    skills: list[tuple[Plugin, Skill]] = [
+        (p, s) for p in repo.plugins if _inside(p, p.evals_dir) for s in plugin_skills(p)
+    ]
+    owners: list[tuple[Path, SkillKey]] = []
+    for plugin, sk in skills:
+        owned = (plugin.name, sk.name)
+        owners += [(absolute(plugin.evals_dir / sk.name), owned), (absolute(sk.dir), owned)]
+    owners.sort(key=lambda item: -len(str(item[0])))
+    candidates: dict[Path, None] = {}
+    for plugin, sk in skills:
+        for directory in (plugin.evals_dir / sk.name, sk.dir / "evals"):
+            if directory.is_dir() and not escapes(repo.root, directory):
+                candidates.update(dict.fromkeys(suite_files(absolute(directory))))
+    for directory in {
+        absolute(repo.root / "evals"),
+        *(absolute(p.evals_dir) for p in repo.plugins),
+    }:
+        if directory.is_dir() and not escapes(repo.root, directory):
+            candidates.update(dict.fromkeys(suite_files(directory)))
+    for pattern in _eval_patterns(repo.root):
+        for path in sorted(repo.root.glob(pattern.removeprefix("./"))):
+            if path.is_file() and not escapes(repo.root, path):
+                candidates[absolute(path)] = None
+    bound: dict[SkillKey, list[Path]] = {}
+    notes: list[str] = []
+    names = sorted({sk.name for _, sk in skills})
+    for path in sorted(candidates, key=lambda p: str(p).encode("utf-8", "surrogateescape")):
+        if any(part.startswith(".") for part in path.relative_to(repo.root).parts[:-1]) and not (
+            path.is_relative_to(absolute(repo.root / PROJECT_SKILLS))
+        ):
+            continue
+        meta_skill, meta_path = suite_skill(path)
+        key: SkillKey | None = None
+        if meta_path:
+            target = absolute(repo.root / meta_path)
+            key = next(((p.name, s.name) for p, s in skills if absolute(s.dir) == target), None)
+        if key is None and meta_skill:
+            matches = [(p, s) for p, s in skills if s.name == meta_skill]
+            near = [m for m in matches if path.is_relative_to(absolute(m[0].dir))]
+            pick = near if len(near) == 1 else matches
+            if len(pick) == 1:
+                key = (pick[0][0].name, pick[0][1].name)
+            else:
+                why = "is not a skill here" if not matches else "names several skills"
+                notes.append(
+                    f"note: {repo.rel(path)}: metadata.skill {meta_skill!r} {why} (suite not "
+                    f"evaluated); fix: name one of: {', '.join(names[:8]) or 'no skills found'}"
+                )
+                continue
+        if key is None:
+            key = next((k for d, k in owners if path.is_relative_to(d)), None)
+        if key is None:
+            choices = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+            notes.append(
+                f"note: {repo.rel(path)} is an AgentEvals/AgentV suite bound to no skill (not "
+                f"evaluated); fix: add `metadata: {{skill: <name>}}` (one of: "
+                f"{choices or 'no skills found'}) or move it to evals/<skill>/"
+            )
+            continue
+        bound.setdefault(key, []).append(path)
+    return {k: tuple(v) for k, v in bound.items()}, notes

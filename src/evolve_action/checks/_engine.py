@@ -637,6 +637,12 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
             except EvolveError as exc:
                 found = [_load_finding(repo, eval_set.evals_path, exc, "evals.load")]
             out.findings.extend(found)
+        for suite_path in eval_set.suite_paths:
+            try:
+                found = specs.validate_suite(suite_path, repo.root, skill_dir=eval_set.skill_dir)
+            except EvolveError as exc:
+                found = [_load_finding(repo, suite_path, exc, "suite.load")]
+            out.findings.extend(found)
         if not eval_set.skill_dir.is_dir():
             out.add(
                 f"{eval_set.plugin_rel}: evals/{eval_set.skill} has no matching skill at "

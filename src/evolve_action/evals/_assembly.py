@@ -41,8 +41,10 @@ class CaseRun:
     transcript: Transcript
     runtime_error: str
     graded: grading.GradedCase | None
-    """None when the run errored (never graded)."""
+    """None when the run errored (never graded), or for a suite case (see `suite`)."""
     workspace: Path
+    suite: grading.SuiteGrade | None = None
+    """A suite case's grade (its evaluators' scores and verdict)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,6 +186,24 @@ def build_result(
     spec_hash = "" if baseline else fingerprint_hex
     fp = fingerprint_hex if baseline else ""
     est = None if baseline else estimate
+    if not run.runtime_error and run.suite is not None:
+        measured = _measured(run.transcript, model)
+        expectations = tuple(grading.suite_expectations(run.suite))
+        return res.EvalResult(
+            id=case.id,
+            name=case.name,
+            passed=run.suite.passed,
+            estimate=est,
+            measured=measured,
+            expectations=expectations,
+            summary=res.summarise_grades(expectations),
+            execution_metrics=_metrics(run.transcript),
+            timing=res.Timing(
+                total_tokens=_total_tokens(measured), executor_duration_seconds=timing_secs
+            ),
+            spec_hash=spec_hash,
+            fingerprint=fp,
+        )
     if run.runtime_error or run.graded is None:
         return res.EvalResult(
             id=case.id,

@@ -195,7 +195,7 @@ def plan_evals(
     warnings = [f"WARN: {w}" for w in selection.warnings]
     # Only the harnesses evolve-action can start run evals; other bindings need their own CLIs.
     bound = tuple(b for b in selection.models if b.harness in RUNNABLE_HARNESSES)
-    eval_sets = tuple(es for es in repository.eval_sets() if es.evals_path is not None)
+    eval_sets = tuple(es for es in repository.eval_sets() if es.has_evals)
     chosen = [
         es
         for es in eval_sets
@@ -354,6 +354,10 @@ async def run_case(
         if reason:
             sweep.tally.record(reason)
             return CaseRun(transcript=transcript, runtime_error=reason, graded=None, workspace=ws)
+        if case.suite is not None:
+            return await _grade_suite(
+                case.suite, transcript, ws, float(timeout), sweep, skill=skill_dir.name
+            )
         calls = transcript.tool_calls
         llm_texts = [a.text for a in case.assertions]
         judge_failed: list[str] = []
@@ -396,6 +400,38 @@ async def run_case(
         else:
             await asyncio.to_thread(remove_workspace, ws)
             await asyncio.to_thread(shutil.rmtree, home, True)
+
+
+async def _grade_suite(
+    suite: specs.SuiteCase,
+    transcript: Transcript,
+    workspace: Path,
+    limit: float,
+    sweep: _Sweep,
+    *,
+    skill: str,
+) -> CaseRun:
+    """Grade a suite case with its evaluators (`grading.grade_suite_case`); the verdict bands and
+    `required` gates are the evaluators'. An evaluator that cannot run is data in the grade."""
+    ctx = grading.SuiteContext(
+        case_id=suite.id,
+        input_text=suite.prompt,
+        expected_output=suite.reference_answer,
+        expected_messages=suite.expected_messages,
+        criteria=suite.criteria,
+        transcript=transcript,
+        workspace=workspace,
+        eval_dir=suite.eval_dir,
+        skill_name=skill,
+        environ=sweep.environ,
+        judge=sweep.judge if sweep.judge.available else None,
+        timeout_seconds=limit,
+    )
+    grade = await grading.grade_suite_case(suite.evaluators, ctx)
+    sweep.tally.record("")
+    return CaseRun(
+        transcript=transcript, runtime_error="", graded=None, workspace=workspace, suite=grade
+    )
 
 
 def _item_done(
@@ -467,7 +503,7 @@ async def run_evals(
         the_judge, jwarn = make_judge(config, options, environ=environ)
         for w in jwarn:
             reporter.emit(RunWarning(message=w))
-        if not jwarn and not the_judge.available and _has_llm(ep):
+        if not jwarn and not the_judge.available and _has_llm(ep, repository.root):
             reporter.emit(
                 RunWarning(
                     message=f"WARN: judge unavailable: {the_judge.unavailable}; cases with llm assertions will be runtime errors"
@@ -537,8 +573,7 @@ async def run_evals(
                 )
                 continue
             if key not in specs_cache:
-                assert es.evals_path is not None
-                specs_cache[key] = specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases)
+                specs_cache[key] = _load_spec(es, repository.root)
             if key not in writers:
                 si = set_by_key[key]
                 writers[key] = res.ResultsWriter(
@@ -591,18 +626,36 @@ def _skill_tokens(es: repo.EvalSet) -> int:
         return 0
 
 
-def _has_llm(ep: EvalsPlan) -> bool:
+def _has_llm(ep: EvalsPlan, root: Path) -> bool:
     """Whether any planned case has an `llm` assertion (so a missing judge matters)."""
     wanted = {(c.plugin, c.skill, c.case) for c in ep.plan.cases}
     for es in ep.eval_sets:
-        if es.evals_path is None or not any(w[:2] == (es.plugin, es.skill) for w in wanted):
+        if not es.has_evals or not any(w[:2] == (es.plugin, es.skill) for w in wanted):
             continue
-        for case in specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases).evals:
-            if (es.plugin, es.skill, case.id) in wanted and any(
-                a.type == "llm" for a in case.assertions
-            ):
+        for case in _load_spec(es, root).evals:
+            if (es.plugin, es.skill, case.id) not in wanted:
+                continue
+            if any(a.type == "llm" for a in case.assertions):
+                return True
+            if case.suite is not None and _judged(case.suite.evaluators):
                 return True
     return False
+
+
+def _judged(evaluators: Sequence[Any]) -> bool:
+    """Whether a suite case's evaluators need the LLM judge (llm_judge, rubric, nested)."""
+    return any(e.type in ("llm_judge", "rubric") or _judged(e.children) for e in evaluators)
+
+
+def _load_spec(es: repo.EvalSet, root: Path) -> specs.EvalsSpec:
+    """The set's evals file and valid suites as one spec (`specs.load_authored_evals`)."""
+    return specs.load_authored_evals(
+        evals_path=es.evals_path,
+        suite_paths=es.suite_paths,
+        skill_dir=es.skill_dir,
+        root=root,
+        fixture_bases=es.fixture_bases,
+    )
 
 
 async def _run_unit(

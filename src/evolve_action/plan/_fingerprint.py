@@ -24,7 +24,7 @@ from evolve_action.encoding import trim_space
 from evolve_action.errors import SpecError
 
 if TYPE_CHECKING:
-    from evolve_action.specs import EvalCase
+    from evolve_action.specs import EvalCase, SuiteCase
 
 __all__ = [
     "NO_FRONTMATTER",
@@ -35,6 +35,7 @@ __all__ = [
     "eval_spec_object",
     "is_modified",
     "skill_content_hash",
+    "suite_fingerprint",
     "trigger_content_hash",
     "trigger_spec_hash",
 ]
@@ -218,8 +219,11 @@ def eval_fingerprint(case: EvalCase) -> str:
 
     Stored as the eval result `spec_hash` and the baseline `fingerprint`. A fixture that cannot be
     read contributes `\\x00evolve:fixture-error:<Go error text>\\x00` (e.g. `open /abs/x: no such
-    file or directory`), exactly as evolve does; it never raises.
+    file or directory`), exactly as evolve does; it never raises. A suite case hashes with
+    `suite_fingerprint` instead.
     """
+    if case.suite is not None:
+        return suite_fingerprint(case.suite)
     h = hashlib.sha256()
     h.update(eval_spec_hash(case).encode("ascii"))
     h.update(b"\0")
@@ -227,6 +231,26 @@ def eval_fingerprint(case: EvalCase) -> str:
         h.update(ref.dest.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
         h.update(_read_fixture(ref.source))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+SUITE_DOMAIN = b"evolve-action:suite-case:1\x00"
+"""Domain tag of a suite case's fingerprint (never equal to an evolve-format eval's)."""
+
+
+def suite_fingerprint(case: SuiteCase) -> str:
+    """A suite case's fingerprint: the case with its suite defaults and rendered prompt (compact
+    JSON), then every file it references (`rel NUL bytes NUL`, sorted by path) — input files,
+    judge scripts and prompt templates, so editing any of them makes the case `modified`."""
+    h = hashlib.sha256()
+    h.update(SUITE_DOMAIN)
+    h.update(go_compact_json(dict(case.spec)).encode("utf-8", "surrogatepass"))
+    h.update(b"\0")
+    for rel, source in sorted(case.refs, key=lambda r: r[0].encode("utf-8", "surrogateescape")):
+        h.update(rel.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+        h.update(_read_fixture(source))
         h.update(b"\0")
     return h.hexdigest()
 

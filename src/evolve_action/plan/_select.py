@@ -450,10 +450,11 @@ def _authoring_errors(es: EvalSet, tier: Tier, root: Path | None) -> list[str]:
 
     Missing fixtures are left to Tier 0 (the corpus of results evolve wrote keeps running).
     """
+    base = root if root is not None else es.plugin_dir
+    suite_errors = _suite_errors(es, base) if tier is Tier.EVALS else []
     path = es.triggers_path if tier is Tier.TRIGGERS else es.evals_path
     if path is None:
-        return []
-    base = root if root is not None else es.plugin_dir
+        return suite_errors
     if tier is Tier.TRIGGERS:
         found = specs.validate_triggers(path, base)
     else:
@@ -462,7 +463,7 @@ def _authoring_errors(es: EvalSet, tier: Tier, root: Path | None) -> list[str]:
         )
     errors = [f for f in found if f.severity == specs.Severity.ERROR]
     if not errors:
-        return []
+        return suite_errors
     first = errors[0]
     where = display_path(path, root) + (f":{first.line}" if first.line else "")
     detail = first.message
@@ -475,6 +476,36 @@ def _authoring_errors(es: EvalSet, tier: Tier, root: Path | None) -> list[str]:
         f"error: {where}: {detail}{more} — authoring error: {es.plugin}/{es.skill}'s {tier.value} "
         "did not run and nothing was written for them; fix the definition and run again"
     ]
+
+
+def _suite_errors(es: EvalSet, root: Path) -> list[str]:
+    """One line per invalid suite of the set (an invalid suite never runs; the others do)."""
+    out: list[str] = []
+    for path in es.suite_paths:
+        suite = specs.read_suite(path, root=root, skill_dir=es.skill_dir)
+        errors = suite.errors
+        if not errors:
+            continue
+        first = errors[0]
+        where = display_path(path, root) + (f":{first.line}" if first.line else "")
+        more = ""
+        if len(errors) > 1:
+            more = f" (and {len(errors) - 1} more; `evolve-action run checks` lists them)"
+        out.append(
+            f"error: {where}: {first.message}{more} — authoring error: suite {suite.name!r} of "
+            f"{es.plugin}/{es.skill} did not run; fix it and run again"
+        )
+    return out
+
+
+def suite_notes(es: EvalSet, root: Path) -> list[str]:
+    """Notes about the set's valid suites (targets ignored, skill blocks dropped, not applicable)."""
+    out: list[str] = []
+    for path in es.suite_paths:
+        suite = specs.read_suite(path, root=root, skill_dir=es.skill_dir)
+        if not suite.errors:
+            out.extend(specs.suite_notes(suite, root))
+    return out
 
 
 def build_inputs(
@@ -502,13 +533,24 @@ def build_inputs(
         for tier in tiers:
             errors = _authoring_errors(es, tier, root)
             if errors:
-                refused.add(tier)
                 invalid.extend(errors)
+                if tier is not Tier.EVALS or _evals_refused(es, root):
+                    refused.add(tier)
         if refused and refused == {t for t in tiers if _path_of(es, t) is not None}:
             continue  # every tier asked for is refused: nothing runs, nothing is written
-        if es.evals_path is not None and Tier.EVALS not in refused:
+        if Tier.EVALS in tiers and es.suite_paths and Tier.EVALS not in refused:
+            warnings.extend(
+                n.removeprefix("note: ") for n in suite_notes(es, root or es.plugin_dir)
+            )
+        if es.has_evals and Tier.EVALS not in refused:
             try:
-                spec = specs.load_evals(es.evals_path, fixture_bases=es.fixture_bases)
+                spec = specs.load_authored_evals(
+                    evals_path=es.evals_path,
+                    suite_paths=es.suite_paths,
+                    skill_dir=es.skill_dir,
+                    root=root or es.plugin_dir,
+                    fixture_bases=es.fixture_bases,
+                )
             except SpecError:
                 if Tier.EVALS in tiers:
                     raise
@@ -554,4 +596,18 @@ def build_inputs(
 
 
 def _path_of(es: EvalSet, tier: Tier) -> Path | None:
-    return es.triggers_path if tier is Tier.TRIGGERS else es.evals_path
+    if tier is Tier.TRIGGERS:
+        return es.triggers_path
+    return es.evals_path or (es.suite_paths[0] if es.suite_paths else None)
+
+
+def _evals_refused(es: EvalSet, root: Path | None) -> bool:
+    """The evals tier is refused when the evals file is invalid, or when every suite is (and
+    there is no evals file); otherwise the valid definitions run and the invalid suites do not."""
+    base = root if root is not None else es.plugin_dir
+    if es.evals_path is not None:
+        found = specs.validate_evals(
+            es.evals_path, base, check_fixtures=False, fixture_bases=es.fixture_bases
+        )
+        return any(f.severity == specs.Severity.ERROR for f in found)
+    return len(_suite_errors(es, base)) == len(es.suite_paths)

@@ -12,6 +12,8 @@ Files (private; import from this package):
 - `_findings`: Findings: what static checks and validation report about authored files.
 - `_load`: Loading authored Tier 1/Tier 2 definitions: `triggers.<ext>` and `evals.<ext>`.
 - `_model`: The authored Tier 1/Tier 2 definitions as values: models, fixture staging, model restriction.
+- `_suites`: AgentEvals `EVAL.yaml` and AgentV v2 suite files: reading, aliases, prompts, binding
+  into `EvalCase`s (issue 23).
 - `_validation`: Validation of authored files against our JSON Schemas and evolve's semantic rules.
 """
 
@@ -42,6 +44,17 @@ from evolve_action.specs._model import (
     resolve_fixture,
     staged_path,
 )
+from evolve_action.specs._suites import (
+    SUITE_ID_SEPARATOR,
+    Suite,
+    SuiteCase,
+    SuiteProblem,
+    load_authored_evals,
+    load_suite,
+    read_suite,
+    suite_eval_cases,
+    suite_notes,
+)
 
 if TYPE_CHECKING:
     from evolve_action.specs._validation import (
@@ -50,6 +63,7 @@ if TYPE_CHECKING:
         load_schema,
         schema_validator,
         validate_evals,
+        validate_suite,
         validate_triggers,
     )
 
@@ -60,6 +74,7 @@ _LAZY = frozenset(
         "load_schema",
         "schema_validator",
         "validate_evals",
+        "validate_suite",
         "validate_triggers",
     }
 )
@@ -79,6 +94,7 @@ __all__ = [
     "EVALUATOR_TYPES",
     "SCHEMA_BASE",
     "SCHEMA_NAMES",
+    "SUITE_ID_SEPARATOR",
     "Assertion",
     "EvalCase",
     "EvalsSpec",
@@ -86,17 +102,26 @@ __all__ = [
     "Finding",
     "Severity",
     "Source",
+    "Suite",
+    "SuiteCase",
+    "SuiteProblem",
+    "load_authored_evals",
     "load_evals",
     "load_schema",
+    "load_suite",
     "load_triggers",
     "model_allowed",
     "parse_evals",
     "parse_evals_lenient",
     "parse_evaluators",
     "parse_triggers",
+    "read_suite",
     "resolve_fixture",
     "schema_validator",
     "staged_path",
+    "suite_eval_cases",
+    "suite_notes",
     "validate_evals",
+    "validate_suite",
     "validate_triggers",
 ]

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evolve_action.encoding import go_clean, trim_space
 from evolve_action.errors import SpecError
+
+if TYPE_CHECKING:
+    from evolve_action.specs._evaluators import EvaluatorSpec
 
 __all__ = [
     "ASSERTION_TYPES",
@@ -30,6 +33,7 @@ __all__ = [
     "EvalsSpec",
     "FixtureRef",
     "Source",
+    "SuiteCase",
     "TriggerQuery",
     "TriggerSpec",
     "clean_ref",
@@ -180,6 +184,41 @@ class TriggerSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteCase:
+    """One case of a suite, resolved for running."""
+
+    id: str
+    """The authored case id."""
+    eval_id: str
+    """The results id: `<suite>::<id>`."""
+    name: str = ""
+    """`<conversation_id>/<id>` when the case has a `conversation_id`."""
+    line: int | None = None
+    prompt: str = ""
+    """The one prompt the agent gets (AgentV's agent-target rendering of the input messages)."""
+    criteria: str = ""
+    """`expected_outcome` (or its aliases)."""
+    reference_answer: str | None = None
+    expected_messages: tuple[Mapping[str, Any], ...] = ()
+    input_messages: tuple[Mapping[str, Any], ...] = ()
+    fixtures: tuple[FixtureRef, ...] = ()
+    """Input and guideline files staged into the workspace (`source` absolute)."""
+    guideline_files: tuple[str, ...] = ()
+    """Workspace paths of the guideline files among `fixtures`."""
+    evaluators: tuple[EvaluatorSpec, ...] = ()
+    conversation_id: str = ""
+    timeout_seconds: int = 0
+    refs: tuple[tuple[str, Path], ...] = ()
+    """`(repository-relative path, file)` of every file the case depends on (inputs, judge
+    scripts, prompt files), for fingerprints."""
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    """The case, its suite defaults and its rendered prompt as one JSON value (fingerprints)."""
+    notes: tuple[str, ...] = ()
+    eval_dir: Path = Path()
+    """The suite file's directory (code_judge's cwd)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvalCase:
     """One normalized behavioural eval."""
 
@@ -202,6 +241,8 @@ class EvalCase:
     """0 = use the tier timeout."""
     index: int = 0
     """Position in the authored `evals` list."""
+    suite: SuiteCase | None = None
+    """Set for a case of an AgentEvals/AgentV suite: graded by its evaluators, not `assertions`."""
 
     @property
     def label(self) -> str:

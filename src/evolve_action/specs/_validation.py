@@ -53,6 +53,7 @@ from evolve_action.specs._model import (
     fixture_candidates,
     is_local,
 )
+from evolve_action.specs._suites import read_suite
 
 __all__ = [
     "SCHEMA_BASE",
@@ -60,13 +61,23 @@ __all__ = [
     "load_schema",
     "schema_validator",
     "validate_evals",
+    "validate_suite",
     "validate_triggers",
 ]
 
 SCHEMA_BASE = "https://raw.githubusercontent.com/evolve-action/evolve-action/main/schemas/"
 """Base URI of our schemas' `$id`s; `$ref`s between them are relative to it."""
 
-SCHEMA_NAMES: tuple[str, ...] = ("common", "triggers", "evals", "results", "config", "rollup")
+SCHEMA_NAMES: tuple[str, ...] = (
+    "common",
+    "triggers",
+    "evals",
+    "results",
+    "config",
+    "rollup",
+    "agentevals",
+    "agentv-eval",
+)
 """The shipped schemas (`schemas/<name>.schema.json`)."""
 
 
@@ -528,3 +539,43 @@ def _tried(source: Path, root: Path) -> str:
         return source.relative_to(_abs(root)).as_posix()
     except ValueError:
         return source.as_posix()
+
+
+SUITE_SCHEMAS = {"agentevals": "agentevals", "agentv-v2": "agentv-eval"}
+"""Suite format → the schema that checks its structure."""
+
+
+def validate_suite(path: Path, root: Path, *, skill_dir: Path | None = None) -> list[Finding]:
+    """Tier 0 for an AgentEvals/AgentV suite: our JSON Schema for its format, then the semantic
+    rules of `read_suite` (unique case ids, kebab-case names, referenced files that exist,
+    evaluator fields per type). Findings name the file and line and say what to do; ordered by
+    line. A suite with an error never runs."""
+    rep = _Reporter(path, root, "suite", None)
+    value, ok = _decode_for_validation(path, rep)
+    if not ok:
+        return rep.findings
+    suite = read_suite(path, root=root, skill_dir=skill_dir)
+    semantic = {p.pointer for p in suite.problems}
+    if isinstance(value, dict):
+        for err in _schema_errors(SUITE_SCHEMAS[suite.format], value):
+            pointer = "".join(
+                "/" + str(part).replace("~", "~0").replace("/", "~1") for part in err.absolute_path
+            )
+            if err.validator in ("required", "anyOf") and pointer == "":
+                continue  # the reader words a missing name or case list itself
+            if pointer in semantic or (pointer == "/name" and err.validator == "pattern"):
+                continue
+            rep.add(
+                _schema_message(err) + " — fix it as the suite schema says",
+                pointer,
+                check="suite.schema",
+            )
+    for problem in suite.problems:
+        rep.add(
+            problem.message,
+            problem.pointer or None,
+            line=problem.line,
+            severity=Severity.ERROR if problem.severity == "error" else Severity.WARNING,
+            check="suite.rules",
+        )
+    return rep.sorted()
