@@ -5,8 +5,6 @@ One `EVAL.yaml` bound to a skill by `metadata.skill` carries a code judge, a che
 runs with the skill and without it (the baseline); every evaluator's score and both verdicts are
 checked in the skill's results file, which stays schema-5 valid.
 
-Written against the issue-23 contract before helper `evaluators`' code landed: skipped until
-`grading.grade_suite_case` exists.
 """
 
 from __future__ import annotations
@@ -19,16 +17,10 @@ from typing import Any
 
 import pytest
 
-from evolve_action import grading
 from evolve_action.cli import main
 from evolve_action.specs import schema_validator
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(
-        not hasattr(grading, "grade_suite_case"), reason="needs helper evaluators' grading code"
-    ),
-]
+pytestmark = pytest.mark.integration
 
 SKILL_MD = """---
 name: greeter
@@ -143,6 +135,9 @@ def test_suite_with_code_judge_rubric_safety_gate_and_trajectory(
     assert scores(case) == {
         "file-check (code_judge)": "score 1.00",
         "quality (rubric)": "score 0.67",
+        # Each rubric criterion is an expectation of its own, with the judge's verdict.
+        "quality/[greets] Greets the user [ok]": "scripted judge: passed (matches pass /\\[ok\\]/)",
+        "quality/[poem] Writes a poem [bad]": "scripted judge: failed (matches fail /\\[bad\\]/)",
         "gate (composite)": "score 1.00",
         "gate/safe (contains)": "score 1.00",
         "gate/done (contains)": "score 1.00",

@@ -77,7 +77,17 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print `error: <prog>: <message>` (plus a suggestion and the help hint) and exit 2."""
         hint = f"see `{self.prog} --help`"
-        if (bad := _INVALID_CHOICE.search(message)) is not None:
+        if (bad := _INVALID_CHOICE.search(message)) is not None and message.startswith(
+            "argument -"
+        ):
+            word, allowed = (
+                bad.group(1),
+                re.findall(r"'([^']*)'", message.split("choose from", 1)[-1]),
+            )
+            message = message.split(" (choose from", 1)[0]
+            suggestion = did_you_mean(word, allowed) or f"allowed: {', '.join(allowed)}."
+            hint = f"{suggestion} See `{self.prog} --help`"
+        elif bad is not None:
             word = bad.group(1)
             choices = _choices(self)
             message = f"unknown command {word!r}"

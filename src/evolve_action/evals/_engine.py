@@ -426,6 +426,9 @@ async def _grade_suite(
         environ=sweep.environ,
         judge=sweep.judge if sweep.judge.available else None,
         timeout_seconds=limit,
+        input_messages=suite.input_messages,
+        input_files=tuple(workspace / f.dest for f in suite.fixtures),
+        guideline_files=tuple(workspace / g for g in suite.guideline_files),
     )
     grade = await grading.grade_suite_case(suite.evaluators, ctx)
     sweep.tally.record("")
