@@ -10,7 +10,8 @@ times each, as fresh processes on a fresh copy of the repository:
 - `report` (the reports), and
 - `report --check --strict` (the gate, with staleness).
 
-Wall time and peak RSS come from `wait4`. Each command must exit 0, and `run all` must start no
+Wall time, CPU time (user + system) and peak RSS come from `wait4`; on a shared machine the
+CPU-time ratio is the steadier one. Each command must exit 0, and `run all` must start no
 agent session (the model URL points at a closed port). Prints medians, the ratio to start-up and
 the 1-minute load average before and after.
 
@@ -47,8 +48,8 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
-def run_once(repo: Path, args: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """One fresh `python -m evolve_action ARGS` in `repo`: (seconds, peak RSS MiB)."""
+def run_once(repo: Path, args: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """One fresh `python -m evolve_action ARGS` in `repo`: (seconds, peak RSS MiB, CPU seconds)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "evolve_action", *args],
@@ -66,7 +67,7 @@ def run_once(repo: Path, args: list[str], env: dict[str, str]) -> tuple[float, f
         raise SystemExit(f"evolve-action {' '.join(args)} exited {code}:\n{text[-3000:]}")
     if args[:2] == ["run", "all"] and ("sessions" in text and "0 sessions" not in text):
         raise SystemExit(f"an agent session started:\n{text[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def measure(size: int, repeat: int, tmp: Path) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def measure(size: int, repeat: int, tmp: Path) -> dict[str, Any]:
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in COMMANDS}
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in COMMANDS}
     for i in range(repeat):
         for name, args in COMMANDS.items():
             repo = tmp / f"run-{size}-{i}-{name.replace(' ', '_')}"
@@ -88,16 +89,20 @@ def measure(size: int, repeat: int, tmp: Path) -> dict[str, Any]:
             samples[name].append(run_once(repo, args, env))
             shutil.rmtree(repo, ignore_errors=True)
     shutil.rmtree(src, ignore_errors=True)
-    start = statistics.median(s for s, _ in samples["start-up"])
+    start = statistics.median(s for s, _, _ in samples["start-up"])
+    start_cpu = statistics.median(c for _, _, c in samples["start-up"])
     out: dict[str, Any] = {"skills": size, "results_mb": round(results_bytes / 1e6, 1)}
     for name, got in samples.items():
-        seconds = [s for s, _ in got]
+        seconds = [s for s, _, _ in got]
+        cpu = statistics.median(c for _, _, c in got)
         out[name] = {
             "median_s": round(statistics.median(seconds), 2),
             "min_s": round(min(seconds), 2),
             "max_s": round(max(seconds), 2),
             "x_start_up": round(statistics.median(seconds) / start, 1),
-            "peak_mib": round(max(m for _, m in got)),
+            "cpu_s": round(cpu, 2),
+            "cpu_x_start_up": round(cpu / start_cpu, 1),
+            "peak_mib": round(max(m for _, m, _ in got)),
         }
     return out
 
@@ -123,7 +128,8 @@ def main() -> int:
             m = r[name]
             print(
                 f"  {name:20s} {m['median_s']:6.2f} s ({m['min_s']}–{m['max_s']}) "
-                f"{m['x_start_up']:5.1f}× start-up  {m['peak_mib']} MiB"
+                f"{m['x_start_up']:5.1f}× start-up; CPU {m['cpu_s']} s = "
+                f"{m['cpu_x_start_up']}× start-up's; {m['peak_mib']} MiB"
             )
     return 0
 
