@@ -47,7 +47,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
+from evolve_action.encoding import decode_yaml
+
+
+def _load_yaml(text: str) -> Any:
+    """Decode YAML as evolve's yaml.v3 does (`on:` stays a string key)."""
+    return decode_yaml(text, Path("inline.yaml")).value
+
 
 IMAGE_REPOSITORY = "localhost/evolve-action-test"
 DEFAULT_BASE = "localhost/base"
@@ -266,7 +272,7 @@ def _remove_other_tags(keep: str, repository: str = IMAGE_REPOSITORY) -> None:
 
 def action_defaults(repo: Path) -> dict[str, str]:
     """`action.yml`'s inputs and their defaults (`${{ github.token }}` is left as written)."""
-    meta = YAML(typ="safe").load((repo / "action.yml").read_text(encoding="utf-8"))
+    meta = _load_yaml((repo / "action.yml").read_text(encoding="utf-8"))
     return {name: str(spec.get("default", "")) for name, spec in meta["inputs"].items()}
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ruamel.yaml import YAML
 
+from evolve_action.encoding import decode_yaml
 from evolve_action.github import (
     COMMENT_MODES,
     FAIL_ON,
@@ -21,6 +21,12 @@ from evolve_action.github import (
     read_inputs,
 )
 
+
+def _load_yaml(text: str) -> Any:
+    """Decode YAML as evolve's yaml.v3 does (`on:` stays a string key)."""
+    return decode_yaml(text, Path("inline.yaml")).value
+
+
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((REPO / "examples" / "workflows").glob("*.yml"))
 README = REPO / "docs" / "action.md"  # the inputs and outputs tables
@@ -28,7 +34,7 @@ SHA_PIN = re.compile(r"[^@\s]+@[0-9a-f]{40}")
 
 
 def load(path: Path) -> Any:
-    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    return _load_yaml(path.read_text(encoding="utf-8"))
 
 
 ACTION = load(REPO / "action.yml")

@@ -6,7 +6,8 @@ resolution, the Go standard-library behaviours the formats depend on (rounding h
 `TrimSpace`, `filepath.Clean`, byte truncation, float formatting) and atomic writes.
 Guarantees: decode → encode of an evolve-written file is byte-identical; every decode problem is a
 `SpecError` naming the file and line. Never does: schema validation, printing, reading `os.environ`.
-The YAML decoder (`ruamel.yaml`) is imported on first YAML decode only (start-up time).
+The YAML parser (PyYAML's, LibYAML's where available) is imported on first YAML decode only
+(start-up time).
 
 Files (private; import from this package):
 - `_document`: the decoded-document types shared by the decoders and encoders of this package.
@@ -15,7 +16,7 @@ Files (private; import from this package):
 - `_fsio`: Atomic file writes (through the redaction gate) and sibling clean-up after a format switch.
 - `_gocompat`: Go standard-library behaviours that evolve's file formats depend on, restated in Python.
 - `_regex`: Go `regexp` (RE2) compilation through `google-re2`: the one place patterns are compiled.
-- `_yaml`: YAML decoding with yaml.v3's semantics on ruamel.yaml's event parser.
+- `_yaml`: YAML decoding with yaml.v3's semantics on PyYAML's event parser (LibYAML's where available).
 - `_yamlscalar`: yaml.v3's resolution of plain YAML scalars, shared by the YAML decoder and encoder.
 """
 

@@ -93,9 +93,20 @@ def _read_capped(path: Path) -> bytes:
     return data
 
 
-def decode_path(path: Path) -> Any:
-    """Read and decode `path` (size-capped, UTF-8 only); raise `SpecError` on any problem."""
-    return decode_bytes(_read_capped(path), path)
+def decode_path(path: Path, *, typed: bool = False) -> Any:
+    """Read and decode `path` (size-capped, UTF-8 only); raise `SpecError` on any problem.
+
+    `typed=True` is for a caller that reads the value through a typed model of fixed depth which
+    checks the kind and range of every number it keeps and drops unknown keys (the results
+    codec): JSON is then decoded without the per-number hooks and the nesting walk, which cost
+    as much as the parse itself on large files. A number out of float64 range or nesting deeper
+    than `MAX_DEPTH` then reaches that caller instead of failing here (`-0` is still kept as
+    negative zero); YAML and anything else decode exactly as without it.
+    """
+    data = _read_capped(path)
+    if typed and _ext(path) == "json":
+        return _decode_typed_json(data, path)
+    return decode_bytes(data, path)
 
 
 def decode_with_lines(path: Path) -> Decoded:
@@ -299,6 +310,40 @@ def _decode_json(text: str, path: Path, *, jsonc: bool) -> Decoded:
             f"invalid {kind}: {e}", path=path, hint="use plain JSON numbers within float64 range"
         ) from None
     return Decoded(value, _lazy_json_lines(src))
+
+
+_JSON_PLAIN = json.JSONDecoder(parse_constant=_reject_constant)
+_NEGATIVE_ZERO = re.compile(r"-0(?![0-9.eE])")
+
+
+def _has_negative_zero(text: str) -> bool:
+    """Whether `text` may hold the JSON number `-0` (which `_JSON_PLAIN` would read as `0`).
+
+    A hit counts when the nearest non-blank character before it could precede a number, so
+    names like `tools-0` in strings rarely send a file down the slower hooked decoder.
+    """
+    for m in _NEGATIVE_ZERO.finditer(text):
+        j = m.start() - 1
+        while j >= 0 and text[j] in " \t\r\n":
+            j -= 1
+        if j < 0 or text[j] in ":[,":
+            return True
+    return False
+
+
+def _decode_typed_json(data: bytes, path: Path) -> Any:
+    """`decode_path(typed=True)` of a `.json` file: the same checks and errors, less work."""
+    if len(data) > MAX_FILE_BYTES:  # pragma: no cover - `_read_capped` refuses it first
+        raise SpecError(f"file is too large to load (over {MAX_FILE_BYTES} bytes)", path=path)
+    text = _utf8(data, path)
+    if text.strip(" \t\r\n\ufeff") == "" or text.startswith("\ufeff") or _has_negative_zero(text):
+        return decode_bytes(data, path)  # the general path words every one of these
+    try:
+        return _JSON_PLAIN.decode(text)
+    except RecursionError:
+        raise _too_deep(path) from None
+    except ValueError:  # any syntax error: the general path reports it with its line
+        return decode_bytes(data, path)
 
 
 def _lazy_json_lines(text: str) -> LineOf:

@@ -1,4 +1,4 @@
-"""YAML decoding with yaml.v3's semantics on ruamel.yaml's event parser.
+"""YAML decoding with yaml.v3's semantics on PyYAML's event parser (LibYAML's where available).
 
 Owns: `decode_yaml`, which turns YAML text into the JSON data model exactly as evolve's
 `yaml.v3` decode + `json.Marshal` does (duplicate keys, non-string keys, merge keys, `.inf`/`.nan`
@@ -7,13 +7,15 @@ pointer → line index for error messages.
 
 Guarantees: values are plain `dict`/`list`/`str`/`int`/`float`/`bool`/`None`; every problem is a
 `SpecError` naming the file and line. Never does: read files (the caller passes text, see
-`encoding.decode_path`), use ruamel's constructors (timestamps, sets and YAML 1.1 booleans would
-diverge from yaml.v3).
+`encoding.decode_path`), use PyYAML's resolvers or constructors (PyYAML resolves YAML 1.1:
+`yes`/`on` booleans, timestamps, sets, sexagesimal numbers would diverge from yaml.v3); only the
+parser's events are used, and `_yamlscalar` resolves plain scalars by the YAML 1.2 core schema as
+yaml.v3 does. The parser is LibYAML's (`yaml.CParser`, the C library yaml.v3 itself was ported
+from) when PyYAML was built with it, else PyYAML's pure-Python one; both give the same events.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Iterator
@@ -72,6 +74,10 @@ class _YamlBuilder:
         self.deepest = 0
         self.anchor_size: dict[str, tuple[int, int]] = {}
         """Complete anchors: (expanded value count, height)."""
+        self.value: Any = None
+        """The first document's value (set by `_parse`)."""
+        self.found = False
+        """Whether the stream has a document (set by `_parse`)."""
 
     def _next(self) -> Any:
         return next(self.events)
@@ -295,7 +301,7 @@ def _describe_key(key: Any) -> str:
 
 
 def _tab_separator(text: str, e: Any) -> int | None:
-    """Index of a tab ruamel refused where yaml.v3 accepts it as separation space, else None."""
+    """Index of a tab the parser refused where yaml.v3 accepts it as separation space, else None."""
     mark = e.problem_mark
     if mark is None or "'\\t'" not in str(e.problem or ""):
         return None
@@ -307,48 +313,117 @@ def _tab_separator(text: str, e: Any) -> int | None:
     return idx if text[line_start:idx].strip(" \t") else None
 
 
+def _events(loader: Any) -> Iterator[Any]:
+    """The parser's events (plain scalars get style None from both parsers; LibYAML says '')."""
+    try:
+        while loader.check_event():
+            ev = loader.get_event()
+            if type(ev).__name__ == "ScalarEvent" and not ev.style:
+                ev.style = None
+            yield ev
+    finally:
+        loader.dispose()
+
+
+def _parsers() -> tuple[Any, Any]:
+    """(the parser for events, the parser for error messages).
+
+    Events come from LibYAML's `CParser` when PyYAML was built with it (else from the
+    pure-Python parser). A document that does not parse is parsed again by the pure-Python
+    parser, whose messages name what it found (`expected <block end>, but found '<block
+    mapping start>'`, `found character '\\t' that cannot start any token`) where LibYAML's are
+    terser; the tab rule below also needs the character.
+    """
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader), yaml.SafeLoader
+
+
+def _parse(loader_class: Any, text: str, whole: bool) -> _YamlBuilder:
+    builder = _YamlBuilder(_events(loader_class(text)))
+    builder.value, builder.found = builder.document()
+    if whole:
+        builder.rest()
+    return builder
+
+
+def _pure_error(loader_class: Any, text: str, whole: bool) -> Any:
+    """The pure-Python parser's `MarkedYAMLError` for `text`, or None when it has none."""
+    from yaml import MarkedYAMLError
+
+    try:
+        _parse(loader_class, text, whole)
+    except MarkedYAMLError as e:
+        return e
+    except _YamlFail:
+        return None
+    return None
+
+
 def decode_yaml(text: str, path: Path, *, whole: bool = False) -> Decoded:
     """Decode YAML `text` (read from `path`) like yaml.v3; `SpecError` on any problem.
 
     Like yaml.v3 only the first document is read; `whole=True` also parses the rest of the
     stream, so text after it that is not YAML (or a second document) is an error too.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from yaml import MarkedYAMLError, YAMLError
 
+    fast, pure = _parsers()
     if text.startswith("\ufeff"):
         text = text[1:]
     hint = "fix the YAML syntax (indentation, quoting, `key: value` pairs)"
     for _attempt in range(_TAB_RETRIES + 1):
-        builder = _YamlBuilder(iter(YAML(typ="safe", pure=True).parse(io.StringIO(text))))
+        builder: _YamlBuilder | None = None
         try:
-            value, found = builder.document()
-            if whole:
-                builder.rest()
+            builder = _parse(fast, text, whole)
         except _YamlFail as e:
             raise SpecError(e.message, path=path, line=e.line, hint=e.hint or hint) from None
-        except MarkedYAMLError as e:
-            # yaml.v3 accepts `key:<TAB>value`; ruamel does not. Such a tab only separates
-            # tokens, so replacing it by a space keeps the meaning (and every offset).
-            tab = _tab_separator(text, e)
+        except MarkedYAMLError as e_fast:
+            err = (_pure_error(pure, text, whole) if pure is not fast else None) or e_fast
+            # yaml.v3 accepts `key:<TAB>value`; PyYAML and LibYAML do not. Such a tab only
+            # separates tokens, so replacing it by a space keeps the meaning (and every offset).
+            tab = _tab_separator(text, err)
             if tab is not None and _attempt < _TAB_RETRIES:
                 text = text[:tab] + " " + text[tab + 1 :]
                 continue
-            mark = e.problem_mark or e.context_mark
+            mark = err.problem_mark or err.context_mark
             line = mark.line + 1 if mark is not None else None
-            problem = e.problem or e.context or "syntax error"
+            problem = err.problem or err.context or "syntax error"
+            if whole and "document start" in problem and _first_document_ends(text, line):
+                # YAML 1.1 parsers want `---` before a second document; yaml.v3's reading of
+                # the stream (and ours) is that there is one.
+                raise SpecError(
+                    f"yaml: line {line}: a second YAML document",
+                    path=path,
+                    line=line,
+                    hint="keep one document",
+                ) from None
+            if "maximum nesting depth" in problem:  # LibYAML's own limit (1,000), beyond ours
+                raise SpecError(
+                    f"yaml: line {line}: document is nested too deeply (over {MAX_DEPTH} levels)",
+                    path=path,
+                    line=line,
+                    hint="flatten the document",
+                ) from None
             where = f"line {line}: " if line else ""
             raise SpecError(f"yaml: {where}{problem}", path=path, line=line, hint=hint) from None
         except YAMLError as e:
             raise SpecError(f"yaml: {e}", path=path, hint=hint) from None
         except StopIteration:  # pragma: no cover - a well-formed event stream always ends
             raise SpecError("yaml: unexpected end of stream", path=path, hint=hint) from None
-        if not found:
+        if not builder.found:
             raise SpecError(
                 "file has no content (only comments)", path=path, hint="write the YAML document"
             )
-        return Decoded(value, builder.lines.get)
+        return Decoded(builder.value, builder.lines.get)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _first_document_ends(text: str, line: int | None) -> bool:
+    """Whether a `...` document end marker comes before `line` (so what follows is a document)."""
+    if line is None:
+        return False
+    return any(ln.rstrip() == "..." for ln in text.split("\n")[: line - 1])
 
 
 _TAB_RETRIES = 32

@@ -14,6 +14,10 @@ Guarantees:
 - Writes are atomic (`encoding.atomic_write_text`) and remove `results.*` siblings of other formats.
 - Only `load_results`, `write_results`, `lock_results`, `discard_unusable`, `migrate_in_place` and
   `ResultsWriter` touch the disk.
+- A results file is decoded at most once per version per process: `load_results` keeps what it
+  decoded, keyed by path and names, and reuses it while the file's stamp (device, inode, size,
+  mtime, ctime; plus a content digest while the file is too fresh to trust its stamp) is
+  unchanged. Planning, the report, the gate and the writer's re-reads share one decode.
 - Stored results are never destroyed because of a typo. `load_results` distinguishes:
   * the file does not parse (a syntax error, a git merge-conflict marker, not UTF-8, unreadable
     on disk) → `SpecError` naming `file:line` with a hint; the file is left untouched and the run
@@ -52,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -205,6 +210,78 @@ def load_results(
     if path is None:
         return LoadedResults(None, None, None, None)
     pl, sk = _names(results_dir, plugin, skill)
+    stamp = _stamp(path)
+    cached = _CACHE.get((path, pl, sk))
+    if (
+        cached is not None
+        and stamp is not None
+        and cached.stamp == stamp
+        and (cached.digest is None or cached.digest == _digest(path))
+    ):
+        return cached.loaded
+    loaded = _load(path, pl, sk)
+    if stamp is not None:
+        racy = time.time_ns() - stamp[-1] < _RACY_NS
+        _CACHE[(path, pl, sk)] = _Cached(stamp, _digest(path) if racy else None, loaded)
+    return loaded
+
+
+_Stamp = tuple[int, int, int, int, int]
+
+
+class _Cached(NamedTuple):
+    stamp: _Stamp
+    """The file's stamp when it was read."""
+    digest: bytes | None
+    """The content's digest, for a file changed too recently for its stamp to be trusted."""
+    loaded: LoadedResults
+
+
+_CACHE: dict[tuple[Path, str, str], _Cached] = {}
+"""Every results file this process decoded, by path and the names it was loaded with: a file is
+decoded once per version.
+
+Planning (every tier), the report, the gate and the results writer all read results files
+through `load_results`; in one `run all` the same file used to be decoded four times. Entries
+are immutable (frozen dataclasses; their maps are never mutated), so sharing one decoded value
+is safe. The cache keeps what it decoded for the life of the process: about as much memory as
+the report, which holds every file at once anyway, needs.
+"""
+
+_RACY_NS = 2_000_000_000
+"""A file whose status changed less than this long before it was read is "racy" (git's word):
+another write in the same clock tick could leave its stamp unchanged, so its content digest
+is kept and compared too. Older files are trusted by their stamp alone."""
+
+
+def _stamp(path: Path) -> _Stamp | None:
+    """What identifies one version of a file on disk: device, inode, size, mtime and ctime (ns).
+
+    Taken *before* the file is read, so a change made while it is read gives the next call a
+    new stamp. Every write of ours is an atomic rename (a new inode); another program's
+    in-place rewrite changes the size or the times (and within the racy window the digest).
+    """
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _digest(path: Path) -> bytes | None:
+    try:
+        return hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+    except OSError:
+        return None
+
+
+def forget_loaded() -> None:
+    """Empty the per-process cache of decoded results files (`load_results`)."""
+    _CACHE.clear()
+
+
+def _load(path: Path, pl: str, sk: str) -> LoadedResults:
+    """Decode the results file at `path` (see `load_results`; never cached here)."""
     doc = _decode_stored(path)
     n = probe_schema(doc)
     if n is not None and n > SCHEMA_VERSION:
@@ -305,9 +382,13 @@ def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None
 
 
 def _decode_stored(path: Path) -> Any:
-    """Decode a stored results file; a file that does not parse is a `SpecError`, never "fresh"."""
+    """Decode a stored results file; a file that does not parse is a `SpecError`, never "fresh".
+
+    `typed=True`: `from_document`/`migrate_document` read the value through the typed model
+    (fixed depth, every kept number checked), so the JSON decoder may skip its own walks.
+    """
     try:
-        return encoding.decode_path(path)
+        return encoding.decode_path(path, typed=True)
     except SpecError as exc:
         marker = _conflict_marker_line(path) if _within_cap(path) else None
         raise SpecError(
