@@ -418,12 +418,11 @@ def _decode(path: Path) -> encoding.Decoded:
     except SpecError as exc:
         if "non-string mapping key" not in exc.message:
             raise
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    import yaml
 
     try:
-        value = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        value = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SpecError(str(exc), path=path) from None
     return encoding.Decoded(_string_keys(value), lambda _pointer: None)
 
