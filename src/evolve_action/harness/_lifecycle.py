@@ -1,6 +1,6 @@
 """Process lifecycle of one CLI run: termination signals and the run's scratch directory.
 
-Owns: `kill_group()` (SIGKILL an agent's process group), `termination_signals()` (SIGTERM and SIGHUP take the SIGINT path: the running engine is
+Owns: `stop_session()` (SIGTERM a session's launcher, which kills every descendant at once), `kill_group()` (SIGKILL an agent's process group), `termination_signals()` (SIGTERM and SIGHUP take the SIGINT path: the running engine is
 cancelled, agents are killed, workspaces removed, finished units kept; the CLI then prints
 "interrupted" and exits 128 + the signal number) and `scratch()` / `scratch_dir()` (every workspace
 and agent config dir of a run lives under `$TMPDIR/evolve-action.<pid>.<random>/`, held by an
@@ -32,6 +32,7 @@ __all__ = [
     "kill_group",
     "scratch",
     "scratch_dir",
+    "stop_session",
     "sweep_stale",
     "termination_signals",
 ]
@@ -179,3 +180,10 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, signal.SIGKILL)
+
+
+def stop_session(pid: int) -> None:
+    """End a session started through the launcher (`_launch.py --reap`, pid `pid`): SIGTERM makes
+    it SIGKILL every descendant (also those that left its process group) and exit at once."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)

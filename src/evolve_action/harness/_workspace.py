@@ -9,7 +9,8 @@ failures raise `EnvironmentProblem` naming the git command and its output. Never
 dereferenced, except links whose target leaves the repository: those are skipped, never followed),
 so an agent that may write (evals run with bypassPermissions) can never change the
 user's repository through the workspace, and host files never reach it; only trigger workspaces (the agent may only use Skill and
-Read) link them, which is cheaper and read-only in practice.
+Read) link them, which is cheaper and read-only in practice, unless the agent runs as an unprivileged
+user (`confine`), which may not reach the repository: then they are copied too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import _confine as confine
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
 
@@ -90,6 +92,11 @@ def _skip_outside(root: Path) -> Callable[[str, list[str]], set[str]]:
     return ignore
 
 
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy `source` to `target`, links dereferenced, except those leaving its repository (skipped)."""
+    shutil.copytree(source, target, symlinks=False, ignore=_skip_outside(repository_root(source)))
+
+
 def create_workspace(
     *,
     prefix: str,
@@ -114,14 +121,14 @@ def create_workspace(
             dest.chmod(0o644)
         target = ws / SKILLS_DIR
         target.mkdir(parents=True, exist_ok=True)
+        # An unprivileged agent user may not reach the repository: it gets copies.
+        link = link_skills and confine.current(environ).user is None
         for skill in skills:
             root = repository_root(skill)
-            if link_skills and not outside_links(skill, root):
+            if link and not outside_links(skill, root):
                 (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
             else:  # links that leave the repository are never followed (`run checks` reports them)
-                shutil.copytree(
-                    skill, target / skill.name, symlinks=False, ignore=_skip_outside(root)
-                )
+                copy_tree(skill, target / skill.name)
         _git_init(ws, environ)
     except BaseException:
         shutil.rmtree(ws, ignore_errors=True)
