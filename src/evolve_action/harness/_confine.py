@@ -35,12 +35,14 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _sandbox as sandbox
+from evolve_action.harness._locate import find_cli
 
 __all__ = [
     "AGENT_USER_VAR",
@@ -192,18 +194,15 @@ def agent_user(environ: Mapping[str, str]) -> tuple[AgentUser | None, str]:
     return user, ""
 
 
-_CHECK = (
-    "import os,sys\n"
-    "bad=[p for p in sys.argv[1:] if not os.access(p, os.R_OK if os.path.isfile(p) else os.X_OK)]\n"
-    "print(' '.join(bad));sys.exit(1 if bad else 0)\n"
-)
+# Run as the agent user: the paths it cannot use (a directory to enter, a file to execute).
+_CHECK = 'bad=""; for p; do [ -x "$p" ] || bad="$bad $p"; done; echo $bad; [ -z "$bad" ]'
 
 
 @functools.cache
 def _user_problem(user: AgentUser, python: str, paths: tuple[str, ...]) -> str:
     """Why `user` cannot run the launcher and reach `paths` ("" when it can)."""
     argv = [python, "-I", "-S", str(LAUNCHER), "--user", user.spec, "--"]
-    argv += [python, "-I", "-S", "-c", _CHECK, *paths]
+    argv += ["/bin/sh", "-c", _CHECK, "sh", *paths]
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False, env={}
@@ -318,11 +317,10 @@ def resolve(environ: Mapping[str, str], *, root: Path | None = None) -> Confinem
     """Work out how agents are confined here (probes bubblewrap and the agent user; cached)."""
     found = sandbox.probe(environ)
     user, no_user = agent_user(environ)
-    if user is not None:
-        reach = [sys.executable, str(LAUNCHER)]
-        scratch = lifecycle.scratch_dir()
-        if scratch is not None:
-            reach.append(str(scratch))
+    if user is not None:  # it must enter the scratch dir and run the agent CLI
+        reach = [str(lifecycle.scratch_dir() or tempfile.gettempdir())]
+        with contextlib.suppress(Exception):
+            reach.append(str(find_cli(environ)))
         problem = _user_problem(user, sys.executable, tuple(reach))
         if problem:
             user, no_user = None, problem
@@ -423,13 +421,14 @@ def launcher_argv(
     argv += sandbox.wrap(
         conf.sandbox,
         writable=writable,
-        chdir=chdir,
+        chdir=Path("/") if conf.user is not None else chdir,  # bwrap has no right to enter it
         hidden=conf.hidden,
         readable=[*conf.readable, *readable],
         caps=("CAP_SETUID", "CAP_SETGID") if conf.user is not None else (),
     )
     if conf.user is not None:
-        argv += [python, "-I", "-S", str(LAUNCHER), "--user", conf.user.spec, "--"]
+        argv += [python, "-I", "-S", str(LAUNCHER), "--user", conf.user.spec]
+        argv += ["--chdir", str(chdir), "--"]
     return argv
 
 

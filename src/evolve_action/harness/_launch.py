@@ -1,6 +1,6 @@
 """The launcher every agent process and `command` assertion is started through (a script, not imported).
 
-Run as `python -I -S _launch.py [--parent PID] [--reap] [--user UID:GID] [--keep-caps] -- ARGV…`,
+Run as `python -I -S _launch.py [--parent PID] [--reap] [--user UID:GID] [--chdir DIR] -- ARGV…`,
 always after `env -i` (its environment holds only what the child is given). It imports nothing
 from evolve_action, so it starts in a few milliseconds and runs wherever the interpreter does.
 
@@ -13,6 +13,8 @@ from evolve_action, so it starts in a few milliseconds and runs wherever the int
   status, or killed by the same signal; 128 + the signal when it was told to stop). Our side stops a session by sending SIGTERM to the launcher.
 - `--user UID:GID`: ARGV runs as that user: no supplementary groups, `PR_SET_NO_NEW_PRIVS` (a
   setuid binary cannot give root back), parent-death SIGKILL re-armed after the switch.
+- `--chdir DIR`: ARGV starts in DIR (entered after the user switch: a directory only that user may
+  enter is fine).
 
 Never prints except one line on stderr when it cannot start ARGV (exit 127) or cannot switch user
 (exit 126).
@@ -40,10 +42,13 @@ def _prctl(option: int, value: int) -> None:
     _libc.prctl(option, value, 0, 0, 0)
 
 
-def _parse(argv: list[str]) -> tuple[int | None, bool, tuple[int, int] | None, list[str]]:
+def _parse(
+    argv: list[str],
+) -> tuple[int | None, bool, tuple[int, int] | None, str, list[str]]:
     parent: int | None = None
     reap = False
     user: tuple[int, int] | None = None
+    chdir = ""
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag = argv[i]
@@ -56,11 +61,14 @@ def _parse(argv: list[str]) -> tuple[int | None, bool, tuple[int, int] | None, l
             uid, _, gid = argv[i + 1].partition(":")
             user = (int(uid), int(gid or uid))
             i += 1
+        elif flag == "--chdir":
+            chdir = argv[i + 1]
+            i += 1
         else:
             sys.stderr.write(f"evolve-action launcher: unknown option {flag}\n")
             os._exit(2)
         i += 1
-    return parent, reap, user, argv[i + 1 :]
+    return parent, reap, user, chdir, argv[i + 1 :]
 
 
 def _become(user: tuple[int, int]) -> None:
@@ -78,8 +86,10 @@ def _become(user: tuple[int, int]) -> None:
     os.umask(0o022)
 
 
-def _exec(argv: list[str]) -> None:
+def _exec(argv: list[str], chdir: str) -> None:
     try:
+        if chdir:
+            os.chdir(chdir)
         os.execvp(argv[0], argv)
     except OSError as exc:
         sys.stderr.write(f"evolve-action launcher: cannot run {argv[0]}: {exc}\n")
@@ -126,7 +136,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str]) -> None:
-    parent, reap, user, command = _parse(argv)
+    parent, reap, user, chdir, command = _parse(argv)
     if not command:
         sys.stderr.write("evolve-action launcher: no command\n")
         os._exit(2)
@@ -138,7 +148,7 @@ def main(argv: list[str]) -> None:
         if user is not None:
             _become(user)
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # cleared by the switch: re-arm it
-        _exec(command)
+        _exec(command, chdir)
         return
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -153,7 +163,7 @@ def main(argv: list[str]) -> None:
             if user is not None:
                 _become(user)
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # the reaper gone: so is the session
-            _exec(command)
+            _exec(command, chdir)
             os._exit(127)
         while True:
             pid, raw = os.waitpid(-1, 0)
