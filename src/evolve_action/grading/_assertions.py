@@ -39,9 +39,11 @@ from evolve_action.harness import (
     confinement,
     give_to_agent,
     launcher_argv,
+    live_session,
     safe_env,
     scratch_dir,
     stop_session,
+    terminating,
 )
 from evolve_action.results import GradeSummary, summarise_grades
 
@@ -271,10 +273,13 @@ async def _run_command(
     except OSError as exc:
         return Verdict(passed=False, evidence=f"command error: {exc}")
     try:
-        out_b, err_b = await asyncio.wait_for(proc.communicate(), timeout=timeout_seconds)
+        with live_session(lambda: proc.pid):
+            out_b, err_b = await asyncio.wait_for(proc.communicate(), timeout=timeout_seconds)
         code = proc.returncode if proc.returncode is not None else -1
         if code < 0:  # killed by a signal: Go reports -1
             code = -1
+        if terminating():  # a termination signal ended it: never a verdict
+            raise asyncio.CancelledError
     except TimeoutError:
         stop_session(proc.pid)  # the launcher kills every process the command started
         with contextlib.suppress(Exception):

@@ -65,10 +65,12 @@ from evolve_action.harness._lifecycle import (
     Caught,
     deferred_signals,
     keep_scratch,
+    live_session,
     scratch,
     scratch_dir,
     stop_session,
     sweep_stale,
+    terminating,
     termination_signals,
 )
 from evolve_action.harness._listing import (
@@ -211,6 +213,7 @@ __all__ = [
     "installed_codex_version",
     "keep_scratch",
     "launcher_argv",
+    "live_session",
     "openai_credential",
     "outside_links",
     "plugin_skill_dirs",
@@ -226,6 +229,7 @@ __all__ = [
     "stop_session",
     "sweep_failed",
     "sweep_stale",
+    "terminating",
     "termination_signals",
     "wrap",
 ]

@@ -494,6 +494,7 @@ async def run_session(
         # Our own bound: kill the agent (its stream then ends) rather than cancel the SDK mid-read;
         # the asyncio timeout is only a backstop for a CLI that never started.
         watchdog = asyncio.get_running_loop().call_later(spec.timeout_seconds, kill, "timeout")
+        stack.enter_context(lifecycle.live_session(lambda: _agent_pid(pidfile)))
         try:
             async with asyncio.timeout(spec.timeout_seconds + _BACKSTOP_SECONDS):
                 stream = cast(
@@ -534,6 +535,8 @@ async def run_session(
             _kill_agent(pidfile)  # the backstop fired: the SDK's close may not have run to the end
         if killed_for == "timeout" and not stopped:
             timed_out = True
+    if lifecycle.terminating() and not any(isinstance(m, ResultMessage) for m in messages):
+        raise asyncio.CancelledError  # a termination signal ended it: never a failed run
     # The SDK drops its reaped process without closing the asyncio transport; collect it while the
     # loop is alive (otherwise its finaliser runs after `asyncio.run` and complains the loop is closed).
     gc.collect()
@@ -552,13 +555,19 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+def _agent_pid(pidfile: Path) -> int | None:
+    """The session launcher's pid, once the exec wrapper wrote it."""
+    try:
+        return int(pidfile.read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+
+
 def _kill_agent(pidfile: Path) -> None:
     """End the session: its launcher SIGKILLs the CLI and every process it started."""
-    try:
-        pid = int(pidfile.read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
-        return
-    lifecycle.stop_session(pid)
+    pid = _agent_pid(pidfile)
+    if pid is not None:
+        lifecycle.stop_session(pid)
 
 
 def _first_line(s: str) -> str:

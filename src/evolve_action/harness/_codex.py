@@ -445,6 +445,7 @@ async def run_codex(
                     return
 
         readers = asyncio.gather(read_stdout(), read_stderr())
+        stack.enter_context(lifecycle.live_session(lambda: proc.pid))
         try:
             async with asyncio.timeout(spec.timeout_seconds):
                 await readers
@@ -470,6 +471,8 @@ async def run_codex(
             # Leftovers of a finished session: its group only (the leader is reaped already).
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+    if lifecycle.terminating() and exit_code != 0:
+        raise asyncio.CancelledError  # a termination signal ended it: never a failed run
     return parse_events(
         lines,
         duration_seconds=time.monotonic() - started,
