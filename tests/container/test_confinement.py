@@ -48,7 +48,7 @@ PROBE = (
 POLICY = """
 rules:
   - name: leak
-    when: {prompt: '\\\\[leak\\\\]'}
+    when: {prompt: '\\[leak\\]'}
     steps:
       - {tool: Bash, input: {command: COMMAND}}
       - "Tried everything."

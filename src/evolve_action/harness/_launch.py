@@ -180,7 +180,10 @@ def main(argv: list[str]) -> None:
         signal.signal(sig, signal.SIG_IGN)
     _kill_all()
     if killed_by:  # die as the child did, so our parent sees the same signal
-        signal.signal(killed_by, signal.SIG_DFL)
+        try:
+            signal.signal(killed_by, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL, SIGSTOP: never caught anyway
         os.kill(os.getpid(), killed_by)
     os._exit(status)
 
