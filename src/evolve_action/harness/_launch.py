@@ -23,6 +23,7 @@ Never prints except one line on stderr when it cannot start ARGV (exit 127) or c
 from __future__ import annotations
 
 import contextlib
+import contextlib
 import ctypes
 import os
 import signal
@@ -180,10 +181,8 @@ def main(argv: list[str]) -> None:
         signal.signal(sig, signal.SIG_IGN)
     _kill_all()
     if killed_by:  # die as the child did, so our parent sees the same signal
-        try:
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL, SIGSTOP: never caught anyway
             signal.signal(killed_by, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass  # SIGKILL, SIGSTOP: never caught anyway
         os.kill(os.getpid(), killed_by)
     os._exit(status)
 
