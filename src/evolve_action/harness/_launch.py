@@ -23,7 +23,6 @@ Never prints except one line on stderr when it cannot start ARGV (exit 127) or c
 from __future__ import annotations
 
 import contextlib
-import contextlib
 import ctypes
 import os
 import signal
