@@ -64,6 +64,7 @@ from evolve_action.harness._base import (
     _rfc3339,
 )
 from evolve_action.harness._locate import find_cli
+from evolve_action.harness._workspace import shared_copy
 
 NAME = "claude"
 
@@ -465,9 +466,7 @@ async def run_session(
                 env.pop(name, None)
         plugins = spec.plugin_dirs
         if conf.user is not None:  # the agent user may not reach the repository: a shared copy
-            plugins = tuple(
-                confine.shared_copy(p, key=f"plugin.{_digest(str(p))}") for p in plugins
-            )
+            plugins = tuple(shared_copy(p, key=f"plugin.{_digest(str(p))}") for p in plugins)
             confine.give_to_agent(conf, spec.workspace, config_dir)
         launcher = confine.launcher_argv(
             conf,

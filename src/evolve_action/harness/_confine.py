@@ -31,7 +31,6 @@ import ctypes
 import functools
 import os
 import pwd
-import shutil
 import stat
 import subprocess
 import sys
@@ -443,29 +442,3 @@ def give_to_agent(conf: Confinement, *paths: Path) -> None:
                     os.lchown(Path(dirpath) / name, conf.user.uid, conf.user.gid)
         with contextlib.suppress(OSError):
             os.lchown(top, conf.user.uid, conf.user.gid)
-
-
-def shared_copy(path: Path, *, key: str) -> Path:
-    """A read-only copy of `path` in the run's scratch dir that every user can read (made once per
-    run and `key`), for an agent user that may not reach the repository."""
-    base = lifecycle.scratch_dir()
-    if base is None:
-        return path
-    target = base / f"shared.{key}"
-    if not target.exists():
-        partial = base / f"shared.{key}.{os.getpid()}.partial"
-        shutil.rmtree(partial, ignore_errors=True)
-        from evolve_action.harness._workspace import copy_tree
-
-        copy_tree(path, partial)
-        for dirpath, dirnames, filenames in os.walk(partial):
-            for name in dirnames:
-                (Path(dirpath) / name).chmod(0o755)
-            for name in filenames:
-                file = Path(dirpath) / name
-                file.chmod(0o755 if os.access(file, os.X_OK) else 0o644)
-        partial.chmod(0o755)
-        with contextlib.suppress(OSError):
-            partial.rename(target)
-        shutil.rmtree(partial, ignore_errors=True)
-    return target

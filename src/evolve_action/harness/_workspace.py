@@ -1,8 +1,9 @@
 """Throwaway agent workspaces: a temp dir, skills installed, a git repository with one commit.
 
 Owns: `create_trigger_workspace` (every skill of the plugin symlinked under `.claude/skills/`, engine
-spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`
-and `plugin_skill_dirs`. Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
+spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`,
+`plugin_skill_dirs` and `shared_copy` (a run-wide read-only copy of a plugin for an agent user that
+may not reach the repository). Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
 `GIT_CONFIG_SYSTEM` = /dev/null, fixed identity) and an allowlisted environment (`procenv.safe_env`);
 failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never reads
 `os.environ` (callers pass `environ`). Skills are copied by default (symlinks inside the skill
@@ -15,6 +16,7 @@ user (`confine`), which may not reach the repository: then they are copied too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -191,3 +193,27 @@ def _git_init(ws: Path, environ: Mapping[str, str]) -> None:
         if proc.returncode != 0:
             output = (proc.stdout + proc.stderr).strip()
             raise EnvironmentProblem(f"git {' '.join(args)}: exit {proc.returncode}: {output}")
+
+
+def shared_copy(path: Path, *, key: str) -> Path:
+    """A read-only copy of `path` in the run's scratch dir that every user can read (made once per
+    run and `key`), for an agent user that may not reach the repository."""
+    base = lifecycle.scratch_dir()
+    if base is None:
+        return path
+    target = base / f"shared.{key}"
+    if not target.exists():
+        partial = base / f"shared.{key}.{os.getpid()}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        copy_tree(path, partial)
+        for dirpath, dirnames, filenames in os.walk(partial):
+            for name in dirnames:
+                (Path(dirpath) / name).chmod(0o755)
+            for name in filenames:
+                file = Path(dirpath) / name
+                file.chmod(0o755 if os.access(file, os.X_OK) else 0o644)
+        partial.chmod(0o755)
+        with contextlib.suppress(OSError):
+            partial.rename(target)
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
