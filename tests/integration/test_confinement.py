@@ -284,7 +284,7 @@ PROBE = (
     'echo "output: $(cat OUTPUT 2>&1)"; '
     "echo \"socket: $(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); "
     "s.connect(sys.argv[1]); print(s.recv(200).decode())' SOCKET 2>&1 | tail -n 1)\"; "
-    "setsid sh -c 'sleep 3141' >/dev/null 2>&1 < /dev/null & "
+    "setsid sh -c 'SLEEPER' >/dev/null 2>&1 < /dev/null & "
     "echo PROBE-DONE; } > found.txt 2>&1; cat found.txt"
 )
 LEAK_POLICY = """
@@ -348,6 +348,7 @@ def test_agent_cannot_obtain_what_it_was_not_given(
     if user != "root" and not _is_root():
         pytest.skip("switching agents to an unprivileged user needs root")
     tag = uuid.uuid4().hex[:12]
+    sleeper = f"sleep {3000 + uuid.uuid4().int % 900}.{os.getpid()}"
     secrets = {
         "token": f"ghs_confineTOKEN{tag}",
         "input": f"ghs_confineINPUT{tag}",
@@ -393,6 +394,7 @@ def test_agent_cannot_obtain_what_it_was_not_given(
         .replace("HOMEDIR", str(home))
         .replace("OUTPUT", str(output))
         .replace("SOCKET", str(docker.path))
+        .replace("SLEEPER", sleeper)
     )
     case["assertions"][1]["run"] = (
         command.split("; setsid")[0] + "; } > checked.txt 2>&1; cat checked.txt"
@@ -444,7 +446,10 @@ def test_agent_cannot_obtain_what_it_was_not_given(
     # Without a sandbox the one line says whom the agent ran as; never "unconfined".
     assert "unconfined" not in proc.stderr
     # The `setsid` child the agent started did not outlive its session.
-    assert _sleepers("sleep 3141") == []
+    left = _sleepers(sleeper)
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == []
     assert (home / ".docker/config.json").read_text().count(secrets["home"]) == 1
     assert oct(event.stat().st_mode & 0o777) == oct(0o644)  # restored after the run
 

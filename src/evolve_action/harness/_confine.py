@@ -353,7 +353,12 @@ def confined(environ: Mapping[str, str], *, root: Path | None = None) -> Iterato
     conf = resolve(environ, root=root)
     restore: list[tuple[Path, int]] = []
     if conf.user is not None and not conf.sandbox.available:
-        restore = _withdraw(conf.hidden, conf.user)
+        # Never a directory the agent user must pass through (`$HOME` holding `$TMPDIR`…).
+        needed = [Path(scratch or tempfile.gettempdir()).resolve()]
+        with contextlib.suppress(Exception):
+            needed.append(find_cli(environ).resolve())
+        keep = [h for h in conf.hidden if not any(n.is_relative_to(h) for n in needed)]
+        restore = _withdraw(keep, conf.user)
     previous, _current = _current, conf
     try:
         yield conf
