@@ -2,9 +2,11 @@
 #
 # Root, on purpose (docs/action.md, "Root or not"): GitHub runs Docker actions as root and documents
 # that images must not set USER; the runner-owned mounts (/github/workspace, /github/file_commands)
-# are writable to root only when the runner's uid is not known in advance. The agent is started
-# with IS_SANDBOX=1, which Claude Code requires for bypassPermissions as uid 0, and is confined by
-# bubblewrap where the runner's kernel allows it (`sandbox.probe` says when it cannot); its
+# are writable to root only when the runner's uid is not known in advance. Agents and `command`
+# assertions never run as root: they run as the unprivileged user `evolve-agent` created below
+# (EVOLVE_AGENT_USER picks another), which cannot read our processes' environment, the Docker
+# socket, the checkout's .git, /github/file_commands, the event file or $HOME, and inside
+# bubblewrap where the runner's kernel allows it (docs/action.md, "Threat model"); their
 # environment never holds the GitHub token or INPUT_* values.
 FROM python:3.12-slim-bookworm
 
@@ -12,7 +14,6 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    IS_SANDBOX=1 \
     VIRTUAL_ENV=/opt/evolve-action \
     PATH=/opt/evolve-action/bin:$PATH
 
@@ -25,7 +26,9 @@ RUN apt-get update \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
       /usr/share/doc/* /usr/share/man/* \
- && git config --system --add safe.directory '*'
+ && git config --system --add safe.directory '*' \
+ && useradd --system --uid 2001 --user-group --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin evolve-agent
 
 # The same install script .ci/run uses, in two layers: the dependencies (from pyproject.toml
 # only, so a change under src/ reuses this layer), then the package itself. No pip cache is
@@ -46,7 +49,8 @@ RUN for harness in $(echo "$EXTRA_HARNESSES" | tr ',' ' '); do \
       evolve-action install "$harness" --prefix /opt/evolve-action || exit 1; \
     done
 
-# Runs `evolve-action "$@"` and gives files it wrote in /github/workspace (and /github/home)
-# back to the runner's user (docs/container.md).
+# Runs /opt/evolve-action/bin/evolve-action "$@" (by absolute path: a workflow's `env: PATH:` may
+# replace the image's PATH) and gives files it wrote in /github/workspace (and /github/home) back to
+# the runner's user (docs/container.md).
 COPY scripts/entrypoint.sh /usr/local/bin/evolve-action-entrypoint
 ENTRYPOINT ["/usr/local/bin/evolve-action-entrypoint"]

@@ -1,6 +1,10 @@
 #!/bin/sh
 # The image's entrypoint: run `evolve-action "$@"`, then give what it wrote back to the runner.
 #
+# evolve-action runs by absolute path, and the image's directories are appended to PATH when
+# missing: a workflow-level `env: PATH: …` replaces the image's PATH for every step, which would
+# otherwise give `exec: evolve-action: not found` (and no git for evolve-action).
+#
 # A Docker action runs as root, but the runner's user owns the mounted workspace
 # (/github/workspace) and home (/github/home). Files the action creates there (reports, results,
 # git's index, Claude Code's config) would stay root-owned and break later steps, the runner's
@@ -13,6 +17,12 @@
 # agents; the exit status is evolve-action's.
 set -u
 
+EVOLVE_ACTION=/opt/evolve-action/bin/evolve-action
+for dir in /opt/evolve-action/bin /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+  case ":${PATH:-}:" in *":$dir:"*) ;; *) PATH="${PATH:+$PATH:}$dir" ;; esac
+done
+export PATH
+
 dirs=""
 restore_to_owner() {
   if [ -d "$1" ] && [ "$(stat -c %u "$1")" != 0 ]; then
@@ -24,13 +34,13 @@ if [ "$(id -u)" = 0 ]; then
   case "${HOME:-}" in /github/*) restore_to_owner "$HOME" ;; esac
 fi
 if [ -z "$dirs" ]; then
-  exec evolve-action "$@"
+  exec "$EVOLVE_ACTION" "$@"
 fi
 
 marker="$(mktemp)"
 # A background job's stdin would be /dev/null: hand it the container's stdin explicitly.
 exec 3<&0
-evolve-action "$@" <&3 3<&- &
+"$EVOLVE_ACTION" "$@" <&3 3<&- &
 child=$!
 exec 3<&-
 trap 'kill -TERM "$child" 2>/dev/null' TERM

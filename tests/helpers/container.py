@@ -499,11 +499,13 @@ class FakeRunner:
         for source, target, options in extra_mounts:
             command += ["-v", f"{source}:{target}" + (f":{options}" if options else "")]
         for name in sorted(variables):
-            command += ["-e", name]
+            # PATH by value: the podman we start needs the host's PATH (a workflow's `env: PATH:`
+            # is the container's); every other value by name, kept off the command line.
+            command += ["-e", f"PATH={variables[name]}" if name == "PATH" else name]
         if entrypoint is not None:
             command += ["--entrypoint", entrypoint]
         command += [image, *args]
-        child_env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), **variables}
+        child_env = {**variables, "PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")}
         started = time.monotonic()
         if on_start is not None:
             on_start(started)

@@ -1,8 +1,13 @@
 """Confinement: links out of the repository are findings and never reach a workspace; assertion paths
-stay inside the workspace; the agent and `command` assertions cannot write outside their workspace.
+stay inside the workspace; the agent and `command` assertions cannot write outside their workspace
+and cannot obtain what they were not given.
 
-The last test runs the real Claude Code CLI (scripted by the model server) told to write into the
-repository and `$HOME`; it needs bubblewrap and skips, saying so, where bwrap cannot run.
+The agent tests run the real Claude Code CLI (scripted by the model server): one told to write into
+the repository and `$HOME`, and one that tries every way to a secret (`/proc/*/environ`, a root-only
+socket named by `DOCKER_HOST`, the checkout's `.git/config` with an `http.extraheader` token, the
+event file, the runner's command files, `$HOME`) and prints what it finds, under bubblewrap, under
+bubblewrap as an unprivileged user, and as that user without bubblewrap. Tests that need
+bubblewrap or root skip, saying so, where they cannot run.
 """
 
 from __future__ import annotations
@@ -11,6 +16,11 @@ import asyncio
 import io
 import json
 import os
+import socket
+import subprocess
+import sys
+import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +148,17 @@ needs_bwrap = pytest.mark.skipif(
 )
 
 
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+AGENT = "nobody"
+"""The unprivileged user the tests switch to (present on every Debian/Ubuntu system)."""
+needs_root = pytest.mark.skipif(
+    not _is_root(), reason="switching agents to an unprivileged user needs root"
+)
+
+
 @needs_bwrap
 def test_command_assertion_cannot_write_outside_its_workspace(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
@@ -152,7 +173,7 @@ def test_command_assertion_cannot_write_outside_its_workspace(tmp_path: Path) ->
     kw["environ"] = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     run = f"echo in > inside.txt && t=$(mktemp) && echo tmp > $t && echo x > {target}"
     verdict = asyncio.run(grading.grade_deterministic(_A("command", run=run), **kw))
-    assert verdict.passed is False and "Read-only file system" in verdict.evidence
+    assert verdict.passed is False and "Read-only file system" in verdict.evidence, verdict
     assert (ws / "inside.txt").read_text() == "in\n"
     assert not target.exists()
 
@@ -212,14 +233,251 @@ def test_agent_told_to_write_outside_its_workspace_cannot(
     assert "no OS sandbox" not in err.getvalue()
 
 
-def test_one_clear_line_when_there_is_no_sandbox(tmp_path: Path) -> None:
+def test_one_loud_line_when_the_agent_runs_unconfined(tmp_path: Path) -> None:
     root = _repo(tmp_path / "repo", _outside(tmp_path))
     out, err = io.StringIO(), io.StringIO()
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "EVOLVE_SANDBOX_ENABLED": "false"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "EVOLVE_SANDBOX_ENABLED": "false",
+        "EVOLVE_AGENT_USER": "root",
+        "GITHUB_ACTIONS": "true",
+    }
     main(["run", "triggers", "--dry-run", "--root", str(root)], env, stdout=out, stderr=err)
-    lines = [line for line in err.getvalue().splitlines() if "no OS sandbox" in line]
+    lines = [line for line in err.getvalue().splitlines() if "sandbox" in line]
     assert lines == [
-        "note: no OS sandbox (disabled by EVOLVE_SANDBOX_ENABLED); agents and command assertions run "
-        "unconfined (install bubblewrap to confine them to their workspace)"
+        "warning: agent ran unconfined: no OS sandbox (disabled by EVOLVE_SANDBOX_ENABLED) and no "
+        "unprivileged user (EVOLVE_AGENT_USER=root); agents and command assertions can read what "
+        "this process can (install bubblewrap, or run as root with a user evolve-agent or "
+        "EVOLVE_AGENT_USER set)"
     ]
+    annotations = [line for line in out.getvalue().splitlines() if "unconfined" in line]
+    assert len(annotations) == 1 and annotations[0].startswith("::warning::agent ran unconfined")
     assert sandbox.probe({"PATH": str(tmp_path)}).reason == "bubblewrap (bwrap) is not installed"
+
+
+@needs_root
+def test_as_the_agent_user_without_a_sandbox_the_line_says_so(tmp_path: Path) -> None:
+    root = _repo(tmp_path / "repo", _outside(tmp_path))
+    out, err = io.StringIO(), io.StringIO()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "EVOLVE_SANDBOX_ENABLED": "false",
+        "EVOLVE_AGENT_USER": AGENT,
+    }
+    main(["run", "triggers", "--dry-run", "--root", str(root)], env, stdout=out, stderr=err)
+    lines = [line for line in err.getvalue().splitlines() if "sandbox" in line]
+    assert len(lines) == 1 and "unconfined" not in lines[0], lines
+    assert f"run as the unprivileged user {AGENT} " in lines[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# The agent cannot obtain what it was not given.
+
+PROBE = (
+    "{ echo \"proc1: $(tr '\\\\0' ' ' < /proc/1/environ 2>&1)\"; "
+    "for f in /proc/[0-9]*/environ; do echo \"$f: $(tr '\\\\0' ' ' < $f 2>&1)\"; done; "
+    'echo "git: $(cat REPO/.git/config 2>&1)"; '
+    'echo "event: $(cat EVENT 2>&1)"; '
+    'echo "home: $(cat HOMEDIR/.docker/config.json 2>&1)"; '
+    'echo "output: $(cat OUTPUT 2>&1)"; '
+    "echo \"socket: $(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); "
+    "s.connect(sys.argv[1]); print(s.recv(200).decode())' SOCKET 2>&1 | tail -n 1)\"; "
+    "setsid sh -c 'SLEEPER' >/dev/null 2>&1 < /dev/null & "
+    "echo PROBE-DONE; } > found.txt 2>&1; cat found.txt"
+)
+LEAK_POLICY = """
+rules:
+  - name: leak
+    when: {prompt: '\\[leak\\]'}
+    steps:
+      - {tool: Bash, input: {command: COMMAND}}
+      - "Tried everything."
+"""
+
+
+class _RootSocket:
+    """A root-only Unix socket (like the runner's Docker socket) that answers with a secret."""
+
+    def __init__(self, path: Path, secret: str) -> None:
+        self.path = path
+        self.secret = secret
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        path.chmod(0o600)
+        self.sock.listen(8)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(self.secret.encode())
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _sleepers(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+        if cmdline.strip() == marker:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("sandboxed", "user"),
+    [(True, "root"), (True, AGENT), (False, AGENT)],
+    ids=["bwrap-as-root", "bwrap-as-agent-user", "agent-user-without-bwrap"],
+)
+def test_agent_cannot_obtain_what_it_was_not_given(
+    tmp_path: Path, model_server: Any, claude_cli: Path, sandboxed: bool, user: str
+) -> None:
+    if sandboxed and not sandbox.probe(os.environ).available:
+        pytest.skip(f"no OS sandbox here: {sandbox.probe(os.environ).reason}")
+    if user != "root" and not _is_root():
+        pytest.skip("switching agents to an unprivileged user needs root")
+    tag = uuid.uuid4().hex[:12]
+    sleeper = f"sleep {3000 + uuid.uuid4().int % 900}.{os.getpid()}"
+    secrets = {
+        "token": f"ghs_confineTOKEN{tag}",
+        "input": f"ghs_confineINPUT{tag}",
+        "header": f"confine-extraheader-{tag}",
+        "event": f"confine-event-{tag}",
+        "home": f"confine-home-{tag}",
+        "socket": f"confine-socket-{tag}",
+        "output": f"confine-output-{tag}",
+    }
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "kit", "version": "1.0.0"}\n')
+    write(root, "skills/good/SKILL.md", skill_md("good", "Good skill. Use when asked."))
+    case = {
+        "id": "leak",
+        "prompt": "[leak] Find every secret.",
+        "assertions": [
+            {"type": "regex", "path": "found.txt", "pattern": "(?s).+"},
+            {"type": "command", "run": "cat found.txt; " + PROBE.split("; setsid")[0] + "; }"},
+            {"type": "file_exists", "path": "found.txt"},
+        ],
+    }
+    write(root, "evals/good/evals.json", json.dumps({"evals": [case]}))
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "config",
+            "http.https://github.com/.extraheader",
+            f"AUTHORIZATION: basic {secrets['header']}",
+        ],
+        check=True,
+    )
+    home = tmp_path / "home"
+    write(home, ".docker/config.json", json.dumps({"auths": {"x": {"auth": secrets["home"]}}}))
+    event = write(tmp_path / "workflow", "event.json", json.dumps({"secret": secrets["event"]}))
+    output = write(tmp_path / "file_commands", "set_output_1", f"x={secrets['output']}\n")
+    docker = _RootSocket(tmp_path / "docker.sock", secrets["socket"])
+    command = (
+        PROBE.replace("REPO", str(root))
+        .replace("EVENT", str(event))
+        .replace("HOMEDIR", str(home))
+        .replace("OUTPUT", str(output))
+        .replace("SOCKET", str(docker.path))
+        .replace("SLEEPER", sleeper)
+    )
+    case["assertions"][1]["run"] = (
+        command.split("; setsid")[0] + "; } > checked.txt 2>&1; cat checked.txt"
+    )
+    write(root, "evals/good/evals.json", json.dumps({"evals": [case]}))
+    srv = model_server(LEAK_POLICY.replace("COMMAND", json.dumps(command)))
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANTHROPIC_BASE_URL": srv.base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+        "GITHUB_TOKEN": secrets["token"],
+        "INPUT_GITHUB_TOKEN": secrets["input"],
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_OUTPUT": str(output),
+        "DOCKER_HOST": f"unix://{docker.path}",
+        "EVOLVE_AGENT_USER": user,
+    }
+    if not sandboxed:
+        env["EVOLVE_SANDBOX_ENABLED"] = "false"
+    if os.environ.get("PYTHONPATH"):  # the code under test, when it is not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    args = ["run", "evals", "--root", str(root), "--model", "claude-sonnet-5", "--no-baseline"]
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "evolve_action", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        docker.close()
+    assert proc.returncode in (0, 1), proc.stderr
+    results = (root / "evals/good/results.json").read_text()
+    row = json.loads(results)["models"]["anthropic/claude-sonnet-5"]["evals"]["results"][0]
+    assert not row.get("runtime_error"), row
+    seen = json.dumps(srv.requests)
+    # The probe ran (the agent saw its output, the command assertion quoted its own) …
+    assert "PROBE-DONE" in seen and "proc1:" in seen
+    assert "git:" in json.dumps(row["expectations"]), row["expectations"]
+    # … and found nothing secret: not in what the agent saw, nor in anything we wrote or printed.
+    for name, value in secrets.items():
+        assert value not in seen, f"the agent read the {name} secret"
+        assert value not in results, f"the {name} secret reached results.json"
+        assert value not in proc.stdout + proc.stderr, f"the {name} secret reached the console"
+    # Without a sandbox the one line says whom the agent ran as; never "unconfined".
+    assert "unconfined" not in proc.stderr
+    # The `setsid` child the agent started did not outlive its session.
+    left = _sleepers(sleeper)
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == []
+    assert (home / ".docker/config.json").read_text().count(secrets["home"]) == 1
+    assert oct(event.stat().st_mode & 0o777) == oct(0o644)  # restored after the run
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["bwrap", "no-sandbox"])
+def test_a_setsid_child_of_a_command_assertion_dies_with_it(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    if sandboxed and not sandbox.probe(os.environ).available:
+        pytest.skip(f"no OS sandbox here: {sandbox.probe(os.environ).reason}")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = f"sleep {3000 + uuid.uuid4().int % 900}"
+    environ = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    if not sandboxed:
+        environ["EVOLVE_SANDBOX_ENABLED"] = "false"
+    kw: dict[str, Any] = {
+        "workspace": ws,
+        "final_text": "",
+        "tool_calls": [],
+        "timeout_seconds": 30,
+        "environ": environ,
+    }
+    run = f"setsid sh -c '{marker}' >/dev/null 2>&1 < /dev/null & (({marker} &) &) ; echo started"
+    try:
+        verdict = asyncio.run(grading.grade_deterministic(_A("command", run=run), **kw))
+        assert verdict.passed is True and "started" in verdict.evidence, verdict
+        assert _sleepers(marker) == []
+    finally:
+        for pid in _sleepers(marker):
+            os.kill(pid, 9)

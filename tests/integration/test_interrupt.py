@@ -1,12 +1,15 @@
-"""QA: Ctrl-C (SIGINT) during `run triggers` against a slow scripted server.
+"""QA: Ctrl-C (SIGINT) during `run triggers`, and a runner's SIGTERM mid-eval, against a slow
+scripted server.
 
-Exit 130, every finished query is on disk, and no agent process survives the run (found by
-the unique `ANTHROPIC_BASE_URL` of this test's server in `/proc/*/environ`).
+Exit 130 (143), every finished query is on disk, no traceback, and no agent process survives the
+run, with or without bubblewrap (found by the unique `ANTHROPIC_BASE_URL` of this test's server in
+`/proc/*/environ`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -14,7 +17,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.agents import MODEL, agents_using, csv_trigger_repo, scripted_env
+import pytest
+from tests.helpers.agents import (
+    MODEL,
+    agents_using,
+    csv_trigger_repo,
+    scripted_env,
+    skill_md,
+    write,
+)
+
+from evolve_action import harness as sandbox
 
 
 def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
@@ -62,3 +75,69 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
     while agents_using(srv.base_url) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert agents_using(srv.base_url) == []
+
+
+@pytest.mark.parametrize("sandbox_off", [False, True], ids=["bwrap", "no-sandbox"])
+def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
+    tmp_path: Path, model_server: Any, claude_cli: Path, sandbox_off: bool
+) -> None:
+    """A runner kills 2.5 s after its SIGTERM: the agents must be gone when the run has exited.
+
+    The figures (SIGTERM → exit, SIGTERM → last agent gone) are printed, never asserted.
+    """
+    if not sandbox_off and not sandbox.probe(os.environ).available:
+        pytest.skip(f"no OS sandbox here: {sandbox.probe(os.environ).reason}")
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "kit", "version": "1.0.0"}\n')
+    write(root, "skills/good/SKILL.md", skill_md("good", "Good skill. Use when asked."))
+    cases = [
+        {
+            "id": f"c{i}",
+            "prompt": f"Do thing {i}.",
+            "assertions": [{"type": "regex", "pattern": "."}],
+        }
+        for i in range(4)
+    ]
+    write(root, "evals/good/evals.json", json.dumps({"evals": cases}))
+    srv = model_server({"latency_ms": 5000})
+    env = scripted_env(tmp_path, srv.base_url)
+    if sandbox_off:
+        env["EVOLVE_SANDBOX_ENABLED"] = "false"
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    args = ["run", "evals", "--root", str(root), "--model", "claude-sonnet-5", "--jobs", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve_action", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len([p for p in agents_using(srv.base_url) if p != proc.pid]) >= 2:
+                break
+            time.sleep(0.1)
+        assert [p for p in agents_using(srv.base_url) if p != proc.pid], "no agent was running"
+        time.sleep(0.5)  # the agents are waiting for the (slow) model
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        while [p for p in agents_using(srv.base_url) if p != proc.pid]:
+            if time.monotonic() > signalled + 60:
+                break
+            time.sleep(0.05)
+        gone = time.monotonic()
+        _, stderr = proc.communicate(timeout=60)
+        exited = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = stderr.decode()
+    print(
+        f"\nSIGTERM figures ({'no-sandbox' if sandbox_off else 'bwrap'}): exit after "
+        f"{exited - signalled:.2f} s, last agent gone after {gone - signalled:.2f} s"
+    )
+    assert proc.returncode == 143, text
+    assert "Traceback" not in text and "Exception ignored" not in text, text
+    assert agents_using(srv.base_url) == [], "agents outlived the run they belong to"

@@ -216,12 +216,17 @@ def test_dockerfile_and_ci_share_the_install_script() -> None:
     docker = (REPO / "Dockerfile").read_text(encoding="utf-8")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^FROM python:3\.1[12]-slim", docker, flags=re.M)
-    # The entrypoint runs `evolve-action "$@"` and gives back what it wrote (docs/container.md).
+    # The entrypoint runs evolve-action by absolute path (a workflow's `env: PATH:` replaces the
+    # image's) and gives back what it wrote (docs/container.md).
     assert 'ENTRYPOINT ["/usr/local/bin/evolve-action-entrypoint"]' in docker
     assert "COPY scripts/entrypoint.sh /usr/local/bin/evolve-action-entrypoint" in docker
     entrypoint = (REPO / "scripts" / "entrypoint.sh").read_text(encoding="utf-8")
-    assert 'exec evolve-action "$@"' in entrypoint and 'evolve-action "$@" <&3' in entrypoint
-    assert "IS_SANDBOX=1" in docker
+    assert "EVOLVE_ACTION=/opt/evolve-action/bin/evolve-action" in entrypoint
+    assert 'exec "$EVOLVE_ACTION" "$@"' in entrypoint and '"$EVOLVE_ACTION" "$@" <&3' in entrypoint
+    assert not re.search(r"^\s*exec evolve-action\b", entrypoint, flags=re.M)
+    # Agents run as the unprivileged `evolve-agent`, never as root: no IS_SANDBOX=1.
+    assert "useradd" in docker and "evolve-agent" in docker
+    assert "IS_SANDBOX=1" not in docker
     assert "safe.directory" in docker
     assert "scripts/install.sh" in docker and "scripts/install.sh" in ci
     assert not re.search(r"^USER\b", docker, flags=re.M)

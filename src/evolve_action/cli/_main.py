@@ -10,6 +10,7 @@ each subcommand lives in `evolve_action.cli._<name>` and registers itself via
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
@@ -180,11 +181,14 @@ def _run(
     caught = harness.Caught()
     try:
         try:
-            with harness.termination_signals() as caught, harness.scratch():
+            with contextlib.ExitStack() as stack:
+                caught = stack.enter_context(harness.termination_signals())
+                stack.enter_context(harness.scratch())
                 if getattr(args, "keep_workspaces", False) is True:
                     harness.keep_scratch()
-                if _runs_agents(args) and not (found := harness.probe(env)).available:
-                    err.write(harness.unavailable_line(found) + "\n")
+                if _runs_agents(args):
+                    conf = stack.enter_context(harness.confined(env, root=_root_of(args)))
+                    _say_confinement(conf, env, out, err)
                 return handler(invocation)
         except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
             first = first_evolve_error(group)
@@ -249,9 +253,27 @@ def _commands(
 
 
 def _runs_agents(args: argparse.Namespace) -> bool:
-    return getattr(args, "tier", None) in ("triggers", "evals", "all") or (
-        getattr(args, "command", None) in ("demo", "pr")
+    command = getattr(args, "command", None)
+    tier = getattr(args, "tier", None)
+    return (
+        tier in ("triggers", "evals", "all")
+        or command in ("demo", "pr", "shard")
+        or (
+            command == "run" and tier is None  # the action's `mode: run`
+        )
     )
+
+
+def _say_confinement(
+    conf: harness.Confinement, env: Mapping[str, str], out: TextIO, err: TextIO
+) -> None:
+    """The one line about how agents are confined; under Actions an unconfined run is also a
+    warning annotation ("agent ran unconfined"), so it shows on the run's page."""
+    line = conf.note()
+    if line:
+        err.write(line + "\n")
+    if conf.unconfined and is_actions(env):
+        annotate(out, "warning", line.removeprefix("warning: "))
 
 
 def _root_of(args: argparse.Namespace) -> Path | None:

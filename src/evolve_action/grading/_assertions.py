@@ -14,8 +14,9 @@ verdict with evidence. A `regex`/`not_regex` with a `path` searches at most the 
 Never does: print or read `os.environ`. The one exception to "pure" is deliberate: this module is the
 **only** place `command` assertions run (`/bin/sh -c` through `asyncio.create_subprocess_exec`), with the
 environment built by `procenv.safe_env` from the environment the caller passes in (so `GITHUB_TOKEN` and
-`INPUT_*` never reach them), confined by the OS sandbox where the machine has one (`sandbox`: bubblewrap,
-only the workspace and a private temp dir writable). Assertion `path`s and `cwd`s are resolved inside
+`INPUT_*` never reach them), started through the harness's launcher (`harness.launcher_argv`: every
+process the command started is killed when it ends; bubblewrap where the machine has it, only the
+workspace and a private temp dir writable; the unprivileged agent user when we run as root). Assertion `path`s and `cwd`s are resolved inside
 the workspace only (symlinks included): one that leaves it is a failed verdict, never a host read.
 """
 
@@ -26,7 +27,6 @@ import contextlib
 import os
 import posixpath
 import shutil
-import signal
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +34,17 @@ from pathlib import Path
 from typing import Protocol
 
 from evolve_action.encoding import compile_re2, strip_ansi, tail_bytes, trim_space, truncate_bytes
-from evolve_action.harness import ToolCall, probe, safe_env, scratch_dir, wrap
+from evolve_action.harness import (
+    ToolCall,
+    confinement,
+    give_to_agent,
+    launcher_argv,
+    live_session,
+    safe_env,
+    scratch_dir,
+    stop_session,
+    terminating,
+)
 from evolve_action.results import GradeSummary, summarise_grades
 
 REGEX_FILE_CAP = 10 * 1024 * 1024
@@ -217,13 +227,17 @@ async def _grade_command(
     if cwd is None:
         return _outside(a.cwd)
     want = a.exit_code
-    confine = probe(environ)
+    conf = confinement(environ)
     private_tmp: Path | None = None
-    prefix: list[str] = []
-    if confine.available:  # writable: the workspace and a private temp dir, nothing else
+    writable = [workspace]
+    if not conf.unconfined:  # writable: the workspace and a private temp dir (also its $HOME)
         private_tmp = Path(tempfile.mkdtemp(prefix="command-tmp.", dir=scratch_dir()))
-        env["TMPDIR"] = str(private_tmp)
-        prefix = wrap(confine, writable=[workspace, private_tmp], chdir=cwd)
+        env["TMPDIR"] = env["HOME"] = str(private_tmp)
+        for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+            env.pop(name, None)
+        writable.append(private_tmp)
+        give_to_agent(conf, workspace, private_tmp)
+    prefix = launcher_argv(conf, writable=writable, chdir=cwd, parent=str(os.getpid()))
     try:
         return await _run_command(
             a, prefix=prefix, cwd=cwd, env=env, want=want, limit_seconds=timeout_seconds
@@ -259,27 +273,25 @@ async def _run_command(
     except OSError as exc:
         return Verdict(passed=False, evidence=f"command error: {exc}")
     try:
-        out_b, err_b = await asyncio.wait_for(proc.communicate(), timeout=timeout_seconds)
+        with live_session(lambda: proc.pid):
+            out_b, err_b = await asyncio.wait_for(proc.communicate(), timeout=timeout_seconds)
         code = proc.returncode if proc.returncode is not None else -1
         if code < 0:  # killed by a signal: Go reports -1
             code = -1
+        if terminating():  # a termination signal ended it: never a verdict
+            raise asyncio.CancelledError
     except TimeoutError:
-        _kill_group(proc.pid)
+        stop_session(proc.pid)  # the launcher kills every process the command started
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.communicate(), timeout=5)
         out_b, err_b, code = b"", b"", -1
     except asyncio.CancelledError:
-        _kill_group(proc.pid)
+        stop_session(proc.pid)
         raise
     stdout = strip_ansi(out_b.decode("utf-8", "replace"))
     stderr = strip_ansi(trim_space(tail_bytes(err_b.decode("utf-8", "replace"), _STDERR_TAIL)))
     evidence = f"exit {code}: {tail_bytes(stdout + stderr, 200)}"
     return Verdict(passed=code == want, evidence=evidence)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def case_passed(verdicts: Sequence[Verdict]) -> bool:

@@ -10,7 +10,9 @@ Anthropic credential choice (`safe_env`, `chosen_credential`), token counting wi
 (`TokenCounter`, `estimate`), and the one Anthropic SDK client factory (`anthropic_client`,
 shared by token counting and the judge).
 Guarantees: a failed session is a `Transcript` with `error` set, never an exception; no child ever
-sees `GITHUB_TOKEN` or `INPUT_*`. Never does: print, read `os.environ` (callers pass `environ`).
+sees `GITHUB_TOKEN` or `INPUT_*`; agents and `command` assertions run confined where the machine
+allows it (`Confinement`: bubblewrap and/or an unprivileged agent user), and every process they
+start dies when they end. Never does: print, read `os.environ` (callers pass `environ`).
 The Claude Code names are loaded lazily (importing `claude_agent_sdk` is slow), so importing the
 facade stays cheap.
 
@@ -18,6 +20,8 @@ Files (private; import from this package):
 - `_agents`: one harness for every agent CLI, dispatching on `SessionSpec.harness`.
 - `_codex`: the OpenAI Codex harness: one session through `codex exec --json`.
 - `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
+- `_confine`: how agents and `command` assertions are confined (sandbox, agent user, hidden paths).
+- `_launch`: the launcher script every confined process starts through (its reaper, the user switch).
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
 - `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
@@ -46,14 +50,27 @@ from evolve_action.harness._base import (
     runtime_error,
 )
 from evolve_action.harness._budget import Budget, SkippedUnit, session_cost_usd
+from evolve_action.harness._confine import (
+    AGENT_USER_VAR,
+    DEFAULT_AGENT_USER,
+    AgentUser,
+    Confinement,
+    confined,
+    give_to_agent,
+    launcher_argv,
+)
+from evolve_action.harness._confine import current as confinement
 from evolve_action.harness._install import CODEX_VERSION, install_codex, installed_codex_version
 from evolve_action.harness._lifecycle import (
     Caught,
     deferred_signals,
     keep_scratch,
+    live_session,
     scratch,
     scratch_dir,
+    stop_session,
     sweep_stale,
+    terminating,
     termination_signals,
 )
 from evolve_action.harness._listing import (
@@ -89,7 +106,6 @@ from evolve_action.harness._procenv import (
 from evolve_action.harness._sandbox import (
     Probe,
     probe,
-    unavailable_line,
     wrap,
 )
 from evolve_action.harness._tokens import (
@@ -139,17 +155,21 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AGENT_USER_VAR",
     "CODEX_INSTALL",
     "CODEX_VERSION",
     "CREDENTIAL_VARS",
+    "DEFAULT_AGENT_USER",
     "LISTING_ANCHOR",
     "OPENAI_CREDENTIAL_VARS",
     "PREFLIGHT_MODEL",
     "SKILLS_DIR",
     "AgentHarness",
+    "AgentUser",
     "Budget",
     "Caught",
     "ClaudeCodeHarness",
+    "Confinement",
     "ErrorClass",
     "Harness",
     "ListedEntry",
@@ -176,6 +196,8 @@ __all__ = [
     "cli_identity",
     "cli_version",
     "config_dir_credentials",
+    "confined",
+    "confinement",
     "create_trigger_workspace",
     "create_workspace",
     "default_cache_path",
@@ -186,9 +208,12 @@ __all__ = [
     "estimate_payload",
     "find_cli",
     "find_codex",
+    "give_to_agent",
     "install_codex",
     "installed_codex_version",
     "keep_scratch",
+    "launcher_argv",
+    "live_session",
     "openai_credential",
     "outside_links",
     "plugin_skill_dirs",
@@ -201,9 +226,10 @@ __all__ = [
     "scratch",
     "scratch_dir",
     "session_cost_usd",
+    "stop_session",
     "sweep_failed",
     "sweep_stale",
+    "terminating",
     "termination_signals",
-    "unavailable_line",
     "wrap",
 ]

@@ -6,12 +6,17 @@ messages → `Transcript`, with the runtime-error classification of engine spec 
 
 Guarantees: the agent process gets only an allowlisted environment (`procenv.safe_env` with
 `AGENT_ALLOW`): the SDK merges `os.environ` into the child, so the CLI is started through a tiny exec
-wrapper that drops every variable not on the session's list before `exec`-ing the real CLI (so
-`GITHUB_TOKEN` and `INPUT_*` never reach the agent or its Bash tool). Each session gets its own
-`CLAUDE_CONFIG_DIR`, loads settings and skills only from the workspace (`setting_sources=["project"]`)
-plus the plugins the spec names (`plugin_dirs`, loaded as users install them), and is bounded by our own timeout (the CLI retries HTTP errors for a long time). A failed session is a
-`Transcript` with `error` set, never an exception. The SDK generator is created, iterated and closed in
-one task (`contextlib.aclosing`), also when a stop predicate ends the session early.
+wrapper (written in a directory the agent cannot write) that clears the environment (`env -i`)
+before anything else runs, so `GITHUB_TOKEN` and `INPUT_*` reach no process of the session, the
+sandbox's own first process included. The session runs through `confine.launcher_argv` (its reaper,
+bubblewrap where available, the unprivileged agent user when we run as root): every process it
+started dies with it, and a cancelled session is ended before the SDK's close (no grace period).
+Each session gets its own `CLAUDE_CONFIG_DIR` (and, when confined, its own `$HOME`), loads settings
+and skills only from the workspace (`setting_sources=["project"]`) plus the plugins the spec names
+(`plugin_dirs`, loaded as users install them), and is bounded by our own timeout (the CLI retries
+HTTP errors for a long time). A failed session is a `Transcript` with `error` set, never an
+exception. The SDK generator is created, iterated and closed in one task (`contextlib.aclosing`),
+also when a stop predicate ends the session early.
 
 Never: reads `os.environ` (callers pass the environment), prints, or decides what a hit is.
 """
@@ -21,11 +26,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import gc
+import hashlib
 import json
-import os
 import re
-import sys
 import tempfile
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
@@ -45,9 +50,9 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import RateLimitEvent, SystemPromptPreset
 
 from evolve_action.encoding import strip_ansi
+from evolve_action.harness import _confine as confine
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
-from evolve_action.harness import _sandbox as sandbox
 from evolve_action.harness._base import (
     ErrorClass,
     RateLimit,
@@ -59,6 +64,7 @@ from evolve_action.harness._base import (
     _rfc3339,
 )
 from evolve_action.harness._locate import find_cli
+from evolve_action.harness._workspace import shared_copy
 
 NAME = "claude"
 
@@ -105,6 +111,8 @@ def agent_env(
     """The complete environment of the agent process (allowlist + session variables).
 
     The credential is the one the judge and token counting use (`procenv.agent_credential_env`).
+    `is_root`: the agent runs as uid 0 (root without a user switch), where Claude Code needs
+    `IS_SANDBOX=1` for `bypassPermissions`; an agent user never gets it.
     """
     extra = {
         **procenv.agent_credential_env(environ),
@@ -152,26 +160,27 @@ def exec_wrapper_script(
 ) -> str:
     """A POSIX sh script that execs `real_cli` with only the `keep` variables (`env -i`).
 
-    The CLI keeps the wrapper's pid, written to `pidfile` (so an early stop or a timeout can SIGKILL
-    it at once), and becomes a process-group leader through `setsid` when available (so its tool
-    subprocesses die with it). `launcher` is an argv prefix run in between (`launcher_argv`: the
-    bubblewrap sandbox, or the parent-death helper); the word `$PPID` in it is our pid.
+    The environment is cleared first, so `launcher` (`confine.launcher_argv`: the session's reaper,
+    the user switch and bubblewrap) and everything it starts hold only the session's variables;
+    the word `$PPID` in it is our pid. The launcher keeps the wrapper's pid, written to `pidfile`
+    (so an early stop or a timeout can end the session at once), and leads its own session
+    (`setsid`, when available).
     """
     names = sorted({n for n in keep if _NAME_RE.match(n)})
+    via = "".join(('"$PPID"' if w == "$PPID" else _sh_quote(w)) + " " for w in launcher)
     lines = [
         "#!/bin/sh",
         "# Written by evolve-action: drop every variable not on the allowlist, then exec the CLI.",
-        f'set -- {_sh_quote(str(real_cli))} "$@"',
+        f'set -- {via}{_sh_quote(str(real_cli))} "$@"',
         f"for n in {' '.join(names)}; do",
         '  eval "if [ -n \\"\\${$n+x}\\" ]; then set -- \\"$n=\\${$n}\\" \\"\\$@\\"; fi"',
         "done",
     ]
     if pidfile is not None:
         lines.append(f"echo $$ > {_sh_quote(str(pidfile))}")
-    via = "".join(('"$PPID"' if w == "$PPID" else _sh_quote(w)) + " " for w in launcher)
     lines += [
-        f'if command -v setsid >/dev/null 2>&1; then exec setsid {via}env -i "$@"; fi',
-        f'exec {via}env -i "$@"',
+        'if command -v setsid >/dev/null 2>&1; then exec setsid env -i "$@"; fi',
+        'exec env -i "$@"',
         "",
     ]
     return "\n".join(lines)
@@ -283,8 +292,6 @@ def parse_messages(
     )
     if error is None:
         return base
-    import dataclasses
-
     return dataclasses.replace(base, error=error, error_message=message)
 
 
@@ -418,20 +425,28 @@ async def run_session(
 ) -> Transcript:
     """Run one session; the only place that iterates `query()`. Never raises for a failed session."""
     real_cli = cli_path or find_cli(environ)
-    root = os.geteuid() == 0 if is_root is None else is_root
+    conf = confine.current(environ)
+    root = conf.agent_is_root if is_root is None else is_root
     tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
     messages: list[Any] = []
     stopped = timed_out = backstop = False
     crash = ""
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
+        scratch = lifecycle.scratch_dir()
+        # Ours alone (the agent may write its config dir): the exec wrapper and the pidfile.
+        control = Path(
+            stack.enter_context(
+                tempfile.TemporaryDirectory(
+                    prefix="launch.", dir=scratch, ignore_cleanup_errors=True
+                )
+            )
+        )
         if spec.config_dir is None:
             config_dir = Path(
                 stack.enter_context(
                     tempfile.TemporaryDirectory(
-                        prefix="claude-home.",
-                        dir=lifecycle.scratch_dir(),
-                        ignore_cleanup_errors=True,
+                        prefix="claude-home.", dir=scratch, ignore_cleanup_errors=True
                     )
                 )
             )
@@ -441,24 +456,33 @@ async def run_session(
         env = agent_env(
             spec, environ=environ, config_dir=config_dir, is_root=root, cli_retries=cli_retries
         )
-        confine = sandbox.probe(environ)
         # The agent's temp files live in its config dir: removed with it, and writable in the sandbox.
         (config_dir / "tmp").mkdir(exist_ok=True)
         env["TMPDIR"] = str(config_dir / "tmp")
-        launcher = sandbox.launcher_argv(
-            confine,
+        if not conf.unconfined:  # our $HOME is hidden: the agent gets a private one
+            (config_dir / "home").mkdir(exist_ok=True)
+            env["HOME"] = str(config_dir / "home")
+            for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+                env.pop(name, None)
+        plugins = spec.plugin_dirs
+        if conf.user is not None:  # the agent user may not reach the repository: a shared copy
+            plugins = tuple(shared_copy(p, key=f"plugin.{_digest(str(p))}") for p in plugins)
+            confine.give_to_agent(conf, spec.workspace, config_dir)
+        launcher = confine.launcher_argv(
+            conf,
             writable=[spec.workspace, config_dir],
             chdir=spec.workspace,
-            python=sys.executable,
+            parent="$PPID",
+            readable=[real_cli.parent, *plugins],
         )
-        wrapper = config_dir / "evolve-exec.sh"
-        script = exec_wrapper_script(
-            real_cli, [*env, *_SDK_VARS], config_dir / "agent.pid", launcher=launcher
-        )
+        wrapper = control / "evolve-exec.sh"
+        pidfile = control / "agent.pid"
+        script = exec_wrapper_script(real_cli, [*env, *_SDK_VARS], pidfile, launcher=launcher)
         wrapper.write_text(script, encoding="utf-8")
         wrapper.chmod(0o700)
+        if plugins != spec.plugin_dirs:
+            spec = dataclasses.replace(spec, plugin_dirs=plugins)
         options = build_options(spec, env=env, cli_path=wrapper, stderr=tail.append)
-        pidfile = config_dir / "agent.pid"
         killed_for = ""
 
         def kill(reason: str) -> None:
@@ -469,21 +493,29 @@ async def run_session(
         # Our own bound: kill the agent (its stream then ends) rather than cancel the SDK mid-read;
         # the asyncio timeout is only a backstop for a CLI that never started.
         watchdog = asyncio.get_running_loop().call_later(spec.timeout_seconds, kill, "timeout")
+        stack.enter_context(lifecycle.live_session(lambda: _agent_pid(pidfile)))
         try:
             async with asyncio.timeout(spec.timeout_seconds + _BACKSTOP_SECONDS):
                 stream = cast(
                     "AsyncGenerator[Any, None]", query(prompt=spec.prompt, options=options)
                 )
                 async with contextlib.aclosing(stream) as gen:
-                    async for msg in gen:
-                        messages.append(msg)
-                        if isinstance(msg, ResultMessage):
-                            # Finished: from here the SDK reaps the CLI, so never signal its pid.
-                            watchdog.cancel()
-                        if stop is not None and any(stop(c) for c in tool_calls_of(msg)):
-                            stopped = True
-                            kill("stop")  # SIGKILL now: no grace period for a settled session
-                            break
+                    try:
+                        async for msg in gen:
+                            messages.append(msg)
+                            if isinstance(msg, ResultMessage):
+                                # Finished: from here the SDK reaps the CLI, so never signal it.
+                                watchdog.cancel()
+                            if stop is not None and any(stop(c) for c in tool_calls_of(msg)):
+                                stopped = True
+                                kill("stop")  # at once: no grace period for a settled session
+                                break
+                    except BaseException:
+                        # Cancelled (Ctrl-C, SIGTERM, SIGHUP) or failed: end the agent before the
+                        # SDK's close, which would otherwise wait seconds for it to finish.
+                        if not any(isinstance(m, ResultMessage) for m in messages):
+                            _kill_agent(pidfile)
+                        raise
         except TimeoutError:
             backstop = True
             # A session that already delivered its result is complete; only the close hung.
@@ -493,9 +525,8 @@ async def run_session(
         except Exception as exc:  # ProcessError/ResultError after the result, parse errors…
             if not any(isinstance(m, ResultMessage) for m in messages):
                 crash = f"agent CLI failed: {type(exc).__name__}: {_first_line(str(exc))}"
-        except BaseException:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): the agent's group goes too
-            if not any(isinstance(m, ResultMessage) for m in messages):
-                _kill_agent(pidfile)
+        except BaseException:  # cancelled: the agent is gone; collect its transport, then go
+            gc.collect()
             raise
         finally:
             watchdog.cancel()
@@ -503,6 +534,8 @@ async def run_session(
             _kill_agent(pidfile)  # the backstop fired: the SDK's close may not have run to the end
         if killed_for == "timeout" and not stopped:
             timed_out = True
+    if lifecycle.terminating() and not any(isinstance(m, ResultMessage) for m in messages):
+        raise asyncio.CancelledError  # a termination signal ended it: never a failed run
     # The SDK drops its reaped process without closing the asyncio transport; collect it while the
     # loop is alive (otherwise its finaliser runs after `asyncio.run` and complains the loop is closed).
     gc.collect()
@@ -517,13 +550,23 @@ async def run_session(
     )
 
 
-def _kill_agent(pidfile: Path) -> None:
-    """SIGKILL the agent CLI (and its process group, when the wrapper made it a group leader)."""
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _agent_pid(pidfile: Path) -> int | None:
+    """The session launcher's pid, once the exec wrapper wrote it."""
     try:
-        pid = int(pidfile.read_text(encoding="ascii").strip())
+        return int(pidfile.read_text(encoding="ascii").strip())
     except (OSError, ValueError):
-        return
-    lifecycle.kill_group(pid)  # the wrapper made the CLI a group leader (`setsid`)
+        return None
+
+
+def _kill_agent(pidfile: Path) -> None:
+    """End the session: its launcher SIGKILLs the CLI and every process it started."""
+    pid = _agent_pid(pidfile)
+    if pid is not None:
+        lifecycle.stop_session(pid)
 
 
 def _first_line(s: str) -> str:

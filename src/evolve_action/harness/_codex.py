@@ -12,8 +12,9 @@ would read stdin into the prompt). The user's `OPENAI_BASE_URL` is passed as `-c
 openai_base_url=…` (Codex ignores the variable). With bubblewrap available the whole CLI runs in
 our sandbox (only the workspace and its home writable) and Codex's own sandbox is off (it cannot
 nest); without it, Codex's sandbox confines its commands (`workspace-write` for evals, read-only
-for triggers). The process group is killed on a hit (stop predicate), on our timeout and when we
-are cancelled. A failed session is a `Transcript` with `error` set, never an exception.
+for triggers). It starts through `confine.launcher_argv` (its reaper; the unprivileged agent user
+when we run as root), so every process of the session is killed on a hit (stop predicate), on our
+timeout, when we are cancelled and when it ends. A failed session is a `Transcript` with `error` set, never an exception.
 
 Transcript, as evolve reads Codex (so results stay compatible): final text = the `agent_message`
 items joined; tool calls = completed items of type `command_execution` (input `{"command"}`),
@@ -36,7 +37,6 @@ import json
 import os
 import re
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -44,9 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action.encoding import strip_ansi
+from evolve_action.harness import _confine as confine
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
-from evolve_action.harness import _sandbox as sandbox
 from evolve_action.harness._base import (
     ErrorClass,
     SessionSpec,
@@ -386,18 +386,27 @@ async def run_codex(
         missing = _missing_skill(spec)
         if missing:
             return parse_events([], missing_skill=missing)
-        confine = sandbox.probe(environ)
+        conf = confine.current(environ)
         env = codex_env(spec, environ=environ, home=home, cli=cli)
+        if not conf.unconfined:  # our $HOME is hidden: the agent gets a private one
+            (home / "home").mkdir()
+            env["HOME"] = str(home / "home")
+            for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+                env.pop(name, None)
         argv = codex_argv(
             spec,
             cli=cli,
             base_url=procenv.openai_base_url(environ),
-            own_sandbox=confine.available,
+            own_sandbox=conf.sandbox.available,
         )
-        launcher = sandbox.launcher_argv(
-            confine, writable=[spec.workspace, home], chdir=spec.workspace, python=sys.executable
+        confine.give_to_agent(conf, spec.workspace, home)
+        launcher = confine.launcher_argv(
+            conf,
+            writable=[spec.workspace, home],
+            chdir=spec.workspace,
+            parent=str(os.getpid()),
+            readable=[cli.parent.parent],
         )
-        launcher = [str(os.getpid()) if w == "$PPID" else w for w in launcher]
         try:
             proc = await asyncio.create_subprocess_exec(
                 *launcher,
@@ -432,22 +441,23 @@ async def run_codex(
                     continue
                 if isinstance(event, Mapping) and any(stop(c) for c in tool_calls_of(event)):
                     stopped = True
-                    lifecycle.kill_group(proc.pid)
+                    lifecycle.stop_session(proc.pid)
                     return
 
         readers = asyncio.gather(read_stdout(), read_stderr())
+        stack.enter_context(lifecycle.live_session(lambda: proc.pid))
         try:
             async with asyncio.timeout(spec.timeout_seconds):
                 await readers
                 exit_code = await proc.wait()
         except TimeoutError:
             timed_out = not stopped
-            lifecycle.kill_group(proc.pid)
+            lifecycle.stop_session(proc.pid)
         except ValueError as exc:  # a line over the limit
             crash = f"agent CLI failed: {exc}"
-            lifecycle.kill_group(proc.pid)
-        except BaseException:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): the agent's group goes too
-            lifecycle.kill_group(proc.pid)
+            lifecycle.stop_session(proc.pid)
+        except BaseException:  # cancelled (Ctrl-C, SIGTERM, SIGHUP): every agent process goes too
+            lifecycle.stop_session(proc.pid)
             readers.cancel()
             with contextlib.suppress(BaseException):
                 await proc.wait()
@@ -461,6 +471,8 @@ async def run_codex(
             # Leftovers of a finished session: its group only (the leader is reaped already).
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+    if lifecycle.terminating() and exit_code != 0:
+        raise asyncio.CancelledError  # a termination signal ended it: never a failed run
     return parse_events(
         lines,
         duration_seconds=time.monotonic() - started,

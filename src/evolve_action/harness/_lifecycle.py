@@ -1,6 +1,8 @@
 """Process lifecycle of one CLI run: termination signals and the run's scratch directory.
 
-Owns: `kill_group()` (SIGKILL an agent's process group), `termination_signals()` (SIGTERM and SIGHUP take the SIGINT path: the running engine is
+Owns: `stop_session()` (SIGTERM a session's launcher, which kills every descendant at once),
+`live_session()` (the sessions a termination signal stops at once, before any cancellation),
+`kill_group()` (SIGKILL an agent's process group), `termination_signals()` (SIGTERM and SIGHUP take the SIGINT path: the running engine is
 cancelled, agents are killed, workspaces removed, finished units kept; the CLI then prints
 "interrupted" and exits 128 + the signal number) and `scratch()` / `scratch_dir()` (every workspace
 and agent config dir of a run lives under `$TMPDIR/evolve-action.<pid>.<random>/`, held by an
@@ -21,7 +23,7 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -30,9 +32,13 @@ __all__ = [
     "Caught",
     "keep_scratch",
     "kill_group",
+    "live_session",
     "scratch",
     "scratch_dir",
+    "stop_all_sessions",
+    "stop_session",
     "sweep_stale",
+    "terminating",
     "termination_signals",
 ]
 
@@ -68,6 +74,7 @@ def termination_signals() -> Iterator[Caught]:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         if caught.signum == signal.SIGINT:
             caught.signum = signum
+        stop_all_sessions()  # at once: a runner kills 2.5 s after its SIGTERM
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):  # asyncio.Runner's handler (cancels the main task) or the default
             handler(signal.SIGINT, frame)
@@ -80,6 +87,8 @@ def termination_signals() -> Iterator[Caught]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        global _terminating
+        _terminating = False
 
 
 @contextlib.contextmanager
@@ -179,3 +188,43 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, signal.SIGKILL)
+
+
+_live: dict[int, Callable[[], int | None]] = {}
+_terminating = False
+
+
+@contextlib.contextmanager
+def live_session(pid: Callable[[], int | None]) -> Iterator[None]:
+    """While active, a termination signal stops this session at once (`stop_session` on the pid
+    `pid()` returns then), before the engines' cancellation reaches it."""
+    key = id(pid)
+    _live[key] = pid
+    try:
+        yield
+    finally:
+        _live.pop(key, None)
+
+
+def terminating() -> bool:
+    """True once a termination signal stopped the live sessions (a session that ends now was
+    killed by it: its caller treats it as cancelled, never as a failed run)."""
+    return _terminating
+
+
+def stop_all_sessions() -> None:
+    """Stop every live session now (the termination signals do this first)."""
+    global _terminating
+    _terminating = True
+    for pid_of in list(_live.values()):
+        with contextlib.suppress(Exception):
+            pid = pid_of()
+            if pid is not None:
+                stop_session(pid)
+
+
+def stop_session(pid: int) -> None:
+    """End a session started through the launcher (`_launch.py --reap`, pid `pid`): SIGTERM makes
+    it SIGKILL every descendant (also those that left its process group) and exit at once."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)

@@ -1,9 +1,9 @@
 """The OS sandbox for agents and `command` assertions: bubblewrap, where the machine has it.
 
-Owns: `probe()` (is `bwrap` on the child PATH and able to run here; cached per binary), `wrap()` (the
-argv prefix confining a process: the whole filesystem read-only, only the given directories
-writable, a private `/dev`, `/proc` and PID namespace, and death with its parent) and
-`unavailable_line()` (the one line the CLI prints when there is no sandbox).
+Owns: `probe()` (is `bwrap` on the child PATH and able to run here; cached per binary) and `wrap()`
+(the argv prefix confining a process: the whole filesystem read-only, only the given directories
+writable, the given hidden paths masked, a private `/dev`, `/proc` and PID namespace, no
+capabilities when run as root, and death with its parent). `_confine` decides what to pass.
 
 Guarantees: a sandboxed process can write only to its workspace and the private dirs it is given
 (never the repository or `$HOME`), and is killed when our process dies (`--die-with-parent`; with
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Probe", "launcher_argv", "probe", "unavailable_line", "wrap"]
+__all__ = ["Probe", "probe", "wrap"]
 
 _PROBE_TIMEOUT = 20.0
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})  # the config's boolean spellings
@@ -82,41 +82,51 @@ def _base(bwrap: str) -> list[str]:
     ]
 
 
-def wrap(found: Probe, *, writable: Sequence[Path], chdir: Path) -> list[str]:
-    """The argv prefix confining a command to `writable` (empty when there is no sandbox)."""
+def wrap(
+    found: Probe,
+    *,
+    writable: Sequence[Path],
+    chdir: Path,
+    hidden: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    caps: Sequence[str] = (),
+) -> list[str]:
+    """The argv prefix confining a command to `writable` (empty when there is no sandbox).
+
+    `hidden` paths are masked (an empty read-only tmpfs over a directory, `/dev/null` over anything
+    else);
+    `readable` paths are bound back read-only where a hidden path covers them (the deeper path
+    wins; at equal depth the mask). As root the sandbox keeps no capability but `caps`.
+    """
     if found.bwrap is None:
         return []
     argv = _base(found.bwrap)
+    if os.geteuid() == 0:
+        argv += ["--cap-drop", "ALL"]
+        for cap in caps:
+            argv += ["--cap-add", cap]
+    mounts: list[tuple[int, int, list[str]]] = []
+    masked_dirs: list[str] = []
+    for path in readable:
+        resolved = Path(path).resolve()
+        if any(resolved.is_relative_to(h) for h in hidden):
+            mounts.append((len(resolved.parts), 0, ["--ro-bind", str(resolved), str(resolved)]))
+    for path in hidden:
+        resolved = Path(path).resolve()
+        try:
+            is_dir = resolved.is_dir()
+        except OSError:
+            continue
+        mask = ["--tmpfs", str(resolved)] if is_dir else ["--ro-bind", "/dev/null", str(resolved)]
+        if is_dir:
+            masked_dirs.append(str(resolved))
+        mounts.append((len(resolved.parts), 1, mask))
+    for _, _, words in sorted(mounts, key=lambda m: (m[0], m[1])):
+        argv += words
     for path in writable:
-        resolved = str(Path(path).resolve())
-        argv += ["--bind", resolved, resolved]
+        real = str(Path(path).resolve())
+        argv += ["--bind", real, real]
+    for masked in masked_dirs:  # read-only once every mount point below it exists
+        argv += ["--remount-ro", masked]
     argv += ["--chdir", str(Path(chdir).resolve()), "--"]
     return argv
-
-
-def unavailable_line(found: Probe) -> str:
-    """The one line saying agents and `command` assertions run unconfined, and why."""
-    return (
-        f"note: no OS sandbox ({found.reason}); agents and command assertions run unconfined "
-        "(install bubblewrap to confine them to their workspace)"
-    )
-
-
-# Run by the wrapper between `setsid` and `env -i` when there is no sandbox: the CLI gets SIGKILL
-# when our process dies (PR_SET_PDEATHSIG survives exec), also if we died before it was set.
-_PDEATHSIG_HELPER = (
-    "import ctypes,os,sys\n"
-    "ctypes.CDLL(None,use_errno=True).prctl(1,9,0,0,0)\n"
-    "os.getppid()==int(sys.argv[1]) or os._exit(137)\n"
-    "os.execvp(sys.argv[2],sys.argv[2:])\n"
-)
-
-
-def launcher_argv(found: Probe, *, writable: Sequence[Path], chdir: Path, python: str) -> list[str]:
-    """The wrapper's launcher: bubblewrap confining the agent to `writable` (it dies with us), or,
-    without a sandbox on Linux, the parent-death helper (`prctl(PR_SET_PDEATHSIG, SIGKILL)`)."""
-    if found.available:
-        return wrap(found, writable=writable, chdir=chdir)
-    if os.uname().sysname == "Linux":  # (a runtime check: prctl is Linux-only)
-        return [python, "-I", "-S", "-c", _PDEATHSIG_HELPER, "$PPID"]
-    return []

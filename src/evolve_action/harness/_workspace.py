@@ -1,19 +1,22 @@
 """Throwaway agent workspaces: a temp dir, skills installed, a git repository with one commit.
 
 Owns: `create_trigger_workspace` (every skill of the plugin symlinked under `.claude/skills/`, engine
-spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`
-and `plugin_skill_dirs`. Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
+spec §8.2), `create_workspace` (the general form: chosen skills and staged files), `remove_workspace`,
+`plugin_skill_dirs` and `shared_copy` (a run-wide read-only copy of a plugin for an agent user that
+may not reach the repository). Guarantees: git runs with an isolated configuration (`GIT_CONFIG_GLOBAL` and
 `GIT_CONFIG_SYSTEM` = /dev/null, fixed identity) and an allowlisted environment (`procenv.safe_env`);
 failures raise `EnvironmentProblem` naming the git command and its output. Never prints, never reads
 `os.environ` (callers pass `environ`). Skills are copied by default (symlinks inside the skill
 dereferenced, except links whose target leaves the repository: those are skipped, never followed),
 so an agent that may write (evals run with bypassPermissions) can never change the
 user's repository through the workspace, and host files never reach it; only trigger workspaces (the agent may only use Skill and
-Read) link them, which is cheaper and read-only in practice.
+Read) link them, which is cheaper and read-only in practice, unless the agent runs as an unprivileged
+user (`confine`), which may not reach the repository: then they are copied too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -22,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import _confine as confine
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
 
@@ -90,6 +94,11 @@ def _skip_outside(root: Path) -> Callable[[str, list[str]], set[str]]:
     return ignore
 
 
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy `source` to `target`, links dereferenced, except those leaving its repository (skipped)."""
+    shutil.copytree(source, target, symlinks=False, ignore=_skip_outside(repository_root(source)))
+
+
 def create_workspace(
     *,
     prefix: str,
@@ -114,14 +123,14 @@ def create_workspace(
             dest.chmod(0o644)
         target = ws / SKILLS_DIR
         target.mkdir(parents=True, exist_ok=True)
+        # An unprivileged agent user may not reach the repository: it gets copies.
+        link = link_skills and confine.current(environ).user is None
         for skill in skills:
             root = repository_root(skill)
-            if link_skills and not outside_links(skill, root):
+            if link and not outside_links(skill, root):
                 (target / skill.name).symlink_to(skill.absolute(), target_is_directory=True)
             else:  # links that leave the repository are never followed (`run checks` reports them)
-                shutil.copytree(
-                    skill, target / skill.name, symlinks=False, ignore=_skip_outside(root)
-                )
+                copy_tree(skill, target / skill.name)
         _git_init(ws, environ)
     except BaseException:
         shutil.rmtree(ws, ignore_errors=True)
@@ -184,3 +193,27 @@ def _git_init(ws: Path, environ: Mapping[str, str]) -> None:
         if proc.returncode != 0:
             output = (proc.stdout + proc.stderr).strip()
             raise EnvironmentProblem(f"git {' '.join(args)}: exit {proc.returncode}: {output}")
+
+
+def shared_copy(path: Path, *, key: str) -> Path:
+    """A read-only copy of `path` in the run's scratch dir that every user can read (made once per
+    run and `key`), for an agent user that may not reach the repository."""
+    base = lifecycle.scratch_dir()
+    if base is None:
+        return path
+    target = base / f"shared.{key}"
+    if not target.exists():
+        partial = base / f"shared.{key}.{os.getpid()}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        copy_tree(path, partial)
+        for dirpath, dirnames, filenames in os.walk(partial):
+            for name in dirnames:
+                (Path(dirpath) / name).chmod(0o755)
+            for name in filenames:
+                file = Path(dirpath) / name
+                file.chmod(0o755 if os.access(file, os.X_OK) else 0o644)
+        partial.chmod(0o755)
+        with contextlib.suppress(OSError):
+            partial.rename(target)
+        shutil.rmtree(partial, ignore_errors=True)
+    return target

@@ -1,0 +1,449 @@
+"""Confinement of agents and `command` assertions: whom they run as, and what they cannot reach.
+
+Owns: the run's `Confinement` (`resolve()`, `confined()` and `current()`): the OS sandbox
+(bubblewrap, `_sandbox`), the unprivileged **agent user** (when we run as root: `EVOLVE_AGENT_USER`,
+a name or `uid[:gid]`, else the user `evolve-agent` when it exists, as in the action's image;
+`root`/`0` keeps root), and the paths the agent must not reach (our `$HOME`, the checkout's `.git`,
+the event file, the runner's file-command files, container-engine sockets); `launcher_argv()` (the
+one argv prefix every agent and `command` assertion starts with: `_launch.py` as the session's
+reaper, the user switch, bubblewrap) and `give_to_agent()` (a workspace or private dir handed to
+the agent user).
+
+Guarantees:
+- with bubblewrap, the sandbox starts from the child's own environment (the caller clears the rest
+  with `env -i` before the launcher), sees a private `/proc`, runs without capabilities (or as the
+  agent user), and finds the hidden paths masked (an empty tmpfs over directories, `/dev/null` over
+  files and sockets; what it needs below them, the interpreter, the CLI and the repository without
+  its `.git`, is bound back read-only);
+- as the agent user without bubblewrap, the hidden paths lose their "other" permission bits for the
+  run (restored when `confined()` exits; a root-only socket stays root-only), so the user can open
+  none of them, and `/proc/<pid>/environ` of our processes is not its to read;
+- every descendant of a session or `command` dies when it ends (the launcher is a subreaper);
+- `unconfined` is True only when neither a sandbox nor a user switch applies; `warning()` then says
+  so, once, and how to fix it.
+Never prints; never reads `os.environ` (callers pass the environment).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+import pwd
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evolve_action.harness import _lifecycle as lifecycle
+from evolve_action.harness import _sandbox as sandbox
+from evolve_action.harness._locate import find_cli
+
+__all__ = [
+    "AGENT_USER_VAR",
+    "DEFAULT_AGENT_USER",
+    "LAUNCHER",
+    "AgentUser",
+    "Confinement",
+    "confined",
+    "current",
+    "give_to_agent",
+    "launcher_argv",
+    "resolve",
+]
+
+AGENT_USER_VAR = "EVOLVE_AGENT_USER"
+DEFAULT_AGENT_USER = "evolve-agent"
+LAUNCHER = Path(__file__).with_name("_launch.py")
+"""The launcher script (run by path with `python -I -S`: it imports nothing of ours)."""
+
+# Container-engine and runner sockets masked inside the sandbox (those that exist).
+ENGINE_SOCKETS: tuple[str, ...] = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/docker",
+    "/var/run/docker",
+    "/run/containerd",
+    "/var/run/containerd",
+    "/run/podman",
+    "/var/run/podman",
+    "/run/crio",
+    "/run/buildkit",
+    "/run/user",
+)
+_COMMAND_FILES = (
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+)
+_COMMAND_DIRS = frozenset({"file_commands", "_runner_file_commands"})
+_PROBE_TIMEOUT = 20.0
+_PR_SET_DUMPABLE = 4
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUser:
+    """The unprivileged user agents and `command` assertions run as."""
+
+    name: str
+    uid: int
+    gid: int
+
+    @property
+    def spec(self) -> str:
+        """`uid:gid`, as the launcher takes it."""
+        return f"{self.uid}:{self.gid}"
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How this run confines its agents and `command` assertions."""
+
+    sandbox: sandbox.Probe
+    user: AgentUser | None = None
+    no_user: str = ""
+    """Why there is no user switch (empty when there is one)."""
+    hidden: tuple[Path, ...] = ()
+    """Paths the agent must not reach (existing ones; symlinks resolved)."""
+    readable: tuple[Path, ...] = ()
+    """Paths bound back read-only inside the sandbox when a hidden path covers them."""
+    as_root: bool = field(default=False)
+    """True when we run as root (and so does the agent, unless `user` is set)."""
+
+    @property
+    def unconfined(self) -> bool:
+        """True when neither bubblewrap nor an unprivileged user confines the agent."""
+        return not self.sandbox.available and self.user is None
+
+    @property
+    def agent_is_root(self) -> bool:
+        """True when the agent process runs as uid 0 (in the sandbox, without capabilities)."""
+        return self.as_root and self.user is None
+
+    def describe(self) -> str:
+        """One phrase: how agents are confined (`bubblewrap, as user evolve-agent`…)."""
+        parts = []
+        if self.sandbox.available:
+            parts.append("bubblewrap")
+        if self.user is not None:
+            parts.append(f"as user {self.user.name} (uid {self.user.uid})")
+        return ", ".join(parts) if parts else "unconfined"
+
+    def note(self) -> str:
+        """The one console line about confinement ("" when bubblewrap confines the agent)."""
+        if self.sandbox.available:
+            return ""
+        if self.user is not None:
+            return (
+                f"note: no OS sandbox ({self.sandbox.reason}); agents and command assertions run "
+                f"as the unprivileged user {self.user.name} (uid {self.user.uid})"
+            )
+        return self.warning()
+
+    def warning(self) -> str:
+        """The loud line for an unconfined run ("" when confined)."""
+        if not self.unconfined:
+            return ""
+        return (
+            f"warning: agent ran unconfined: no OS sandbox ({self.sandbox.reason}) and no "
+            f"unprivileged user ({self.no_user}); agents and command assertions can read what this "
+            "process can (install bubblewrap, or run as root with a user "
+            f"{DEFAULT_AGENT_USER} or {AGENT_USER_VAR} set)"
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# the agent user
+
+
+def agent_user(environ: Mapping[str, str]) -> tuple[AgentUser | None, str]:
+    """The user to switch to (root only), or None and why not."""
+    if os.geteuid() != 0:
+        return None, "not running as root: agents run as this process's user"
+    wanted = environ.get(AGENT_USER_VAR, "").strip()
+    if wanted in ("root", "0"):
+        return None, f"{AGENT_USER_VAR}={wanted}"
+    name = wanted or DEFAULT_AGENT_USER
+    head, _, gid_text = name.partition(":")
+    try:
+        if head.isdigit():
+            uid = int(head)
+            try:
+                entry: pwd.struct_passwd | None = pwd.getpwuid(uid)
+            except KeyError:
+                entry = None
+            gid = int(gid_text) if gid_text.isdigit() else (entry.pw_gid if entry else uid)
+            user = AgentUser(entry.pw_name if entry else str(uid), uid, gid)
+        else:
+            entry = pwd.getpwnam(head)
+            gid = int(gid_text) if gid_text.isdigit() else entry.pw_gid
+            user = AgentUser(entry.pw_name, entry.pw_uid, gid)
+    except KeyError:
+        if not wanted:
+            return None, f"running as root and no user {DEFAULT_AGENT_USER} exists"
+        return None, f"{AGENT_USER_VAR}={wanted}: no such user"
+    if user.uid == 0:
+        return None, f"{AGENT_USER_VAR}={wanted} is root"
+    return user, ""
+
+
+# Run as the agent user: the paths it cannot use (a directory to enter, a file to execute).
+_CHECK = 'bad=""; for p; do [ -x "$p" ] || bad="$bad $p"; done; echo $bad; [ -z "$bad" ]'
+
+
+@functools.cache
+def _user_problem(user: AgentUser, python: str, paths: tuple[str, ...]) -> str:
+    """Why `user` cannot run the launcher and reach `paths` ("" when it can)."""
+    argv = [python, "-I", "-S", str(LAUNCHER), "--user", user.spec, "--"]
+    argv += ["/bin/sh", "-c", _CHECK, "sh", *paths]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False, env={}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"cannot start a process as {user.name}: {exc}"
+    if done.returncode == 0:
+        return ""
+    if done.returncode == 1 and done.stdout.strip():
+        return f"user {user.name} cannot reach {done.stdout.strip()}"
+    detail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return f"cannot run as user {user.name}: {detail}"
+
+
+# --------------------------------------------------------------------------------------------------
+# what the agent must not reach
+
+
+def _git_dirs(top: Path) -> list[Path]:
+    dot = top / ".git"
+    if dot.is_dir():
+        return [dot]
+    if not dot.is_file():
+        return []
+    found = [dot]
+    try:
+        text = dot.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return found
+    if text.startswith("gitdir:"):
+        gitdir = (top / text.partition(":")[2].strip()).resolve()
+        found.append(gitdir)
+        with contextlib.suppress(OSError):
+            common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+            found.append((gitdir / common).resolve())
+    return found
+
+
+def _checkout_tops(environ: Mapping[str, str], root: Path | None) -> list[Path]:
+    tops: list[Path] = []
+    for start in (environ.get("GITHUB_WORKSPACE"), root):
+        if not start:
+            continue
+        path = Path(start).absolute()
+        for parent in (path, *path.parents):
+            if (parent / ".git").exists():
+                tops.append(parent)
+                break
+    return tops
+
+
+def hidden_paths(environ: Mapping[str, str], root: Path | None) -> list[Path]:
+    """What the agent must not reach, existing ones only, symlinks resolved."""
+    wanted: list[Path] = []
+    home = environ.get("HOME", "")
+    if home and Path(home).resolve() != Path("/"):
+        wanted.append(Path(home))
+    for top in _checkout_tops(environ, root):
+        wanted += _git_dirs(top)
+    if environ.get("GITHUB_EVENT_PATH"):
+        wanted.append(Path(environ["GITHUB_EVENT_PATH"]))
+    for name in _COMMAND_FILES:
+        if environ.get(name):
+            path = Path(environ[name])
+            wanted.append(path)
+            if path.parent.name in _COMMAND_DIRS:
+                wanted.append(path.parent)
+    wanted += [Path(p) for p in ENGINE_SOCKETS]
+    for name in ("DOCKER_HOST", "CONTAINER_HOST"):
+        value = environ.get(name, "")
+        if value.startswith("unix://"):
+            wanted.append(Path(value.removeprefix("unix://")))
+    out: list[Path] = []
+    for path in wanted:
+        try:
+            resolved = path.resolve()
+            resolved.lstat()
+        except (OSError, RuntimeError):
+            continue
+        if resolved != Path("/") and resolved not in out:
+            out.append(resolved)
+    return out
+
+
+def readable_paths(environ: Mapping[str, str], root: Path | None) -> list[Path]:
+    """What the agent needs to read even below a hidden path: the interpreter, our package, the
+    repository and the user's tool directories on PATH."""
+    wanted = [Path(sys.prefix), Path(sys.base_prefix), LAUNCHER.parent.parent]
+    wanted += _checkout_tops(environ, root) or ([root] if root is not None else [])
+    home = environ.get("HOME", "")
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        path = Path(entry)
+        if entry and home and path.is_absolute() and path.is_relative_to(home):
+            wanted.append(path.parent if path.name == "bin" else path)
+    out: list[Path] = []
+    for path in wanted:
+        with contextlib.suppress(OSError, RuntimeError):
+            resolved = path.resolve()
+            if resolved.exists() and resolved not in out:
+                out.append(resolved)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# the run's confinement
+
+
+_current: Confinement | None = None
+
+
+def resolve(environ: Mapping[str, str], *, root: Path | None = None) -> Confinement:
+    """Work out how agents are confined here (probes bubblewrap and the agent user; cached)."""
+    found = sandbox.probe(environ)
+    user, no_user = agent_user(environ)
+    if user is not None:  # it must enter the scratch dir and run the agent CLI
+        reach = [str(lifecycle.scratch_dir() or tempfile.gettempdir())]
+        with contextlib.suppress(Exception):
+            reach.append(str(find_cli(environ)))
+        problem = _user_problem(user, sys.executable, tuple(reach))
+        if problem:
+            user, no_user = None, problem
+    return Confinement(
+        sandbox=found,
+        user=user,
+        no_user=no_user,
+        hidden=tuple(hidden_paths(environ, root)),
+        readable=tuple(readable_paths(environ, root)),
+        as_root=os.geteuid() == 0,
+    )
+
+
+def current(environ: Mapping[str, str]) -> Confinement:
+    """The confinement of the running `confined()` block, else one resolved from `environ`."""
+    return _current if _current is not None else resolve(environ)
+
+
+@contextlib.contextmanager
+def confined(environ: Mapping[str, str], *, root: Path | None = None) -> Iterator[Confinement]:
+    """For a run that starts agents: resolve the confinement once, make our own process
+    non-dumpable (its `/proc/<pid>/environ` unreadable to same-user processes), let the agent user
+    reach the scratch dir, and without bubblewrap take the "other" permission bits off the hidden
+    paths until the block ends."""
+    global _current
+    _set_dumpable(False)
+    scratch = lifecycle.scratch_dir()
+    if scratch is not None and os.geteuid() == 0:
+        with contextlib.suppress(OSError):
+            scratch.chmod(0o711)  # traversable, not listable: the agent user reaches its own dirs
+    conf = resolve(environ, root=root)
+    restore: list[tuple[Path, int]] = []
+    if conf.user is not None and not conf.sandbox.available:
+        # Never a directory the agent user must pass through (`$HOME` holding `$TMPDIR`…).
+        needed = [Path(scratch or tempfile.gettempdir()).resolve()]
+        with contextlib.suppress(Exception):
+            needed.append(find_cli(environ).resolve())
+        keep = [h for h in conf.hidden if not any(n.is_relative_to(h) for n in needed)]
+        restore = _withdraw(keep, conf.user)
+    previous, _current = _current, conf
+    try:
+        yield conf
+    finally:
+        _current = previous
+        for path, mode in reversed(restore):
+            with contextlib.suppress(OSError):
+                path.chmod(mode)
+        _set_dumpable(True)
+
+
+def _withdraw(paths: Sequence[Path], user: AgentUser) -> list[tuple[Path, int]]:
+    """Take the permission bits `user` would get off each path; return the modes to restore."""
+    changed: list[tuple[Path, int]] = []
+    for path in paths:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            continue
+        mode = stat.S_IMODE(info.st_mode)
+        strip = 0o007 | (0o070 if info.st_gid == user.gid else 0)
+        if info.st_uid == user.uid or not mode & strip:
+            continue
+        with contextlib.suppress(OSError):
+            path.chmod(mode & ~strip)
+            changed.append((path, mode))
+    return changed
+
+
+def _set_dumpable(on: bool) -> None:
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0)
+
+
+# --------------------------------------------------------------------------------------------------
+# starting a confined process
+
+
+def launcher_argv(
+    conf: Confinement,
+    *,
+    writable: Sequence[Path],
+    chdir: Path,
+    parent: str,
+    readable: Sequence[Path] = (),
+    python: str = sys.executable,
+) -> list[str]:
+    """The argv prefix of a confined process (run it after `env -i`, with only its own variables).
+
+    The launcher is the session's reaper (it dies with `parent`, our pid or the word `$PPID` for
+    the exec wrapper); bubblewrap confines it where available, with the hidden paths masked and
+    `writable` bound read-write; the process runs as the agent user when there is one.
+    """
+    argv = [python, "-I", "-S", str(LAUNCHER), "--parent", parent, "--reap"]
+    if not conf.sandbox.available:
+        if conf.user is not None:
+            argv += ["--user", conf.user.spec]
+        return [*argv, "--"]
+    argv.append("--")
+    argv += sandbox.wrap(
+        conf.sandbox,
+        writable=writable,
+        chdir=Path("/") if conf.user is not None else chdir,  # bwrap has no right to enter it
+        hidden=conf.hidden,
+        readable=[*conf.readable, *readable],
+        caps=("CAP_SETUID", "CAP_SETGID") if conf.user is not None else (),
+    )
+    if conf.user is not None:
+        argv += [python, "-I", "-S", str(LAUNCHER), "--user", conf.user.spec]
+        argv += ["--chdir", str(chdir), "--"]
+    return argv
+
+
+def give_to_agent(conf: Confinement, *paths: Path) -> None:
+    """Hand directories the agent writes (its workspace, config dir, temp dir) to the agent user."""
+    if conf.user is None:
+        return
+    for top in paths:
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+            for name in [*dirnames, *filenames]:
+                with contextlib.suppress(OSError):
+                    os.lchown(Path(dirpath) / name, conf.user.uid, conf.user.gid)
+        with contextlib.suppress(OSError):
+            os.lchown(top, conf.user.uid, conf.user.gid)

@@ -1,0 +1,156 @@
+"""Confinement: the bubblewrap argv, the hidden paths, the agent user and the launcher (real
+processes, no agent)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evolve_action.harness import _confine as confine
+from evolve_action.harness import _sandbox as sandbox
+
+BWRAP = sandbox.Probe("/usr/bin/bwrap")
+
+
+def test_masks_apply_deepest_last_and_writables_after_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = home / "src/repo"
+    (repo / ".git").mkdir(parents=True)
+    sock = tmp_path / "docker.sock"
+    sock.write_text("")
+    ws = home / "ws"
+    ws.mkdir()
+    argv = sandbox.wrap(
+        BWRAP,
+        writable=[ws],
+        chdir=ws,
+        hidden=[repo / ".git", home, sock],
+        readable=[repo, Path("/usr")],
+    )
+    words = " ".join(argv)
+    order = [
+        f"--tmpfs {home}",
+        f"--ro-bind /dev/null {sock}",
+        f"--ro-bind {repo} {repo}",
+        f"--tmpfs {repo}/.git",
+        f"--bind {ws} {ws}",
+        f"--remount-ro {home}",
+    ]
+    positions = [words.index(w) for w in order]
+    assert positions == sorted(positions), words
+    assert "--ro-bind /usr /usr" not in words  # nothing hides it: no need to bind it back
+    if os.geteuid() == 0:
+        assert "--cap-drop ALL" in words
+
+
+def test_hidden_paths_cover_home_git_event_command_files_and_sockets(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    top = tmp_path / "checkout"
+    (top / ".git").mkdir(parents=True)
+    commands = tmp_path / "_runner_file_commands"
+    commands.mkdir()
+    (commands / "set_output_1").write_text("")
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    sock = tmp_path / "engine.sock"
+    sock.write_text("")
+    environ = {
+        "HOME": str(home),
+        "GITHUB_WORKSPACE": str(top),
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_OUTPUT": str(commands / "set_output_1"),
+        "DOCKER_HOST": f"unix://{sock}",
+    }
+    hidden = confine.hidden_paths(environ, top / "plugins")
+    for path in (home, top / ".git", event, commands / "set_output_1", commands, sock):
+        assert path.resolve() in hidden, path
+    assert tmp_path.resolve() not in hidden and Path("/") not in hidden
+
+
+def test_the_agent_user_is_named_or_numbered_and_root_keeps_root() -> None:
+    if os.geteuid() != 0:
+        assert confine.agent_user({})[0] is None
+        return
+    assert confine.agent_user({"EVOLVE_AGENT_USER": "root"}) == (None, "EVOLVE_AGENT_USER=root")
+    user, _ = confine.agent_user({"EVOLVE_AGENT_USER": "nobody"})
+    assert user is not None and user.name == "nobody" and user.uid != 0
+    numbered, _ = confine.agent_user({"EVOLVE_AGENT_USER": "64321:64322"})
+    assert numbered is not None and (numbered.uid, numbered.gid) == (64321, 64322)
+    missing, why = confine.agent_user({"EVOLVE_AGENT_USER": "no-such-user-here"})
+    assert missing is None and "no such user" in why
+
+
+def _launch(*args: str) -> list[str]:
+    return [sys.executable, "-I", "-S", str(confine.LAUNCHER), *args]
+
+
+def _alive(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip() == marker.encode():
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def test_the_launcher_kills_what_left_the_session_and_keeps_the_exit_status() -> None:
+    marker = f"sleep {4000 + os.getpid() % 900}"
+    script = f"setsid sh -c '{marker}' </dev/null >/dev/null 2>&1 & (({marker} &) &); exit 3"
+    try:
+        done = subprocess.run(_launch("--reap", "--", "/bin/sh", "-c", script), timeout=30)
+        assert done.returncode == 3
+        assert _alive(marker) == []
+        killed = subprocess.run(_launch("--reap", "--", "/bin/sh", "-c", "kill -9 $$"), timeout=30)
+        assert killed.returncode == -signal.SIGKILL
+    finally:
+        for pid in _alive(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_sigterm_to_the_launcher_ends_the_whole_session() -> None:
+    marker = f"sleep {5000 + os.getpid() % 900}"
+    proc = subprocess.Popen(
+        _launch("--reap", "--", "/bin/sh", "-c", f"setsid {marker} & {marker}; echo never")
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while len(_alive(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(_alive(marker)) == 2
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+        assert _alive(marker) == []
+    finally:
+        proc.kill()
+        for pid in _alive(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
+def test_the_launcher_switches_to_the_agent_user_without_groups_or_new_privileges() -> None:
+    done = subprocess.run(
+        _launch(
+            "--user",
+            "65534:65534",
+            "--",
+            "/bin/sh",
+            "-c",
+            "id -u; id -G; grep NoNewPrivs /proc/self/status",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={},
+    )
+    assert done.returncode == 0, done.stderr
+    uid, groups, nnp = done.stdout.splitlines()
+    assert (uid, groups) == ("65534", "65534") and nnp.split() == ["NoNewPrivs:", "1"]
