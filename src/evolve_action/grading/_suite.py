@@ -11,7 +11,7 @@ Guarantees: grading never raises for a bad evaluator, a failing judge script or 
 is a scored result (0, with the reason in `misses`), `skipped` (a missing toolchain, a `target`
 proxy) or, for judge outages, a result with `error` set (`judge_error(grade)`). Judge programs run
 like `command` assertions: argv without a shell (a string through `sh -lc`), the allowlisted
-environment (`harness.safe_env`, plus `AGENTV_WORKSPACE_PATH`), the OS sandbox (`harness.wrap`:
+environment (`harness.safe_env`, plus `AGENTV_WORKSPACE_PATH`), the launcher of `command` assertions (`harness.launcher_argv`:
 only the workspace and a private temp dir writable), cwd the eval file's directory, killed with
 their process group at the case timeout.
 
@@ -28,7 +28,6 @@ import math
 import os
 import re
 import shutil
-import signal
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -37,7 +36,17 @@ from typing import Any
 
 from evolve_action.encoding import compile_re2, strip_ansi, truncate_bytes
 from evolve_action.grading._judge import Judge, JudgeRequest
-from evolve_action.harness import ToolCall, Transcript, probe, safe_env, scratch_dir, wrap
+from evolve_action.harness import (
+    ToolCall,
+    Transcript,
+    confinement,
+    give_to_agent,
+    launcher_argv,
+    live_session,
+    safe_env,
+    scratch_dir,
+    stop_session,
+)
 from evolve_action.results import GradedAssertion
 from evolve_action.specs import EvaluatorSpec
 
@@ -195,11 +204,17 @@ async def _run_process(
         "/" in argv[0] and (cwd / argv[0]).is_file()
     ):
         return _Proc(-1, "", "", missing=argv[0])
-    confine = probe(ctx.environ)
+    conf = confinement(ctx.environ)
     private_tmp = Path(tempfile.mkdtemp(prefix="judge-tmp.", dir=scratch_dir()))
-    env["TMPDIR"] = str(private_tmp)
-    prefix = (
-        wrap(confine, writable=[ctx.workspace, private_tmp], chdir=cwd) if confine.available else []
+    env["TMPDIR"] = env["HOME"] = str(private_tmp)
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        env.pop(name, None)
+    if not conf.unconfined:
+        give_to_agent(conf, ctx.workspace, private_tmp)
+    # The same launcher as `command` assertions: the agent user, the sandbox, every descendant
+    # killed when the judge ends.
+    prefix = launcher_argv(
+        conf, writable=[ctx.workspace, private_tmp], chdir=cwd, parent=str(os.getpid())
     )
     try:
         try:
@@ -216,17 +231,18 @@ async def _run_process(
         except OSError as exc:
             return _Proc(-1, "", "", failure=f"cannot start {argv[0]}: {exc}")
         try:
-            out_b, err_b = await asyncio.wait_for(
-                proc.communicate(stdin.encode()), timeout=ctx.timeout_seconds
-            )
+            with live_session(lambda: proc.pid):
+                out_b, err_b = await asyncio.wait_for(
+                    proc.communicate(stdin.encode()), timeout=ctx.timeout_seconds
+                )
         except TimeoutError:
-            _kill_group(proc.pid)
+            stop_session(proc.pid)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(proc.communicate(), timeout=5)
             ms = int(ctx.timeout_seconds * 1000)
             return _Proc(-1, "", "", failure=f"Process timed out after {ms} ms")
         except asyncio.CancelledError:
-            _kill_group(proc.pid)
+            stop_session(proc.pid)
             raise
         code = proc.returncode if proc.returncode is not None else -1
         return _Proc(
@@ -236,11 +252,6 @@ async def _run_process(
         )
     finally:
         shutil.rmtree(private_tmp, ignore_errors=True)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------
