@@ -201,6 +201,15 @@ def load_config(directory: Path, environ: Mapping[str, str]) -> Config:
     return _build(settings, source_path=path, warnings=tuple(warnings))
 
 
+def as_committed(config: Config) -> Config:
+    """The configuration the repository's file alone gives (no `EVOLVE_*` environment, no flags):
+    what a committed document may depend on, so the same commit renders the same report
+    whatever the job's environment."""
+    if config.source_path is None:
+        return _build({}, source_path=None, warnings=())
+    return load_config(config.source_path.parent, {})
+
+
 def with_flags(config: Config, flags: Mapping[str, Any]) -> Config:
     """Apply explicitly set command-line flags (dotted key → value; `None` = not set) on top."""
     settings = dict(config.settings)

@@ -97,6 +97,20 @@ def test_two_runs_are_byte_identical_and_results_untouched(tmp_path: Path) -> No
     assert hashes(root, "results.*") == results_before
 
 
+@pytest.mark.parametrize("models", ["anthropic/claude-sonnet-5", "openai", "anthropic,xai"])
+def test_an_environment_variable_never_changes_the_committed_report(
+    tmp_path: Path, models: str
+) -> None:
+    """`EVOLVE_MODELS` narrows what runs; the report renders the commit's files the same way."""
+    root = make_marketplace(tmp_path / "repo")
+    assert run(["report", "--root", str(root)], tmp_path)[0] == 0
+    plain = hashes(root, "EVALUATION.*")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["report", "--root", str(root)], {"EVOLVE_MODELS": models}, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    assert hashes(root, "EVALUATION.*") == plain
+
+
 def test_results_format_switch_removes_other_rollup(tmp_path: Path) -> None:
     root = make_marketplace(tmp_path / "repo")
     assert run(["report", "--root", str(root)], tmp_path)[0] == 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from evolve_action import __version__, encoding
 from evolve_action.catalog import build_catalog
-from evolve_action.config import Config
+from evolve_action.config import Config, as_committed
 from evolve_action.errors import SpecError
 from evolve_action.plan import (
     Tier,
@@ -122,7 +122,10 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
     sets = repo.eval_sets()
     migrated = _migrate(opts, sets) if opts.migrate else None
     catalog = build_catalog(cfg.providers)
-    active = active_model_keys(catalog, cfg.models, cfg.harnesses)
+    # The committed report's models come from the config file, never from the environment
+    # (`EVOLVE_MODELS` narrows what runs; it must not add an "Excluded models" table).
+    committed = as_committed(cfg)
+    active = active_model_keys(catalog, committed.models, committed.harnesses)
     _check_existing_rollup(repo.root)
     notices: list[str] = []
     loaded = _load(opts, sets, active, notices)
