@@ -360,6 +360,54 @@ def _pure_error(loader_class: Any, text: str, whole: bool) -> Any:
     return None
 
 
+# The YAML parser's own words → what the author should look at, in plain words.
+_PLAIN_PROBLEMS: tuple[tuple[str, str], ...] = (
+    (
+        "expected <block end>, but found '<block mapping start>'",
+        "this line is indented deeper than the line above, so it cannot continue that entry; "
+        "line it up with the keys of its entry (or start a new `- ` item)",
+    ),
+    (
+        "expected <block end>, but found",
+        "this line does not line up with the entries before it; check its indentation",
+    ),
+    (
+        "mapping values are not allowed here",
+        "a `key: value` appears where a plain value was expected: indent it under a key, or "
+        "quote a value that contains `: `",
+    ),
+    (
+        "found unexpected end of stream",
+        "the file ends inside a quoted string or a bracket: close the quote or bracket",
+    ),
+    (
+        "could not find expected ':'",
+        "a key has no `:` after it, or a quoted string is not closed",
+    ),
+    (
+        "did not find expected key",
+        "this line does not line up with the keys of its mapping; check its indentation",
+    ),
+    (
+        "did not find expected '-' indicator",
+        "a list item here lacks its `- `, or is indented differently from the others",
+    ),
+    (
+        "found character '\\t' that cannot start any token",
+        "a tab is used for indentation: YAML indents with spaces only",
+    ),
+)
+
+
+def plain_yaml_hint(problem: str, column: int | None) -> str | None:
+    """What the parser's `problem` means for the author, with the column; None when unknown."""
+    for needle, meaning in _PLAIN_PROBLEMS:
+        if needle in problem:
+            at = f"at column {column}: " if column else ""
+            return at + meaning
+    return None
+
+
 def decode_yaml(text: str, path: Path, *, whole: bool = False) -> Decoded:
     """Decode YAML `text` (read from `path`) like yaml.v3; `SpecError` on any problem.
 
@@ -406,7 +454,13 @@ def decode_yaml(text: str, path: Path, *, whole: bool = False) -> Decoded:
                     hint="flatten the document",
                 ) from None
             where = f"line {line}: " if line else ""
-            raise SpecError(f"yaml: {where}{problem}", path=path, line=line, hint=hint) from None
+            column = mark.column + 1 if mark is not None else None
+            raise SpecError(
+                f"yaml: {where}{problem}",
+                path=path,
+                line=line,
+                hint=plain_yaml_hint(problem, column) or hint,
+            ) from None
         except YAMLError as e:
             raise SpecError(f"yaml: {e}", path=path, hint=hint) from None
         except StopIteration:  # pragma: no cover - a well-formed event stream always ends
