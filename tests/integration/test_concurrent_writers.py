@@ -248,7 +248,9 @@ def test_the_trigger_engine_reports_the_lock_wait_through_its_reporter(
 
     monkeypatch.setattr(
         "evolve_action.results._store.time",
-        types.SimpleNamespace(monotonic=time.monotonic, sleep=sleep),
+        types.SimpleNamespace(
+            monotonic=time.monotonic, sleep=sleep, time_ns=time.time_ns, time=time.time
+        ),
     )
     real_run = ScriptedHarness.run
 
