@@ -81,6 +81,8 @@ def visible_text(text: str) -> str:
 # `@name`/`@org/team` after a non-alphanumeric character (GitHub's rule: `a@b.com` or
 # `actions/checkout@v4` is no mention and is left alone).
 _MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+# Every `@` before a name character: the strict form, for text GitHub notifies from (a comment).
+_ANY_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 # `<` opening an HTML tag, end tag, comment (our markers), declaration or processing instruction.
 _HTML_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
 _IMAGE = re.compile(r"!\[")
@@ -88,9 +90,17 @@ _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})", re.MULTILINE)
 _MARKDOWN_RISK = re.compile(r"[<@]|!\[|^ {0,3}(?:```|~~~)", re.MULTILINE)
 
 
-def defuse_mentions(text: str) -> str:
-    """`@name` becomes `＠name` (U+FF20: visible, never a notification)."""
-    return _MENTION.sub("\uff20", text) if "@" in text else text
+def defuse_mentions(text: str, *, strict: bool = False) -> str:
+    """`@name` becomes `＠name` (U+FF20: visible, never a notification).
+
+    By default only where GitHub would see a mention (after a non-alphanumeric character), so
+    `a@b.com` and `actions/checkout@v4` read as written in a file. `strict` defuses every `@`
+    before a name character: the PR comment uses it, because there a missed mention notifies
+    someone and GitHub's exact rule (e-mail-like text, links) is not ours to replicate.
+    """
+    if "@" not in text:
+        return text
+    return (_ANY_MENTION if strict else _MENTION).sub("\uff20", text)
 
 
 def neutralise_markdown(text: str) -> str:

@@ -877,6 +877,10 @@ def test_base_evidence_from_the_api_when_git_lacks_the_base_and_failures_are_not
     outcome, commands = run_pr_job(pr)
     assert "::notice::the base results of kit/beta could not be read" in commands
     assert "the base results of kit/beta could not be read" in pr.summary.read_text()
+    # … and the skill is "base unknown", never "new".
+    (row,) = [r for r in outcome.rows if r.skill == "beta"]
+    assert row.label is Label.BASE_UNKNOWN
+    assert outcome.outputs.delta == "base unknown"
 
 
 def test_a_plugin_symlinked_outside_the_checkout_is_never_committed(
@@ -939,3 +943,29 @@ def test_a_plugin_symlinked_outside_the_checkout_is_never_committed(
     # No junk path named after the absolute workspace, nothing through the symlink.
     assert set(changed) <= {"EVALUATION.md", "EVALUATION.json"}, changed
     assert code != 0 or "resolve outside the repository" not in out.getvalue()
+
+
+def test_a_refused_definition_says_authoring_error_not_a_failure(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    for rel, text in base_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    (root / "evals/gamma/evals.json").write_text(
+        '{\n  "evals": [\n    {"id": 1, "prompt": "p", "assertions": [\n'
+        '      {"type": "notregex", "pattern": "x"}]}\n  ]\n}\n'
+    )
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    outcome = run_pr(
+        PrOptions(environ=env, cwd=root, local=True, base="main"),
+        reporter=RecordingReporter(),
+        commands=io.StringIO(),
+    )
+    (row,) = [r for r in outcome.rows if r.skill == "gamma"]
+    assert row.label is Label.AUTHORING_ERROR and row.evals is not None
+    assert "evals/gamma/evals.json:4" in row.evals.reason
+    assert "authoring error" in outcome.comment.splitlines()[2]  # the verdict line
+    assert "authoring error in kit/gamma's evals" in outcome.comment
+    assert outcome.outputs.status != "errored"

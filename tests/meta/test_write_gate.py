@@ -29,10 +29,6 @@ ALLOWED: dict[str, str] = {
     "modelserver/_server.py": "the scripted model server's request log (a test and demo tool)",
     "modelserver/_responses.py": "a script the scripted Codex agent runs in its workspace",
     "flows/_demo.py": "the demo's scratch copy of the examples (an authored file edited)",
-    "flows/_action.py": (
-        "base evidence decoded from a temp file; `pr --local` preview files (comment and summary "
-        "bodies, redacted at render time by no one yet: to move to `encoding.write_text`)"
-    ),
 }
 
 

@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
-from evolve_action import evals, events, triggers
+from evolve_action import evals, events, plan, triggers
 from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
+from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
@@ -98,6 +99,8 @@ from evolve_action.report import (
     ComparisonRow,
     GateOptions,
     Label,
+    Reruns,
+    Revision,
     RunFacts,
     SkillEvidence,
     compare,
@@ -211,6 +214,14 @@ class _Run:
     skipped: int = 0
     errored: bool = False
     check_failures: int = 0
+    base_unknown: set[str] = field(default_factory=set)
+    """Touched skills (`plugin/skill`) whose base results could not be read."""
+    refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
+    """Touched skills whose definition of a tier was refused as an authoring error."""
+    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the runs power on demand added (never committed)."""
+    base_reruns: int = 0
+    """Sessions that re-ran the base's version (part of `sessions`)."""
 
     def notice(self, text: str, commands: TextIO | None = None) -> None:
         """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
@@ -277,6 +288,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             # The plan job and every shard job must see the same harnesses, or plans disagree.
             _ensure_extra_harnesses(inputs, agent_env, state, commands)
         return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
+    _refusals(repo, touched, inputs.tiers, state)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
     before = _snapshot(repo, touched)
@@ -319,7 +331,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             evaluation_url=_evaluation_url(ctx, repo, top),
             run_url=ctx.run_url or None,
         )
-        body = render_pr_comment(rows, facts)
+        body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
         pr = ctx.pull_request
@@ -469,6 +481,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         return ActionOutcome(
             exit_code=0, outputs=ActionOutputs(status="skipped"), lines=tuple(state.lines)
         )
+    _refusals(repo, touched, ("triggers", "evals"), state)
     base_files = {
         s.key: _load_bytes(_git_show_results(top, base, repo, s, genv)) for s in touched.skills
     }
@@ -488,11 +501,15 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         options.cwd,
         title=f"Skill evaluations: {base} → working tree (preview)",
     )
-    body = render_pr_comment(rows, facts)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    revision = Revision(
+        base_sha=_git(top, genv, "rev-parse", f"{base}^{{commit}}").stdout.strip() or base,
+        head_sha=_git(top, genv, "rev-parse", "HEAD").stdout.strip(),
+        dirty=_dirty(top, genv),
+    )
+    body = render_pr_comment(rows, facts, revision=revision)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
-    comment_file.write_text(body, encoding="utf-8")
-    summary_file.write_text(body, encoding="utf-8")
+    write_text(comment_file, body)
+    write_text(summary_file, body)
     state.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
     state.lines.append(f"pr --local: the step summary: {summary_file}")
     outputs = _outputs(rows, state, touched, facts, None, "", repo, top)
@@ -917,13 +934,15 @@ def _comment(
         if existing is not None and digest_of(existing.body) == digest:
             return existing.id  # same evidence: leave it alone (no rewrite, no notification)
         wanted = inputs.comment == "always" or existing is not None
-        if inputs.comment == "changes":  # only when a figure moved (or to update our comment)
+        if inputs.comment == "changes":  # only when the verdict is not "no change" (or to update)
             wanted = existing is not None or any(
-                r.label in (Label.NEW, Label.REMOVED) or any(t.delta for t in r.tiers) for r in rows
+                r.label not in (Label.NO_CHANGE, Label.NOT_RERUN) for r in rows
             )
         if inputs.comment == "failures":
             wanted = existing is not None or any(
-                r.label is Label.REGRESSION or any(t.failing for t in r.tiers) for r in rows
+                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR)
+                or any(t.failing for t in r.tiers)
+                for r in rows
             )
         if not wanted:
             return existing.id if existing is not None else None
@@ -956,7 +975,7 @@ def _report_and_compare(
     report = regenerate_report(
         ReportOptions(repo=repo, config=config, results_format=config.results_format), cwd=cwd
     )
-    rows = _compare(repo, touched, base_files)
+    rows = _compare(repo, touched, base_files, state)
     facts = RunFacts(
         marker=COMMENT_MARKER,
         sessions_run=state.sessions,
@@ -964,19 +983,22 @@ def _report_and_compare(
         cost_usd=_cost(before, repo, touched),
         evaluation_url=evaluation_url,
         run_url=run_url,
-        notes=(*_touched_notes(touched), *state.notes),
+        notes=(*_touched_notes(touched, state), *state.notes),
         **({"title": title} if title is not None else {}),
     )
     return report.written, rows, facts
 
 
-def _touched_notes(touched: Touched) -> list[str]:
-    """One note per touched or removed skill, with its first reason (for the comment and summary)."""
+def _touched_notes(touched: Touched, state: _Run) -> list[str]:
+    """One note per touched or removed skill, with its first reason (for the comment and summary);
+    a refused definition says `authoring error` with the refusal (never a failure of the skill)."""
     notes = []
     for s in touched.skills:
         why = s.reasons[0] if s.reasons else "selected"
         extra = f" (renamed from {s.renamed_from})" if s.renamed_from else ""
         notes.append(f"evaluated {s.key}{extra}: {why}")
+        for tier, message in sorted(state.refused.get(s.key, {}).items()):
+            notes.append(f"authoring error in {s.key}'s {tier.value}: {message}")
     notes.extend(f"removed {s.key}: its results are no longer evaluated" for s in touched.removed)
     return notes
 
@@ -1001,22 +1023,40 @@ def _snapshot(repo: Repository, touched: Touched) -> dict[Path, bytes | None]:
 
 
 def _compare(
-    repo: Repository, touched: Touched, base: Mapping[str, ResultsFile | None]
+    repo: Repository,
+    touched: Touched,
+    base: Mapping[str, ResultsFile | None],
+    state: _Run,
 ) -> tuple[ComparisonRow, ...]:
+    return compare(_evidence(repo, touched, base, state))
+
+
+def _evidence(
+    repo: Repository,
+    touched: Touched,
+    base: Mapping[str, ResultsFile | None],
+    state: _Run,
+) -> list[SkillEvidence]:
+    """Base and head evidence of every touched (and removed) skill, with what the job knows."""
     evidence = []
-    for s in touched.skills:
+    for s in (*touched.skills, *touched.removed):
         head = None
-        for es in repo.eval_sets():
-            if es.plugin == s.plugin and es.skill == s.skill:
-                head = load_results(es.results_dir, plugin=es.plugin, skill=es.skill).file
+        if s in touched.skills:
+            for es in repo.eval_sets():
+                if es.plugin == s.plugin and es.skill == s.skill:
+                    head = load_results(es.results_dir, plugin=es.plugin, skill=es.skill).file
         evidence.append(
-            SkillEvidence(plugin=s.plugin, skill=s.skill, base=base.get(s.key), head=head)
+            SkillEvidence(
+                plugin=s.plugin,
+                skill=s.skill,
+                base=base.get(s.key),
+                head=head,
+                base_known=s.key not in state.base_unknown,
+                refused=state.refused.get(s.key, {}),
+                reruns=state.reruns.get(s.key, {}),
+            )
         )
-    for s in touched.removed:
-        evidence.append(
-            SkillEvidence(plugin=s.plugin, skill=s.skill, base=base.get(s.key), head=None)
-        )
-    return compare(evidence)
+    return evidence
 
 
 def _base_evidence(
@@ -1055,6 +1095,7 @@ def _base_evidence(
                     "without a base",
                     commands,
                 )
+                state.base_unknown.add(s.key)
                 continue
         else:
             state.notice(
@@ -1062,6 +1103,7 @@ def _base_evidence(
                 f"commit {base_ref[:12]} and there is no token; it is compared without a base",
                 commands,
             )
+            state.base_unknown.add(s.key)
             continue
         loaded = _load_bytes(found)
         if found is not None and loaded is None:
@@ -1070,6 +1112,7 @@ def _base_evidence(
                 "results file this version reads; it is compared without a base",
                 commands,
             )
+            state.base_unknown.add(s.key)
         out[s.key] = loaded
     return out
 
@@ -1102,8 +1145,12 @@ def _load_bytes(found: tuple[str, bytes] | None) -> ResultsFile | None:
     if found is None:
         return None
     name, data = found
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
     with tempfile.TemporaryDirectory(prefix="evolve-base.") as tmp:
-        (Path(tmp) / name).write_bytes(data)
+        write_text(Path(tmp) / name, text)
         try:
             return load_results(Path(tmp)).file
         except EvolveError:
@@ -1155,13 +1202,8 @@ def _outputs(
     top: Path,
 ) -> ActionOutputs:
     labels = [r.label for r in rows]
-    delta = ""
-    for label in (Label.REGRESSION, Label.IMPROVEMENT, Label.WITHIN_NOISE, Label.UNDERPOWERED):
-        if label in labels:
-            delta = str(label)
-            break
-    if not delta and labels:
-        delta = str(labels[0])
+    # The most severe row label (`Label` order: regression, authoring error, improvement, …).
+    delta = next((str(lbl) for lbl in Label if lbl in labels), "")
     status: Literal["passed", "failed", "regressed", "errored", "skipped"] = "passed"
     if state.errored:
         status = "errored"
@@ -1232,6 +1274,36 @@ def _ensure_extra_harnesses(
         )
         return
     state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
+
+
+def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
+    """What the action compared: the PR's base and head (a push: before and after)."""
+    pr = ctx.pull_request
+    if pr is not None:
+        base, head = pr.base_sha, pr.head_sha
+    else:
+        base, head = ctx.push_before or "", ctx.push_after or ctx.sha
+    return Revision(base_sha=base or "", head_sha=head or "", base_reruns=state.base_reruns)
+
+
+def _dirty(top: Path, genv: Mapping[str, str]) -> bool:
+    """Whether the working tree has changes not committed (untracked files included)."""
+    proc = _git(top, genv, "status", "--porcelain", "--untracked-files=normal")
+    return proc.returncode == 0 and bool(proc.stdout.strip())
+
+
+def _refusals(repo: Repository, touched: Touched, tiers: Sequence[str], state: _Run) -> None:
+    """Record, per touched skill, the tiers whose definition planning refuses (authoring errors:
+    `plan.build_inputs` names the file, the line and the fix; nothing runs for them)."""
+    wanted = [t for t in (plan.Tier.TRIGGERS, plan.Tier.EVALS) if t.value in tiers]
+    for es in repo.eval_sets():
+        key = f"{es.plugin}/{es.skill}"
+        if not any(s.key == key for s in touched.skills):
+            continue
+        for tier in wanted:
+            invalid = plan.build_inputs([es], tiers=(tier,), root=repo.root).invalid
+            if invalid:
+                state.refused.setdefault(key, {})[tier] = invalid[0].removeprefix("error: ")
 
 
 def _has_credentials(environ: Mapping[str, str]) -> bool:

@@ -4,8 +4,10 @@ Owns: reading the evidence out of two schema-5 results files (the PR base's and 
 case, its verdict and the scores of its runs (triggers: runs that behaved as expected out of
 `runs`; evals: the share of graded expectations met); the per-tier figures of each skill × model
 (like-for-like rates over the shared cases, the change, case pass rates, flipped cases, lift vs
-the without-skill baseline) and the label: `regression`, `improvement`, `undecided`, `no change`,
-`not comparable`, `new`, `removed`, `not re-run`. The test and the rule are `_stats`
+the without-skill baseline) and the label: `regression`, `authoring error`, `improvement`,
+`not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
+job added for power on demand (`Reruns`: fresh paired runs of the base's version, extra head runs)
+join the stored evidence here, so one function labels every look of the sequential rule. The test and the rule are `_stats`
 (`stratified_test`, `decide`); they are written down in `docs/pr-comment.md` ("The rule");
 `bench/noise.py` measures them.
 
@@ -21,13 +23,15 @@ Never does: I/O, rendering, reading git or the environment, starting runs.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 
 from evolve_action.encoding import round6
 from evolve_action.plan import Tier
+from evolve_action.report._render import EM
 from evolve_action.report._stats import (
     SCORE_GRID,
     Interval,
@@ -52,6 +56,7 @@ from evolve_action.results import (
     TriggerResult,
     TriggersEntry,
 )
+from evolve_action.triggers import passes
 
 __all__ = [
     "CaseStatus",
@@ -60,7 +65,9 @@ __all__ = [
     "FlippedCase",
     "Flips",
     "Label",
+    "QueryRuns",
     "Rate",
+    "Reruns",
     "SkillEvidence",
     "TierComparison",
     "compare",
@@ -75,11 +82,17 @@ class Label(StrEnum):
 
     REGRESSION = "regression"
     """A significant drop of at least `MATERIAL` (docs/pr-comment.md "The rule")."""
+    AUTHORING_ERROR = "authoring error"
+    """The head's definition file of this tier fails validation: it was refused, nothing ran
+    (an error of the definition, not a failure of the skill)."""
     IMPROVEMENT = "improvement"
     NOT_COMPARABLE = "not comparable"
     """Different model or harness on the two sides: no test."""
     UNDECIDED = "undecided"
     """Nothing decided and a material change still plausible: more runs would tell."""
+    BASE_UNKNOWN = "base unknown"
+    """The base's results could not be read (API or git failure, unreadable file): no test, and
+    never `new`."""
     NO_CHANGE = "no change"
     """No material change: the estimate is under `MATERIAL` and a change of `RULED_OUT` is ruled
     out (or a significant change is too small to matter)."""
@@ -87,9 +100,6 @@ class Label(StrEnum):
     REMOVED = "removed"
     NOT_RERUN = "not re-run"
     """The head carries the base's own evidence for this tier (the PR re-ran nothing): no label."""
-    # Names used before issue 22 (flows/_action.py still reads them): aliases, not labels.
-    UNDERPOWERED = "undecided"
-    WITHIN_NOISE = "undecided"
 
 
 _PRIORITY = tuple(Label)
@@ -217,6 +227,10 @@ class TierComparison:
     """Evals: head case pass rate − without-skill baseline rate at head (round6)."""
     failing: tuple[FailingCase, ...]
     """Head cases that failed or errored, in the head's result order."""
+    base_reruns: int = 0
+    """Runs of the base's version this job made (the base side is those runs only when > 0)."""
+    extra_head_runs: int = 0
+    """Head runs this job added beyond the stored sweep (power on demand)."""
 
     @property
     def base_score(self) -> float | None:
@@ -258,6 +272,34 @@ class ComparisonRow:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QueryRuns:
+    """Runs of one trigger query made by this job for the comparison only (never committed)."""
+
+    query: str
+    should_trigger: bool
+    hits: int
+    runs: int
+    """Completed runs (errored runs are not counted)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reruns:
+    """What power on demand added to one skill × model's triggers comparison, and the look.
+
+    With `base` runs, the base side is those fresh runs only (made in this job, against the same
+    model, interleaved with the head's): the stored base is not tested. `head` runs extend the
+    head's stored sweep. `t_prev`, `t` and `final` place this look in the sequential plan
+    (`_stats.decide`).
+    """
+
+    base: tuple[QueryRuns, ...] = ()
+    head: tuple[QueryRuns, ...] = ()
+    t_prev: float = 0.0
+    t: float = 1.0
+    final: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SkillEvidence:
     """A touched skill's results file at the PR base and at the head (None when absent)."""
 
@@ -265,6 +307,12 @@ class SkillEvidence:
     skill: str
     base: ResultsFile | None
     head: ResultsFile | None
+    base_known: bool = True
+    """False: the base's results could not be read (`base` None means unknown, not absent)."""
+    refused: Mapping[Tier, str] = field(default_factory=dict)
+    """Tiers whose head definition was refused as an authoring error, with the message."""
+    reruns: Mapping[str, Reruns] = field(default_factory=dict)
+    """Model key → the runs this job added for the comparison (power on demand)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +326,8 @@ class _Case:
     """Evidence in words (`3/3 runs`, `2/3 expectations`)."""
     expect: bool
     """Triggers: `should_trigger` (a changed expectation unpairs the case)."""
+    extra: int = 0
+    """Fixed-size runs appended after a stored early-stopped sweep (in `scores`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +343,9 @@ class _Side:
     """Triggers: the sweep's planned runs when the side's runs were early-stopped, else None."""
 
     def sweep(self, case: _Case) -> Sweep | None:
-        return Sweep(planned=self.planned, should_trigger=case.expect) if self.planned else None
+        if not self.planned:
+            return None
+        return Sweep(planned=self.planned, should_trigger=case.expect, extra=case.extra)
 
 
 def _trigger_case(r: TriggerResult) -> _Case | None:
@@ -318,6 +370,38 @@ def _trigger_side(entry: TriggersEntry) -> _Side:
     stopped = planned > 1 and early_stopped(records, planned)
     order = tuple(r.query for r in entry.results)
     return _Side(entry.header, cases, invalid, order, 1, planned if stopped else None)
+
+
+def _query_case(q: QueryRuns, before: _Case | None = None) -> _Case:
+    """A trigger case from runs made by this job, appended to `before`'s when given."""
+    good = q.hits if q.should_trigger else q.runs - q.hits
+    scores = (before.scores if before is not None else ()) + (1,) * good + (0,) * (q.runs - good)
+    total_good = sum(scores)
+    hits = total_good if q.should_trigger else len(scores) - total_good
+    return _Case(
+        passes(hits, len(scores), q.should_trigger),
+        scores,
+        f"{hits}/{len(scores)}",
+        q.should_trigger,
+        (before.extra if before is not None else 0) + q.runs,
+    )
+
+
+def _fresh_side(runs: Sequence[QueryRuns], header: EntryHeader) -> _Side:
+    """The base side made of this job's fresh runs of the base's version (fixed size)."""
+    cases = {q.query: _query_case(q) for q in runs if q.runs > 0}
+    invalid = sum(1 for q in runs if q.runs <= 0)
+    return _Side(header, cases, invalid, tuple(q.query for q in runs), 1, None)
+
+
+def _extended(side: _Side, extra: Sequence[QueryRuns]) -> _Side:
+    """`side` with this job's extra runs appended to its cases (same query and expectation)."""
+    cases = dict(side.cases)
+    for q in extra:
+        before = cases.get(q.query)
+        if before is not None and before.expect == q.should_trigger and q.runs > 0:
+            cases[q.query] = _query_case(q, before)
+    return dataclasses.replace(side, cases=cases)
 
 
 def _eval_valid(r: EvalResult) -> bool:
@@ -512,6 +596,10 @@ def _compare_tier(
     names: dict[str, str],
     plan: Plan,
     rerun: bool,
+    *,
+    base_known: bool = True,
+    refused: str | None = None,
+    look: Reruns | None = None,
 ) -> TierComparison:
     brate = _rate(base) if base is not None else None
     hrate = _rate(head) if head is not None else None
@@ -524,7 +612,9 @@ def _compare_tier(
     unpaired = 0
     unit = "queries" if tier is Tier.TRIGGERS else "cases"
     why = _incomparable(base.header, head.header) if base and head else None
-    if why is not None:
+    if refused is not None:
+        label, reason = Label.AUTHORING_ERROR, refused
+    elif why is not None:
         label, reason = Label.NOT_COMPARABLE, f"different {why}: the sides measure different things"
     elif head is None or (bn and not hn):
         label, unpaired = Label.REMOVED, bn
@@ -533,6 +623,9 @@ def _compare_tier(
             if hrate is not None
             else "no head results for this tier"
         )
+    elif base is None and not base_known:
+        label, unpaired = Label.BASE_UNKNOWN, hn
+        reason = "the base's results could not be read: nothing to compare with (see the note)"
     elif base is None or (hn and not bn):
         label, unpaired = Label.NEW, hn
         reason = (
@@ -565,7 +658,10 @@ def _compare_tier(
         elif test.delta is None:
             label, reason = Label.UNDECIDED, f"no {unit} with a verdict on both sides"
         else:
-            decision = decide(test, plan)
+            if look is None:
+                decision = decide(test, plan)
+            else:
+                decision = decide(test, plan, t_prev=look.t_prev, t=look.t, final=look.final)
             label, level = _OUTCOME_LABEL[decision.outcome], decision.level
             reason = _reason(label, test, decision.level, plan, unit)
     return TierComparison(
@@ -583,6 +679,8 @@ def _compare_tier(
         lift_base=lifts[0],
         lift_head=lifts[1],
         failing=failing,
+        base_reruns=sum(q.runs for q in look.base) if look is not None else 0,
+        extra_head_runs=sum(q.runs for q in look.head) if look is not None else 0,
     )
 
 
@@ -600,18 +698,44 @@ def _rerun(b: TriggersEntry | EvalsEntry | None, h: TriggersEntry | EvalsEntry |
 
 
 def _triggers(
-    b: TriggersEntry | None, h: TriggersEntry | None, plan: Plan
+    b: TriggersEntry | None,
+    h: TriggersEntry | None,
+    plan: Plan,
+    ev: SkillEvidence,
+    rr: Reruns | None,
 ) -> TierComparison | None:
-    if b is None and h is None:
+    if b is None and h is None and Tier.TRIGGERS not in ev.refused:
         return None
     bv = _trigger_side(b) if b is not None else None
     hv = _trigger_side(h) if h is not None else None
+    rerun = _rerun(b, h)
+    if rr is not None and Tier.TRIGGERS not in ev.refused:
+        if rr.base:
+            header = h.header if h is not None else (b.header if b is not None else EntryHeader())
+            bv = _fresh_side(rr.base, header)
+        if rr.head and hv is not None:
+            hv = _extended(hv, rr.head)
+        rerun = rerun or bool(rr.base or rr.head)
     failing = _trigger_failing(h, bv) if h is not None else ()
-    return _compare_tier(Tier.TRIGGERS, bv, hv, failing, (None, None), {}, plan, _rerun(b, h))
+    return _compare_tier(
+        Tier.TRIGGERS,
+        bv,
+        hv,
+        failing,
+        (None, None),
+        {},
+        plan,
+        rerun,
+        base_known=ev.base_known or bool(rr and rr.base),
+        refused=ev.refused.get(Tier.TRIGGERS),
+        look=rr,
+    )
 
 
-def _evals(b: EvalsEntry | None, h: EvalsEntry | None, plan: Plan) -> TierComparison | None:
-    if b is None and h is None:
+def _evals(
+    b: EvalsEntry | None, h: EvalsEntry | None, plan: Plan, ev: SkillEvidence
+) -> TierComparison | None:
+    if b is None and h is None and Tier.EVALS not in ev.refused:
         return None
     bv = _eval_side(b.header, b.results) if b is not None else None
     hv = _eval_side(h.header, h.results) if h is not None else None
@@ -621,7 +745,18 @@ def _evals(b: EvalsEntry | None, h: EvalsEntry | None, plan: Plan) -> TierCompar
         _lift(h, _rate(hv) if hv is not None else None),
     )
     names = {r.id: r.name for r in h.results} if h is not None else {}
-    return _compare_tier(Tier.EVALS, bv, hv, failing, lifts, names, plan, _rerun(b, h))
+    return _compare_tier(
+        Tier.EVALS,
+        bv,
+        hv,
+        failing,
+        lifts,
+        names,
+        plan,
+        _rerun(b, h),
+        base_known=ev.base_known,
+        refused=ev.refused.get(Tier.EVALS),
+    )
 
 
 def _display(*entries: ModelEntry | None) -> tuple[str, str]:
@@ -643,27 +778,37 @@ def compare_skill(
     """The rows of one touched skill: one per model key on either side, sorted by key.
 
     `models`, when given, restricts the rows to those keys (e.g. the models this run selected).
-    A key on the head only is `new`, on the base only `removed`. `plan` (default: one look at
-    the default levels) is the rule's parameters.
+    A key on the head only is `new` (`base unknown` when the base could not be read), on the
+    base only `removed`. `plan` (default: one look at the default levels) is the rule's
+    parameters; `evidence.reruns` the runs power on demand added and each one's look. A refused
+    definition (`evidence.refused`) labels its tier `authoring error`; a skill with no results on
+    either side gets one row (model key "") when its definition was refused or its base could
+    not be read, so the comment says so.
     """
     plan = plan or Plan()
     bmodels = evidence.base.models if evidence.base is not None else {}
     hmodels = evidence.head.models if evidence.head is not None else {}
     rows: list[ComparisonRow] = []
-    for key in sorted(set(bmodels) | set(hmodels)):
-        if models is not None and key not in models:
+    keys = sorted(set(bmodels) | set(hmodels))
+    if not keys and evidence.refused:
+        keys = [""]  # nothing stored on either side: one row says the definition was refused
+    for key in keys:
+        if models is not None and key not in models and key:
             continue
         b, h = bmodels.get(key), hmodels.get(key)
-        trig = _triggers(b.triggers if b else None, h.triggers if h else None, plan)
-        evs = _evals(b.evals if b else None, h.evals if h else None, plan)
+        rr = evidence.reruns.get(key)
+        trig = _triggers(b.triggers if b else None, h.triggers if h else None, plan, evidence, rr)
+        evs = _evals(b.evals if b else None, h.evals if h else None, plan, evidence)
         if trig is None and evs is None:
             continue
-        if b is None:
-            label = Label.NEW
+        present = {t.label for t in (trig, evs) if t is not None}
+        if Label.AUTHORING_ERROR in present:
+            label = Label.AUTHORING_ERROR
+        elif b is None and not (rr is not None and rr.base):
+            label = Label.NEW if evidence.base_known else Label.BASE_UNKNOWN
         elif h is None:
             label = Label.REMOVED
         else:
-            present = {t.label for t in (trig, evs) if t is not None}
             label = next(lbl for lbl in _PRIORITY if lbl in present)
         display, harness = _display(h, b)
         rows.append(
@@ -671,11 +816,24 @@ def compare_skill(
                 plugin=evidence.plugin,
                 skill=evidence.skill,
                 model_key=key,
-                display=display or key,
+                display=display or key or EM,
                 harness=harness,
                 label=label,
                 triggers=trig,
                 evals=evs,
+            )
+        )
+    if not keys and not evidence.base_known:  # nothing on either side and the base unreadable
+        rows.append(
+            ComparisonRow(
+                plugin=evidence.plugin,
+                skill=evidence.skill,
+                model_key="",
+                display=EM,
+                harness="",
+                label=Label.BASE_UNKNOWN,
+                triggers=None,
+                evals=None,
             )
         )
     return tuple(rows)

@@ -28,7 +28,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
@@ -42,9 +41,9 @@ from evolve_action.report._compare import (
     TierComparison,
     label_counts,
 )
-from evolve_action.report._render import CELL_MAX_BYTES, EM, cell_text, environment, usd
+from evolve_action.report._render import EM, cell_text, environment, usd
 from evolve_action.report._stats import ALPHA, MATERIAL, RULED_OUT
-from evolve_action.sanitise import clean_text
+from evolve_action.sanitise import clean_text, defuse_mentions, visible_text
 
 __all__ = [
     "COMMENT_LIMIT",
@@ -73,9 +72,11 @@ MAX_FLIPPED_LISTED = 10
 
 EMOJI = {
     Label.REGRESSION: "🔴",
+    Label.AUTHORING_ERROR: "⛔",
     Label.IMPROVEMENT: "🟢",
     Label.NOT_COMPARABLE: "⚪",
     Label.UNDECIDED: "🟡",
+    Label.BASE_UNKNOWN: "❔",
     Label.NO_CHANGE: "✅",
     Label.NEW: "🆕",
     Label.REMOVED: "➖",
@@ -100,7 +101,6 @@ _LINE_BREAKS = str.maketrans(
         "\t": " ",
     }
 )
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _REF = re.compile(r"#(?=[0-9])")
 _MARKDOWN = str.maketrans(
     {
@@ -115,44 +115,23 @@ _MARKDOWN = str.maketrans(
 )
 
 
-_HTML = str.maketrans(
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "`": "&#96;"}
-)
-
-
-def _visible(ch: str) -> bool:
-    if ch == "\n":
-        return True
-    return unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co")
-
-
 def github_text(text: str) -> str:
     """Untrusted text made safe to embed in a GitHub comment (Markdown); line breaks kept as `\\n`.
 
-    - terminal escapes, C0/C1 controls and bidi controls go (`sanitise.clean_text`), then every
-      other invisible format character (Unicode categories Cf, Cs, Co: zero-width spaces and
-      joiners, word joiner, BOM, tag characters, soft hyphen);
+    - terminal escapes, C0/C1 controls, bidi controls and every other invisible format character
+      (Unicode categories Cf, Cs, Co: zero-width spaces and joiners, word joiner, BOM, tag
+      characters, soft hyphen) go (`sanitise.visible_text`);
     - CR, VT, FF, NEL, U+2028/2029 become `\\n`, tabs a space;
     - `\\`, `` ` ``, `[`, `]` are backslash-escaped (no code spans, links or images, and no
       trailing backslash that would escape a table pipe); `&`, `<`, `>` become entities, so no
       HTML tag or comment (`<!--`) can open, and the caller's marker cannot be forged;
-    - `@name` and `@org/team` become `＠name` (U+FF20, visible, never a mention), `#123` becomes
-      `＃123` (U+FF03, never a cross-reference).
+    - every `@name` and `@org/team` becomes `＠name` (U+FF20, visible, never a mention:
+      `sanitise.defuse_mentions(strict=True)`), `#123` becomes `＃123` (U+FF03, never a
+      cross-reference).
     """
-    text = clean_text(text.replace("\r\n", "\n").translate(_LINE_BREAKS))
-    text = "".join(ch for ch in text if _visible(ch))
-    text = text.translate(_MARKDOWN)
-    text = _MENTION.sub("\uff20", text)
+    text = visible_text(text.replace("\r\n", "\n").translate(_LINE_BREAKS))
+    text = defuse_mentions(text.translate(_MARKDOWN), strict=True)
     return _REF.sub("\uff03", text)
-
-
-def _html_text(text: str) -> str:
-    """Untrusted text inside raw HTML (`<summary>`): as `github_text`, minus Markdown escapes."""
-    text = clean_text(text.translate(_LINE_BREAKS)).replace("\n", " ")
-    text = "".join(ch for ch in text if _visible(ch))
-    text = _REF.sub("\uff03", _MENTION.sub("\uff20", text)).translate(_HTML)
-    b = text.encode("utf-8")
-    return text if len(b) <= CELL_MAX_BYTES else b[:CELL_MAX_BYTES].decode("utf-8", "ignore") + "…"
 
 
 def _cell(text: str) -> str:
@@ -261,6 +240,10 @@ def _tier_cell(t: TierComparison | None) -> str:
         return EM
     if t.label is Label.NOT_RERUN:
         return f"{_pct(t.head_score)} · not re-run"
+    if t.label is Label.AUTHORING_ERROR:
+        return f"{_label_text(t.label)}: not run"
+    if t.label is Label.BASE_UNKNOWN:
+        return f"? → {_pct(t.head_score)} · {_label_text(t.label)}"
     if t.label in (Label.NEW, Label.REMOVED):
         return f"{_pct(t.base_score)} → {_pct(t.head_score)} · {_label_text(t.label)}"
     delta = _pts(t.delta)
@@ -340,6 +323,10 @@ def _tier_detail(t: TierComparison) -> _TierDetail:
         line += f"; {t.unpaired} case{'s' if t.unpaired != 1 else ''} valid on one side only"
     if t.lift_base is not None or t.lift_head is not None:
         line += f"; lift vs no skill {_pts(t.lift_base)} → {_pts(t.lift_head)}"
+    if t.base_reruns:
+        line += f"; base re-run in this job: {t.base_reruns} runs (the stored base is not tested)"
+    if t.extra_head_runs:
+        line += f"; {t.extra_head_runs} extra head runs in this job"
     bullets = []
     failing = [f for f in t.failing if f.status is not CaseStatus.REGRESSED]  # listed above
     for f in failing[:MAX_FAILING_LISTED]:
@@ -380,6 +367,7 @@ def _move(t: TierComparison) -> str:
 
 _VERBS = {
     Label.REGRESSION: ("fell", "a regression beyond noise"),
+    Label.AUTHORING_ERROR: ("", "authoring error: the definition is invalid, so nothing ran"),
     Label.IMPROVEMENT: ("rose", "an improvement beyond noise"),
     Label.UNDECIDED: ("moved", "undecided: more runs would tell"),
 }
@@ -392,19 +380,20 @@ def _verdict(rows: Sequence[ComparisonRow]) -> str:
     skills = len({(r.plugin, r.skill) for r in rows})
     several_models = len({r.model_key for r in rows}) > 1
     counts = label_counts(rows)
-    for label in (Label.REGRESSION, Label.IMPROVEMENT, Label.UNDECIDED):
+    told = (Label.REGRESSION, Label.AUTHORING_ERROR, Label.IMPROVEMENT, Label.UNDECIDED)
+    for label in told:
         hit = [(r, t) for r in rows for t in r.tiers if t.label is label]
         if not hit:
             continue
         row, tier = hit[0]
-        who = _cell(row.skill) + (f" on {_cell(row.display)}" if several_models else "")
+        several = several_models and row.model_key
+        who = _cell(row.skill) + (f" on {_cell(row.display)}" if several else "")
         verb, words = _VERBS[label]
-        text = f"{EMOJI[label]} {who} {tier.tier.value} {verb} {_move(tier)} — {words}"
-        more = [
-            f"{EMOJI[lbl]} {n} {lbl.value}"
-            for lbl, n in counts.items()
-            if lbl in (Label.REGRESSION, Label.IMPROVEMENT, Label.UNDECIDED) and n
-        ]
+        if label is Label.AUTHORING_ERROR:
+            text = f"{EMOJI[label]} {who} {tier.tier.value}: {words}"
+        else:
+            text = f"{EMOJI[label]} {who} {tier.tier.value} {verb} {_move(tier)} — {words}"
+        more = [f"{EMOJI[lbl]} {n} {lbl.value}" for lbl, n in counts.items() if lbl in told and n]
         if len(hit) > 1 or len(more) > 1:
             text += f" ({', '.join(more)} in {len(rows)} skill × model rows)"
         return text
@@ -414,14 +403,22 @@ def _verdict(rows: Sequence[ComparisonRow]) -> str:
     plural = "s" if skills != 1 else ""
     new = counts.get(Label.NEW, 0)
     removed = counts.get(Label.REMOVED, 0)
+    unknown = counts.get(Label.BASE_UNKNOWN, 0)
+    if unknown and unknown + new == len(rows):
+        return (
+            f"{EMOJI[Label.BASE_UNKNOWN]} the base's results of {skills} skill{plural} could not "
+            "be read: nothing to compare with (see the note)"
+        )
     if new and new == len(rows):
         return (
             f"{EMOJI[Label.NEW]} first results for {skills} skill{plural}: nothing to compare yet"
         )
     text = f"✅ no change in {skills} skill{plural}"
-    extra = [f"{n} {lbl.value}" for lbl, n in ((Label.NEW, new), (Label.REMOVED, removed)) if n]
+    pairs = ((Label.NEW, new), (Label.REMOVED, removed), (Label.BASE_UNKNOWN, unknown))
+    extra = [f"{n} {lbl.value}" for lbl, n in pairs if n]
     if extra:
-        text += f" ({', '.join(extra)} skill × model row{'s' if new + removed != 1 else ''})"
+        rows_told = new + removed + unknown
+        text += f" ({', '.join(extra)} skill × model row{'s' if rows_told != 1 else ''})"
     return text
 
 

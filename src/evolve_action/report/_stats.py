@@ -127,12 +127,23 @@ class Sweep:
 
     planned: int
     should_trigger: bool
+    extra: int = 0
+    """Fixed-size runs made after the sweep (power on demand adds them); their records are
+    convolved with the sweep's."""
 
 
 @functools.cache
 def _records(sweep: Sweep) -> dict[tuple[int, int], int]:
-    """(good runs, runs) → number of outcome orders an early-stopped sweep ends with."""
+    """(good runs, runs) → number of outcome orders an early-stopped sweep (plus its `extra`
+    fixed runs) ends with."""
     out: dict[tuple[int, int], int] = {}
+    if sweep.extra:
+        alone = _records(Sweep(planned=sweep.planned, should_trigger=sweep.should_trigger))
+        for (g, n), ways in alone.items():
+            for e in range(sweep.extra + 1):
+                key = (g + e, n + sweep.extra)
+                out[key] = out.get(key, 0) + ways * math.comb(sweep.extra, e)
+        return out
     frontier = {(0, 0): 1}  # (hits, misses) → orders still running
     while frontier:
         nxt: dict[tuple[int, int], int] = {}

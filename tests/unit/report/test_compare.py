@@ -13,12 +13,18 @@ from evolve_action.report import (
     ComparisonRow,
     Flips,
     Label,
+    QueryRuns,
+    Reruns,
     SkillEvidence,
+    Stratum,
+    Sweep,
     compare,
     compare_skill,
     label_counts,
+    stratified_test,
     wilson,
 )
+from evolve_action.report._stats import _records
 from evolve_action.results import (
     EntryHeader,
     EvalResult,
@@ -344,3 +350,103 @@ def test_early_stopped_sweeps_are_tested_as_such() -> None:
     assert t is not None and t.test is not None
     assert t.test.p_down == pytest.approx(0.5**6, rel=1e-6)
     assert t.label is Label.REGRESSION  # 1/64 ≤ 0.025; five such queries would be undecided
+
+
+# ---------------------------------------------------------------------------------------------
+# Base unknown, authoring errors, runs added by power on demand
+
+
+def test_an_unreadable_base_is_base_unknown_never_new() -> None:
+    head = m(triggers=hits13(BASE13))
+    row = one(None, head)
+    assert row.label is Label.NEW
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=None, head=head, base_known=False)
+    )
+    assert [r.label for r in rows] == [Label.BASE_UNKNOWN]
+    assert rows[0].triggers is not None and rows[0].triggers.label is Label.BASE_UNKNOWN
+    assert "could not be read" in rows[0].triggers.reason
+
+
+def test_a_refused_definition_is_an_authoring_error_not_a_failure() -> None:
+    why = "error: evals/s/triggers.json:3: bad — authoring error: p/s's triggers did not run"
+    base = m(triggers=hits13(BASE13, ran_at="a"))
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=base, head=base, refused={Tier.TRIGGERS: why})
+    )
+    assert [r.label for r in rows] == [Label.AUTHORING_ERROR]
+    assert rows[0].triggers is not None and rows[0].triggers.reason == why
+    assert rows[0].triggers.test is None
+    # Nothing stored on either side: one row still says so.
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=None, head=None, refused={Tier.TRIGGERS: why})
+    )
+    assert [(r.model_key, r.label) for r in rows] == [("", Label.AUTHORING_ERROR)]
+
+
+def qr(hits: Sequence[int], runs: int) -> tuple[QueryRuns, ...]:
+    return tuple(
+        QueryRuns(query=f"q{i}", should_trigger=True, hits=h, runs=runs) for i, h in enumerate(hits)
+    )
+
+
+def test_fresh_base_runs_replace_the_stored_base_and_extra_head_runs_extend_it() -> None:
+    stored_base = m(triggers=hits13([0] * 13, ran_at="a"))  # an old, very different base
+    head = m(triggers=hits13(BASE13, ran_at="b"))
+    reruns = Reruns(base=qr(BASE13, 3), head=qr([3] * 13, 3))
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=stored_base, head=head, reruns={KEY: reruns})
+    )
+    t = rows[0].triggers
+    assert t is not None and t.test is not None
+    assert t.base_reruns == 39 and t.extra_head_runs == 39
+    assert t.test.base_runs == 39 and t.test.head_runs == 78
+    assert t.label is not Label.IMPROVEMENT  # the stored 0/3s are not what was tested
+    assert t.base_score == pytest.approx(12 / 13, abs=1e-6)
+
+
+def test_a_missing_base_rerun_is_compared_not_new() -> None:
+    head = m(triggers=hits13([0] * 6 + [3] * 7, ran_at="b"))
+    reruns = Reruns(base=qr([3] * 13, 3))
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=None, head=head, reruns={KEY: reruns})
+    )
+    assert [r.label for r in rows] == [Label.REGRESSION]
+
+
+def test_a_non_final_look_continues_as_undecided_with_its_slice() -> None:
+    base = m(triggers=hits13([3] * 10, ran_at="a"))
+    head = m(triggers=hits13([3] * 8 + [2, 1], ran_at="b"))
+    look = Reruns(t_prev=0.0, t=0.5, final=False)
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=base, head=head, reruns={KEY: look})
+    )
+    t = rows[0].triggers
+    assert t is not None and t.label is Label.UNDECIDED
+    assert t.level is not None and t.level < 0.025 / 10  # O'Brien–Fleming spends little early
+
+
+def test_an_early_stopped_sweep_with_extra_runs_stays_exact() -> None:
+    """Sweep + fixed extras: the null distribution is the convolution (no false exactness)."""
+    alone = Stratum(
+        base=(1, 1),
+        head=(0, 0),
+        base_sweep=Sweep(planned=3, should_trigger=True),
+        head_sweep=Sweep(planned=3, should_trigger=True),
+    )
+    more = Stratum(
+        base=(1, 1, 1, 1),
+        head=(0, 0, 0, 0),
+        base_sweep=Sweep(planned=3, should_trigger=True, extra=2),
+        head_sweep=Sweep(planned=3, should_trigger=True, extra=2),
+    )
+    p1 = stratified_test([alone]).p_down
+    p2 = stratified_test([more]).p_down
+    assert p1 == pytest.approx(0.5, rel=1e-9)
+    assert p2 < p1  # two more runs each side that agree are more evidence
+    # every order of the sweep times the 2**2 orders of the extras
+    with_extra = _records(Sweep(planned=3, should_trigger=True, extra=2))
+    assert (
+        sum(with_extra.values())
+        == sum(_records(Sweep(planned=3, should_trigger=True)).values()) * 4
+    )
