@@ -368,6 +368,13 @@ def test_gate_fails_on_missing_evidence_and_passes_with_fail_on_never(
     pr.env["INPUT_FAIL_ON"] = "never"
     code, _, _ = run_action(pr, "gate")
     assert code == 0
+    # Outside Actions: one line per problem, no workflow commands.
+    pr.env.pop("GITHUB_ACTIONS")
+    pr.env["INPUT_FAIL_ON"] = "regression"
+    code, out, _ = run_action(pr, "gate")
+    assert code == 1 and "::error" not in out
+    fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert fails and len(fails) == len(set(fails))
 
 
 def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> None:

@@ -74,6 +74,7 @@ from evolve_action.github import (
     git_changed_paths,
     git_env,
     inactive_message,
+    is_actions,
     load_context,
     read_inputs,
     restore_workspace_owner,
@@ -570,8 +571,9 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
     )
     top = _git_toplevel(repo.root, git_env(environ, safe_directories=(repo.root,))) or repo.root
     fails = [i for i in outcome.issues if i.level == "FAIL"]
-    for issue in outcome.issues:
-        annotate(commands, "error" if issue.level == "FAIL" else "warning", issue.text)
+    if is_actions(environ):  # workflow commands only on a runner; elsewhere one line a problem
+        for issue in outcome.issues:
+            annotate(commands, "error" if issue.level == "FAIL" else "warning", issue.text)
     lines = [i.line() for i in outcome.issues]
     if not fails:
         lines.append("gate: thresholds met")
