@@ -27,6 +27,7 @@ __all__ = [
     "HARNESSES",
     "NATIVE_HARNESS",
     "PROVIDERS",
+    "PR_DEFAULT_MODEL",
     "USAGE_HARNESSES",
     "BoundModel",
     "Catalog",
@@ -45,6 +46,10 @@ __all__ = [
 
 DEFAULT_JUDGE_MODEL = "anthropic/claude-sonnet-5"
 """The LLM judge when neither `--judge-model` nor config `judge_model` names one."""
+
+PR_DEFAULT_MODEL = "anthropic/claude-sonnet-5"
+"""The one model a pull request evaluates (the action's PR mode, `pr --local`) when neither an
+input, a flag nor config `models` names any: a cheap default instead of every catalog model."""
 
 HARNESSES: tuple[str, ...] = (
     "claude",

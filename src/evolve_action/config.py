@@ -35,6 +35,15 @@ INSTALL_MODES: tuple[str, ...] = ("skills", "plugin")
 """`install`: `skills` links the plugin's skills into the workspace (evolve's way); `plugin` loads
 the plugin as users get it (`claude --plugin-dir`: namespaced skills, its hooks run)."""
 
+BaseMode = Literal["stored", "rerun", "auto"]
+BASE_MODES: tuple[BaseMode, ...] = ("stored", "rerun", "auto")
+"""`pr.base` (the action's `base` input, `pr --local --base-evidence`): what a PR's base side is.
+`stored`: the base's committed results; `rerun`: the base commit's version re-run in the job;
+`auto`: re-run when the stored evidence is missing, thin, early-stopped or another version's."""
+DEFAULT_BASE_MODE: BaseMode = "auto"
+DEFAULT_MAX_RUNS = 6
+"""`pr.max_runs`: runs per query per side a PR comparison may grow to (bench/noise.py)."""
+
 # Every leaf key with its type. Parents of dotted keys are objects.
 KEYS: dict[str, Kind] = {
     "version": "str",
@@ -67,9 +76,13 @@ KEYS: dict[str, Kind] = {
     "report.junit": "str",
     "report.cobertura": "str",
     "report.strict": "bool",
+    "pr.base": "str",
+    "pr.max_runs": "int",
     "providers": "object",
 }
-_GROUPS = frozenset({"telemetry", "remote", "sandbox", "checks", "report", "report.thresholds"})
+_GROUPS = frozenset(
+    {"telemetry", "remote", "sandbox", "checks", "report", "report.thresholds", "pr"}
+)
 _IGNORED_TOP = frozenset({"$schema"})
 
 
@@ -108,6 +121,14 @@ class ReportConfig:
     junit: str | None = None
     cobertura: str | None = None
     strict: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrConfig:
+    """`pr.*`: how a pull request's comparison gets its power (an evolve-action extension)."""
+
+    base: BaseMode = DEFAULT_BASE_MODE
+    max_runs: int = DEFAULT_MAX_RUNS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,6 +175,7 @@ class Config:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     checks: ChecksConfig = field(default_factory=ChecksConfig)
     report: ReportConfig = field(default_factory=ReportConfig)
+    pr: PrConfig = field(default_factory=PrConfig)
     providers: Mapping[str, Any] = field(default_factory=dict)
     """Raw `providers.<name>.models` overrides (shape-checked by `catalog`)."""
     source_path: Path | None = None
@@ -420,6 +442,10 @@ def _check_value(key: str, value: Any, *, where: str) -> Any:
             raise ConfigError(f"{where}: {exc.message}") from None
     if key == "install" and value not in INSTALL_MODES:
         raise ConfigError(f'{where}: unknown install "{value}" (want skills or plugin)')
+    if key == "pr.base" and value not in BASE_MODES:
+        raise ConfigError(f'{where}: unknown base "{value}" (want stored, rerun or auto)')
+    if key == "pr.max_runs" and not 1 <= value <= 100:
+        raise ConfigError(f"{where}: must be between 1 and 100 runs per query (got {value})")
     if key == "stale_results" and value not in ("keep", "drop"):
         raise ConfigError(f'{where}: unknown stale_results "{value}" (want keep or drop)')
     if key == "harnesses":
@@ -504,6 +530,10 @@ def _build(
             junit=s.get("report.junit") or None,
             cobertura=s.get("report.cobertura") or None,
             strict=s.get("report.strict", False),
+        ),
+        pr=PrConfig(
+            base=s.get("pr.base", DEFAULT_BASE_MODE),
+            max_runs=s.get("pr.max_runs", DEFAULT_MAX_RUNS),
         ),
         providers=dict(s.get("providers") or {}),
         source_path=source_path,

@@ -167,6 +167,9 @@ def make_pr(
         "INPUT_COMMENT": "always",
         "INPUT_COMMIT": "true",
         "INPUT_FAIL_ON": "error",
+        # One look at the stored base: the power-on-demand tests opt in.
+        "INPUT_BASE": "stored",
+        "INPUT_MAX_RUNS": "1",
     }
     for key, value in (inputs or {}).items():
         env[f"INPUT_{key.upper()}"] = value

@@ -1,6 +1,8 @@
 """`evolve-action pr`, `evolve-action gate` and `evolve-action run` (no tier): the action's modes.
 
-Owns the flags of `pr` (`--local`, `--base`, `--out`) and `gate`, and the action's `mode: run`
+Owns the flags of `pr` (`--local` and the pre-push gate's `--base`, `--out`, `--scripted`,
+`--model`, `--runs`, `--jobs`, `--max-cost-usd`, `--base-evidence`, `--max-runs`, `--fail-on`,
+`--write`) and `gate`, and the action's `mode: run`
 (`run` without a tier, under GitHub Actions). Inputs come from `INPUT_*` and the event from
 `GITHUB_EVENT_PATH`, as the runner sets them (see docs/action.md); the jobs are
 `flows.run_pr` and `flows.run_gate`. Prints the flow's lines and exits with its code.
@@ -14,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from evolve_action.cli._common import Invocation
+from evolve_action.cli._common import Invocation, budget_from, require_positive, split_list
+from evolve_action.config import BASE_MODES
 from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter
 from evolve_action.flows import (
@@ -25,7 +28,7 @@ from evolve_action.flows import (
     run_pr,
     scripted_environ,
 )
-from evolve_action.github import is_actions
+from evolve_action.github import FAIL_ON, is_actions
 from evolve_action.modelserver import ModelServer
 
 
@@ -66,6 +69,45 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --local: the agent and the judge talk to the built-in scripted model server "
         "(the demo's policy; offline, free) instead of the Anthropic API",
     )
+    local = pr.add_argument_group("with --local")
+    local.add_argument(
+        "--model",
+        action="append",
+        metavar="MODEL",
+        help="model(s) to evaluate (repeatable or comma-separated; default: config `models`, else "
+        "one default model)",
+    )
+    local.add_argument("--runs", type=int, default=None, help="trigger sessions per query (3)")
+    local.add_argument("--jobs", type=int, default=None, help="concurrent agent sessions")
+    local.add_argument(
+        "--max-cost-usd", type=float, default=None, metavar="USD", help="spending cap for the run"
+    )
+    local.add_argument(
+        "--base-evidence",
+        choices=BASE_MODES,
+        default=None,
+        help="the base side: stored results, a rerun of the base commit's version, or auto "
+        "(default: config pr.base, else auto)",
+    )
+    local.add_argument(
+        "--max-runs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="runs per query per side an undecided comparison may grow to (default: config "
+        "pr.max_runs, else 6)",
+    )
+    local.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="regression",
+        help="which outcome exits 1, as the action's fail_on (default: regression)",
+    )
+    local.add_argument(
+        "--write",
+        action="store_true",
+        help="evaluate in place: update the results files and reports of the working tree",
+    )
     pr.set_defaults(handler=handle_pr)
     gate = subparsers.add_parser(
         "gate",
@@ -92,11 +134,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle_pr(inv: Invocation) -> int:
     """`evolve-action pr [--local]`."""
     args = inv.args
-    if not args.local and (args.base is not None or args.out is not None or args.scripted):
+    local_only = {
+        "--base": args.base is not None,
+        "--out": args.out is not None,
+        "--scripted": args.scripted,
+        "--model": bool(args.model),
+        "--runs": args.runs is not None,
+        "--jobs": args.jobs is not None,
+        "--max-cost-usd": args.max_cost_usd is not None,
+        "--base-evidence": args.base_evidence is not None,
+        "--max-runs": args.max_runs is not None,
+        "--fail-on": args.fail_on != "regression",
+        "--write": args.write,
+    }
+    given = [flag for flag, used in local_only.items() if used]
+    if not args.local and given:
         raise UsageError(
-            "--base, --out and --scripted go with --local",
+            f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --local "
+            "(on GitHub Actions the inputs decide)",
             hint="evolve-action pr --local --base main",
         )
+    for flag, value in (("--runs", args.runs), ("--jobs", args.jobs), ("--max-runs", args.max_runs)):
+        if value is not None:
+            require_positive(flag, value, "at least 1")
+    budget = budget_from(args)
     if not args.local and not is_actions(inv.environ):
         raise UsageError(
             "pr: not running in GitHub Actions (GITHUB_ACTIONS is not true)",
@@ -114,7 +175,21 @@ def handle_pr(inv: Invocation) -> int:
                 f"{server.base_url} (offline, free; the demo's policy)\n"
             )
         outcome = run_pr(
-            PrOptions(environ=environ, cwd=inv.cwd, local=args.local, base=args.base, out_dir=out),
+            PrOptions(
+                environ=environ,
+                cwd=inv.cwd,
+                local=args.local,
+                base=args.base,
+                out_dir=out,
+                models=split_list(args.model),
+                runs=args.runs,
+                jobs=args.jobs,
+                max_cost_usd=budget.limit_usd if budget is not None else None,
+                base_mode=args.base_evidence,
+                max_runs=args.max_runs,
+                fail_on=args.fail_on,
+                write=args.write,
+            ),
             reporter=LineReporter(inv.stdout),
             commands=inv.stdout,
         )

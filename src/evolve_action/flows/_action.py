@@ -44,13 +44,22 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from evolve_action import evals, events, plan, triggers
+from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.checks import CheckOptions, run_checks
-from evolve_action.config import Config, resolve_repository
+from evolve_action.config import BaseMode, Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
+from evolve_action.flows._power import PowerOptions, more_runs, reruns_document
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
-from evolve_action.flows._shard import MergeOutcome, merge_fragments, plan_shards, run_shard
+from evolve_action.flows._shard import (
+    CostEstimate,
+    MergeOutcome,
+    estimate_cost,
+    merge_fragments,
+    plan_shards,
+    run_shard,
+)
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.github import (
     ActionInputs,
@@ -148,11 +157,22 @@ class PrOptions:
     retry: RetryPolicy | None = None
     """The GitHub client's retry policy (tests pass `RetryPolicy.immediate()`)."""
     models: tuple[str, ...] = ()
-    """Local only: model tokens (empty: the repository config's)."""
+    """Local only: model tokens (empty: the repository config's, else `PR_DEFAULT_MODEL`)."""
     runs: int | None = None
     """Local only: trigger sessions per query (None: the engine default)."""
     jobs: int | None = None
     """Local only: concurrent sessions (None: twice the CPUs, at most 8)."""
+    max_cost_usd: float | None = None
+    """Local only: the spending cap in US dollars (None: no cap)."""
+    base_mode: BaseMode | None = None
+    """Local only: the base side (`stored | rerun | auto`; None: config `pr.base`)."""
+    max_runs: int | None = None
+    """Local only: runs per query per side for an undecided comparison (None: config)."""
+    fail_on: str = "regression"
+    """Local only: which outcome exits 1 (`regression | threshold | error | never`)."""
+    write: bool = False
+    """Local only: evaluate in place and update the results files and reports (default: a scratch
+    copy, so no tracked file changes)."""
 
 
 CANCELLED = (
@@ -173,6 +193,8 @@ class _Knobs:
     max_turns: int | None = None
     judge_model: str | None = None
     max_cost_usd: float | None = None
+    base_mode: BaseMode | None = None
+    max_runs: int | None = None
 
     @classmethod
     def of(cls, inputs: ActionInputs) -> _Knobs:
@@ -184,7 +206,28 @@ class _Knobs:
             max_turns=inputs.max_turns,
             judge_model=inputs.judge_model,
             max_cost_usd=inputs.max_cost_usd,
+            base_mode=inputs.base,
+            max_runs=inputs.max_runs,
         )
+
+    def power(self, config: Config) -> PowerOptions:
+        """Power on demand: these knobs over config `pr.*`."""
+        return PowerOptions(
+            base=self.base_mode or config.pr.base,
+            max_runs=self.max_runs or config.pr.max_runs,
+            jobs=self.jobs or default_jobs(),
+            timeout=self.timeout,
+        )
+
+    def with_default_model(self, config: Config, state: _Run) -> _Knobs:
+        """One model when nothing names any (not every catalog model): said in the notes."""
+        if self.models or config.models is not None:
+            return self
+        state.notes.append(
+            f"evaluated one model, {PR_DEFAULT_MODEL} (the default); to evaluate more, list them "
+            "in `models:` of .evolve.yaml, the `models` input, or `--model`"
+        )
+        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,6 +266,9 @@ class _Run:
     """Skill key → model key → the runs power on demand added (never committed)."""
     base_reruns: int = 0
     """Sessions that re-ran the base's version (part of `sessions`)."""
+    estimate_usd: float | None = None
+    """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
+    estimate_sessions: int = 0
 
     def notice(self, text: str, commands: TextIO | None = None) -> None:
         """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
@@ -311,14 +357,35 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
         live = []
     cancelled = False
+    budget = Budget(limit_usd=inputs.max_cost_usd)  # one cap for the whole job
     if live:
         _ensure_extra_harnesses(inputs, agent_env, state, commands)
+        knobs = _Knobs.of(inputs).with_default_model(config, state)
         try:
-            _evaluate(repo, config, touched, _Knobs.of(inputs), agent_env, live, reporter, state)
+            _evaluate(repo, config, touched, knobs, agent_env, live, reporter, state, budget)
+            if "triggers" in live and options.mode != "merge":
+                _more_runs(
+                    repo,
+                    touched,
+                    base_files,
+                    state,
+                    top=top,
+                    prefix=prefix,
+                    base_sha=base_ref,
+                    head_sha=_revision_of(ctx, state).head_sha,
+                    agent_env=agent_env,
+                    genv=genv,
+                    options=knobs.power(config),
+                    budget=budget,
+                    reporter=reporter,
+                    out_dir=top / ".evolve-action",
+                )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
             cancelled = True
             state.errored = True
             state.notice(CANCELLED, commands)
+    if line := budget.summary():  # in the log, the step summary and the PR comment
+        state.notice(line)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
         written, rows, facts = _report_and_compare(
@@ -347,7 +414,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
             comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
         restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-        summary = body  # the notes are in the body already
+        summary = body + _cost_line(state, budget)  # the notes are in the body already
         append_summary(files.summary, summary)
         outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
         if merged is not None:
@@ -457,7 +524,12 @@ def _plan_or_shard(
 
 
 def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcome:
-    """`pr --local`: the same evaluation on the working tree; the comment and summary go to files."""
+    """`pr --local`: the PR job on the working tree against a base; a pre-push gate.
+
+    The comment and summary go to files under `.evolve-action/` (ignored by git through its own
+    `.gitignore`); the evaluation runs in a scratch copy of the working tree unless
+    `options.write`, so no tracked file changes; the exit code follows `options.fail_on`.
+    """
     env = options.environ
     repo, config = resolve_repository(None, options.cwd, None, env)
     genv = git_env(env, safe_directories=(repo.root,))
@@ -476,50 +548,104 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         state.lines.append(f"checks: {checks.failures} failure(s) (see `run checks`)")
     changes = _local_changes(top, base, genv)
     touched = touched_skills(repo, changes, prefix=prefix)
-    out_dir = options.out_dir or (top / ".evolve-action")
     if touched.empty:
         state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
         return ActionOutcome(
-            exit_code=0, outputs=ActionOutputs(status="skipped"), lines=tuple(state.lines)
+            exit_code=exit_for(options.fail_on, rows=(), state=state),
+            outputs=ActionOutputs(status="skipped"),
+            lines=tuple(state.lines),
         )
+    out_dir = _ignored_dir(options.out_dir or (top / ".evolve-action"))
     _refusals(repo, touched, ("triggers", "evals"), state)
+    base_sha = _git(top, genv, "rev-parse", f"{base}^{{commit}}").stdout.strip() or base
     base_files = {
-        s.key: _load_bytes(_git_show_results(top, base, repo, s, genv)) for s in touched.skills
+        s.key: _load_bytes(_git_show_results(top, base_sha, repo, s, genv)) for s in touched.skills
     }
-    before = _snapshot(repo, touched)
-    if _has_credentials(env):
-        knobs = _Knobs(models=options.models, runs=options.runs, jobs=options.jobs)
-        _evaluate(repo, config, touched, knobs, env, ["triggers", "evals"], reporter, state)
-    else:
-        state.notice("live tiers skipped: no Anthropic credentials in the environment")
-    _, rows, facts = _report_and_compare(
-        repo,
-        config,
-        touched,
-        base_files,
-        before,
-        state,
-        options.cwd,
-        title=f"Skill evaluations: {base} → working tree (preview)",
+    knobs = _Knobs(
+        models=options.models,
+        runs=options.runs,
+        jobs=options.jobs,
+        max_cost_usd=options.max_cost_usd,
+        base_mode=options.base_mode,
+        max_runs=options.max_runs,
     )
+    budget = Budget(limit_usd=options.max_cost_usd)
+    head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    with contextlib.ExitStack() as stack:
+        work, work_config = repo, config
+        if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr.")))
+            copy = scratch / "tree"
+            shutil.copytree(
+                top,
+                copy,
+                symlinks=True,
+                ignore=shutil.ignore_patterns(".git", ".evolve-action"),
+            )
+            work, work_config = resolve_repository(copy / prefix, copy / prefix, None, env)
+        before = _snapshot(work, touched)
+        if _has_credentials(env):
+            knobs = knobs.with_default_model(config, state)
+            tiers = ["triggers", "evals"]
+            _evaluate(work, work_config, touched, knobs, env, tiers, reporter, state, budget)
+            _more_runs(
+                work,
+                touched,
+                base_files,
+                state,
+                top=top,
+                prefix=prefix,
+                base_sha=base_sha,
+                head_sha=head_sha,
+                agent_env=env,
+                genv=genv,
+                options=knobs.power(config),
+                budget=budget,
+                reporter=reporter,
+                out_dir=out_dir,
+            )
+        else:
+            state.notice("live tiers skipped: no Anthropic credentials in the environment")
+        if line := budget.summary():
+            state.notice(line)
+        _, rows, facts = _report_and_compare(
+            work,
+            work_config,
+            touched,
+            base_files,
+            before,
+            state,
+            options.cwd,
+            title=f"Skill evaluations: {base} → working tree (preview)",
+        )
     revision = Revision(
-        base_sha=_git(top, genv, "rev-parse", f"{base}^{{commit}}").stdout.strip() or base,
-        head_sha=_git(top, genv, "rev-parse", "HEAD").stdout.strip(),
+        base_sha=base_sha,
+        head_sha=head_sha,
         dirty=_dirty(top, genv),
+        base_reruns=state.base_reruns,
     )
     body = render_pr_comment(rows, facts, revision=revision)
+    summary = body + _cost_line(state, budget)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
     write_text(comment_file, body)
-    write_text(summary_file, body)
+    write_text(summary_file, summary)
     state.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
     state.lines.append(f"pr --local: the step summary: {summary_file}")
+    if not options.write:
+        state.lines.append(
+            "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
+            "the results files and reports in place)"
+        )
     outputs = _outputs(rows, state, touched, facts, None, "", repo, top)
+    verdict = next((line for line in body.splitlines() if line.startswith("### ")), "")
+    if verdict:
+        state.lines.append("pr --local: " + verdict.removeprefix("### "))
     return ActionOutcome(
-        exit_code=0,
+        exit_code=exit_for(options.fail_on, rows=rows, state=state),
         outputs=outputs,
         lines=tuple(state.lines),
         comment=body,
-        summary=body,
+        summary=summary,
         touched=touched,
         rows=rows,
         files=(comment_file, summary_file),
@@ -751,14 +877,15 @@ def _evaluate(
     tiers: Sequence[str],
     reporter: events.Reporter,
     state: _Run,
+    budget: Budget,
 ) -> None:
-    """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier."""
+    """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
+    job's one `budget`; the dry-run estimate of what is planned goes into `state`."""
     by_plugin: dict[str, list[str]] = {}
     for s in touched.skills:
         by_plugin.setdefault(s.plugin, []).append(s.skill)
     jobs = knobs.jobs or default_jobs()
     checked = False
-    budget = Budget(limit_usd=knobs.max_cost_usd)  # one cap for the whole job
     for plugin, skills in sorted(by_plugin.items()):
         if "triggers" in tiers:
             built = trigger_options(
@@ -778,6 +905,10 @@ def _evaluate(
             )
             planned, _, _ = triggers.make_plan(built.options)
             n = sum(len(u.cases) for u in planned.units)
+            _estimate(
+                state,
+                estimate_cost([planned], runs=built.options.runs, models=built.options.models),
+            )
             if n:
                 if not checked:
                     check_for_models(agent_env, built.options.models, judge=False)
@@ -807,6 +938,7 @@ def _evaluate(
                 budget=budget,
             )
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
+            _estimate(state, estimate_cost([eplan.plan], runs=1, models=eplan.models))
             state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
             if eplan.plan.cases:
                 if not checked:
@@ -821,8 +953,66 @@ def _evaluate(
                     raise sweep_failed(ev.all_failed, tier="evals")
                 state.sessions += ev.executed + ev.baselines
                 state.errored = state.errored or ev.errored > 0
-    if line := budget.summary():  # in the log, the step summary and the PR comment
-        state.notice(line)
+
+
+def _estimate(state: _Run, est: CostEstimate) -> None:
+    state.estimate_sessions += est.total_sessions
+    if any(v is not None for v in est.usd.values()):
+        state.estimate_usd = (state.estimate_usd or 0.0) + est.total_usd
+
+
+def _more_runs(
+    repo: Repository,
+    touched: Touched,
+    base_files: Mapping[str, ResultsFile | None],
+    state: _Run,
+    *,
+    top: Path,
+    base_sha: str | None,
+    head_sha: str,
+    prefix: str,
+    agent_env: Mapping[str, str],
+    genv: Mapping[str, str],
+    options: PowerOptions,
+    budget: Budget,
+    reporter: events.Reporter,
+    out_dir: Path,
+) -> None:
+    """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
+    comparison and into `<out_dir>/base-runs.json`, never into a results file."""
+    got = more_runs(
+        _evidence(repo, touched, base_files, state),
+        top=top,
+        prefix=prefix,
+        base_sha=base_sha,
+        environ=agent_env,
+        genv=genv,
+        options=options,
+        budget=budget,
+        reporter=reporter,
+    )
+    state.reruns = got.reruns
+    state.sessions += got.sessions
+    state.base_reruns += got.base_sessions
+    state.notes.extend(got.notes)
+    if not got.reruns:
+        return
+    doc = reruns_document(got, base_sha=base_sha or "", head_sha=head_sha, options=options)
+    path = _ignored_dir(out_dir) / "base-runs.json"
+    write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    state.lines.append(
+        f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
+        f"base's version; the runs: {path}"
+    )
+
+
+def _ignored_dir(path: Path) -> Path:
+    """`path`, made, with a `.gitignore` of `*` so git never lists what we write there."""
+    path.mkdir(parents=True, exist_ok=True)
+    ignore = path / ".gitignore"
+    if not ignore.is_file():
+        write_text(ignore, "# evolve-action's local output: never committed\n*\n")
+    return path
 
 
 def _checkout_matches(
@@ -1276,6 +1466,18 @@ def _ensure_extra_harnesses(
         )
         return
     state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
+
+
+def _cost_line(state: _Run, budget: Budget) -> str:
+    """The job summary's estimate-beside-measured line ("" when nothing was planned)."""
+    if not state.estimate_sessions:
+        return ""
+    est = f"${state.estimate_usd:.2f}" if state.estimate_usd is not None else "not priced"
+    return (
+        f"\n<sub>Cost: estimated {est} for {state.estimate_sessions} planned session(s) "
+        f"before the run (list prices, no cache discount); measured ${budget.spent_usd:.2f} for "
+        f"{state.sessions} session(s) run.</sub>\n"
+    )
 
 
 def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO, TypeVar, get_args
 
+from evolve_action.config import BASE_MODES, BaseMode
 from evolve_action.errors import ConfigError
 from evolve_action.github._api import LOGIN
 from evolve_action.github._workflow import mask
@@ -68,6 +69,8 @@ INPUT_DEFAULTS: dict[str, str] = {
     "timeout": "",
     "judge_model": "",
     "max_cost_usd": "",
+    "base": "",
+    "max_runs": "",
     "shards": "",
     "shard": "",
     "fragments": ".evolve-fragments",
@@ -144,6 +147,10 @@ class ActionInputs:
     """Judge model id; None: the repository config."""
     max_cost_usd: float | None
     """The job's spending cap in US dollars (`--max-cost-usd`); None: no cap."""
+    base: BaseMode | None
+    """What the PR's base side is (`stored | rerun | auto`); None: the config's `pr.base`."""
+    max_runs: int | None
+    """Runs per query per side an undecided comparison may grow to; None: config `pr.max_runs`."""
     commit: bool
     """Commit the results back to the PR branch."""
     comment: CommentMode
@@ -299,6 +306,10 @@ def read_inputs(
         timeout=_count(problems, "timeout", raw["timeout"], _MAX_TIMEOUT, "seconds per session"),
         judge_model=judge or None,
         max_cost_usd=_dollars(problems, "max_cost_usd", raw["max_cost_usd"]),
+        base=_choice(problems, "base", raw["base"], BASE_MODES) if raw["base"] else None,
+        max_runs=_count(
+            problems, "max_runs", raw["max_runs"], _MAX_RUNS, "runs per query per side"
+        ),
         commit=_flag(problems, "commit", raw["commit"]),
         comment=_choice(problems, "comment", raw["comment"], COMMENT_MODES) or "always",
         comment_author=_login(problems, "comment_author", raw["comment_author"]),

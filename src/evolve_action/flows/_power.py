@@ -1,0 +1,471 @@
+"""Power on demand: more trigger runs for a touched skill whose comparison is still undecided.
+
+Owns: `PowerOptions` (config's `BaseMode` and the cap), `more_runs` (the sequential loop of one
+job) and `materialise_base` (the base commit's tree in a scratch directory). For each touched
+skill × model whose triggers tier the PR re-ran, the loop looks at the evidence (report's
+`compare_skill`, the one rule), and while the look says "run more" it adds runs in rounds of
+`step`: **paired base runs** (the base commit's version of the repository, materialised from git
+into a scratch directory, run in this job against the same model) and **extra head runs** (a
+scratch copy of the head's working tree), one run of each per query in turn (base, head, base,
+head, …) so model drift and time of day fall on both sides alike. It stops when a look decides,
+when both sides reach `max_runs` runs per query, or when the budget stops scheduling; the last look
+spends the rest of the alpha (`_stats`: the false-alarm rate stays ≤ 5 % over every look).
+
+With `stored` the base is the stored results (only the head gets more runs); with `rerun` the base
+side is always this job's fresh runs; `auto` re-runs the base when the stored evidence is missing,
+thin (fewer than `triggers.DEFAULT_RUNS` runs per query), made by another harness or tool
+version, or early-stopped (a stopped sweep carries less than its runs suggest).
+
+Guarantees: nothing here writes into the repository: every run happens in scratch copies, so the
+committed results files never hold base runs (nor the extra head runs: evidence for the comparison
+only). The runs come back as `Reruns` per skill × model for the comparison, the comment, the
+summary and the artifact file (`reruns_document`). A skill absent from the base commit, or a base
+commit the clone lacks, gets no base runs (a note says why).
+
+Never does: post, commit, print, decide labels itself (`report.compare_skill` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from evolve_action import events, triggers
+from evolve_action.config import DEFAULT_BASE_MODE, DEFAULT_MAX_RUNS, BaseMode, resolve_repository
+from evolve_action.errors import EvolveError
+from evolve_action.flows._tiers import trigger_options
+from evolve_action.harness import Budget, agent_harness
+from evolve_action.plan import Tier
+from evolve_action.report import (
+    Label,
+    Plan,
+    QueryRuns,
+    Reruns,
+    SkillEvidence,
+    compare_skill,
+    early_stopped,
+    information,
+)
+from evolve_action.results import TriggersEntry
+
+__all__ = [
+    "PowerOptions",
+    "PowerOutcome",
+    "materialise_base",
+    "more_runs",
+    "reruns_document",
+]
+
+_DECIDED = (Label.REGRESSION, Label.IMPROVEMENT, Label.NO_CHANGE)
+_TESTED = (*_DECIDED, Label.UNDECIDED)
+_NOTHING_TO_DO = (Label.NOT_RERUN, Label.AUTHORING_ERROR, Label.REMOVED)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PowerOptions:
+    """How a job adds runs (the `base` and `max_runs` inputs, config keys and flags)."""
+
+    base: BaseMode = DEFAULT_BASE_MODE
+    max_runs: int = DEFAULT_MAX_RUNS
+    """Cap of runs per query per side; at or under the head's sweep, no extra head runs."""
+    step: int = triggers.DEFAULT_RUNS
+    """Runs added per side between two looks."""
+    jobs: int = 1
+    timeout: int | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class PowerOutcome:
+    """What `more_runs` did."""
+
+    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the runs added and the last look."""
+    sessions: int = 0
+    """Agent sessions started (base and head)."""
+    base_sessions: int = 0
+    """Of `sessions`, those that ran the base's version."""
+    notes: list[str] = field(default_factory=list)
+    """Why a skill got no base runs, and similar facts for the comment."""
+    why: dict[str, str] = field(default_factory=dict)
+    """`skill key model key` → why the base was re-run (auto) or "rerun" / "stored"."""
+
+
+@dataclass(slots=True)
+class _Side:
+    """Runs this job made of one side of one skill × model: query → [hits, runs]."""
+
+    runs: dict[str, list[int]] = field(default_factory=dict)
+    expect: dict[str, bool] = field(default_factory=dict)
+
+    def add(self, outcome: triggers.TriggersOutcome) -> int:
+        added = 0
+        for unit in outcome.units:
+            for q in unit.queries:
+                got = self.runs.setdefault(q.query, [0, 0])
+                got[0] += q.hits
+                got[1] += q.completed
+                self.expect[q.query] = q.should_trigger
+                added += q.completed
+        return added
+
+    def per_query(self) -> float:
+        return sum(r for _, r in self.runs.values()) / len(self.runs) if self.runs else 0.0
+
+    def frozen(self) -> tuple[QueryRuns, ...]:
+        return tuple(
+            QueryRuns(query=q, should_trigger=self.expect[q], hits=h, runs=n)
+            for q, (h, n) in self.runs.items()
+        )
+
+
+def _runs_per_query(entry: TriggersEntry) -> float:
+    valid = [r.runs for r in entry.results if r.runs]
+    return sum(valid) / len(valid) if valid else 0.0
+
+
+def _stopped(entry: TriggersEntry) -> bool:
+    planned = entry.header.runs_per_query
+    records = [
+        ((r.hits if r.should_trigger else r.runs - r.hits), r.runs, r.should_trigger)
+        for r in entry.results
+        if r.runs and r.hits is not None
+    ]
+    return planned > 1 and bool(records) and early_stopped(records, planned)
+
+
+def _auto_reason(base: TriggersEntry | None, head: TriggersEntry, known: bool) -> str:
+    """Why `auto` re-runs the base ("" when the stored base is good evidence)."""
+    if base is None:
+        return "the base's stored results could not be read" if not known else "no stored base"
+    if _runs_per_query(base) < triggers.DEFAULT_RUNS:
+        return f"thin stored base ({_runs_per_query(base):g} runs per query)"
+    if base.header.harness and head.header.harness and base.header.harness != head.header.harness:
+        return f"stored base made by {base.header.harness}"
+    if base.header.tool_version != head.header.tool_version:
+        return f"stored base made by version {base.header.tool_version or 'unknown'}"
+    if _stopped(base):
+        return "stored base early-stopped"
+    return ""
+
+
+def materialise_base(top: Path, base_sha: str, environ: Mapping[str, str], into: Path) -> bool:
+    """Extract the tree of `base_sha` (`git archive`) under `into`; False when git cannot."""
+    proc = subprocess.run(
+        ["git", "-C", str(top), "archive", "--format=tar", base_sha],
+        capture_output=True,
+        env=dict(environ),
+        check=False,
+    )
+    if proc.returncode != 0:
+        return False
+    into.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return True
+
+
+def _copy_head(top: Path, into: Path) -> None:
+    """The head's working tree (uncommitted changes included) without `.git` and our outputs."""
+    shutil.copytree(
+        top,
+        into,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(".git", ".evolve-action", ".evolve-fragments"),
+    )
+
+
+class _Scratch:
+    """The two scratch repositories of one job (made on first use, removed at the end)."""
+
+    def __init__(
+        self, top: Path, prefix: str, base_sha: str | None, environ: Mapping[str, str]
+    ) -> None:
+        self._tmp = Path(tempfile.mkdtemp(prefix="evolve-power."))
+        self.top, self.prefix, self.base_sha, self.environ = top, prefix, base_sha, environ
+        self._base: Path | Literal[False] | None = None
+        self._head: Path | None = None
+
+    def base(self) -> Path | None:
+        if self._base is None:
+            where = self._tmp / "base"
+            ok = self.base_sha is not None and materialise_base(
+                self.top, self.base_sha, self.environ, where
+            )
+            self._base = (where / self.prefix) if ok else False
+        return self._base or None
+
+    def head(self) -> Path:
+        if self._head is None:
+            _copy_head(self.top, self._tmp / "head")
+            self._head = self._tmp / "head" / self.prefix
+        return self._head
+
+    def close(self) -> None:
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _one_round(
+    root: Path,
+    plugin: str,
+    skill: str,
+    model: str,
+    environ: Mapping[str, str],
+    options: PowerOptions,
+    budget: Budget,
+    reporter: events.Reporter,
+) -> triggers.TriggersOutcome | None:
+    """One run of every query of `plugin/skill` on `model` in the scratch repository `root`."""
+    repo, config = resolve_repository(root, root, None, environ)
+    built = trigger_options(
+        repo,
+        config,
+        environ,
+        plugins=(plugin,),
+        skills=(skill,),
+        models=(model,),
+        runs=1,
+        jobs=options.jobs,
+        timeout=options.timeout,
+        early_stop=False,
+        budget=budget,
+    )
+    planned, _, _ = triggers.make_plan(built.options)
+    if not any(u.cases for u in planned.units):
+        return None
+    return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ)))
+
+
+def _has_skill(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> bool:
+    if root is None or not root.is_dir():
+        return False
+    try:
+        repo, _ = resolve_repository(root, root, None, environ)
+    except EvolveError:
+        return False
+    return any(
+        es.plugin == plugin and es.skill == skill and es.triggers_path is not None
+        for es in repo.eval_sets()
+    )
+
+
+def more_runs(
+    evidence: Sequence[SkillEvidence],
+    *,
+    top: Path,
+    prefix: str,
+    base_sha: str | None,
+    environ: Mapping[str, str],
+    genv: Mapping[str, str],
+    options: PowerOptions,
+    budget: Budget,
+    reporter: events.Reporter,
+) -> PowerOutcome:
+    """The sequential loop over the touched skills' undecided trigger comparisons (module doc).
+
+    `evidence` is the base and head evidence as the job has it (stored base, head results just
+    written); `environ` the agents' environment, `genv` git's.
+    """
+    out = PowerOutcome()
+    scratch = _Scratch(top, prefix, base_sha, genv)
+    plan = Plan(cap=options.max_runs)
+    try:
+        for ev in evidence:
+            if ev.head is None or Tier.TRIGGERS in ev.refused:
+                continue
+            key = f"{ev.plugin}/{ev.skill}"
+            for model, entry in sorted(ev.head.models.items()):
+                if entry.triggers is None or not entry.triggers.header.executed:
+                    continue
+                stored = ev.base.models.get(model) if ev.base is not None else None
+                track = _track(ev, model, entry.triggers, stored.triggers if stored else None, key)
+                got = track.run(scratch, options, plan, budget, environ, reporter, out)
+                if got is not None:
+                    out.reruns.setdefault(key, {})[model] = got
+    finally:
+        scratch.close()
+    return out
+
+
+@dataclass(slots=True, kw_only=True)
+class _Track:
+    """One skill × model through the looks."""
+
+    ev: SkillEvidence
+    model: str
+    head_entry: TriggersEntry
+    base_entry: TriggersEntry | None
+    key: str
+    base: _Side = field(default_factory=_Side)
+    head: _Side = field(default_factory=_Side)
+
+    def look(self, plan: Plan, t_prev: float, t: float, final: bool) -> tuple[Label, Reruns]:
+        rr = Reruns(
+            base=self.base.frozen(),
+            head=self.head.frozen(),
+            t_prev=t_prev,
+            t=t,
+            final=final,
+        )
+        ev = replace(self.ev, reruns={self.model: rr})
+        rows = compare_skill(ev, models={self.model}, plan=plan)
+        tier = rows[0].triggers if rows else None
+        return (tier.label if tier is not None else Label.NOT_RERUN), rr
+
+    def run(
+        self,
+        scratch: _Scratch,
+        options: PowerOptions,
+        plan: Plan,
+        budget: Budget,
+        environ: Mapping[str, str],
+        reporter: events.Reporter,
+        out: PowerOutcome,
+    ) -> Reruns | None:
+        plugin, skill = self.ev.plugin, self.ev.skill
+        sweep = _runs_per_query(self.head_entry)
+        cap = options.max_runs
+        label, _ = self.look(plan, 0.0, 1.0, True)  # what the stored evidence says at one look
+        if label in _NOTHING_TO_DO:
+            return None
+        mode = options.base
+        why = "rerun" if mode == "rerun" else ""
+        if mode == "auto":
+            why = _auto_reason(self.base_entry, self.head_entry, self.ev.base_known)
+        rerun_base = bool(why)
+        if rerun_base and not _has_skill(scratch.base(), plugin, skill, environ):
+            if scratch.base() is None:
+                out.notes.append(
+                    f"{self.key}: the base was not re-run: the clone lacks the base commit "
+                    "(check out with fetch-depth: 0)"
+                )
+            rerun_base = False  # a skill the base does not have is new: nothing to re-run
+        if not rerun_base and (self.base_entry is None or label not in _TESTED):
+            return None  # new, base unknown or not comparable, and nothing to re-run
+        if not rerun_base and cap <= sweep:
+            return None  # one look with the whole alpha: the comparison as stored
+        out.why[f"{self.key} {self.model}"] = why or "stored"
+        t_prev = 0.0
+        b_runs = 0.0
+        last: Reruns | None = None
+        if not rerun_base:  # look 0: the stored base against the head's sweep, a first slice
+            assert self.base_entry is not None
+            b_runs = _runs_per_query(self.base_entry)
+            t = information(b_runs, sweep, cap)
+            label, last = self.look(plan, 0.0, t, False)
+            if label in _DECIDED:
+                return last
+            t_prev = t
+        for _ in range(2 * cap + 2):  # bounded even when every run of a query errors
+            h_runs = sweep + self.head.per_query()
+            if rerun_base:
+                b_runs = self.base.per_query()
+            if rerun_base and b_runs < min(cap, h_runs):
+                # The first fresh base runs catch up with the head's sweep (a balanced first look).
+                n_b, n_h = int(min(cap, h_runs) - b_runs), 0
+            else:
+                n_b = min(options.step, int(cap - b_runs)) if rerun_base else 0
+                n_h = min(options.step, int(cap - h_runs))
+            if n_b <= 0 and n_h <= 0:
+                break
+            added = 0
+            for i in range(max(n_b, n_h)):  # interleaved: base, head, base, head, …
+                if i < n_b and not budget.stopped:
+                    base_root = scratch.base()
+                    assert base_root is not None
+                    got = _one_round(
+                        base_root, plugin, skill, self.model, environ, options, budget, reporter
+                    )
+                    if got is not None:
+                        added += self.base.add(got)
+                        out.sessions += got.sessions
+                        out.base_sessions += got.sessions
+                if i < n_h and not budget.stopped:
+                    got = _one_round(
+                        scratch.head(),
+                        plugin,
+                        skill,
+                        self.model,
+                        environ,
+                        options,
+                        budget,
+                        reporter,
+                    )
+                    if got is not None:
+                        added += self.head.add(got)
+                        out.sessions += got.sessions
+            h_runs = sweep + self.head.per_query()
+            if rerun_base:
+                b_runs = self.base.per_query()
+            at_cap = (not rerun_base or b_runs >= cap) and h_runs >= cap
+            final = at_cap or budget.stopped or added == 0
+            t = 1.0 if final else max(t_prev, information(b_runs, h_runs, cap))
+            label, last = self.look(plan, t_prev, t, final)
+            if final or label in _DECIDED:
+                break
+            t_prev = t
+        if last is None:  # nothing could be added: the stored look with the whole alpha
+            return None
+        if not last.final and label not in _DECIDED:  # the loop ran dry: close the plan
+            _, last = self.look(plan, t_prev, 1.0, True)
+        return last
+
+
+def _track(
+    ev: SkillEvidence,
+    model: str,
+    head: TriggersEntry,
+    base: TriggersEntry | None,
+    key: str,
+) -> _Track:
+    return _Track(ev=ev, model=model, head_entry=head, base_entry=base, key=key)
+
+
+def reruns_document(
+    outcome: PowerOutcome, *, base_sha: str, head_sha: str, options: PowerOptions
+) -> dict[str, Any]:
+    """The artifact (`.evolve-action/base-runs.json`): every run this job added, per skill ×
+    model and query, with why and the last look. Never a results file."""
+    skills: dict[str, Any] = {}
+    for key, models in sorted(outcome.reruns.items()):
+        skills[key] = {
+            model: {
+                "why": outcome.why.get(f"{key} {model}", ""),
+                "base_runs": [
+                    {
+                        "query": q.query,
+                        "should_trigger": q.should_trigger,
+                        "hits": q.hits,
+                        "runs": q.runs,
+                    }
+                    for q in rr.base
+                ],
+                "extra_head_runs": [
+                    {
+                        "query": q.query,
+                        "should_trigger": q.should_trigger,
+                        "hits": q.hits,
+                        "runs": q.runs,
+                    }
+                    for q in rr.head
+                ],
+                "look": {"t_prev": round(rr.t_prev, 6), "t": round(rr.t, 6), "final": rr.final},
+            }
+            for model, rr in sorted(models.items())
+        }
+    return {
+        "base": base_sha,
+        "head": head_sha,
+        "mode": options.base,
+        "max_runs": options.max_runs,
+        "sessions": outcome.sessions,
+        "base_sessions": outcome.base_sessions,
+        "skills": skills,
+    }
