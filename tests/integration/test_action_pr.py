@@ -979,3 +979,67 @@ def test_a_refused_definition_says_authoring_error_not_a_failure(tmp_path: Path)
     assert "authoring error" in outcome.comment.splitlines()[2]  # the verdict line
     assert "authoring error in kit/gamma's evals" in outcome.comment
     assert outcome.outputs.status != "errored"
+
+
+def test_a_base_rerun_interleaves_base_and_head_sessions_and_commits_nothing_of_the_base(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """`base: rerun`: the base commit's beta (which routes) against the head's (which does not),
+    run in this job, one run per query in turn, until the rule decides or `max_runs`. Sessions: 2
+    head-sweep + 3 base catch-up + 2 × (3 base + 2 head) = 15."""
+    srv = model_server(POLICY)
+    base_queries = [
+        ("Summarise the beta spreadsheet please", True),
+        ("Total the beta spreadsheet columns", True),
+        ("Reconcile the beta ledger spreadsheet", True),  # the PR deletes this one
+    ]
+    head_queries = base_queries[:2]
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Draw kittens. Use when asked for cat art."),
+            "evals/beta/triggers.json": triggers_doc(head_queries),
+        },
+        base_url=srv.base_url,
+        extra_base={"evals/beta/triggers.json": triggers_doc(base_queries)},
+        inputs={"base": "rerun", "max_runs": "3", "runs": "1", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+
+    # Who ran each session, in order: the base's beta lists "Handle beta spreadsheets".
+    order = []
+    for r in srv.requests:
+        msgs = r.get("body", {}).get("messages", [])
+        if r.get("path") != "/v1/messages" or len(msgs) != 1 or "beta" not in r.get("prompt", ""):
+            continue
+        text = json.dumps(r["body"])
+        order.append("B" if "Handle beta spreadsheets" in text else "H")
+    assert order.count("B") == 9 and order.count("H") == 6, order
+    runs = [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k]
+    assert runs == ["H", "B", "H", "B", "H"], order  # sweep, catch-up, then interleaved rounds
+
+    outputs = pr.outputs()
+    assert int(outputs["sessions"]) == len(order)
+    (row,) = [r for r in gh.comments_on(REPO, 1)]
+    assert "9 of them re-ran the base" in row.body
+    assert "🔴" in row.body.splitlines()[2]  # the verdict: a regression
+    assert outputs["delta"] == "regression"
+
+    # The base's runs are in the artifact, never in what was committed.
+    artifact = json.loads((pr.workspace / ".evolve-action/base-runs.json").read_text())
+    beta = artifact["skills"]["kit/beta"][MODEL]
+    assert {q["query"] for q in beta["base_runs"]} == {q for q, _ in base_queries}
+    assert all(q["runs"] == 3 for q in beta["base_runs"])
+    assert (pr.workspace / ".evolve-action/.gitignore").read_text().endswith("*\n")
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    bare = gh.git_dir(REPO)
+    changed = git(bare, "diff", "--name-only", pr.head_sha, tip).splitlines()
+    assert not any(".evolve-action" in p for p in changed)
+    committed = git(bare, "diff", pr.head_sha, tip)
+    assert "ledger" not in committed
+    stored = json.loads(git(bare, "show", f"{tip}:evals/beta/results.json"))
+    results = stored["models"][MODEL]["triggers"]["results"]
+    assert [(q["query"], q["runs"]) for q in results] == [(q, 1) for q, _ in head_queries]
