@@ -1043,3 +1043,44 @@ def test_a_base_rerun_interleaves_base_and_head_sessions_and_commits_nothing_of_
     stored = json.loads(git(bare, "show", f"{tip}:evals/beta/results.json"))
     results = stored["models"][MODEL]["triggers"]["results"]
     assert [(q["query"], q["runs"]) for q in results] == [(q, 1) for q, _ in head_queries]
+
+
+def test_pr_local_is_a_pre_push_gate(tmp_path: Path, model_server: Any, claude_cli: Path) -> None:
+    """No models configured: one default model; no stored base: `auto` re-runs the base commit's
+    version; a regression exits 1; nothing tracked changes and the output is ignored by git.
+    Sessions: 2 head-sweep + 2 base catch-up + 2 × (2 base + 2 head) = 12."""
+    srv = model_server(POLICY)
+    root = tmp_path / "repo"
+    queries = [("Summarise the quarterly spreadsheet please", True), ("Total my spreadsheet", True)]
+    files = {  # the router matches words of the listing: the base's tally does, the head's not
+        ".claude-plugin/plugin.json": '{"name": "kit", "version": "1.0.0"}\n',
+        "skills/tally/SKILL.md": skill_md("tally", "Summarise and total spreadsheet data."),
+        "evals/tally/triggers.json": triggers_doc(queries),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    (root / "skills/tally/SKILL.md").write_text(skill_md("tally", "Draw kittens for cat art."))
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANTHROPIC_BASE_URL": srv.base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+    out, err = io.StringIO(), io.StringIO()
+    args = ["pr", "--local", "--runs", "1", "--max-runs", "3", "--jobs", "2"]
+    code = main(args, env, stdout=out, stderr=err, cwd=root)
+    assert code == 1, out.getvalue() + err.getvalue()  # fail_on: regression
+    assert "regression" in out.getvalue()
+    assert {r.get("model") for r in srv.requests if r.get("path") == "/v1/messages"} <= {
+        "claude-sonnet-5"
+    }
+    comment = (root / ".evolve-action/pr-comment.md").read_text()
+    assert "evaluated one model, anthropic/claude-sonnet-5 (the default)" in comment
+    assert "re-ran the base" in comment and "uncommitted changes" in comment
+    # Only the user's own edit is a change: no results file, no report, no output listed.
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == "M skills/tally/SKILL.md"
