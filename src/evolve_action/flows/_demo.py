@@ -600,6 +600,9 @@ def _preview_pr(
             models=models,
             runs=options.runs,
             jobs=options.jobs,
+            base_mode="stored",  # the preview shows one look: no base reruns in the demo
+            max_runs=options.runs,
+            write=True,  # the demo's copy is a scratch directory: update it in place
         ),
         reporter=reporter,
         commands=io.StringIO(),

@@ -691,10 +691,22 @@ def _side_delta(base: Rate | None, head: Rate | None) -> float | None:
 
 
 def _rerun(b: TriggersEntry | EvalsEntry | None, h: TriggersEntry | EvalsEntry | None) -> bool:
-    """False when the head's tier is the base's own evidence (same run time, same results)."""
+    """False when the head's tier is the base's own evidence: the same run time and results, or
+    (a PR that only added or removed cases) every case both sides have carried over unchanged,
+    so no shared case was re-run and there is nothing to test."""
     if b is None or h is None:
         return True
-    return not (b.header.ran_at and b.header.ran_at == h.header.ran_at and b.results == h.results)
+    if b.header.ran_at and b.header.ran_at == h.header.ran_at and b.results == h.results:
+        return False
+    before = {_case_key(r): r for r in b.results}
+    if set(before) == {_case_key(r) for r in h.results}:
+        return True  # the same cases: a new run time says they were run again
+    shared = [r for r in h.results if _case_key(r) in before]
+    return not shared or any(before[_case_key(r)] != r for r in shared)
+
+
+def _case_key(r: TriggerResult | EvalResult) -> str:
+    return r.query if isinstance(r, TriggerResult) else r.id
 
 
 def _triggers(

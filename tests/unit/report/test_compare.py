@@ -450,3 +450,17 @@ def test_an_early_stopped_sweep_with_extra_runs_stays_exact() -> None:
         sum(with_extra.values())
         == sum(_records(Sweep(planned=3, should_trigger=True)).values()) * 4
     )
+
+
+def test_a_pr_that_only_adds_a_query_reruns_nothing_shared() -> None:
+    """The head carries every base query over unchanged and adds one: nothing shared was re-run."""
+    base = hits13(BASE13, ran_at="a")
+    more = TriggerResult(query="new one", should_trigger=True, hits=3, runs=3, passed=True)
+    head = TriggersEntry(
+        header=dataclasses.replace(base.header, ran_at="b"), results=(*base.results, more)
+    )
+    t = one(m(triggers=base), m(triggers=head)).triggers
+    assert t is not None and t.label is Label.NOT_RERUN
+    changed = (dataclasses.replace(base.results[0], hits=2), *base.results[1:], more)
+    t = one(m(triggers=base), m(triggers=dataclasses.replace(head, results=changed))).triggers
+    assert t is not None and t.label is not Label.NOT_RERUN
