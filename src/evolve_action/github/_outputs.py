@@ -74,7 +74,7 @@ class ActionOutputs:
     triggers_pass_rate: float | None = None
     evals_pass_rate: float | None = None
     delta: str = ""
-    """The overall comparison label (`improvement`, `regression`, `within noise`, …)."""
+    """The most severe row label (`regression`, `improvement`, `undecided`, `no change`, …)."""
     cost_usd: float = 0.0
     sessions: int = 0
     comment_id: int | None = None
