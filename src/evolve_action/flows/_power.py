@@ -11,10 +11,11 @@ head, …) so model drift and time of day fall on both sides alike. It stops whe
 when both sides reach `max_runs` runs per query, or when the budget stops scheduling; the last look
 spends the rest of the alpha (`_stats`: the false-alarm rate stays ≤ 5 % over every look).
 
-With `stored` the base is the stored results (only the head gets more runs); with `rerun` the base
-side is always this job's fresh runs; `auto` re-runs the base when the stored evidence is missing,
-thin (fewer than `triggers.DEFAULT_RUNS` runs per query), made by another harness or tool
-version, or early-stopped (a stopped sweep carries less than its runs suggest).
+With `stored` the base is the stored results and is never re-run (only the head gets more runs);
+with `rerun` the base side is this job's fresh runs only; with `auto` it is fresh runs only when the
+stored evidence is missing, thin (fewer than `triggers.DEFAULT_RUNS` runs per query), made by
+another harness or tool version, or early-stopped (a stopped sweep carries less than its runs
+suggest), and otherwise the stored runs with paired reruns appended (bench/noise.py's third table).
 
 Guarantees: nothing here writes into the repository: every run happens in scratch copies, so the
 committed results files never hold base runs (nor the extra head runs: evidence for the comparison
@@ -305,10 +306,13 @@ class _Track:
     key: str
     base: _Side = field(default_factory=_Side)
     head: _Side = field(default_factory=_Side)
+    fresh: bool = False
+    """The base side is this job's runs only (the stored base is not tested)."""
 
     def look(self, plan: Plan, t_prev: float, t: float, final: bool) -> tuple[Label, Reruns]:
         rr = Reruns(
             base=self.base.frozen(),
+            base_fresh=self.fresh,
             head=self.head.frozen(),
             t_prev=t_prev,
             t=t,
@@ -339,25 +343,26 @@ class _Track:
         why = "rerun" if mode == "rerun" else ""
         if mode == "auto":
             why = _auto_reason(self.base_entry, self.head_entry, self.ev.base_known)
-        rerun_base = bool(why)
-        if rerun_base and not _has_skill(scratch.base(), plugin, skill, environ):
+        rerun_base = bool(why)  # the base side is fresh runs only
+        paired = mode != "stored"  # paired base runs may be added
+        if paired and not _has_skill(scratch.base(), plugin, skill, environ):
             if scratch.base() is None:
                 out.notes.append(
                     f"{self.key}: the base was not re-run: the clone lacks the base commit "
                     "(check out with fetch-depth: 0)"
                 )
-            rerun_base = False  # a skill the base does not have is new: nothing to re-run
+            rerun_base = paired = False  # a skill the base does not have is new: nothing to re-run
         if not rerun_base and (self.base_entry is None or label not in _TESTED):
             return None  # new, base unknown or not comparable, and nothing to re-run
-        if not rerun_base and cap <= sweep:
+        stored = 0.0 if rerun_base else _runs_per_query(self.base_entry)  # type: ignore[arg-type]
+        if not rerun_base and cap <= max(sweep, stored):
             return None  # one look with the whole alpha: the comparison as stored
-        out.why[f"{self.key} {self.model}"] = why or "stored"
+        out.why[f"{self.key} {self.model}"] = why or ("paired" if paired else "stored")
+        self.fresh = rerun_base
         t_prev = 0.0
-        b_runs = 0.0
+        b_runs = stored
         last: Reruns | None = None
         if not rerun_base:  # look 0: the stored base against the head's sweep, a first slice
-            assert self.base_entry is not None
-            b_runs = _runs_per_query(self.base_entry)
             t = information(b_runs, sweep, cap)
             label, last = self.look(plan, 0.0, t, False)
             if label in _DECIDED:
@@ -365,13 +370,12 @@ class _Track:
             t_prev = t
         for _ in range(2 * cap + 2):  # bounded even when every run of a query errors
             h_runs = sweep + self.head.per_query()
-            if rerun_base:
-                b_runs = self.base.per_query()
+            b_runs = stored + self.base.per_query()
             if rerun_base and b_runs < min(cap, h_runs):
                 # The first fresh base runs catch up with the head's sweep (a balanced first look).
                 n_b, n_h = int(min(cap, h_runs) - b_runs), 0
             else:
-                n_b = min(options.step, int(cap - b_runs)) if rerun_base else 0
+                n_b = min(options.step, int(cap - b_runs)) if paired else 0
                 n_h = min(options.step, int(cap - h_runs))
             if n_b <= 0 and n_h <= 0:
                 break
@@ -402,9 +406,8 @@ class _Track:
                         added += self.head.add(got)
                         out.sessions += got.sessions
             h_runs = sweep + self.head.per_query()
-            if rerun_base:
-                b_runs = self.base.per_query()
-            at_cap = (not rerun_base or b_runs >= cap) and h_runs >= cap
+            b_runs = stored + self.base.per_query()
+            at_cap = (not paired or b_runs >= cap) and h_runs >= cap
             final = at_cap or budget.stopped or added == 0
             t = 1.0 if final else max(t_prev, information(b_runs, h_runs, cap))
             label, last = self.look(plan, t_prev, t, final)
@@ -456,6 +459,7 @@ def reruns_document(
                     }
                     for q in rr.head
                 ],
+                "base_side": "fresh runs only" if rr.base_fresh else "stored runs + these",
                 "look": {"t_prev": round(rr.t_prev, 6), "t": round(rr.t, 6), "final": rr.final},
             }
             for model, rr in sorted(models.items())

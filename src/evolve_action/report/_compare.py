@@ -228,7 +228,7 @@ class TierComparison:
     failing: tuple[FailingCase, ...]
     """Head cases that failed or errored, in the head's result order."""
     base_reruns: int = 0
-    """Runs of the base's version this job made (the base side is those runs only when > 0)."""
+    """Runs of the base's version this job made (`Reruns.base`)."""
     extra_head_runs: int = 0
     """Head runs this job added beyond the stored sweep (power on demand)."""
 
@@ -286,13 +286,15 @@ class QueryRuns:
 class Reruns:
     """What power on demand added to one skill × model's triggers comparison, and the look.
 
-    With `base` runs, the base side is those fresh runs only (made in this job, against the same
-    model, interleaved with the head's): the stored base is not tested. `head` runs extend the
+    `base` runs (made in this job, against the same model, interleaved with the head's) extend
+    the stored base; with `base_fresh` the base side is those runs only and the stored base is not
+    tested (it was missing, thin, early-stopped or another version's). `head` runs extend the
     head's stored sweep. `t_prev`, `t` and `final` place this look in the sequential plan
     (`_stats.decide`).
     """
 
     base: tuple[QueryRuns, ...] = ()
+    base_fresh: bool = False
     head: tuple[QueryRuns, ...] = ()
     t_prev: float = 0.0
     t: float = 1.0
@@ -722,9 +724,11 @@ def _triggers(
     hv = _trigger_side(h) if h is not None else None
     rerun = _rerun(b, h)
     if rr is not None and Tier.TRIGGERS not in ev.refused:
-        if rr.base:
+        if rr.base and (rr.base_fresh or bv is None):
             header = h.header if h is not None else (b.header if b is not None else EntryHeader())
             bv = _fresh_side(rr.base, header)
+        elif rr.base and bv is not None:
+            bv = _extended(bv, rr.base)
         if rr.head and hv is not None:
             hv = _extended(hv, rr.head)
         rerun = rerun or bool(rr.base or rr.head)

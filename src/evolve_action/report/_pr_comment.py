@@ -324,7 +324,7 @@ def _tier_detail(t: TierComparison) -> _TierDetail:
     if t.lift_base is not None or t.lift_head is not None:
         line += f"; lift vs no skill {_pts(t.lift_base)} → {_pts(t.lift_head)}"
     if t.base_reruns:
-        line += f"; base re-run in this job: {t.base_reruns} runs (the stored base is not tested)"
+        line += f"; {t.base_reruns} base runs in this job"
     if t.extra_head_runs:
         line += f"; {t.extra_head_runs} extra head runs in this job"
     bullets = []

@@ -393,7 +393,7 @@ def qr(hits: Sequence[int], runs: int) -> tuple[QueryRuns, ...]:
 def test_fresh_base_runs_replace_the_stored_base_and_extra_head_runs_extend_it() -> None:
     stored_base = m(triggers=hits13([0] * 13, ran_at="a"))  # an old, very different base
     head = m(triggers=hits13(BASE13, ran_at="b"))
-    reruns = Reruns(base=qr(BASE13, 3), head=qr([3] * 13, 3))
+    reruns = Reruns(base=qr(BASE13, 3), base_fresh=True, head=qr([3] * 13, 3))
     rows = compare_skill(
         SkillEvidence(plugin="p", skill="s", base=stored_base, head=head, reruns={KEY: reruns})
     )
@@ -403,6 +403,14 @@ def test_fresh_base_runs_replace_the_stored_base_and_extra_head_runs_extend_it()
     assert t.test.base_runs == 39 and t.test.head_runs == 78
     assert t.label is not Label.IMPROVEMENT  # the stored 0/3s are not what was tested
     assert t.base_score == pytest.approx(12 / 13, abs=1e-6)
+    # Without base_fresh the paired runs extend the stored base (3 stored + 3 fresh per query).
+    paired = Reruns(base=qr(BASE13, 3), head=qr([3] * 13, 3))
+    rows = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=stored_base, head=head, reruns={KEY: paired})
+    )
+    t = rows[0].triggers
+    assert t is not None and t.test is not None and t.test.base_runs == 78
+    assert t.base_score == pytest.approx(6 / 13, abs=1e-6)
 
 
 def test_a_missing_base_rerun_is_compared_not_new() -> None:
