@@ -1,7 +1,7 @@
 """Reporting: rollups, the gate, rendering, JUnit and the pure report build.
 
 Owns: the rollup of results into per-plugin summaries (`plugin_summary`, `rollup_entries`), the
-gate (`gate_issues`, maturity), the build (`build_report`: loaded results in, documents out), rendering `EVALUATION.md`, plugin pages and the PR summary through
+gate (`gate_issues`, maturity), the build (`build_report`: loaded results in, documents out), rendering `EVALUATION.md` and plugin pages through
 Jinja templates, and JUnit XML. Guarantees: everything here is pure over data and deterministic
 (same results, same bytes). Never does: read or write files, print.
 
@@ -9,7 +9,7 @@ Files (private; import from this package):
 - `_build`: The report build: loaded results in, rendered documents out (pure).
 - `_gate`: The `report --check` gate: plugin maturity, thresholds and the issue algorithm.
 - `_junit`: JUnit XML export of stored results (report spec §5.5).
-- `_render`: Rendering of `EVALUATION.md`, per-plugin pages and the PR summary through Jinja templates.
+- `_render`: Rendering of `EVALUATION.md` and per-plugin pages through Jinja templates.
 - `_compare`: Base → head comparison of a PR's touched skills and the label of each move.
 - `_pr_comment`: The sticky PR comment's body.
 - `_stats`: Exact stratified tests and the sequential (alpha-spending) rule behind the labels.
@@ -61,7 +61,6 @@ from evolve_action.report._render import (
     group,
     pct,
     render_plugin_page,
-    render_pr_summary,
     render_root,
     secs,
     spct,
@@ -166,7 +165,6 @@ __all__ = [
     "render_junit",
     "render_plugin_page",
     "render_pr_comment",
-    "render_pr_summary",
     "render_root",
     "rollup_entries",
     "secs",

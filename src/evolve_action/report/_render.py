@@ -1,4 +1,4 @@
-"""Rendering of `EVALUATION.md`, per-plugin pages and the PR summary through Jinja templates.
+"""Rendering of `EVALUATION.md` and per-plugin pages through Jinja templates.
 
 Owns: the cell formulas (report spec §3.5), the document view models (rows of cells, headings,
 failure bullets) and the Jinja environment over the package's `templates/`.
@@ -52,11 +52,9 @@ __all__ = [
     "group",
     "pct",
     "render_plugin_page",
-    "render_pr_summary",
     "render_root",
     "secs",
     "spct",
-    "summary_rows",
     "usd",
 ]
 
@@ -514,154 +512,3 @@ def render_plugin_page(
             details=detail_views(plugin, active, caps),
         )
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RateCell:
-    """One tier's figure of a model in a plugin, as read from a rollup document."""
-
-    passed: int | None
-    """Passed cases, when executed."""
-    graded: int | None
-    """passed + failed, when known."""
-    pass_rate: float | None
-    """Displayed pass rate."""
-    previous_rate: float | None
-    """`previous_delta.rate`, when stored."""
-    lift: float | None
-    """`baseline_delta.rate` (evals), when stored."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SummaryRow:
-    """One (plugin, model) line of the PR summary."""
-
-    plugin: str
-    key: str
-    display: str
-    triggers: RateCell | None
-    evals: RateCell | None
-
-
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def _rate_cell(r: Any) -> RateCell | None:
-    if not isinstance(r, dict):
-        return None
-    passed, failed = _int(r.get("passed")), _int(r.get("failed"))
-    prev = _dict(r.get("previous_delta"))
-    base = _dict(r.get("baseline_delta"))
-    return RateCell(
-        passed=passed,
-        graded=passed + failed if passed is not None and failed is not None else None,
-        pass_rate=_num(r.get("pass_rate")),
-        previous_rate=_num(prev.get("rate")),
-        lift=_num(base.get("rate")),
-    )
-
-
-def summary_rows(rollup: Mapping[str, Any]) -> list[SummaryRow]:
-    """Rows of a decoded `EVALUATION.<fmt>` document (or `RollupDocument.to_json()`), sorted.
-
-    Tolerant of missing or mistyped members (a base branch may hold an older or hand-edited
-    file): anything unusable is skipped.
-    """
-    rows: list[SummaryRow] = []
-    plugins = rollup.get("plugins")
-    if not isinstance(plugins, dict):
-        return rows
-    for name in sorted(plugins):
-        p = plugins[name]
-        if not isinstance(p, dict):
-            continue
-        trig = _dict(p.get("triggers"))
-        evs = _dict(p.get("evals"))
-        for key in sorted(set(trig) | set(evs)):
-            display = _dict(trig.get(key)).get("display") or _dict(evs.get(key)).get("display")
-            rows.append(
-                SummaryRow(
-                    plugin=str(name),
-                    key=str(key),
-                    display=display if isinstance(display, str) and display else str(key),
-                    triggers=_rate_cell(trig.get(key)),
-                    evals=_rate_cell(evs.get(key)),
-                )
-            )
-    return rows
-
-
-def _figure(c: RateCell | None) -> str:
-    if c is None:
-        return EM
-    if c.passed is None:
-        return EM
-    frac = f"{c.passed}/{c.graded}" if c.graded is not None else str(c.passed)
-    return f"{frac} ({pct(c.pass_rate)})" if c.pass_rate is not None else frac
-
-
-def _change(cur: RateCell | None, base: RateCell | None, against_base: bool) -> str:
-    if cur is None or cur.pass_rate is None:
-        return EM
-    if not against_base:
-        return spct(cur.previous_rate)
-    if base is None:
-        return "new"
-    return EM if base.pass_rate is None else spct(round6(cur.pass_rate - base.pass_rate))
-
-
-def render_pr_summary(
-    current: Mapping[str, Any],
-    base: Mapping[str, Any] | None = None,
-    *,
-    issues: Sequence[str] = (),
-    title: str = "Skill evaluations",
-    max_bytes: int = 60_000,
-) -> str:
-    """A compact Markdown summary for the sticky PR comment and the job summary.
-
-    One row per plugin × model with trigger and eval pass rates. `Δ` is the change against the
-    `base` rollup (the PR base branch's `EVALUATION.json`) when given, else the stored
-    `previous_delta`. `issues` are gate lines (`WARN: …`/`FAIL: …`), listed after the table.
-    Every untrusted string is escaped for a table cell; the output is capped at `max_bytes`
-    (rows are dropped from the end with a note) so it fits a GitHub comment.
-    """
-    base_rows = {(r.plugin, r.key): r for r in summary_rows(base)} if base is not None else {}
-    rows: list[list[str]] = []
-    for r in summary_rows(current):
-        b = base_rows.get((r.plugin, r.key))
-        against = base is not None
-        rows.append(
-            [
-                cell_text(untrusted(r.plugin)),
-                _model_cell(cell_text(r.display), cell_text(r.key.split("/", 1)[-1])),
-                _figure(r.triggers),
-                _change(r.triggers, b.triggers if b else None, against),
-                _figure(r.evals),
-                _change(r.evals, b.evals if b else None, against),
-                spct(r.evals.lift) if r.evals is not None else EM,
-            ]
-        )
-    env = environment()
-    template = env.get_template("pr_summary.md.j2")
-    shown = len(rows)
-    while True:
-        text = template.render(
-            title=cell_text(untrusted(title)),
-            rows=rows[:shown],
-            hidden=len(rows) - shown,
-            against_base=base is not None,
-            issues=[cell_text(untrusted(i)) for i in issues],
-        )
-        if len(text.encode("utf-8")) <= max_bytes or shown == 0:
-            return text
-        shown -= 1

@@ -238,34 +238,3 @@ def _rollup(rate: float, *, prev: float | None = None) -> dict[str, object]:
     if prev is not None:
         r["previous_delta"] = {"rate": prev}
     return r
-
-
-def test_pr_summary_previous_and_base() -> None:
-    from evolve_action.report import render_pr_summary
-
-    cur = {
-        "schema": 3,
-        "plugins": {"p": {"triggers": {"anthropic/claude-sonnet-5": _rollup(0.75, prev=0.25)}}},
-    }
-    text = render_pr_summary(cur, issues=["FAIL: p: triggers: x | y"])
-    assert text == (
-        "### Skill evaluations\n\n"
-        "| Plugin | Model | Triggers | Δ | Evals | Δ | Lift vs base |\n"
-        "| --- | --- | --- | --- | --- | --- | --- |\n"
-        "| p | Claude \\| Sonnet 5 (`claude-sonnet-5`) | 3/4 (75%) | +25% | — | — | — |\n"
-        "\nΔ is the change in pass rate against each model's previous run.\n"
-        "\n**Gate**\n\n- FAIL: p: triggers: x \\| y\n"
-    )
-    base = {"plugins": {"p": {"triggers": {"anthropic/claude-sonnet-5": _rollup(0.5)}}}}
-    assert "| 3/4 (75%) | +25% |" in render_pr_summary(cur, base)
-    assert "| 3/4 (75%) | new |" in render_pr_summary(cur, {"plugins": {}})
-    assert render_pr_summary({}) == "### Skill evaluations\n\nNo stored results yet.\n"
-
-
-def test_pr_summary_is_size_capped() -> None:
-    from evolve_action.report import render_pr_summary
-
-    many = {f"anthropic/m{i:03}": _rollup(0.5) for i in range(200)}
-    text = render_pr_summary({"plugins": {"p": {"triggers": many}}}, max_bytes=4000)
-    assert len(text.encode()) <= 4000
-    assert "more row(s) not shown" in text
