@@ -167,6 +167,9 @@ def _same_repo_pr(tmp_path: Path, model_url: str) -> Iterator[Scenario]:
                 "tiers": "checks,triggers",
                 "runs": "1",
                 "jobs": "2",
+                # One look at the stored base (power on demand is tested in tests/integration).
+                "base": "stored",
+                "max_runs": "1",
                 # The gate's thresholds are not this test's subject: fail only on errors.
                 "fail_on": "error",
             },
