@@ -154,7 +154,11 @@ def handle_pr(inv: Invocation) -> int:
             "(on GitHub Actions the inputs decide)",
             hint="evolve-action pr --local --base main",
         )
-    for flag, value in (("--runs", args.runs), ("--jobs", args.jobs), ("--max-runs", args.max_runs)):
+    for flag, value in (
+        ("--runs", args.runs),
+        ("--jobs", args.jobs),
+        ("--max-runs", args.max_runs),
+    ):
         if value is not None:
             require_positive(flag, value, "at least 1")
     budget = budget_from(args)
