@@ -97,7 +97,7 @@ def test_an_option_of_another_command_names_the_commands_that_take_it(repo: Path
     assert code == 2
     assert out == ""
     assert err.splitlines() == [
-        "error: run evals: unknown option --runs 3 (it belongs to run triggers, run all, demo, plan)",
+        "error: run evals: unknown option --runs 3 (it belongs to run triggers, run all, demo, pr, plan)",
         "  hint: see `evolve-action run evals --help`",
     ]
 
