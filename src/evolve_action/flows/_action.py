@@ -49,7 +49,7 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import BaseMode, Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
-from evolve_action.flows._power import PowerOptions, more_runs, reruns_document
+from evolve_action.flows._power import PowerOptions, copy_worktree, more_runs, reruns_document
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
 from evolve_action.flows._shard import (
@@ -576,12 +576,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr.")))
             copy = scratch / "tree"
-            shutil.copytree(
-                top,
-                copy,
-                symlinks=True,
-                ignore=shutil.ignore_patterns(".git", ".evolve-action"),
-            )
+            copy_worktree(top, copy, genv)
             work, work_config = resolve_repository(copy / prefix, copy / prefix, None, env)
         before = _snapshot(work, touched)
         if _has_credentials(env):

@@ -60,6 +60,7 @@ from evolve_action.results import TriggersEntry
 __all__ = [
     "PowerOptions",
     "PowerOutcome",
+    "copy_worktree",
     "materialise_base",
     "more_runs",
     "reruns_document",
@@ -173,14 +174,26 @@ def materialise_base(top: Path, base_sha: str, environ: Mapping[str, str], into:
     return True
 
 
-def _copy_head(top: Path, into: Path) -> None:
-    """The head's working tree (uncommitted changes included) without `.git` and our outputs."""
-    shutil.copytree(
-        top,
-        into,
-        symlinks=True,
-        ignore=shutil.ignore_patterns(".git", ".evolve-action", ".evolve-fragments"),
+def copy_worktree(top: Path, into: Path, environ: Mapping[str, str]) -> None:
+    """The working tree of `top` as git sees it — tracked files as they are on disk and untracked
+    ones git does not ignore — copied under `into` (no `.git`, no ignored `.venv` or outputs)."""
+    proc = subprocess.run(
+        ["git", "-C", str(top), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        env=dict(environ),
+        check=False,
     )
+    into.mkdir(parents=True, exist_ok=True)
+    for rel in dict.fromkeys(proc.stdout.decode("utf-8", "surrogateescape").split("\0")):
+        src = top / rel
+        if not rel or not (src.is_file() or src.is_symlink()):
+            continue  # deleted in the working tree, or a submodule directory
+        dst = into / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            dst.symlink_to(src.readlink())
+        else:
+            shutil.copy2(src, dst)
 
 
 class _Scratch:
@@ -205,7 +218,7 @@ class _Scratch:
 
     def head(self) -> Path:
         if self._head is None:
-            _copy_head(self.top, self._tmp / "head")
+            copy_worktree(self.top, self._tmp / "head", self.environ)
             self._head = self._tmp / "head" / self.prefix
         return self._head
 
