@@ -307,7 +307,14 @@ def local_pr(root: Path, change: dict[str, str | None]) -> Touched:
     subprocess.run(["git", "add", "-A"], cwd=root, check=True, env=run)
     subprocess.run(["git", "commit", "-qm", "edit"], cwd=root, check=True, env=run)
     outcome = run_pr(
-        PrOptions(environ=env, cwd=root, local=True, base="main", out_dir=root.parent / "out"),
+        PrOptions(
+            environ=env,
+            cwd=root,
+            local=True,
+            base="main",
+            out_dir=root.parent / "out",
+            fail_on="never",  # some shapes fail Tier 0 on purpose; the subject is what is touched
+        ),
         reporter=RecordingReporter(),
         commands=io.StringIO(),
     )
