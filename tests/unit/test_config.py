@@ -297,3 +297,18 @@ def test_resolve_repository_config_layout_is_used(tmp_path: Path) -> None:
     assert repo.layout == "marketplace" and config.layout == "marketplace"
     with pytest.raises(UsageError, match="unknown layout"):
         resolve_repository(tmp_path, tmp_path, "flat", {})
+
+
+def test_pr_base_and_max_runs(tmp_path: Path) -> None:
+    config = load_config(tmp_path, {})
+    assert (config.pr.base, config.pr.max_runs) == ("auto", 6)
+    write(tmp_path, ".evolve.yaml", "pr:\n  base: rerun\n  max_runs: 12\n")
+    config = load_config(tmp_path, {})
+    assert (config.pr.base, config.pr.max_runs) == ("rerun", 12)
+    assert load_config(tmp_path, {"EVOLVE_PR_BASE": "stored"}).pr.base == "stored"
+    write(tmp_path, ".evolve.yaml", "pr:\n  base: sometimes\n")
+    with pytest.raises(ConfigError, match="stored, rerun or auto"):
+        load_config(tmp_path, {})
+    write(tmp_path, ".evolve.yaml", "pr:\n  max_runs: 0\n")
+    with pytest.raises(ConfigError, match="between 1 and 100"):
+        load_config(tmp_path, {})

@@ -216,3 +216,13 @@ def test_openai_key_is_a_secret_and_extra_harnesses_name_codex(tmp_path: Path) -
         read_inputs(env(extra_harnesses="codex,gemini"), workspace=tmp_path)
     text = caught.value.render()
     assert 'extra_harnesses: "codex,gemini" names gemini: want codex' in text
+
+
+def test_base_and_max_runs(tmp_path: Path) -> None:
+    got = read_inputs({}, workspace=tmp_path)
+    assert got.base is None and got.max_runs is None  # the config decides
+    got = read_inputs(env(base="rerun", max_runs="12"), workspace=tmp_path)
+    assert got.base == "rerun" and got.max_runs == 12
+    with pytest.raises(ConfigError) as err:
+        read_inputs(env(base="always", max_runs="0"), workspace=tmp_path)
+    assert "base" in str(err.value) and "max_runs" in str(err.value)
