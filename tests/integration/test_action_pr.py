@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -1084,3 +1085,34 @@ def test_pr_local_is_a_pre_push_gate(tmp_path: Path, model_server: Any, claude_c
     assert "re-ran the base" in comment and "uncommitted changes" in comment
     # Only the user's own edit is a change: no results file, no report, no output listed.
     assert git(root, "status", "--porcelain", "--untracked-files=all") == "M skills/tally/SKILL.md"
+
+
+@pytest.mark.parametrize("confined", [True, False], ids=["confined", "unconfined"])
+def test_an_unconfined_run_says_so_once_in_the_comment(tmp_path: Path, confined: bool) -> None:
+    """`pr --local --scripted` runs real sessions against the scripted server; with neither a
+    sandbox nor an unprivileged user, the comment (and the summary) say so once, loudly."""
+    if not confined and os.geteuid() != 0:
+        pytest.skip("an unprivileged run is never unconfined without a sandbox")
+    root = tmp_path / "repo"
+    for rel, text in base_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    (root / "skills/gamma/SKILL.md").write_text(
+        skill_md("gamma", "Gamma. Use when asked about gamma.")
+    )
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+    if not confined:
+        env |= {"EVOLVE_SANDBOX_ENABLED": "false", "EVOLVE_AGENT_USER": "root"}
+    out, err = io.StringIO(), io.StringIO()
+    args = ["pr", "--local", "--scripted", "--base", "main", "--out", "preview"]
+    args += ["--runs", "1", "--max-runs", "1", "--fail-on", "never"]
+    code = main(args, env, stdout=out, stderr=err, cwd=root)
+    assert code == 0, out.getvalue() + err.getvalue()
+    comment = (root / "preview" / "pr-comment.md").read_text()
+    summary = (root / "preview" / "step-summary.md").read_text()
+    assert "agent session" in comment
+    for text in (comment, summary):
+        assert text.count("agent ran unconfined") == (0 if confined else 1), text

@@ -98,6 +98,7 @@ from evolve_action.harness import (
     agent_harness,
     available_harnesses,
     check_for_models,
+    confinement,
     default_jobs,
     deferred_signals,
     find_codex,
@@ -386,6 +387,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             state.notice(CANCELLED, commands)
     if line := budget.summary():  # in the log, the step summary and the PR comment
         state.notice(line)
+    _confinement_notice(state, agent_env)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
         written, rows, facts = _report_and_compare(
@@ -603,6 +605,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             state.notice("live tiers skipped: no Anthropic credentials in the environment")
         if line := budget.summary():
             state.notice(line)
+        _confinement_notice(state, env)
         _, rows, facts = _report_and_compare(
             work,
             work_config,
@@ -1420,6 +1423,13 @@ def _pooled(rows: Sequence[ComparisonRow], tier: str) -> float | None:
             passed += t.head.passed
             n += t.head.n
     return round(passed / n, 6) if n else None
+
+
+def _confinement_notice(state: _Run, environ: Mapping[str, str]) -> None:
+    """Agents ran with neither a sandbox nor an unprivileged user: say so once, loudly, in the
+    log, the step summary and the comment."""
+    if state.sessions and (conf := confinement(environ)).unconfined:
+        state.notice("⚠️ " + conf.warning().removeprefix("warning: "))
 
 
 def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
