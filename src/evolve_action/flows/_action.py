@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
-from evolve_action import evals, events, plan, triggers
+from evolve_action import checks, evals, events, plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import BaseMode, Config, resolve_repository
@@ -920,6 +920,8 @@ def _evaluate(
                 state.errored = state.errored or any(
                     q.passed is None for u in outcome.units for q in u.queries
                 )
+                for line in _listing_notes(outcome):
+                    state.notice(line)
             runs = built.options.runs
             state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in planned.units)
         if "evals" in tiers:
@@ -1423,6 +1425,22 @@ def _pooled(rows: Sequence[ComparisonRow], tier: str) -> float | None:
             passed += t.head.passed
             n += t.head.n
     return round(passed / n, 6) if n else None
+
+
+def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:
+    """One line per skill × model whose should-trigger misses happened while Claude Code listed the
+    skill without its description (the listing check): those misses say nothing about the
+    description's wording, and the line says what to change instead."""
+    lines = []
+    for u in outcome.units:
+        missed = sum(1 for q in u.queries if q.should_trigger and q.passed is False)
+        if missed and u.listing in checks.NOT_SHOWN:
+            lines.append(
+                f"⚠️ {u.plugin}/{u.skill} on {u.model}: {missed} trigger miss"
+                f"{'' if missed == 1 else 'es'} with the {triggers.NOT_SHOWN_NOTE} "
+                f"(listed {u.listing}) — {triggers.LISTING_FIX}"
+            )
+    return lines
 
 
 def _confinement_notice(state: _Run, environ: Mapping[str, str]) -> None:
