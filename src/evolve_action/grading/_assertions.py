@@ -227,11 +227,59 @@ async def _grade_command(
     if cwd is None:
         return _outside(a.cwd)
     want = a.exit_code
+    run = await run_confined(
+        ["/bin/sh", "-c", a.run],
+        cwd=cwd,
+        workspace=workspace,
+        env=env,
+        environ=environ,
+        timeout_seconds=timeout_seconds,
+        tmp_prefix="command-tmp.",
+    )
+    if run.error:
+        return Verdict(passed=False, evidence=f"command error: {run.error}")
+    if terminating():  # a termination signal ended it: never a verdict
+        raise asyncio.CancelledError
+    out_b, err_b, code = (b"", b"", -1) if run.timed_out else (run.stdout, run.stderr, run.code)
+    stdout = strip_ansi(out_b.decode("utf-8", "replace"))
+    stderr = strip_ansi(trim_space(tail_bytes(err_b.decode("utf-8", "replace"), _STDERR_TAIL)))
+    evidence = f"exit {code}: {tail_bytes(stdout + stderr, 200)}"
+    return Verdict(passed=code == want, evidence=evidence)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessRun:
+    """What one confined process did."""
+
+    code: int
+    """Its exit status; -1 when a signal ended it (Go's convention) or it timed out."""
+    stdout: bytes = b""
+    stderr: bytes = b""
+    timed_out: bool = False
+    error: str = ""
+    """Set when it could not be started."""
+
+
+async def run_confined(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    workspace: Path,
+    env: dict[str, str],
+    environ: Mapping[str, str],
+    timeout_seconds: float,
+    stdin: bytes | None = None,
+    tmp_prefix: str = "process-tmp.",
+) -> ProcessRun:
+    """The one way grading runs a program (`command` assertions, suite code judges): `env` (already
+    allowlisted), confined as agents are (the agent user, the sandbox; writable: the workspace and
+    a private temp dir that is also its `$HOME`), every process it starts killed when it ends or
+    times out, and killed at once by a termination signal."""
     conf = confinement(environ)
     private_tmp: Path | None = None
     writable = [workspace]
-    if not conf.unconfined:  # writable: the workspace and a private temp dir (also its $HOME)
-        private_tmp = Path(tempfile.mkdtemp(prefix="command-tmp.", dir=scratch_dir()))
+    if not conf.unconfined:
+        private_tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix, dir=scratch_dir()))
         env["TMPDIR"] = env["HOME"] = str(private_tmp)
         for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
             env.pop(name, None)
@@ -239,59 +287,37 @@ async def _grade_command(
         give_to_agent(conf, workspace, private_tmp)
     prefix = launcher_argv(conf, writable=writable, chdir=cwd, parent=str(os.getpid()))
     try:
-        return await _run_command(
-            a, prefix=prefix, cwd=cwd, env=env, want=want, limit_seconds=timeout_seconds
-        )
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *prefix,
+                *argv,
+                cwd=str(cwd),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return ProcessRun(code=-1, error=str(exc))
+        try:
+            with live_session(lambda: proc.pid):
+                out_b, err_b = await asyncio.wait_for(
+                    proc.communicate(stdin), timeout=timeout_seconds
+                )
+        except TimeoutError:
+            stop_session(proc.pid)  # the launcher kills every process it started
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(proc.communicate(), timeout=5)
+            return ProcessRun(code=-1, timed_out=True)
+        except asyncio.CancelledError:
+            stop_session(proc.pid)
+            raise
+        code = proc.returncode if proc.returncode is not None else -1
+        return ProcessRun(code=-1 if code < 0 else code, stdout=out_b, stderr=err_b)
     finally:
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
-
-
-async def _run_command(
-    a: AssertionLike,
-    *,
-    prefix: Sequence[str],
-    cwd: Path,
-    env: Mapping[str, str],
-    want: int,
-    limit_seconds: float,
-) -> Verdict:
-    timeout_seconds = limit_seconds
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *prefix,
-            "/bin/sh",
-            "-c",
-            a.run,
-            cwd=str(cwd),
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return Verdict(passed=False, evidence=f"command error: {exc}")
-    try:
-        with live_session(lambda: proc.pid):
-            out_b, err_b = await asyncio.wait_for(proc.communicate(), timeout=timeout_seconds)
-        code = proc.returncode if proc.returncode is not None else -1
-        if code < 0:  # killed by a signal: Go reports -1
-            code = -1
-        if terminating():  # a termination signal ended it: never a verdict
-            raise asyncio.CancelledError
-    except TimeoutError:
-        stop_session(proc.pid)  # the launcher kills every process the command started
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.communicate(), timeout=5)
-        out_b, err_b, code = b"", b"", -1
-    except asyncio.CancelledError:
-        stop_session(proc.pid)
-        raise
-    stdout = strip_ansi(out_b.decode("utf-8", "replace"))
-    stderr = strip_ansi(trim_space(tail_bytes(err_b.decode("utf-8", "replace"), _STDERR_TAIL)))
-    evidence = f"exit {code}: {tail_bytes(stdout + stderr, 200)}"
-    return Verdict(passed=code == want, evidence=evidence)
 
 
 def case_passed(verdicts: Sequence[Verdict]) -> bool:

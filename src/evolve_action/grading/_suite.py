@@ -10,10 +10,10 @@ type, what runs and where we chose between the spec and AgentV.
 Guarantees: grading never raises for a bad evaluator, a failing judge script or a judge outage: it
 is a scored result (0, with the reason in `misses`), `skipped` (a missing toolchain, a `target`
 proxy) or, for judge outages, a result with `error` set (`judge_error(grade)`). Judge programs run
-like `command` assertions: argv without a shell (a string through `sh -lc`), the allowlisted
-environment (`harness.safe_env`, plus `AGENTV_WORKSPACE_PATH`), the launcher of `command` assertions (`harness.launcher_argv`:
-only the workspace and a private temp dir writable), cwd the eval file's directory, killed with
-their process group at the case timeout.
+through `command` assertions' runner (`run_confined`: the agent user and the sandbox, only the
+workspace and a private temp dir writable, every process killed at the case timeout): argv
+without a shell (a string through `sh -lc`), the allowlisted environment (`harness.safe_env`, plus
+`AGENTV_WORKSPACE_PATH`), cwd the eval file's directory.
 
 Never does: print, read `os.environ` (the caller passes `environ`), or write to the workspace.
 """
@@ -28,25 +28,15 @@ import math
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from evolve_action.encoding import compile_re2, strip_ansi, truncate_bytes
+from evolve_action.grading._assertions import run_confined
 from evolve_action.grading._judge import Judge, JudgeRequest
-from evolve_action.harness import (
-    ToolCall,
-    Transcript,
-    confinement,
-    give_to_agent,
-    launcher_argv,
-    live_session,
-    safe_env,
-    scratch_dir,
-    stop_session,
-)
+from evolve_action.harness import ToolCall, Transcript, safe_env
 from evolve_action.results import GradedAssertion
 from evolve_action.specs import EvaluatorSpec
 
@@ -204,54 +194,26 @@ async def _run_process(
         "/" in argv[0] and (cwd / argv[0]).is_file()
     ):
         return _Proc(-1, "", "", missing=argv[0])
-    conf = confinement(ctx.environ)
-    private_tmp = Path(tempfile.mkdtemp(prefix="judge-tmp.", dir=scratch_dir()))
-    env["TMPDIR"] = env["HOME"] = str(private_tmp)
-    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        env.pop(name, None)
-    if not conf.unconfined:
-        give_to_agent(conf, ctx.workspace, private_tmp)
-    # The same launcher as `command` assertions: the agent user, the sandbox, every descendant
-    # killed when the judge ends.
-    prefix = launcher_argv(
-        conf, writable=[ctx.workspace, private_tmp], chdir=cwd, parent=str(os.getpid())
+    run = await run_confined(
+        argv,
+        cwd=cwd,
+        workspace=ctx.workspace,
+        env=env,
+        environ=ctx.environ,
+        timeout_seconds=ctx.timeout_seconds,
+        stdin=stdin.encode(),
+        tmp_prefix="judge-tmp.",
     )
-    try:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *prefix,
-                *argv,
-                cwd=str(cwd),
-                env=env,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return _Proc(-1, "", "", failure=f"cannot start {argv[0]}: {exc}")
-        try:
-            with live_session(lambda: proc.pid):
-                out_b, err_b = await asyncio.wait_for(
-                    proc.communicate(stdin.encode()), timeout=ctx.timeout_seconds
-                )
-        except TimeoutError:
-            stop_session(proc.pid)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.communicate(), timeout=5)
-            ms = int(ctx.timeout_seconds * 1000)
-            return _Proc(-1, "", "", failure=f"Process timed out after {ms} ms")
-        except asyncio.CancelledError:
-            stop_session(proc.pid)
-            raise
-        code = proc.returncode if proc.returncode is not None else -1
-        return _Proc(
-            code,
-            strip_ansi(out_b.decode("utf-8", "replace")),
-            strip_ansi(err_b.decode("utf-8", "replace")),
-        )
-    finally:
-        shutil.rmtree(private_tmp, ignore_errors=True)
+    if run.error:
+        return _Proc(-1, "", "", failure=f"cannot start {argv[0]}: {run.error}")
+    if run.timed_out:
+        ms = int(ctx.timeout_seconds * 1000)
+        return _Proc(-1, "", "", failure=f"Process timed out after {ms} ms")
+    return _Proc(
+        run.code,
+        strip_ansi(run.stdout.decode("utf-8", "replace")),
+        strip_ansi(run.stderr.decode("utf-8", "replace")),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
