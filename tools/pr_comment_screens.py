@@ -8,6 +8,7 @@ screenshots it with headless Chromium into docs/img/pr-comment-<case>.png.
 Needs, for this script only: `pip install markdown-it-py` in the venv and `apt-get install chromium`.
 
     .venv/bin/python tools/pr_comment_screens.py [--out docs/img] [--html-only]
+    .venv/bin/python tools/pr_comment_screens.py --from tour/.evolve-action/pr-comment.md --name demo
 """
 
 from __future__ import annotations
@@ -67,6 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
     ap.add_argument("--html-only", action="store_true", help="write the HTML pages, no PNGs")
+    ap.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="render this comment file (e.g. a demo's .evolve-action/pr-comment.md) instead of the "
+        "four showcase cases; the PNG is named after --name",
+    )
+    ap.add_argument("--name", default="demo", help="with --from: pr-comment-<name>.png")
     args = ap.parse_args(argv)
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None and not args.html_only:
@@ -74,8 +85,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, make in ex.CASES.items():
-            body = render_pr_comment(make(), ex.facts(), revision=ex.REVISION)
+        cases = (
+            {args.name: args.source.read_text(encoding="utf-8")}
+            if args.source is not None
+            else {
+                name: render_pr_comment(make(), ex.facts(), revision=ex.REVISION)
+                for name, make in ex.CASES.items()
+            }
+        )
+        for name, body in cases.items():
             target = Path(tmp) / f"{name}.html"
             target.write_text(page(body), encoding="utf-8")
             if args.html_only:
@@ -98,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 capture_output=True,
                 timeout=120,
             )
-            print(f"{png.relative_to(ROOT)}  ({html.escape(body.splitlines()[2])})")
+            print(f"{png}  ({html.escape(body.splitlines()[2])})")
     return 0
 
 
