@@ -139,4 +139,6 @@ def test_plan_json_carries_the_estimate(repo: Path) -> None:
     assert code == 0, err
     doc = json.loads(out)
     assert doc["estimate"]["sessions"] == sum(s["sessions"] for s in doc["shards"])
-    assert len(doc["estimate"]["models"]) == 6  # every catalog Claude model (no config)
+    planned = {u["model"] for s in doc["shards"] for u in s["units"]}
+    assert set(doc["estimate"]["models"]) == planned  # every model the plan runs, priced
+    assert len(planned) >= 6  # the catalog's Claude models (no config), Codex's when installed
