@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -614,7 +615,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             before,
             state,
             options.cwd,
-            title=f"Skill evaluations: {base} → working tree (preview)",
+            title=f"Skill evaluations: {_short_ref(base)} → working tree (preview)",
         )
     revision = Revision(
         base_sha=base_sha,
@@ -1441,6 +1442,11 @@ def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:
                 f"(listed {u.listing}) — {triggers.LISTING_FIX}"
             )
     return lines
+
+
+def _short_ref(ref: str) -> str:
+    """A full commit SHA as its 7-character form; a ref name as it is."""
+    return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
 
 
 def _confinement_notice(state: _Run, environ: Mapping[str, str]) -> None:
