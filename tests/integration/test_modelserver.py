@@ -256,7 +256,7 @@ def test_cli_command_prints_url_and_serves(tmp_path: Path) -> None:
         assert ask(c, "hi").content[0].text == "from the CLI"
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)  # a bound, not a timing claim: a loaded machine is slow
     assert proc.returncode == 130
     assert json.loads(log.read_text(encoding="utf-8").splitlines()[0])["rule"] == "default"
 
