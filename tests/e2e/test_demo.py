@@ -112,8 +112,13 @@ def test_demo_runs_the_whole_pipeline_offline_on_a_copy(tmp_path: Path) -> None:
     assert config.endswith("models:\n" + "".join(f'  - "{m}"\n' for m in pinned))
     gate_out, gate_err = io.StringIO(), io.StringIO()
     gate = main(["gate"], environ, stdout=gate_out, stderr=gate_err, cwd=out_dir)
-    assert "no stored results" not in gate_out.getvalue() + gate_err.getvalue()
-    assert gate == 0, gate_out.getvalue() + gate_err.getvalue()
+    shown = gate_out.getvalue() + gate_err.getvalue()
+    assert "no stored results" not in shown
+    if codex:  # Codex lacks Claude's tool names, so its evals fail the thresholds: only its own
+        fails = [line for line in shown.splitlines() if line.startswith("FAIL:")]
+        assert gate == 1 and fails and all("openai/gpt-5.4" in line for line in fails), shown
+    else:
+        assert gate == 0, shown
 
 
 def test_demo_refuses_to_spend_money_without_yes(tmp_path: Path) -> None:
