@@ -242,10 +242,13 @@ def make_judge(
     *,
     environ: Mapping[str, str],
     catalog: Catalog | None = None,
+    connect: bool = True,
 ) -> tuple[grading.Judge, list[str]]:
     """Resolve the judge model (§10.3) and build the judge; explicit bad models are fatal.
 
     Returns the judge and warnings (a defaulted model that cannot be used, missing credentials).
+    With `connect=False` (nothing planned) the model is resolved, with the same warnings and
+    errors, but no client is built (the Anthropic SDK is slow to import): the judge is unavailable.
     """
     cat = catalog or build_catalog(config.providers)
     explicit = options.judge_model is not None or config.is_set("judge_model")
@@ -258,6 +261,8 @@ def make_judge(
             raise
         warnings.append(f"WARN: {exc.message}; cases with llm assertions will be runtime errors")
         return grading.Judge(None, model="", unavailable=exc.message), warnings
+    if not connect:
+        return grading.Judge(None, model=model.id, unavailable="nothing planned"), warnings
     client = grading.client_from_env(environ)
     if client is None:
         why = "no Anthropic credentials (set ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN)"
@@ -503,7 +508,7 @@ async def run_evals(
     _check_writable(ep, repository.root)
     the_judge = judge_
     if the_judge is None:
-        the_judge, jwarn = make_judge(config, options, environ=environ)
+        the_judge, jwarn = make_judge(config, options, environ=environ, connect=bool(ep.plan.cases))
         for w in jwarn:
             reporter.emit(RunWarning(message=w))
         if not jwarn and not the_judge.available and _has_llm(ep, repository.root):
@@ -516,7 +521,8 @@ async def run_evals(
     if counter is None:
         counter = TokenCounter(
             environ,
-            cache_path=default_cache_path(environ, config.cache_dir),
+            # nothing planned: no token cache to load or save
+            cache_path=default_cache_path(environ, config.cache_dir) if ep.plan.cases else None,
             concurrency=max(options.jobs, 1),
         )
     sweep = _Sweep(

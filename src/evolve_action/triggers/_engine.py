@@ -234,11 +234,13 @@ async def run(
             eval_sets[key].results_dir, options.results_format, root=options.repo.root
         )
     models = {m.model.key: m for m in options.models}
+    runnable_units = [u for u in p.units if u.cases]
     own_counter = counter is None
     if counter is None:
         counter = TokenCounter(
             options.environ,
-            cache_path=options.token_cache,
+            # nothing to run: no token cache to load or save
+            cache_path=options.token_cache if runnable_units else None,
             concurrency=options.jobs,
             enabled=options.count_tokens,
         )
@@ -252,7 +254,6 @@ async def run(
     units: list[UnitOutcome] = []
     kept: list[Path] = []
     all_warnings = list(warnings)
-    runnable_units = [u for u in p.units if u.cases]
     reporter.emit(
         events.SweepStarted(
             tier=TIER, units=len(runnable_units), items=sum(len(u.cases) for u in runnable_units)

@@ -406,3 +406,20 @@ def test_unwritable_results_stop_the_sweep_before_any_session(tmp_path: Path) ->
     ):
         sweep(root, harness, FakeJudge(), baseline=False)
     assert harness.specs == []
+
+
+def test_nothing_planned_resolves_the_judge_without_a_client(repo: Path) -> None:
+    """`connect=False` (no case planned): the model is resolved and checked, no client is built."""
+    from evolve_action.errors import ConfigError
+    from evolve_action.evals._engine import make_judge
+
+    _, config = resolve_repository(repo, repo, None, {})
+    creds = {"ANTHROPIC_API_KEY": "sk-test"}
+    judge, warnings = make_judge(config, evals.EvalsOptions(), environ=creds, connect=False)
+    assert (judge.available, judge.model, warnings) == (False, "claude-sonnet-5", [])
+    connected, _ = make_judge(config, evals.EvalsOptions(), environ=creds)
+    assert connected.available
+    asyncio.run(connected.aclose())
+    bad = evals.EvalsOptions(judge_model="openai/gpt-5.4")
+    with pytest.raises(ConfigError, match="only Anthropic models can judge"):
+        make_judge(config, bad, environ=creds, connect=False)
