@@ -9,7 +9,9 @@ Guarantees: validation never raises for bad input: decode errors, schema violati
 problems (wrong types) and semantic rules all become findings naming the file relative to the root,
 the JSON pointer and the line; semantic messages are evolve's words (`eval "x": duplicate id`), and a
 schema error that restates a semantic rule is left to that rule, so each problem is reported once.
-`integer` in our schemas means a JSON integer literal (`1.0` is not one, as in Go). Never does:
+`integer` in our schemas means a JSON integer literal (`1.0` is not one, as in Go). A file's content
+is checked against its schema once per process (a cache keyed by the decoded value, so Tier 0 and
+each tier's planning share one check and an edited file is checked again). Never does:
 printing, running anything, writing files.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import pickle
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
@@ -280,16 +283,43 @@ def _decode_for_validation(path: Path, rep: _Reporter) -> tuple[Any, bool]:
     return decoded.value, True
 
 
+_SCHEMA_FINDINGS: dict[tuple[str, bytes], tuple[tuple[str, str], ...]] = {}
+"""`(schema, pickled value) → (pointer, message)` of its schema findings: a value (a file's content)
+is checked against a schema once per process however often Tier 0 and each tier's planning
+validate it. Keyed by content, so an edited file is checked again."""
+
+_SCHEMA_FINDINGS_MAX = 10_000
+
+
+def _schema_findings(name: str, value: Any) -> tuple[tuple[str, str], ...]:
+    """`(pointer, message)` of each schema error a semantic rule does not word itself."""
+    try:
+        # Pickle is exact about types (1, 1.0 and True differ), as the schema is.
+        key: tuple[str, bytes] | None = (name, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        key = None
+    if key is not None and key in _SCHEMA_FINDINGS:
+        return _SCHEMA_FINDINGS[key]
+    found = tuple(
+        (
+            "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in err.absolute_path),
+            _schema_message(err),
+        )
+        for err in _schema_errors(name, value)
+        if not _covered(err)
+    )
+    if key is not None:
+        if len(_SCHEMA_FINDINGS) >= _SCHEMA_FINDINGS_MAX:
+            _SCHEMA_FINDINGS.clear()
+        _SCHEMA_FINDINGS[key] = found
+    return found
+
+
 def _structural_pass(name: str, value: Any, problems: list[LoadProblem], rep: _Reporter) -> None:
     """Schema errors (minus those a semantic rule words itself), then decode problems the schema
     did not already report. Their pointers mute semantic findings inside the same values."""
-    for err in _schema_errors(name, value):
-        if _covered(err):
-            continue
-        pointer = "".join(
-            "/" + str(p).replace("~", "~0").replace("/", "~1") for p in err.absolute_path
-        )
-        rep.add(_schema_message(err), pointer, check=f"{name}.schema")
+    for pointer, message in _schema_findings(name, value):
+        rep.add(message, pointer, check=f"{name}.schema")
         rep.mute(pointer)
     for problem in problems:
         if not rep.muted(problem.pointer):

@@ -341,3 +341,19 @@ def test_nulls_are_zero_values_reported_in_evolve_words(tmp_path: Path) -> None:
         f"{E}: evals[1]: missing prompt",
         f"{E}: evals[1]: no expectations or assertions",
     ]
+
+
+def test_schema_check_once_per_content(tmp_path: Path) -> None:
+    """The schema result is kept per content: a second validation reuses it (the line is the new
+    file's), an edit is checked again, and `1` and `1.0` are different contents."""
+    rel = "plugins/p/evals/s/evals.json"
+    exit_at = '{"evals": [{"id": "a", "prompt": "p", "assertions": [{"type": "command", "run": "x", "expect_exit": %s}]}]}'
+    bad = "plugins/p/evals/s/evals.json: evals[0].assertions[0].expect_exit: must be an integer (got number 1)"
+    path = write(tmp_path, rel, exit_at % "1.0")
+    first = validate_evals(path, tmp_path)
+    assert [f.message for f in first] == [bad]
+    write(tmp_path, rel, exit_at % "1")
+    assert validate_evals(path, tmp_path) == []
+    write(tmp_path, rel, "\n\n" + exit_at % "1.0")
+    again = validate_evals(path, tmp_path)
+    assert triples(again) == [(3, "/evals/0/assertions/0/expect_exit", bad)]
