@@ -14,11 +14,11 @@ raise `TypeError`/`ValueError`. Never does: I/O (see `_fsio`), decoding (see `_d
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 import unicodedata
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 from evolve_action.encoding._document import Format
@@ -52,6 +52,7 @@ _GO_ESCAPES = {
     "\u2029": "\\u2029",
 }
 _GO_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+_json_str = encode_basestring  # `json.dumps(s, ensure_ascii=False)` of a str, without its set-up
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -61,9 +62,14 @@ def go_json_string(s: str) -> str:
     `<`, `>`, `&`, U+2028 and U+2029 become `\\u003c`-style escapes; control characters are escaped
     as Go writes them (`\\n`, `\\u001b`); a lone surrogate (invalid UTF-8 on the Go side) is U+FFFD.
     """
+    if s.isascii():  # no surrogate, no U+2028/U+2029: only the HTML characters
+        out = _json_str(s)
+        if "<" in out or ">" in out or "&" in out:
+            out = _GO_ESCAPE_RE.sub(lambda m: _GO_ESCAPES[m.group()], out)
+        return out
     if _SURROGATE_RE.search(s):  # invalid UTF-8 on the Go side: replaced by U+FFFD
         s = _SURROGATE_RE.sub("\ufffd", s)
-    out = json.dumps(s, ensure_ascii=False)
+    out = _json_str(s)
     if _GO_ESCAPE_RE.search(out):
         out = _GO_ESCAPE_RE.sub(lambda m: _GO_ESCAPES[m.group()], out)
     return out
@@ -93,11 +99,16 @@ def _as_model(v: Any) -> Any:
 
 
 def _write_json(v: Any, depth: int, out: list[str]) -> None:
-    v = _as_model(v)
-    s = _scalar_json(v)
-    if s is not None:
-        out.append(s)
+    t = type(v)
+    if t is str:  # the common cases first: exactly what the general path below does for them
+        out.append(go_json_string(v))
         return
+    if t is not dict and t is not list:
+        v = _as_model(v)
+        s = _scalar_json(v)
+        if s is not None:
+            out.append(s)
+            return
     if isinstance(v, Mapping):
         if not v:
             out.append("{}")
