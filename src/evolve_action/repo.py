@@ -31,7 +31,7 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -633,9 +633,11 @@ def _manifest_skills(
 
 def escapes(root: Path, path: Path) -> bool:
     """True when `path` resolves (following symlinks) outside `root`."""
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return not (real == real_root or real.startswith(real_root.rstrip("/") + "/"))
+    return not _within(os.path.realpath(root), os.path.realpath(path))
+
+
+def _within(real_root: str, real: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip("/") + "/")
 
 
 def _outside(root: Path, path: Path, what: str) -> RepoProblem:
@@ -925,6 +927,14 @@ def _inside(plugin: Plugin, path: Path) -> bool:
     return plugin.root is None or not escapes(plugin.root, path)
 
 
+def _inside_check(plugin: Plugin) -> Callable[[Path], bool]:
+    """`_inside` for many paths of one plugin: the repository root is resolved once."""
+    if plugin.root is None:
+        return lambda _path: True
+    real_root = os.path.realpath(plugin.root)
+    return lambda path: _within(real_root, os.path.realpath(path))
+
+
 def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
     """Per plugin: evolve's `evals/<skill>/` sets, then skill-creator's in-skill sets, then
     skill-creator files placed at the plugin or repository level (`_level_sets`)."""
@@ -1168,6 +1178,7 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
     `skills/` (list order, duplicates dropped). A skill directory resolving outside the repository
     is never a skill (the repository's problems name it).
     """
+    inside = _inside_check(plugin)
     if plugin.skill_dirs is not None:
         seen: dict[Path, Skill] = {}
         for listed in plugin.skill_dirs:
@@ -1177,7 +1188,7 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
                 else [p for _, p in _subdirs(listed) if os.path.lexists(p / "SKILL.md")]
             )
             for directory in candidates:
-                if not _inside(plugin, directory):
+                if not inside(directory):
                     continue
                 seen.setdefault(
                     directory,
@@ -1199,7 +1210,7 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
     found: list[Skill] = []
     for name in names:
         skill_md = plugin.skills_dir / name / "SKILL.md"
-        if os.path.lexists(skill_md) and _inside(plugin, plugin.skills_dir / name):
+        if os.path.lexists(skill_md) and inside(plugin.skills_dir / name):
             found.append(
                 Skill(
                     name=name, plugin=plugin.name, dir=plugin.skills_dir / name, skill_md=skill_md
