@@ -148,10 +148,11 @@ def handle(inv: Invocation) -> int:
         return 0
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
-    if any(u.cases for u in triggers.make_plan(options)[0].units):
+    planned = triggers.make_plan(options)
+    if any(u.cases for u in planned[0].units):
         check_for_models(inv.environ, options.models, judge=False)  # exit 2 before any session
     harness = agent_harness(inv.environ)
-    outcome = asyncio.run(triggers.run(options, reporter, harness))
+    outcome = asyncio.run(triggers.run(options, reporter, harness, planned=planned))
     print_budget(inv, options.budget)
     if outcome.all_failed:
         raise sweep_failed(outcome.all_failed, tier="triggers")

@@ -902,7 +902,8 @@ def _evaluate(
                 require_cli=True,
                 budget=budget,
             )
-            planned, _, _ = triggers.make_plan(built.options)
+            made = triggers.make_plan(built.options)
+            planned = made[0]
             n = sum(len(u.cases) for u in planned.units)
             _estimate(
                 state,
@@ -913,7 +914,7 @@ def _evaluate(
                     check_for_models(agent_env, built.options.models, judge=False)
                     checked = True
                 outcome = asyncio.run(
-                    triggers.run(built.options, reporter, agent_harness(agent_env))
+                    triggers.run(built.options, reporter, agent_harness(agent_env), planned=made)
                 )
                 if outcome.all_failed:
                     raise sweep_failed(outcome.all_failed, tier="triggers")

@@ -251,10 +251,10 @@ def _one_round(
         early_stop=False,
         budget=budget,
     )
-    planned, _, _ = triggers.make_plan(built.options)
-    if not any(u.cases for u in planned.units):
+    made = triggers.make_plan(built.options)
+    if not any(u.cases for u in made[0].units):
         return None
-    return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ)))
+    return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ), planned=made))
 
 
 def _has_skill(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> bool:

@@ -180,13 +180,19 @@ def run_all(
         )
     else:
         step(TriggersReady(warnings=built.warnings))
-        if any(u.cases for u in triggers.make_plan(built.options)[0].units):
+        tplanned = triggers.make_plan(built.options)
+        if any(u.cases for u in tplanned[0].units):
             check_for_models(
                 environ, built.options.models, judge=False
             )  # exit 2 before any session
             credentials_checked = True
         trig = asyncio.run(
-            triggers.run(built.options, reporter, agent_harness(built.options.environ))
+            triggers.run(
+                built.options,
+                reporter,
+                agent_harness(built.options.environ),
+                planned=tplanned,
+            )
         )
         if trig.all_failed:
             raise sweep_failed(trig.all_failed, tier="triggers")

@@ -216,13 +216,15 @@ async def run(
     *,
     counter: TokenCounter | None = None,
     make_workspace: Callable[..., Path] = create_trigger_workspace,
+    planned: tuple[plan.Plan, list[plan.SetInput], list[str]] | None = None,
 ) -> TriggersOutcome:
     """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish.
 
     `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the shared per-set workspace (tests
-    inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`).
+    inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`);
+    `planned` is `make_plan(options)` when the caller already made it (not made twice).
     """
-    p, set_inputs, warnings = make_plan(options)
+    p, set_inputs, warnings = planned if planned is not None else make_plan(options)
     for w in warnings:
         reporter.emit(events.RunWarning(message=w))
     if options.dry_run:
