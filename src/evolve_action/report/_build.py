@@ -128,14 +128,26 @@ def gate_models(
 
 
 def _inert(value: Any) -> Any:
-    """A JSON value with every string, keys included, through `sanitise.neutralise_markdown`."""
-    if isinstance(value, str):
-        return neutralise_markdown(value)
-    if isinstance(value, list):
-        return [_inert(v) for v in value]
-    if isinstance(value, dict):
-        return {neutralise_markdown(k): _inert(v) for k, v in value.items()}
-    return value
+    """A JSON value with every string, keys included, through `sanitise.neutralise_markdown`
+    (each distinct string once: keys and model ids repeat throughout the rollup)."""
+    memo: dict[str, str] = {}
+
+    def text(s: str) -> str:
+        done = memo.get(s)
+        if done is None:
+            done = memo[s] = neutralise_markdown(s)
+        return done
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return text(v)
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {text(k): walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
 
 
 def _plugin_page(rel_dir: str, name: str) -> str | None:
