@@ -186,25 +186,7 @@ def build_result(
     spec_hash = "" if baseline else fingerprint_hex
     fp = fingerprint_hex if baseline else ""
     est = None if baseline else estimate
-    if not run.runtime_error and run.suite is not None:
-        measured = _measured(run.transcript, model)
-        expectations = tuple(grading.suite_expectations(run.suite))
-        return res.EvalResult(
-            id=case.id,
-            name=case.name,
-            passed=run.suite.passed,
-            estimate=est,
-            measured=measured,
-            expectations=expectations,
-            summary=res.summarise_grades(expectations),
-            execution_metrics=_metrics(run.transcript),
-            timing=res.Timing(
-                total_tokens=_total_tokens(measured), executor_duration_seconds=timing_secs
-            ),
-            spec_hash=spec_hash,
-            fingerprint=fp,
-        )
-    if run.runtime_error or run.graded is None:
+    if run.runtime_error or (run.graded is None and run.suite is None):
         return res.EvalResult(
             id=case.id,
             name=case.name,
@@ -214,12 +196,20 @@ def build_result(
             spec_hash=spec_hash,
             fingerprint=fp,
         )
+    if run.suite is not None:  # a suite case: its evaluators' grade
+        passed, expectations = run.suite.passed, tuple(grading.suite_expectations(run.suite))
+    else:
+        graded = run.graded
+        assert graded is not None  # the error branch above took ungraded runs
+        passed, expectations = (
+            graded.passed,
+            tuple(graded_assertions(case.assertions, graded.verdicts)),
+        )
     measured = _measured(run.transcript, model)
-    expectations = graded_assertions(case.assertions, run.graded.verdicts)
     return res.EvalResult(
         id=case.id,
         name=case.name,
-        passed=run.graded.passed,
+        passed=passed,
         estimate=est,
         measured=measured,
         expectations=expectations,
