@@ -381,7 +381,8 @@ def test_gate_fails_on_missing_evidence_and_passes_with_fail_on_never(
     assert fails and len(fails) == len(set(fails))
 
 
-def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> None:
+def local_repo_with_gamma_edited(tmp_path: Path) -> Path:
+    """A local git repository at the base commit, with gamma's SKILL.md edited (uncommitted)."""
     root = tmp_path / "repo"
     for rel, text in base_files().items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -392,6 +393,11 @@ def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> N
     (root / "skills/gamma/SKILL.md").write_text(
         skill_md("gamma", "Gamma. Use when asked about gamma.")
     )
+    return root
+
+
+def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> None:
+    root = local_repo_with_gamma_edited(tmp_path)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
     out, err = io.StringIO(), io.StringIO()
     code = main(
@@ -1094,16 +1100,7 @@ def test_an_unconfined_run_says_so_once_in_the_comment(tmp_path: Path, confined:
     sandbox nor an unprivileged user, the comment (and the summary) say so once, loudly."""
     if not confined and os.geteuid() != 0:
         pytest.skip("an unprivileged run is never unconfined without a sandbox")
-    root = tmp_path / "repo"
-    for rel, text in base_files().items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    (root / "skills/gamma/SKILL.md").write_text(
-        skill_md("gamma", "Gamma. Use when asked about gamma.")
-    )
+    root = local_repo_with_gamma_edited(tmp_path)
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
     if not confined:
         env |= {"EVOLVE_SANDBOX_ENABLED": "false", "EVOLVE_AGENT_USER": "root"}
