@@ -33,6 +33,7 @@ from evolve_action.encoding._decode import (
     find_results,
     format_of,
     parse_format,
+    read_capped,
     standardize_jsonc,
 )
 from evolve_action.encoding._document import MAX_DEPTH, Decoded, Format, LineOf, pointer_join
@@ -93,6 +94,7 @@ __all__ = [
     "go_str_list",
     "parse_format",
     "pointer_join",
+    "read_capped",
     "remove_siblings",
     "round1",
     "round6",

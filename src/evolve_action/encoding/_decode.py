@@ -38,6 +38,7 @@ __all__ = [
     "find_results",
     "format_of",
     "parse_format",
+    "read_capped",
     "standardize_jsonc",
 ]
 
@@ -68,7 +69,8 @@ def _ext(path: Path) -> str:
     return path.suffix.lower().lstrip(".")
 
 
-def _read_capped(path: Path) -> bytes:
+def read_capped(path: Path) -> bytes:
+    """The bytes of `path`; `SpecError` when it cannot be read or is over `MAX_FILE_BYTES`."""
     try:
         size = path.stat().st_size
     except OSError as e:
@@ -103,19 +105,21 @@ def decode_path(path: Path, *, typed: bool = False) -> Any:
     than `MAX_DEPTH` then reaches that caller instead of failing here (`-0` is still kept as
     negative zero); YAML and anything else decode exactly as without it.
     """
-    data = _read_capped(path)
-    if typed and _ext(path) == "json":
-        return _decode_typed_json(data, path)
-    return decode_bytes(data, path)
+    return decode_bytes(read_capped(path), path, typed=typed)
 
 
 def decode_with_lines(path: Path) -> Decoded:
     """Like `decode_path`, plus `line_of(pointer)` for error messages (json, jsonc and yaml)."""
-    return decode_bytes_with_lines(_read_capped(path), path)
+    return decode_bytes_with_lines(read_capped(path), path)
 
 
-def decode_bytes(data: bytes, path: Path) -> Any:
-    """Decode `data` by the extension of `path`; raise `SpecError` (with line) on bad input."""
+def decode_bytes(data: bytes, path: Path, *, typed: bool = False) -> Any:
+    """Decode `data` by the extension of `path`; raise `SpecError` (with line) on bad input.
+
+    `typed`: as for `decode_path`.
+    """
+    if typed and _ext(path) == "json":
+        return _decode_typed_json(data, path)
     return decode_bytes_with_lines(data, path).value
 
 
@@ -333,7 +337,7 @@ def _has_negative_zero(text: str) -> bool:
 
 def _decode_typed_json(data: bytes, path: Path) -> Any:
     """`decode_path(typed=True)` of a `.json` file: the same checks and errors, less work."""
-    if len(data) > MAX_FILE_BYTES:  # pragma: no cover - `_read_capped` refuses it first
+    if len(data) > MAX_FILE_BYTES:  # pragma: no cover - `read_capped` refuses it first
         raise SpecError(f"file is too large to load (over {MAX_FILE_BYTES} bytes)", path=path)
     text = _utf8(data, path)
     if text.strip(" \t\r\n\ufeff") == "" or text.startswith("\ufeff") or _has_negative_zero(text):

@@ -7,6 +7,7 @@ Owns: the results data model (`ResultsFile`, entries, snapshots, summaries), dec
 results file is never overwritten. Never does: print, plan, run agents.
 
 Files (private; import from this package):
+- `_bytes`: The quick decode of a canonical schema-5 results file straight from its JSON bytes.
 - `_codec`: The schema-5 results codec: Go `encoding/json` decoding and evolve's exact encoding.
 - `_merge`: Pure operations on results entries: summaries, partial-rerun merge, snapshot rotation.
 - `_model`: The typed model of a schema-5 results file: frozen dataclasses, no behaviour.

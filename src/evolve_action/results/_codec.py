@@ -51,6 +51,7 @@ __all__ = [
     "migrate_document",
     "probe_schema",
     "to_document",
+    "with_names",
 ]
 
 
@@ -424,9 +425,14 @@ def from_document(doc: Any, *, plugin: str = "", skill: str = "") -> ResultsFile
             file = _d_results_file(_Obj(doc, "results"))
         except _Malformed as exc:
             raise ValueError(str(exc)) from exc
-    if plugin:
+    return with_names(file, plugin=plugin, skill=skill)
+
+
+def with_names(file: ResultsFile, *, plugin: str = "", skill: str = "") -> ResultsFile:
+    """`file` with its stored `plugin`/`skill` overwritten by the given non-empty names."""
+    if plugin and file.plugin != plugin:
         file = dataclasses.replace(file, plugin=plugin)
-    if skill:
+    if skill and file.skill != skill:
         file = dataclasses.replace(file, skill=skill)
     return file
 

@@ -61,11 +61,18 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from evolve_action import encoding
 from evolve_action.errors import SpecError, display_path
-from evolve_action.results._codec import from_document, migrate_document, probe_schema, to_document
+from evolve_action.results._bytes import decode_canonical_json
+from evolve_action.results._codec import (
+    from_document,
+    migrate_document,
+    probe_schema,
+    to_document,
+    with_names,
+)
 from evolve_action.results._merge import (
     replace_eval_entry,
     replace_trigger_entry,
@@ -281,8 +288,17 @@ def forget_loaded() -> None:
 
 
 def _load(path: Path, pl: str, sk: str) -> LoadedResults:
-    """Decode the results file at `path` (see `load_results`; never cached here)."""
-    doc = _decode_stored(path)
+    """Decode the results file at `path` (see `load_results`; never cached here).
+
+    A canonical JSON file (what evolve and this tool write) is decoded straight from its bytes
+    (`decode_canonical_json`); anything else, and every error, takes the general path.
+    """
+    data = _stored(path, encoding.read_capped)
+    if path.suffix.lower() == ".json":
+        quick = decode_canonical_json(data)
+        if quick is not None:
+            return LoadedResults(with_names(quick, plugin=pl, skill=sk), path, None, None)
+    doc = _stored(path, lambda p: encoding.decode_bytes(data, p, typed=True))
     n = probe_schema(doc)
     if n is not None and n > SCHEMA_VERSION:
         raise SpecError(
@@ -381,14 +397,19 @@ def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None
             )
 
 
-def _decode_stored(path: Path) -> Any:
-    """Decode a stored results file; a file that does not parse is a `SpecError`, never "fresh".
+_V = TypeVar("_V")
 
-    `typed=True`: `from_document`/`migrate_document` read the value through the typed model
-    (fixed depth, every kept number checked), so the JSON decoder may skip its own walks.
+
+def _stored(path: Path, step: Callable[[Path], _V]) -> _V:
+    """`step(path)` (reading or decoding a stored results file), its `SpecError` reworded.
+
+    A file that cannot be read or does not parse is an error, never "start fresh". Decoding is
+    `typed` (see `encoding.decode_path`): `from_document`/`migrate_document` read the value
+    through the typed model (fixed depth, every kept number checked), so the JSON decoder may
+    skip its own walks.
     """
     try:
-        return encoding.decode_path(path, typed=True)
+        return step(path)
     except SpecError as exc:
         marker = _conflict_marker_line(path) if _within_cap(path) else None
         raise SpecError(
