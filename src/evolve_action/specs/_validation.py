@@ -56,6 +56,7 @@ from evolve_action.specs._model import (
     fixture_candidates,
     is_local,
 )
+from evolve_action.specs._schema_check import Check, compile_check
 from evolve_action.specs._suites import read_suite
 
 __all__ = [
@@ -187,7 +188,24 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     return f"{prefix}{err.message}"
 
 
+@functools.cache
+def _fast_check(name: str) -> Check | None:
+    """The compiled yes/no check of schema `name` (None: jsonschema's path only)."""
+    schema = load_schema(name)
+    return compile_check(schema, _registry().resolver(base_uri=schema["$id"]))
+
+
 def _schema_errors(name: str, instance: Any) -> list[jsonschema.ValidationError]:
+    """jsonschema's errors for `instance` against schema `name`, leaves first, in path order.
+
+    Most files are valid: the compiled check (`_schema_check`) answers that without jsonschema;
+    only a value it rejects is walked by jsonschema for the exact errors."""
+    check = _fast_check(name)
+    try:
+        if check is not None and check(instance):
+            return []
+    except RecursionError:
+        pass  # too deep for the shortcut: jsonschema decides
     errors: list[jsonschema.ValidationError] = []
     for err in schema_validator(name).iter_errors(instance):
         errors.extend(_leaves(err))
