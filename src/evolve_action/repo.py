@@ -22,7 +22,9 @@ repository, layout `single`), found only when no ancestor has a marker.
 
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
-`EvolveError` subclass naming the path. Never does: printing, reading `os.environ`, writing files.
+`EvolveError` subclass naming the path. A `Repository` is a snapshot of the tree at discovery: its
+eval sets and suite bindings are read once per model (writing results files never changes them;
+after adding or removing definitions, discover again). Never does: printing, reading `os.environ`, writing files.
 """
 
 from __future__ import annotations
@@ -173,6 +175,12 @@ class Repository:
     problems: tuple[RepoProblem, ...] = ()
     """What Claude Code would refuse, met while reading the repository (Tier 0 errors): rejected
     marketplace entries and manifest fields, directories resolving outside the repository."""
+    _memo: dict[str, tuple[Any, EvolveError | None]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """What was read from the tree once for this model (`_memoized`): the eval sets, the
+    skill-creator files at plugin or root level and the suite bindings, or the error reading
+    them raised."""
 
     def rel(self, path: Path) -> str:
         """Render `path` relative to the root with `/` separators; absolute when outside it."""
@@ -185,9 +193,12 @@ class Repository:
     def eval_sets(self) -> list[EvalSet]:
         """Every eval set in (plugin, skill) order — the sweep order (spec §1.3).
 
-        Raises `SpecError` when a directory holds two files for one basename.
+        Read from the tree once per `Repository` (a model is a snapshot of the tree when it was
+        discovered: writing results files never changes it; discover again after adding or
+        removing definitions). Raises `SpecError` when a directory holds two files for one
+        basename (every call, for this model).
         """
-        return list(_eval_sets(self))
+        return list(_memoized(self, "eval_sets", lambda: tuple(_eval_sets(self))))
 
     def skills(self) -> list[Skill]:
         """Every `skills/*/SKILL.md` of every plugin, in plugin then path order."""
@@ -540,15 +551,9 @@ def _finish(repo: Repository, *, extra: tuple[Plugin, str] | None) -> Repository
     unbound.extend(suite_bindings(shaped)[1])
     if not unbound:
         return shaped
-    return Repository(
-        root=shaped.root,
-        layout=shaped.layout,
-        plugins=shaped.plugins,
-        claude_marketplace=shaped.claude_marketplace,
-        notices=(*shaped.notices, *unbound),
-        problems=shaped.problems,
-        evolve_marker=shaped.evolve_marker,
-    )
+    noted = dataclasses.replace(shaped, notices=(*shaped.notices, *unbound))
+    noted._memo.update(shaped._memo)
+    return noted
 
 
 PROJECT_SKILLS = ".claude/skills"
@@ -935,6 +940,45 @@ def _inside_check(plugin: Plugin) -> Callable[[Path], bool]:
     return lambda path: _within(real_root, os.path.realpath(path))
 
 
+def _memoized(repo: Repository, key: str, compute: Callable[[], Any]) -> Any:
+    """`compute()` once per repository model (its error too: raised again on each call)."""
+    memo = repo._memo
+    if key not in memo:
+        try:
+            memo[key] = (compute(), None)
+        except EvolveError as exc:
+            memo[key] = (None, exc)
+    value, error = memo[key]
+    if error is not None:
+        raise error
+    return value
+
+
+def _eval_set(
+    plugin: Plugin,
+    skill: str,
+    skill_dir: Path,
+    *,
+    triggers: Path | None = None,
+    evals: Path | None = None,
+    fixture_bases: tuple[Path, ...] = (),
+    suite_paths: tuple[Path, ...] = (),
+) -> EvalSet:
+    """The one way an `EvalSet` is made: results always live in `<plugin>/evals/<skill>/`."""
+    return EvalSet(
+        plugin=plugin.name,
+        plugin_dir=plugin.dir,
+        plugin_rel=plugin.rel,
+        skill=skill,
+        skill_dir=skill_dir,
+        results_dir=plugin.evals_dir / skill,
+        triggers_path=triggers,
+        evals_path=evals,
+        fixture_bases=fixture_bases,
+        suite_paths=suite_paths,
+    )
+
+
 def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
     """Per plugin: evolve's `evals/<skill>/` sets, then skill-creator's in-skill sets, then
     skill-creator files placed at the plugin or repository level (`_level_sets`)."""
@@ -960,16 +1004,8 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             evals = find_one(directory, "evals")
             if triggers is None and evals is None:
                 continue
-            found[skill] = EvalSet(
-                plugin=plugin.name,
-                plugin_dir=plugin.dir,
-                plugin_rel=plugin.rel,
-                skill=skill,
-                skill_dir=listed[skill] if listed is not None else plugin.skills_dir / skill,
-                results_dir=directory,
-                triggers_path=triggers,
-                evals_path=evals,
-            )
+            skill_dir = listed[skill] if listed is not None else plugin.skills_dir / skill
+            found[skill] = _eval_set(plugin, skill, skill_dir, triggers=triggers, evals=evals)
         for sk in plugin_skills(plugin):
             if sk.name in found or not evals_ok:
                 continue
@@ -984,17 +1020,7 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             found[sk.name] = (
                 dataclasses.replace(prior, suite_paths=bound)
                 if prior is not None
-                else EvalSet(
-                    plugin=plugin.name,
-                    plugin_dir=plugin.dir,
-                    plugin_rel=plugin.rel,
-                    skill=sk.name,
-                    skill_dir=sk.dir,
-                    results_dir=plugin.evals_dir / sk.name,
-                    triggers_path=None,
-                    evals_path=None,
-                    suite_paths=bound,
-                )
+                else _eval_set(plugin, sk.name, sk.dir, suite_paths=bound)
             )
         yield from (found[k] for k in sorted(found, key=lambda k: k.encode("utf-8", "replace")))
 
@@ -1079,15 +1105,12 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
         )
     if not evals.is_file() and not triggers:
         return None
-    return EvalSet(
-        plugin=plugin.name,
-        plugin_dir=plugin.dir,
-        plugin_rel=plugin.rel,
-        skill=skill.name,
-        skill_dir=skill.dir,
-        results_dir=plugin.evals_dir / skill.name,
-        triggers_path=triggers[0] if triggers else None,
-        evals_path=evals if evals.is_file() else None,
+    return _eval_set(
+        plugin,
+        skill.name,
+        skill.dir,
+        triggers=triggers[0] if triggers else None,
+        evals=evals if evals.is_file() else None,
         fixture_bases=(skill.dir, *((plugin.root,) if plugin.root is not None else ())),
     )
 
@@ -1102,6 +1125,15 @@ def _skill_name_of(path: Path) -> str | None:
 
 
 def _level_scan(
+    repo: Repository,
+) -> tuple[dict[SkillKey, EvalSet], list[tuple[Path, list[str]]]]:
+    """`_scan_levels`, read once per repository model."""
+    found: tuple[dict[SkillKey, EvalSet], list[tuple[Path, list[str]]]]
+    found = _memoized(repo, "level_scan", lambda: _scan_levels(repo))
+    return dict(found[0]), list(found[1])
+
+
+def _scan_levels(
     repo: Repository,
 ) -> tuple[dict[SkillKey, EvalSet], list[tuple[Path, list[str]]]]:
     """skill-creator files placed at the plugin level (`<plugin>/evals/evals.json`) or the root
@@ -1137,15 +1169,12 @@ def _level_scan(
         plugin, skill = picks[0]
         bound.setdefault(
             (plugin.name, skill.name),
-            EvalSet(
-                plugin=plugin.name,
-                plugin_dir=plugin.dir,
-                plugin_rel=plugin.rel,
-                skill=skill.name,
-                skill_dir=skill.dir,
-                results_dir=plugin.evals_dir / skill.name,
-                triggers_path=triggers[0] if triggers else None,
-                evals_path=evals_path,
+            _eval_set(
+                plugin,
+                skill.name,
+                skill.dir,
+                triggers=triggers[0] if triggers else None,
+                evals=evals_path,
                 fixture_bases=(skill.dir, repo.root),
             ),
         )
@@ -1558,8 +1587,15 @@ def suite_bindings(repo: Repository) -> tuple[dict[SkillKey, tuple[Path, ...]], 
     co-located `<skill>/evals/`), every `evals/` directory of the repository and its plugins,
     and the files `.agentv/config.yaml`'s `eval_patterns` match. A file binds to the skill its
     `metadata.skill` (or `metadata.skill_path`) names, else to the skill whose eval directory
-    (or skill directory) holds it; otherwise it is named in a note with the fix.
+    (or skill directory) holds it; otherwise it is named in a note with the fix. Read once per
+    repository model.
     """
+    found: tuple[dict[SkillKey, tuple[Path, ...]], list[str]]
+    found = _memoized(repo, "suite_bindings", lambda: _bind_suites(repo))
+    return dict(found[0]), list(found[1])
+
+
+def _bind_suites(repo: Repository) -> tuple[dict[SkillKey, tuple[Path, ...]], list[str]]:
     skills: list[tuple[Plugin, Skill]] = [
         (p, s) for p in repo.plugins if _inside(p, p.evals_dir) for s in plugin_skills(p)
     ]

@@ -184,6 +184,44 @@ def test_eval_sets_ambiguous(tmp_path: Path) -> None:
         discover(tmp_path, tmp_path).eval_sets()
 
 
+def test_eval_sets_are_read_once_per_model(tmp_path: Path) -> None:
+    """A model is a snapshot: results written later never change its eval sets (nor do new
+    definitions: a fresh `discover` sees them), and a reading error is raised on every call."""
+    write(tmp_path, MARKERS["multi"])
+    write(tmp_path, "plugins/a/evals/s1/triggers.json", '{"triggers": []}')
+    write(tmp_path, "plugins/a/evals/s2/evals.json", '{"evals": []}')
+    write(tmp_path, "plugins/a/evals/s2/evals.yaml", "evals: []")  # ambiguous
+    repo = discover(tmp_path, tmp_path)
+    for _ in range(2):
+        with pytest.raises(SpecError, match="ambiguous evals: found"):
+            repo.eval_sets()
+    (tmp_path / "plugins/a/evals/s2/evals.yaml").unlink()
+    repo = discover(tmp_path, tmp_path)
+    sets = repo.eval_sets()
+    assert [s.skill for s in sets] == ["s1", "s2"]
+    sets.clear()  # a caller's list is its own
+    write(tmp_path, "plugins/a/evals/s1/results.json")
+    write(tmp_path, "plugins/a/evals/s3/evals.json", '{"evals": []}')
+    assert [s.skill for s in repo.eval_sets()] == ["s1", "s2"]
+    assert [s.skill for s in discover(tmp_path, tmp_path).eval_sets()] == ["s1", "s2", "s3"]
+
+
+def test_eval_sets_with_unbound_notes_keep_their_readings(tmp_path: Path) -> None:
+    """Discovery's notes about unbound skill-creator files and the eval sets of the model it
+    returns come from one reading of the plugin- and root-level files."""
+    write(tmp_path, MARKERS["multi"])
+    write(tmp_path, "plugins/a/skills/s/SKILL.md", "---\nname: s\n---\n")
+    write(tmp_path, "plugins/a/skills/t/SKILL.md", "---\nname: t\n---\n")
+    write(tmp_path, "evals/evals.json", '{"evals": []}')  # two skills, no skill_name: unbound
+    write(tmp_path, "plugins/a/evals/evals.json", '{"skill_name": "s", "evals": []}')
+    repo = discover(tmp_path, tmp_path)
+    assert any(n.startswith("note: evals/evals.json looks like") for n in repo.notices)
+    (tmp_path / "plugins/a/evals/evals.json").unlink()
+    assert [(s.skill, s.evals_path) for s in repo.eval_sets()] == [
+        ("s", tmp_path / "plugins/a/evals/evals.json")
+    ]
+
+
 def test_skills_glob(tmp_path: Path) -> None:
     write(tmp_path, MARKERS["single"])
     write(tmp_path, "skills/b/SKILL.md", "x")
