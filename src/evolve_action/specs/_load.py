@@ -23,7 +23,6 @@ skill-creator `evals.json` loads, validates and grades; it still hashes as evolv
 from __future__ import annotations
 
 import contextvars
-import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -130,8 +129,10 @@ def decode_fields(obj: Mapping[str, Any], names: Sequence[str]) -> dict[str, tup
 
 
 def json_pointer(*parts: str | int) -> str:
-    """RFC 6901 pointer from reference tokens: `json_pointer("evals", 2, "id") == "/evals/2/id"`."""
-    return functools.reduce(encoding.pointer_join, parts, "")
+    """RFC 6901 pointer from reference tokens: `json_pointer("evals", 2, "id") == "/evals/2/id"`.
+
+    `encoding.pointer_join` over the tokens, written out: loading builds one for every value."""
+    return "".join(["/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts])
 
 
 _SINK: contextvars.ContextVar[list[LoadProblem] | None] = contextvars.ContextVar(
@@ -488,9 +489,31 @@ def parse_evals(raw: Any, path: Path) -> EvalsSpec:
         raise _as_spec_error(problem, path, None) from None
 
 
+_DECODED: dict[tuple[str, bytes], encoding.Decoded] = {}
+"""`(path, bytes) → decoded value`: a definition file is decoded once per process however often
+Tier 0, each tier's planning and the loaders read it. Keyed by content, so an edited file is
+decoded again."""
+
+_DECODED_MAX = 4096
+
+
+def decode_spec(path: Path) -> encoding.Decoded:
+    """`encoding.decode_with_lines` of a definition file, decoded once per content (the value is
+    shared: callers never change it). Raises `SpecError` as the decoder does (never cached)."""
+    data = encoding.read_capped(path)
+    key = (str(path), data)
+    found = _DECODED.get(key)
+    if found is None:
+        found = encoding.decode_bytes_with_lines(data, path)
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        _DECODED[key] = found
+    return found
+
+
 def load_triggers(path: Path) -> TriggerSpec:
     """Decode and load a `triggers.<ext>` file (no validation: runs execute unvalidated specs)."""
-    decoded = encoding.decode_with_lines(path)
+    decoded = decode_spec(path)
     try:
         return _parse_triggers(_prepare(decoded.value, path), _abs(path))
     except LoadProblem as problem:
@@ -506,7 +529,7 @@ def load_evals(path: Path, *, fixture_bases: Sequence[Path] = ()) -> EvalsSpec:
     Errors are `SpecError`s naming the file and line (`eval "x": files[0] "../a" escapes the evals
     directory`); like evolve, only the first problem is reported.
     """
-    decoded = encoding.decode_with_lines(path)
+    decoded = decode_spec(path)
     bases = tuple(_abs(b) for b in fixture_bases)
     try:
         return _parse_evals(_prepare(decoded.value, path), _abs(path), bases)

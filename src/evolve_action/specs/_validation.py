@@ -40,6 +40,7 @@ from evolve_action.specs._load import (
     TRIGGERS_SHAPE,
     LoadProblem,
     decode_fields,
+    decode_spec,
     describe_value,
     go_json_text,
     has_control_char,
@@ -245,13 +246,19 @@ class _Reporter:
     """Collects findings for one file, rendering `<rel>: <problem>` with pointer and line."""
 
     def __init__(self, path: Path, root: Path, check: str, line_of: encoding.LineOf | None) -> None:
-        self.rel = display_path(_abs(path), _abs(root))
+        self.path = path
+        self.root = root
         self.check = check
         self.line_of = line_of
         self.findings: list[Finding] = []
         self.muted_pointers: list[str] = []
         self.wrapped: str = ""
         """A pointer prefix that is not in the file (a bare array validated as `{"triggers": …}`)."""
+
+    @functools.cached_property
+    def rel(self) -> str:
+        """The file as findings name it (worked out for the first finding: most files have none)."""
+        return display_path(_abs(self.path), _abs(self.root))
 
     def add(
         self,
@@ -293,7 +300,7 @@ class _Reporter:
 
 def _decode_for_validation(path: Path, rep: _Reporter) -> tuple[Any, bool]:
     try:
-        decoded = encoding.decode_with_lines(path)
+        decoded = decode_spec(path)
     except SpecError as exc:
         rep.add(exc.message, None, line=exc.line, check=f"{rep.check}.decode")
         return None, False

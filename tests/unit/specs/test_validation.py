@@ -357,3 +357,14 @@ def test_schema_check_once_per_content(tmp_path: Path) -> None:
     write(tmp_path, rel, "\n\n" + exit_at % "1.0")
     again = validate_evals(path, tmp_path)
     assert triples(again) == [(3, "/evals/0/assertions/0/expect_exit", bad)]
+
+
+def test_an_edited_file_is_read_again(tmp_path: Path) -> None:
+    """Decoding and schema checks are shared per file content within a process: an edit (same
+    path, new bytes) is decoded and checked afresh, and going back gives the first findings."""
+    path = write(tmp_path, "plugins/p/evals/s/triggers.json", '{"triggers": [{"query": "a"}]}')
+    assert validate_triggers(path, tmp_path) == []
+    path.write_text('{"triggers": [{"query": "a", "should_trigger": 1}]}', encoding="utf-8")
+    assert [f.pointer for f in validate_triggers(path, tmp_path)] == ["/triggers/0/should_trigger"]
+    path.write_text('{"triggers": [{"query": "a"}]}', encoding="utf-8")
+    assert validate_triggers(path, tmp_path) == []
