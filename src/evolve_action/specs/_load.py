@@ -149,47 +149,76 @@ def _fail(problem: LoadProblem) -> None:
     sink.append(problem)
 
 
-def _want_str(value: Any, label: str, pointer: str) -> str:
+# The `_want_*` helpers read one value; a problem's pointer is `pointer` joined with `tokens`
+# (built only when there is a problem: most values are fine).
+
+
+def _want_str(value: Any, label: str, pointer: str, *tokens: str | int) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        _fail(LoadProblem(f"{label}: must be a string (got {describe_value(value)})", pointer))
+        _fail(
+            LoadProblem(
+                f"{label}: must be a string (got {describe_value(value)})",
+                pointer + json_pointer(*tokens),
+            )
+        )
         return ""
     return value
 
 
-def _want_bool(value: Any, label: str, pointer: str) -> bool:
+def _want_bool(value: Any, label: str, pointer: str, *tokens: str | int) -> bool:
     if value is None:
         return False
     if not isinstance(value, bool):
-        _fail(LoadProblem(f"{label}: must be true or false (got {describe_value(value)})", pointer))
+        _fail(
+            LoadProblem(
+                f"{label}: must be true or false (got {describe_value(value)})",
+                pointer + json_pointer(*tokens),
+            )
+        )
         return False
     return value
 
 
-def _want_int(value: Any, label: str, pointer: str) -> int:
+def _want_int(value: Any, label: str, pointer: str, *tokens: str | int) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
-        _fail(LoadProblem(f"{label}: must be an integer (got {describe_value(value)})", pointer))
+        _fail(
+            LoadProblem(
+                f"{label}: must be an integer (got {describe_value(value)})",
+                pointer + json_pointer(*tokens),
+            )
+        )
         return 0
     return value
 
 
-def _want_list(value: Any, label: str, pointer: str) -> list[Any]:
+def _want_list(value: Any, label: str, pointer: str, *tokens: str | int) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        _fail(LoadProblem(f"{label}: must be a list (got {describe_value(value)})", pointer))
+        _fail(
+            LoadProblem(
+                f"{label}: must be a list (got {describe_value(value)})",
+                pointer + json_pointer(*tokens),
+            )
+        )
         return []
     return value
 
 
-def _want_obj(value: Any, label: str, pointer: str) -> dict[str, Any]:
+def _want_obj(value: Any, label: str, pointer: str, *tokens: str | int) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        _fail(LoadProblem(f"{label}: must be an object (got {describe_value(value)})", pointer))
+        _fail(
+            LoadProblem(
+                f"{label}: must be an object (got {describe_value(value)})",
+                pointer + json_pointer(*tokens),
+            )
+        )
         return {}
     return value
 
@@ -218,7 +247,7 @@ def _parse_triggers(raw: Any, path: Path) -> TriggerSpec:
     f = decode_fields(doc, ("skill_name", "triggers"))
     skill_name = _want_str(f.get("skill_name", ("", None))[1], "skill_name", "/skill_name")
     tkey, traw = f.get("triggers", ("triggers", None))
-    items = _want_list(traw, "triggers", json_pointer(tkey))
+    items = _want_list(traw, "triggers", "", tkey)
     queries = _trigger_queries(items, json_pointer(tkey), "triggers[{i}]")
     return TriggerSpec(path=path, skill_name=skill_name, queries=queries)
 
@@ -235,7 +264,7 @@ def _trigger_queries(items: list[Any], pointer: str, label: str) -> tuple[Trigge
     queries: list[TriggerQuery] = []
     for i, item in enumerate(items):
         base = label.format(i=i)
-        entry = _want_obj(item, base, pointer + json_pointer(i))
+        entry = _want_obj(item, base, pointer, i)
         ef = decode_fields(entry, ("query", "should_trigger", "prompt"))
         if "query" not in ef and "prompt" in ef:
             _fail(
@@ -249,10 +278,8 @@ def _trigger_queries(items: list[Any], pointer: str, label: str) -> tuple[Trigge
         sk, sv = ef.get("should_trigger", ("should_trigger", None))
         queries.append(
             TriggerQuery(
-                query=_want_str(qv, f"{base}.query", pointer + json_pointer(i, qk)),
-                should_trigger=_want_bool(
-                    sv, f"{base}.should_trigger", pointer + json_pointer(i, sk)
-                ),
+                query=_want_str(qv, f"{base}.query", pointer, i, qk),
+                should_trigger=_want_bool(sv, f"{base}.should_trigger", pointer, i, sk),
                 index=i,
             )
         )
@@ -306,11 +333,9 @@ def _parse_assertion(item: Any, label: str, pointer: str) -> Assertion:
     values: dict[str, Any] = {}
     for name in _ASSERTION_STR_FIELDS:
         key, value = f.get(name, (name, None))
-        values[name] = _want_str(value, f"{label}: {name}", pointer + json_pointer(key))
+        values[name] = _want_str(value, f"{label}: {name}", pointer, key)
     ek, ev = f.get("expect_exit", ("expect_exit", None))
-    expect_exit = (
-        None if ev is None else _want_int(ev, f"{label}: expect_exit", pointer + json_pointer(ek))
-    )
+    expect_exit = None if ev is None else _want_int(ev, f"{label}: expect_exit", pointer, ek)
     for name in ("path", "cwd"):
         if has_control_char(values[name]):
             key = f.get(name, (name, None))[0]
@@ -341,7 +366,7 @@ def _parse_eval(
 
     def s(name: str) -> str:
         k, v = get(name)
-        return _want_str(v, f"{label}: {name}", pointer + json_pointer(k))
+        return _want_str(v, f"{label}: {name}", pointer, k)
 
     name, prompt, expected = s("name"), s("prompt"), s("expected_output")
 
@@ -374,22 +399,20 @@ def _parse_eval(
 
     xk, xv = get("expectations")
     expectations: list[str] = []
-    for j, e in enumerate(_want_list(xv, f"{label}: expectations", pointer + json_pointer(xk))):
-        expectations.append(
-            _want_str(e, f"{label}: expectations[{j}]", pointer + json_pointer(xk, j))
-        )
+    for j, e in enumerate(_want_list(xv, f"{label}: expectations", pointer, xk)):
+        expectations.append(_want_str(e, f"{label}: expectations[{j}]", pointer, xk, j))
 
     ak, av = get("assertions")
     authored: list[Assertion] = []
-    for j, a in enumerate(_want_list(av, f"{label}: assertions", pointer + json_pointer(ak))):
+    for j, a in enumerate(_want_list(av, f"{label}: assertions", pointer, ak)):
         authored.append(
             _parse_assertion(a, f"{label}: assertions[{j}]", pointer + json_pointer(ak, j))
         )
 
     mk, mv = get("max_turns")
     tk, tv = get("timeout_seconds")
-    max_turns = _want_int(mv, f"{label}: max_turns", pointer + json_pointer(mk))
-    timeout = _want_int(tv, f"{label}: timeout_seconds", pointer + json_pointer(tk))
+    max_turns = _want_int(mv, f"{label}: max_turns", pointer, mk)
+    timeout = _want_int(tv, f"{label}: timeout_seconds", pointer, tk)
 
     fixtures: list[FixtureRef] = []
     for j, ref in enumerate(files):
@@ -430,17 +453,17 @@ def _parse_evals(raw: Any, path: Path, fixture_bases: tuple[Path, ...] = ()) -> 
     doc = _want_obj(raw, "top level", "")
     f = decode_fields(doc, ("skill_name", "models", "evals"))
     sk, sv = f.get("skill_name", ("skill_name", None))
-    skill_name = _want_str(sv, "skill_name", json_pointer(sk))
+    skill_name = _want_str(sv, "skill_name", "", sk)
     mk, mv = f.get("models", ("models", None))
     models = tuple(
-        _want_str(m, f"models[{j}]", json_pointer(mk, j))
-        for j, m in enumerate(_want_list(mv, "models", json_pointer(mk)))
+        _want_str(m, f"models[{j}]", "", mk, j)
+        for j, m in enumerate(_want_list(mv, "models", "", mk))
     )
     ek, ev = f.get("evals", ("evals", None))
     evals_dir = path.parent
     cases = tuple(
         _parse_eval(item, i, evals_dir, json_pointer(ek, i), fixture_bases)
-        for i, item in enumerate(_want_list(ev, "evals", json_pointer(ek)))
+        for i, item in enumerate(_want_list(ev, "evals", "", ek))
     )
     return EvalsSpec(
         path=path, skill_name=skill_name, models=models, evals=cases, fixture_bases=fixture_bases
