@@ -11,7 +11,9 @@ every problem for `_validation` (which owns the JSON Schemas and the §4.2.2 rul
 
 Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a traceback. Values
 are decoded with Go's rules (exact key match first, then case-insensitive; later keys win; `null` is
-the zero value; a wrong type is an error), so a file means here what it means to evolve. Never does:
+the zero value; a wrong type is an error), so a file means here what it means to evolve. A file is
+decoded once per content (`decode_spec`: Tier 0, planning and the loaders share it; an edit is
+decoded again). Never does:
 printing, running anything, writing files.
 
 Deliberate difference from evolve: an assertion *object* without a `type` but with a `text` (the shape

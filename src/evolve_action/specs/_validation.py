@@ -11,7 +11,9 @@ the JSON pointer and the line; semantic messages are evolve's words (`eval "x": 
 schema error that restates a semantic rule is left to that rule, so each problem is reported once.
 `integer` in our schemas means a JSON integer literal (`1.0` is not one, as in Go). A file's content
 is checked against its schema once per process (a cache keyed by the decoded value, so Tier 0 and
-each tier's planning share one check and an edited file is checked again). Never does:
+each tier's planning share one check and an edited file is checked again), and a value the compiled
+check (`_schema_check`) finds valid never reaches jsonschema: only an invalid one is walked there,
+so every schema finding keeps jsonschema's wording. Never does:
 printing, running anything, writing files.
 """
 
