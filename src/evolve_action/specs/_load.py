@@ -25,6 +25,7 @@ skill-creator `evals.json` loads, validates and grades; it still hashes as evolv
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -515,9 +516,9 @@ def parse_evals(raw: Any, path: Path) -> EvalsSpec:
 
 
 _DECODED: dict[tuple[str, bytes], encoding.Decoded] = {}
-"""`(path, bytes) → decoded value`: a definition file is decoded once per process however often
-Tier 0, each tier's planning and the loaders read it. Keyed by content, so an edited file is
-decoded again."""
+"""`(path, SHA-256 of its bytes) → decoded value`: a definition file is decoded once per process
+however often Tier 0, each tier's planning and the loaders read it. Keyed by content, so an edited
+file is decoded again."""
 
 _DECODED_MAX = 4096
 
@@ -526,7 +527,7 @@ def decode_spec(path: Path) -> encoding.Decoded:
     """`encoding.decode_with_lines` of a definition file, decoded once per content (the value is
     shared: callers never change it). Raises `SpecError` as the decoder does (never cached)."""
     data = encoding.read_capped(path)
-    key = (str(path), data)
+    key = (str(path), hashlib.sha256(data).digest())
     found = _DECODED.get(key)
     if found is None:
         found = encoding.decode_bytes_with_lines(data, path)
