@@ -54,7 +54,9 @@ _MAYBE_COMMAND = re.compile(r"\s*(?::|#|##)?")
 
 def clean_text(text: str) -> str:
     """`text` without escape sequences and control characters (keeps `\\n` and `\\t`)."""
-    if text.isprintable() or not (_ESCAPES.search(text) or _CONTROLS.search(text)):
+    # Every escape sequence starts with a character `_CONTROLS` matches (ESC or a C1 control):
+    # text without one has nothing to strip.
+    if text.isprintable() or not _CONTROLS.search(text):
         return text
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 

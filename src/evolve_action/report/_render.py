@@ -15,9 +15,9 @@ environment.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 
@@ -230,8 +230,9 @@ class TriggerCaseView:
 
     heading: str
     """`<query> (expected: yes|no)` with newlines flattened."""
-    rows: tuple[tuple[str, ...], ...]
-    """One row of cells per model key that has this query, sorted by key."""
+    rows: tuple[str, ...]
+    """The table's rows as rendered lines (`| cell | … |`, through `clean_text`), one per model
+    key that has this query, sorted by key; never empty."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,8 +241,8 @@ class EvalCaseView:
 
     heading: str
     """`<id>` or `<id> — <name>` with newlines flattened."""
-    rows: tuple[tuple[str, ...], ...]
-    """One row per model key that has this eval."""
+    rows: tuple[str, ...]
+    """The table's rows as rendered lines, one per model key that has this eval; never empty."""
     bullets: tuple[str, ...]
     """Failure items (without the leading `- `)."""
 
@@ -272,29 +273,54 @@ def _correct(r: TriggerResult, should: bool) -> float | None:
     return r.hits / r.runs if should else (r.runs - r.hits) / r.runs
 
 
-def _trigger_detail_row(
-    key: str, entry: TriggersEntry, res: TriggerResult, caps: Mapping[str, ProviderCaps]
-) -> tuple[str, ...]:
+_T = TypeVar("_T")
+
+
+def _first_by(items: Iterable[_T], key: Callable[[_T], str]) -> dict[str, _T]:
+    """The first item of each key (what a linear `next(…)` search would find)."""
+    out: dict[str, _T] = {}
+    for item in items:
+        out.setdefault(key(item), item)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _ModelCells:
+    """What every detail row of one model key shares: computed once per results file."""
+
+    caps: ProviderCaps
+    bare: str
+    """The bare model id (already through `untrusted`)."""
+    lead: str
+    """`| <provider> | <model cell> | `: the row's first two cells."""
+    priced: bool
+
+
+def _model_cells(
+    key: str, display: str, priced: bool, caps: Mapping[str, ProviderCaps]
+) -> _ModelCells:
     provider, bare = _split_key(key)
     c = caps_for(caps, provider)
+    return _ModelCells(
+        caps=c,
+        bare=untrusted(bare),
+        lead=f"| {c.display} | {_model_cell(display, bare)} | ",
+        priced=priced,
+    )
+
+
+def _trigger_detail_row(m: _ModelCells, res: TriggerResult, prior: TriggerResult | None) -> str:
     delta = EM
-    if entry.previous is not None:
-        prior = next((p for p in entry.previous.results or () if p.query == res.query), None)
-        if prior is not None:
-            a = _correct(res, res.should_trigger)
-            b = _correct(prior, res.should_trigger)
-            if a is not None and b is not None:
-                delta = spct(round6(a - b))
+    if prior is not None:
+        a = _correct(res, res.should_trigger)
+        b = _correct(prior, res.should_trigger)
+        if a is not None and b is not None:
+            delta = spct(round6(a - b))
     rate = EM if res.hits is None or res.runs is None else f"{res.hits}/{res.runs}"
-    return (
-        c.display,
-        _model_cell(entry.header.display, bare),
-        _result_cell(res.passed),
-        rate,
-        delta,
-        secs(res.avg_run_seconds),
-        _tokens_cell(res.estimate, c),
-        _est_cost_cell(res.estimate, c, entry.header.pricing is not None),
+    c = m.caps
+    return clean_text(
+        f"{m.lead}{_result_cell(res.passed)} | {rate} | {delta} | {secs(res.avg_run_seconds)} | "
+        f"{_tokens_cell(res.estimate, c)} | {_est_cost_cell(res.estimate, c, m.priced)} |"
     )
 
 
@@ -308,20 +334,8 @@ def _rate_delta(cur: EvalResult, prior: EvalResult) -> float | None:
 
 
 def _eval_detail_row(
-    key: str, entry: EvalsEntry, res: EvalResult, caps: Mapping[str, ProviderCaps]
-) -> tuple[str, ...]:
-    provider, bare = _split_key(key)
-    c = caps_for(caps, provider)
-    prev = (
-        next((p for p in entry.previous.results or () if p.id == res.id), None)
-        if entry.previous is not None
-        else None
-    )
-    base = (
-        next((p for p in entry.baseline.results or () if p.id == res.id), None)
-        if entry.baseline is not None
-        else None
-    )
+    m: _ModelCells, res: EvalResult, prev: EvalResult | None, base: EvalResult | None
+) -> str:
     if prev is not None:
         delta = spct(_rate_delta(res, prev))
     elif base is not None:
@@ -331,17 +345,11 @@ def _eval_detail_row(
     lift = spct(_rate_delta(res, base)) if base is not None else EM
     result = "ERROR" if res.runtime_error else _result_cell(res.passed)
     avg = res.timing.executor_duration_seconds if res.timing is not None else None
-    priced = entry.header.pricing is not None
-    return (
-        c.display,
-        _model_cell(entry.header.display, bare),
-        result,
-        delta,
-        lift,
-        secs(avg),
-        _tokens_cell(res.estimate, c),
-        _est_cost_cell(res.estimate, c, priced),
-        *_measured_cells(res.measured, c, priced),
+    c = m.caps
+    inout, cache, cost = _measured_cells(res.measured, c, m.priced)
+    return clean_text(
+        f"{m.lead}{result} | {delta} | {lift} | {secs(avg)} | {_tokens_cell(res.estimate, c)} | "
+        f"{_est_cost_cell(res.estimate, c, m.priced)} | {inout} | {cache} | {cost} |"
     )
 
 
@@ -350,19 +358,36 @@ def _trigger_views(
 ) -> tuple[TriggerCaseView, ...]:
     # Queries in first-seen order over the sorted keys; `expected` from the first key having it.
     queries: dict[str, bool] = {}
-    for _, te in trig:
+    per_key: list[tuple[_ModelCells, dict[str, TriggerResult], dict[str, TriggerResult]]] = []
+    for k, te in trig:
         for r in te.results:
             queries.setdefault(r.query, r.should_trigger)
+        h = te.header
+        per_key.append(
+            (
+                _model_cells(k, h.display, h.pricing is not None, caps),
+                _first_by(te.results, _query_of),
+                _first_by(te.previous.results or (), _query_of) if te.previous is not None else {},
+            )
+        )
     views: list[TriggerCaseView] = []
     for q, should in queries.items():
-        rows: list[tuple[str, ...]] = []
-        for k, te in trig:
-            res = next((r for r in te.results if r.query == q), None)
-            if res is not None:
-                rows.append(_trigger_detail_row(k, te, res, caps))
+        rows = tuple(
+            _trigger_detail_row(m, res, prior.get(q))
+            for m, current, prior in per_key
+            if (res := current.get(q)) is not None
+        )
         heading = f"{heading_text(q)} (expected: {'yes' if should else 'no'})"
-        views.append(TriggerCaseView(heading=heading, rows=tuple(rows)))
+        views.append(TriggerCaseView(heading=heading, rows=rows))
     return tuple(views)
+
+
+def _query_of(r: TriggerResult) -> str:
+    return r.query
+
+
+def _id_of(r: EvalResult) -> str:
+    return r.id
 
 
 def _eval_views(
@@ -370,32 +395,44 @@ def _eval_views(
 ) -> tuple[EvalCaseView, ...]:
     # Ids in first-seen order; the title name is the first non-empty `name` over the sorted keys.
     names: dict[str, str] = {}
-    for _, ee in evs:
+    per_key: list[
+        tuple[_ModelCells, dict[str, EvalResult], dict[str, EvalResult], dict[str, EvalResult]]
+    ] = []
+    for k, ee in evs:
         for r in ee.results:
             if not names.get(r.id):
                 names[r.id] = r.name
+        h = ee.header
+        per_key.append(
+            (
+                _model_cells(k, h.display, h.pricing is not None, caps),
+                _first_by(ee.results, _id_of),
+                _first_by(ee.previous.results or (), _id_of) if ee.previous is not None else {},
+                _first_by(ee.baseline.results or (), _id_of) if ee.baseline is not None else {},
+            )
+        )
     views: list[EvalCaseView] = []
     for eid, name in names.items():
-        found = [
-            (k, ee, res)
-            for k, ee in evs
-            if (res := next((r for r in ee.results if r.id == eid), None)) is not None
-        ]
-        rows = tuple(_eval_detail_row(k, ee, res, caps) for k, ee, res in found)
+        rows: list[str] = []
         bullets: list[str] = []
-        for k, _, res in found:
-            _, bare = _split_key(k)
+        for m, current, prev, base in per_key:
+            res = current.get(eid)
+            if res is None:
+                continue
+            rows.append(_eval_detail_row(m, res, prev.get(eid), base.get(eid)))
             if res.runtime_error:
                 bullets.append(
-                    f"`{untrusted(bare)}` runtime error: {cell_text(untrusted(res.runtime_error))}"
+                    f"`{m.bare}` runtime error: {cell_text(untrusted(res.runtime_error))}"
                 )
             bullets.extend(
-                f"`{untrusted(bare)}` failed `{untrusted(x.text)}`: {cell_text(untrusted(x.evidence))}"
+                f"`{m.bare}` failed `{untrusted(x.text)}`: {cell_text(untrusted(x.evidence))}"
                 for x in res.expectations
                 if x.passed is False
             )
         title = f"{eid} {EM} {name}" if name else eid
-        views.append(EvalCaseView(heading=heading_text(title), rows=rows, bullets=tuple(bullets)))
+        views.append(
+            EvalCaseView(heading=heading_text(title), rows=tuple(rows), bullets=tuple(bullets))
+        )
     return tuple(views)
 
 
