@@ -87,6 +87,10 @@ _TOKEN_SHAPES = (
     r"github_pat_[A-Za-z0-9_]{30,}",  # GitHub fine-grained personal access tokens
 )
 _SHAPES = r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_SHAPES) + ")"
+_SHAPES_RE = re.compile(_SHAPES)
+# Every token shape contains one of these: text without any holds no token (a substring test is
+# far cheaper than the shapes' pattern, which has to be tried at every position of the text).
+_SHAPE_LITERALS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
 
 # Names of environment variables whose values are secrets, whoever set them: `*_TOKEN`,
 # `*_API_KEY`, `*_SECRET`, `*_PASSWORD`, `*_PAT`, `*_PRIVATE_KEY` (either separator, any case).
@@ -150,12 +154,18 @@ class _Compiled:
 
     pattern: re.Pattern[str]
     alphabets: Mapping[str, frozenset[str]]
+    literals: tuple[str, ...]
+    """The forms `pattern` matches literally (short forms, the fragments of long values)."""
+    split: re.Pattern[str] | None
+    """The forms `pattern` also finds split by blanks or escaped line breaks (None if none).
+    `literals`, `split` and the token shapes are the quick test of whether `pattern` matches
+    anywhere (`Redactor.holds_any`)."""
 
 
 @functools.lru_cache(maxsize=16)
 def _compiled(values: frozenset[str]) -> _Compiled:
-    forms = {f for v in values for f in _forms(v)}
-    parts = [_pattern_of(f) for f in sorted(forms, key=lambda f: (-len(f), f))]
+    forms = sorted({f for v in values for f in _forms(v)}, key=lambda f: (-len(f), f))
+    parts = [_pattern_of(f) for f in forms]
     long = [v for v in values if len(v) >= _FRAGMENT_MIN_VALUE]
     heads = {v[:_FRAGMENT]: frozenset(v) for v in long}
     tails = {v[-_FRAGMENT:]: frozenset(v) for v in long}
@@ -163,7 +173,17 @@ def _compiled(values: frozenset[str]) -> _Compiled:
         parts.append(f"(?P<head>{_alternation(heads)})")
         parts.append(f"(?P<tail>{_alternation(tails)})")
     parts.append(_SHAPES)
-    return _Compiled(pattern=re.compile("|".join(parts)), alphabets={**tails, **heads})
+    split = [_pattern_of(f) for f in forms if len(f) >= _SPLIT_MIN_LENGTH]
+    return _Compiled(
+        pattern=re.compile("|".join(parts)),
+        alphabets={**tails, **heads},
+        literals=(*(f for f in forms if len(f) < _SPLIT_MIN_LENGTH), *heads, *tails),
+        split=re.compile("|".join(split)) if split else None,
+    )
+
+
+def _has_shape(text: str) -> bool:
+    return any(lit in text for lit in _SHAPE_LITERALS) and _SHAPES_RE.search(text) is not None
 
 
 class Redactor:
@@ -206,6 +226,15 @@ class Redactor:
                 self._compiled = _compiled(frozenset(self._values))
             return self._compiled
 
+    def holds_any(self, text: str) -> bool:
+        """Whether `text` holds a secret or a token anywhere (what `spans` would find)."""
+        compiled = self._current()
+        if any(lit in text for lit in compiled.literals):
+            return True
+        if compiled.split is not None and compiled.split.search(text) is not None:
+            return True
+        return _has_shape(text)
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where `text` holds a secret or a token: sorted, non-overlapping `(start, end)` spans.
 
@@ -235,7 +264,7 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """`text` with every secret and token replaced by `***` (unchanged when there is none)."""
-        if not text or self._current().pattern.search(text) is None:
+        if not text or not self.holds_any(text):
             return text
         return _replace(text, self.spans(text))
 
@@ -246,7 +275,7 @@ class Redactor:
         `&#xA;`, `&amp;`) is widened to the whole sequence; in JSON only string literals are
         searched (a value outside one can only be a number or keyword, never leaked text).
         """
-        if not text or self._current().pattern.search(text) is None:
+        if not text or not self.holds_any(text):
             return text
         if kind == "json":
             return _JSON_STRING.sub(

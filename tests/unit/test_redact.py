@@ -213,3 +213,41 @@ def test_never_raises_on_odd_text() -> None:
         r.redact_structured(text, "json")
         r.redact_structured(text, "xml")
     assert r.redact(KEY * 3) == REDACTED
+
+
+def test_quick_test_agrees_with_the_full_pattern() -> None:
+    # `holds_any` (values pattern, then substring tests before the shapes pattern) must say yes
+    # exactly where the one combined pattern finds something, for every kind of near miss.
+    import random
+
+    rng = random.Random(24)
+    pieces = [
+        *SHAPES,
+        KEY,
+        KEY[:12],
+        KEY[-12:],
+        base64.b64encode(KEY.encode()).decode(),
+        quote(KEY, safe=""),
+        "sk-",
+        "sk-ant-",
+        "gh",
+        "ghp_",
+        "github_pat_",
+        "a1B2" * 9,
+        "x",
+        "_",
+        "-",
+        " ",
+        "\n",
+        "\\n",
+        "é",
+    ]
+    for values in ((), (KEY,), ("short-but-ok", KEY)):
+        r = fresh(*values)
+        full = r._current().pattern
+        for _ in range(400):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+            if rng.random() < 0.5 and len(text) > 4:  # cut a piece in two
+                cut = rng.randint(1, len(text) - 1)
+                text = text[:cut] + rng.choice(["", " ", "x"]) + text[cut:]
+            assert r.holds_any(text) is (full.search(text) is not None), (values, text)
