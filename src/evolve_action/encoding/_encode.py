@@ -98,32 +98,72 @@ def _as_model(v: Any) -> Any:
     return v
 
 
-def _write_json(v: Any, depth: int, out: list[str]) -> None:
+def _leaf(v: Any, memo: dict[str, str]) -> str | None:
+    """The JSON text of a plain scalar (`str`, `int`, `float`, `bool`, None), else None.
+
+    Exactly what `_scalar_json` gives for these types; each distinct string is escaped once.
+    """
     t = type(v)
-    if t is str:  # the common cases first: exactly what the general path below does for them
-        out.append(go_json_string(v))
-        return
+    if t is str:
+        s = memo.get(v)
+        if s is None:
+            s = memo[v] = go_json_string(v)
+        return s
+    if t is int:
+        return int.__repr__(v)
+    if t is float:
+        return go_float(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    return None
+
+
+def _write_json(v: Any, depth: int, out: list[str], memo: dict[str, str]) -> None:
+    t = type(v)
     if t is not dict and t is not list:
+        s = _leaf(v, memo)
+        if s is not None:
+            out.append(s)
+            return
         v = _as_model(v)
         s = _scalar_json(v)
         if s is not None:
             out.append(s)
             return
-    if isinstance(v, Mapping):
+        t = type(v)
+    if t is dict or (t is not list and isinstance(v, Mapping)):
         if not v:
             out.append("{}")
             return
         pad = "\n" + "  " * (depth + 1)
-        out.append("{")
-        first = True
+        lead = "{" + pad
         for k, item in v.items():
-            if not isinstance(k, str):
-                raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
-            out.append(pad if first else "," + pad)
-            first = False
-            out.append(go_json_string(k))
-            out.append(": ")
-            _write_json(item, depth + 1, out)
+            ks = memo.get(k)
+            if ks is None:
+                if not isinstance(k, str):
+                    raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
+                ks = memo[k] = go_json_string(k)
+            # The plain scalars inline (as `_leaf` writes them): most values of a document.
+            ti = type(item)
+            if ti is int:
+                out.append(f"{lead}{ks}: {int.__repr__(item)}")
+            elif ti is float:
+                out.append(f"{lead}{ks}: {go_float(item)}")
+            elif ti is str:
+                s = memo.get(item)
+                if s is None:
+                    s = memo[item] = go_json_string(item)
+                out.append(f"{lead}{ks}: {s}")
+            elif (s := _leaf(item, memo)) is not None:
+                out.append(f"{lead}{ks}: {s}")
+            else:
+                out.append(f"{lead}{ks}: ")
+                _write_json(item, depth + 1, out, memo)
+            lead = "," + pad
         out.append("\n" + "  " * depth + "}")
         return
     if isinstance(v, list | tuple):
@@ -131,10 +171,15 @@ def _write_json(v: Any, depth: int, out: list[str]) -> None:
             out.append("[]")
             return
         pad = "\n" + "  " * (depth + 1)
-        out.append("[")
-        for i, item in enumerate(v):
-            out.append(pad if i == 0 else "," + pad)
-            _write_json(item, depth + 1, out)
+        lead = "[" + pad
+        for item in v:
+            s = _leaf(item, memo)
+            if s is None:
+                out.append(lead)
+                _write_json(item, depth + 1, out, memo)
+            else:
+                out.append(lead + s)
+            lead = "," + pad
         out.append("\n" + "  " * depth + "]")
         return
     raise TypeError(f"cannot encode {type(v).__name__} as JSON")
@@ -148,7 +193,7 @@ def encode_json(value: Any) -> str:
     outside the JSON data model (non-string keys, NaN, infinity).
     """
     out: list[str] = []
-    _write_json(value, 0, out)
+    _write_json(value, 0, out, {})
     out.append("\n")
     return "".join(out)
 

@@ -164,6 +164,11 @@ def go_float(x: float) -> str:
     Go's exponent cleanup (`1e-07` → `1e-7`, `1e+21` stays). Integral values print without `.0`;
     negative zero prints `-0`. NaN/Inf raise `ValueError` (Go refuses to marshal them).
     """
+    if 1e-4 <= abs(x) < 1e16:
+        # `repr` is positional here (its exponent form starts below 1e-4 and at 1e16) with the
+        # same shortest digits: only an integral value's `.0` differs from Go.
+        r = repr(x)
+        return r[:-2] if r.endswith(".0") else r
     if math.isnan(x) or math.isinf(x):
         raise ValueError(f"unsupported float value: {x!r}")
     if x == 0:

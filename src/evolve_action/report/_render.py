@@ -15,9 +15,9 @@ environment.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import jinja2
 
@@ -273,15 +273,14 @@ def _correct(r: TriggerResult, should: bool) -> float | None:
     return r.hits / r.runs if should else (r.runs - r.hits) / r.runs
 
 
-_T = TypeVar("_T")
+def _by_query(results: Iterable[TriggerResult]) -> dict[str, TriggerResult]:
+    """Each query's first result (what a linear search for it would find)."""
+    return {r.query: r for r in reversed(tuple(results))}
 
 
-def _first_by(items: Iterable[_T], key: Callable[[_T], str]) -> dict[str, _T]:
-    """The first item of each key (what a linear `next(…)` search would find)."""
-    out: dict[str, _T] = {}
-    for item in items:
-        out.setdefault(key(item), item)
-    return out
+def _by_id(results: Iterable[EvalResult]) -> dict[str, EvalResult]:
+    """Each id's first result."""
+    return {r.id: r for r in reversed(tuple(results))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +293,9 @@ class _ModelCells:
     lead: str
     """`| <provider> | <model cell> | `: the row's first two cells."""
     priced: bool
+    printable: bool
+    """`lead` is printable: so is each row (the other cells are our own formatting), and
+    `clean_text` would return it unchanged."""
 
 
 def _model_cells(
@@ -301,12 +303,14 @@ def _model_cells(
 ) -> _ModelCells:
     provider, bare = _split_key(key)
     c = caps_for(caps, provider)
+    lead = f"| {c.display} | {_model_cell(display, bare)} | "
     return _ModelCells(
-        caps=c,
-        bare=untrusted(bare),
-        lead=f"| {c.display} | {_model_cell(display, bare)} | ",
-        priced=priced,
+        caps=c, bare=untrusted(bare), lead=lead, priced=priced, printable=lead.isprintable()
     )
+
+
+def _line(m: _ModelCells, row: str) -> str:
+    return row if m.printable else clean_text(row)
 
 
 def _trigger_detail_row(m: _ModelCells, res: TriggerResult, prior: TriggerResult | None) -> str:
@@ -318,9 +322,10 @@ def _trigger_detail_row(m: _ModelCells, res: TriggerResult, prior: TriggerResult
             delta = spct(round6(a - b))
     rate = EM if res.hits is None or res.runs is None else f"{res.hits}/{res.runs}"
     c = m.caps
-    return clean_text(
+    return _line(
+        m,
         f"{m.lead}{_result_cell(res.passed)} | {rate} | {delta} | {secs(res.avg_run_seconds)} | "
-        f"{_tokens_cell(res.estimate, c)} | {_est_cost_cell(res.estimate, c, m.priced)} |"
+        f"{_tokens_cell(res.estimate, c)} | {_est_cost_cell(res.estimate, c, m.priced)} |",
     )
 
 
@@ -347,9 +352,10 @@ def _eval_detail_row(
     avg = res.timing.executor_duration_seconds if res.timing is not None else None
     c = m.caps
     inout, cache, cost = _measured_cells(res.measured, c, m.priced)
-    return clean_text(
+    return _line(
+        m,
         f"{m.lead}{result} | {delta} | {lift} | {secs(avg)} | {_tokens_cell(res.estimate, c)} | "
-        f"{_est_cost_cell(res.estimate, c, m.priced)} | {inout} | {cache} | {cost} |"
+        f"{_est_cost_cell(res.estimate, c, m.priced)} | {inout} | {cache} | {cost} |",
     )
 
 
@@ -366,8 +372,8 @@ def _trigger_views(
         per_key.append(
             (
                 _model_cells(k, h.display, h.pricing is not None, caps),
-                _first_by(te.results, _query_of),
-                _first_by(te.previous.results or (), _query_of) if te.previous is not None else {},
+                _by_query(te.results),
+                _by_query(te.previous.results or ()) if te.previous is not None else {},
             )
         )
     views: list[TriggerCaseView] = []
@@ -380,14 +386,6 @@ def _trigger_views(
         heading = f"{heading_text(q)} (expected: {'yes' if should else 'no'})"
         views.append(TriggerCaseView(heading=heading, rows=rows))
     return tuple(views)
-
-
-def _query_of(r: TriggerResult) -> str:
-    return r.query
-
-
-def _id_of(r: EvalResult) -> str:
-    return r.id
 
 
 def _eval_views(
@@ -406,9 +404,9 @@ def _eval_views(
         per_key.append(
             (
                 _model_cells(k, h.display, h.pricing is not None, caps),
-                _first_by(ee.results, _id_of),
-                _first_by(ee.previous.results or (), _id_of) if ee.previous is not None else {},
-                _first_by(ee.baseline.results or (), _id_of) if ee.baseline is not None else {},
+                _by_id(ee.results),
+                _by_id(ee.previous.results or ()) if ee.previous is not None else {},
+                _by_id(ee.baseline.results or ()) if ee.baseline is not None else {},
             )
         )
     views: list[EvalCaseView] = []

@@ -576,6 +576,98 @@ def test_encode_json_to_json_protocol_and_errors() -> None:
         encode_json(float("nan"))
 
 
+def _json_by_definition(v: Any, depth: int = 0) -> str:
+    """Go `MarshalIndent(v, "", "  ")` spelled out plainly: the reference for `encode_json`."""
+    pad = "  " * depth
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        items = [
+            f"{pad}  {encoding.go_json_string(k)}: {_json_by_definition(x, depth + 1)}"
+            for k, x in v.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(v, list | tuple):
+        if not v:
+            return "[]"
+        items = [f"{pad}  {_json_by_definition(x, depth + 1)}" for x in v]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    if v is None or isinstance(v, bool):
+        return {None: "null", True: "true", False: "false"}[v]
+    if isinstance(v, int):
+        return str(int(v))
+    if isinstance(v, float):
+        return encoding.go_float(v)
+    assert isinstance(v, str)
+    return encoding.go_json_string(v)
+
+
+def test_encode_json_agrees_with_the_definition_on_random_documents() -> None:
+    import enum
+    import random
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    rng = random.Random(24)
+    strings = [
+        "",
+        "a",
+        "key",
+        "<b>&</b>",
+        "\u2028x\u2029",
+        "bad \ud800 half",
+        "café 日本 😀",
+        'q"\\\n\t\x00\x1f\x7f',
+        Name("sub<class>"),
+        "1.0",
+        "true",
+    ]
+    floats = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        1e-5,
+        1e-4,
+        1e-7,
+        1e16,
+        1e21,
+        1.5e21,
+        0.1 + 0.2,
+        123456789.125,
+        2.0**60,
+        5e-324,
+        0.666667,
+    ]
+    ints = [0, -1, 7, 2**53 + 1, 10**30, -(10**25), Level.HIGH]
+
+    def value(depth: int) -> Any:
+        kind = rng.randrange(8 if depth < 4 else 5)
+        if kind == 0:
+            return rng.choice(strings)
+        if kind == 1:
+            return rng.choice(floats) * rng.choice([1, 1, 3.7, 1e-3])
+        if kind == 2:
+            return rng.choice(ints)
+        if kind == 3:
+            return rng.choice([None, True, False])
+        if kind == 4:
+            return rng.choice([{}, [], ()])
+        if kind in (5, 6):
+            return {rng.choice(strings): value(depth + 1) for _ in range(rng.randrange(1, 5))}
+        seq = [value(depth + 1) for _ in range(rng.randrange(1, 5))]
+        return tuple(seq) if rng.random() < 0.3 else seq
+
+    for _ in range(500):
+        doc = value(0)
+        assert encode_json(doc) == _json_by_definition(doc) + "\n", doc
+
+
 def test_sorted_map_uses_byte_order() -> None:
     assert list(sorted_map({"b": 1, "B": 2, "a": 3, "é": 4, "_": 5, "a10": 6, "a9": 7})) == [
         "B",

@@ -245,3 +245,34 @@ def test_go_float(x: float, want: str) -> None:
 def test_go_float_rejects_non_finite(x: float) -> None:
     with pytest.raises(ValueError, match="unsupported float"):
         go_float(x)
+
+
+def _go_float_by_decimal(x: float) -> str:
+    """Go's `encoding/json` float text, the slow obvious way (positional from the exact digits)."""
+    from decimal import Decimal
+
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    if 1e-6 <= abs(x) < 1e21:
+        text = format(Decimal(repr(x)), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mant, _, exp = repr(x).partition("e")
+    sign, digits = exp[0], exp[1:].lstrip("0")
+    return f"{mant}e{sign}{digits if sign == '-' else digits.zfill(2)}"
+
+
+def test_go_float_agrees_with_the_decimal_formulation_everywhere() -> None:
+    # The `repr` shortcut (1e-4 <= |x| < 1e16) and the general path meet at the edges.
+    import random
+
+    rng = random.Random(5)
+    edges = [1e-4, 1e16, 1e-6, 1e21, 9999999999999998.0, 0.00009999999999999999, 2.0**53]
+    xs = [
+        *edges,
+        *(math.nextafter(e, d) for e in edges for d in (0.0, math.inf)),
+        *(rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 24) for _ in range(3000)),
+        *(float(rng.randint(-(2**60), 2**60)) for _ in range(300)),
+        *(rng.randint(-(10**6), 10**6) / 10.0 ** rng.randint(0, 8) for _ in range(1000)),
+    ]
+    for x in (*xs, *(-x for x in xs)):
+        assert go_float(x) == _go_float_by_decimal(x), repr(x)

@@ -238,3 +238,62 @@ def _rollup(rate: float, *, prev: float | None = None) -> dict[str, object]:
     if prev is not None:
         r["previous_delta"] = {"rate": prev}
     return r
+
+
+def _trig(
+    display: str, *results: TriggerResult, previous: tuple[TriggerResult, ...] = ()
+) -> TriggersEntry:
+    from evolve_action.results import TriggerSnapshot
+
+    provider, _, _ = display.partition(":")
+    head = EntryHeader(provider=provider, model="m", display=display, executed=True)
+    snap = TriggerSnapshot(results=previous) if previous else None
+    return TriggersEntry(header=head, results=results, previous=snap)
+
+
+def test_detail_rows_per_key_and_query() -> None:
+    # Queries in first-seen order over the sorted keys, one row per key having the query (the
+    # first result of a repeated query wins), deltas against the previous result of that query;
+    # a model name with controls, line breaks or markup is cleaned as any interpolated text.
+    r = TriggerResult
+    evil = "Evil\x1b[31m <b>\nname\x07"
+    files = ResultsFile(
+        plugin="demo",
+        skill="s",
+        models={
+            "zeta/b": ModelEntry(
+                triggers=_trig(
+                    "zeta:Zed",
+                    r(query="new", should_trigger=True, hits=1, runs=2, passed=False),
+                    r(query="q", should_trigger=True, hits=2, runs=2, passed=True),
+                    previous=(r(query="q", should_trigger=True, hits=1, runs=4),),
+                )
+            ),
+            "anthropic/x\x1b]0;t\x07y": ModelEntry(
+                triggers=_trig(
+                    evil,
+                    r(query="q", should_trigger=False, hits=0, runs=3, passed=True),
+                    r(query="q", should_trigger=False, hits=3, runs=3, passed=False),
+                    previous=(
+                        r(query="q", should_trigger=False, hits=1, runs=3),
+                        r(query="q", should_trigger=False, hits=3, runs=3),
+                    ),
+                )
+            ),
+        },
+    )
+    plugin = LoadedPlugin(
+        name="demo", rel_dir="plugins/demo", files=(LoadedFile(skill="s", results=files),)
+    )
+    page = render_plugin_page(plugin, active=None, caps=provider_caps(BUILTIN_CATALOG))
+    assert page.split("### Triggers\n", 1)[1] == (
+        "\n#### q (expected: no)\n\n"
+        "| Provider | Model | Result | Rate | Δ rate | Avg run | Input tokens | Est. cost |\n"
+        + SEP8
+        + "| Anthropic | Evil &lt;b>\nname (`xy`) | PASS | 0/3 | +33% | — | — | n/a |\n"
+        "| zeta | zeta:Zed (`b`) | PASS | 2/2 | +75% | — | n/a | n/a |\n"
+        "\n#### new (expected: yes)\n\n"
+        "| Provider | Model | Result | Rate | Δ rate | Avg run | Input tokens | Est. cost |\n"
+        + SEP8
+        + "| zeta | zeta:Zed (`b`) | FAIL | 1/2 | — | — | n/a | n/a |\n"
+    )
