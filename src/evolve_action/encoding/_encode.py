@@ -3,8 +3,9 @@
 Owns: `encode_json` (Go `json.MarshalIndent(v, "", "  ")` + newline), `encode_json_compact` (Go
 `json.Marshal`), `go_json_string` (Go's JSON string escaping: HTML characters and U+2028/U+2029
 escaped, invalid UTF-8 as U+FFFD), `encode_yaml` (yaml.v3 Encoder, indent 2, natural key order),
-`encode_document` (json / jsonc / yaml as evolve writes them, with the header comment) and
-`sorted_map` (Go map key order).
+`encode_document` (json / jsonc / yaml as evolve writes them, with the header comment; optionally
+with every string mapped on the way, as the report neutralises untrusted text) and `sorted_map`
+(Go map key order).
 
 Guarantees: output is a pure function of the value: byte-identical to what evolve writes for the
 same JSON data model (dict insertion order = struct field order). Values outside the data model
@@ -17,7 +18,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
@@ -98,17 +99,35 @@ def _as_model(v: Any) -> Any:
     return v
 
 
-def _leaf(v: Any, memo: dict[str, str]) -> str | None:
+class _Strings:
+    """Each distinct string's JSON text, escaped once; with `text`, of the string it maps to."""
+
+    __slots__ = ("done", "moved", "text")
+
+    def __init__(self, text: Callable[[str], str] | None) -> None:
+        self.text = text
+        self.done: dict[str, str] = {}
+        self.moved: set[str] = set()
+        """Strings `text` changes (as object keys they may merge with another key)."""
+
+    def encode(self, s: str) -> str:
+        done = self.done.get(s)
+        if done is None:
+            mapped = s if self.text is None else self.text(s)
+            if mapped != s:
+                self.moved.add(s)
+            done = self.done[s] = go_json_string(mapped)
+        return done
+
+
+def _leaf(v: Any, strings: _Strings) -> str | None:
     """The JSON text of a plain scalar (`str`, `int`, `float`, `bool`, None), else None.
 
-    Exactly what `_scalar_json` gives for these types; each distinct string is escaped once.
+    Exactly what `_scalar_json` gives for these types (strings mapped first, see `_Strings`).
     """
     t = type(v)
     if t is str:
-        s = memo.get(v)
-        if s is None:
-            s = memo[v] = go_json_string(v)
-        return s
+        return strings.done.get(v) or strings.encode(v)
     if t is int:
         return int.__repr__(v)
     if t is float:
@@ -122,49 +141,24 @@ def _leaf(v: Any, memo: dict[str, str]) -> str | None:
     return None
 
 
-def _write_json(v: Any, depth: int, out: list[str], memo: dict[str, str]) -> None:
+def _write_json(v: Any, depth: int, out: list[str], strings: _Strings) -> None:
     t = type(v)
     if t is not dict and t is not list:
-        s = _leaf(v, memo)
+        s = _leaf(v, strings)
         if s is not None:
             out.append(s)
             return
         v = _as_model(v)
+        if isinstance(v, str):
+            out.append(strings.encode(v))
+            return
         s = _scalar_json(v)
         if s is not None:
             out.append(s)
             return
         t = type(v)
     if t is dict or (t is not list and isinstance(v, Mapping)):
-        if not v:
-            out.append("{}")
-            return
-        pad = "\n" + "  " * (depth + 1)
-        lead = "{" + pad
-        for k, item in v.items():
-            ks = memo.get(k)
-            if ks is None:
-                if not isinstance(k, str):
-                    raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
-                ks = memo[k] = go_json_string(k)
-            # The plain scalars inline (as `_leaf` writes them): most values of a document.
-            ti = type(item)
-            if ti is int:
-                out.append(f"{lead}{ks}: {int.__repr__(item)}")
-            elif ti is float:
-                out.append(f"{lead}{ks}: {go_float(item)}")
-            elif ti is str:
-                s = memo.get(item)
-                if s is None:
-                    s = memo[item] = go_json_string(item)
-                out.append(f"{lead}{ks}: {s}")
-            elif (s := _leaf(item, memo)) is not None:
-                out.append(f"{lead}{ks}: {s}")
-            else:
-                out.append(f"{lead}{ks}: ")
-                _write_json(item, depth + 1, out, memo)
-            lead = "," + pad
-        out.append("\n" + "  " * depth + "}")
+        _write_object(v, depth, out, strings)
         return
     if isinstance(v, list | tuple):
         if not v:
@@ -173,10 +167,10 @@ def _write_json(v: Any, depth: int, out: list[str], memo: dict[str, str]) -> Non
         pad = "\n" + "  " * (depth + 1)
         lead = "[" + pad
         for item in v:
-            s = _leaf(item, memo)
+            s = _leaf(item, strings)
             if s is None:
                 out.append(lead)
-                _write_json(item, depth + 1, out, memo)
+                _write_json(item, depth + 1, out, strings)
             else:
                 out.append(lead + s)
             lead = "," + pad
@@ -185,15 +179,69 @@ def _write_json(v: Any, depth: int, out: list[str], memo: dict[str, str]) -> Non
     raise TypeError(f"cannot encode {type(v).__name__} as JSON")
 
 
-def encode_json(value: Any) -> str:
+def _write_object(v: Mapping[Any, Any], depth: int, out: list[str], strings: _Strings) -> None:
+    if not v:
+        out.append("{}")
+        return
+    start = len(out)
+    done = strings.done
+    pad = "\n" + "  " * (depth + 1)
+    lead = "{" + pad
+    for k, item in v.items():
+        ks = done.get(k)
+        if ks is None:
+            if not isinstance(k, str):
+                raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
+            ks = strings.encode(k)
+        if strings.moved and k in strings.moved:
+            # A key the mapping changes may now equal another key: start over, merged.
+            del out[start:]
+            _write_merged(v, depth, out, strings)
+            return
+        # The plain scalars inline (as `_leaf` writes them): most values of a document.
+        ti = type(item)
+        if ti is int:
+            out.append(f"{lead}{ks}: {int.__repr__(item)}")
+        elif ti is float:
+            out.append(f"{lead}{ks}: {go_float(item)}")
+        elif ti is str:
+            out.append(f"{lead}{ks}: {done.get(item) or strings.encode(item)}")
+        elif (s := _leaf(item, strings)) is not None:
+            out.append(f"{lead}{ks}: {s}")
+        else:
+            out.append(f"{lead}{ks}: ")
+            _write_json(item, depth + 1, out, strings)
+        lead = "," + pad
+    out.append("\n" + "  " * depth + "}")
+
+
+def _write_merged(v: Mapping[str, Any], depth: int, out: list[str], strings: _Strings) -> None:
+    """An object whose keys the mapping changes, as the dict `{text(k): x for k, x in v.items()}`
+    would be written (keys that became equal: the first one's place, the last one's value)."""
+    assert strings.text is not None
+    merged: dict[str, Any] = {}
+    for k, item in v.items():
+        merged[strings.text(k)] = item
+    pad = "\n" + "  " * (depth + 1)
+    lead = "{" + pad
+    for k, item in merged.items():
+        out.append(f"{lead}{go_json_string(k)}: ")
+        _write_json(item, depth + 1, out, strings)
+        lead = "," + pad
+    out.append("\n" + "  " * depth + "}")
+
+
+def encode_json(value: Any, *, text: Callable[[str], str] | None = None) -> str:
     """Go `json.MarshalIndent(value, "", "  ")` + `\\n`; dict insertion order is the field order.
 
     Map-backed objects must be passed through `sorted_map` by the caller. Objects with a
-    `to_json()` method are encoded as its result. Raises `TypeError`/`ValueError` for values
-    outside the JSON data model (non-string keys, NaN, infinity).
+    `to_json()` method are encoded as its result. With `text`, every string, object keys
+    included, is written as `text` maps it (keys that map to the same string merge as in a dict
+    built from the mapped keys). Raises `TypeError`/`ValueError` for values outside the JSON
+    data model (non-string keys, NaN, infinity).
     """
     out: list[str] = []
-    _write_json(value, 0, out, {})
+    _write_json(value, 0, out, _Strings(text))
     out.append("\n")
     return "".join(out)
 
@@ -590,12 +638,43 @@ def encode_yaml(value: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def encode_document(value: Any, fmt: Format, comment: str | None = None) -> str:
-    """Encode for writing: json; jsonc = `// comment` line + json; yaml = `# comment` line + yaml."""
+def _map_strings(value: Any, text: Callable[[str], str]) -> Any:
+    """A JSON data-model value with every string, object keys included, mapped by `text` (each
+    distinct string once; keys that map to the same string merge as in a dict built from them)."""
+    memo: dict[str, str] = {}
+
+    def mapped(s: str) -> str:
+        done = memo.get(s)
+        if done is None:
+            done = memo[s] = text(s)
+        return done
+
+    def walk(v: Any) -> Any:
+        v = _as_model(v)
+        if isinstance(v, str):
+            return mapped(v)
+        if isinstance(v, list | tuple):
+            return [walk(x) for x in v]
+        if isinstance(v, Mapping):
+            return {mapped(k) if isinstance(k, str) else k: walk(x) for k, x in v.items()}
+        return v
+
+    return walk(value)
+
+
+def encode_document(
+    value: Any, fmt: Format, comment: str | None = None, *, text: Callable[[str], str] | None = None
+) -> str:
+    """Encode for writing: json; jsonc = `// comment` line + json; yaml = `# comment` line + yaml.
+
+    With `text`, every string of `value`, keys included, is written as `text` maps it (see
+    `encode_json`); the comment is written as given.
+    """
     if fmt == "json":
-        return encode_json(value)
+        return encode_json(value, text=text)
     if fmt == "jsonc":
-        return (f"// {comment}\n" if comment else "") + encode_json(value)
+        return (f"// {comment}\n" if comment else "") + encode_json(value, text=text)
     if fmt == "yaml":
-        return (f"# {comment}\n" if comment else "") + encode_yaml(value)
+        body = encode_yaml(value if text is None else _map_strings(value, text))
+        return (f"# {comment}\n" if comment else "") + body
     raise ValueError(f"unknown document format {fmt!r}")

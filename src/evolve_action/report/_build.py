@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 
 from evolve_action import encoding
 from evolve_action.catalog import RUNNABLE_HARNESSES, Catalog
@@ -83,7 +82,7 @@ def build_report(
         (
             rollup_name,
             encoding.encode_document(
-                _inert(doc.to_json()), results_format, encoding.ROLLUP_COMMENT
+                doc.to_json(), results_format, encoding.ROLLUP_COMMENT, text=neutralise_markdown
             ),
         ),
     ]
@@ -125,29 +124,6 @@ def gate_models(
             continue
         (required if any(m.supports(h) for h in usable) else skipped).append(m.key)
     return required, skipped
-
-
-def _inert(value: Any) -> Any:
-    """A JSON value with every string, keys included, through `sanitise.neutralise_markdown`
-    (each distinct string once: keys and model ids repeat throughout the rollup)."""
-    memo: dict[str, str] = {}
-
-    def text(s: str) -> str:
-        done = memo.get(s)
-        if done is None:
-            done = memo[s] = neutralise_markdown(s)
-        return done
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return text(v)
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        if isinstance(v, dict):
-            return {text(k): walk(x) for k, x in v.items()}
-        return v
-
-    return walk(value)
 
 
 def _plugin_page(rel_dir: str, name: str) -> str | None:

@@ -663,9 +663,26 @@ def test_encode_json_agrees_with_the_definition_on_random_documents() -> None:
         seq = [value(depth + 1) for _ in range(rng.randrange(1, 5))]
         return tuple(seq) if rng.random() < 0.3 else seq
 
+    def folded(s: str) -> str:  # maps some distinct keys to one ("KEY" and "key")
+        return s.lower().replace("<", "&lt;")
+
+    def mapped(v: Any) -> Any:  # the mapping applied by a plain walk, keys merged as a dict does
+        if isinstance(v, str):
+            return folded(v)
+        if isinstance(v, list | tuple):
+            return [mapped(x) for x in v]
+        if isinstance(v, dict):
+            return {folded(k): mapped(x) for k, x in v.items()}
+        return v
+
+    strings += ["KEY", "Key", "&lt;b>&</b>"]
     for _ in range(500):
         doc = value(0)
         assert encode_json(doc) == _json_by_definition(doc) + "\n", doc
+        want = _json_by_definition(mapped(doc)) + "\n"
+        assert encode_json(doc, text=folded) == want, doc
+        assert encode_document(doc, "jsonc", "c", text=folded) == "// c\n" + want
+        assert encode_document(doc, "yaml", text=folded) == encode_yaml(mapped(doc))
 
 
 def test_sorted_map_uses_byte_order() -> None:
