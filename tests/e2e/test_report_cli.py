@@ -152,6 +152,30 @@ def test_refuses_newer_rollup_schema(tmp_path: Path) -> None:
     assert (root / "EVALUATION.json").read_text() == '{"schema": 4}\n'
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "refused"),
+    [
+        ("EVALUATION.json", '{\n  "schema": 3,\n  "plugins": {}\n}\n', False),
+        ("EVALUATION.json", '{\n  "schema": 3,\n  "plugins": {},\n  "schema": 4\n}\n', True),
+        ("EVALUATION.json", '{\n  "schema": 3,\n  "sch\\u0065ma": 5\n}\n', True),
+        ("EVALUATION.json", '{\n  "schema": 4,\n  "plugins": {}\n}\n', True),
+        ("EVALUATION.jsonc", '// c\n{\n  "schema": 3,\n  "plugins": {}\n}\n', False),
+        ("EVALUATION.jsonc", '// c\n{\n  "schema": 3,\n  /* "schema": 4 */ "x": 1,\n}\n', False),
+        ("EVALUATION.jsonc", '// c\n{\n  "schema": 3,\n  "x": 1, "schema": 9\n}\n', True),
+    ],
+    ids=["ours", "duplicate-key", "escaped-key", "newer", "jsonc", "jsonc-comment", "jsonc-dup"],
+)
+def test_the_committed_rollup_schema_is_read_whatever_its_spelling(
+    tmp_path: Path, name: str, text: str, refused: bool
+) -> None:
+    # A rollup that opens as ours is not decoded; one that could hold another `schema` key is.
+    root = make_marketplace(tmp_path / "repo")
+    (root / name).write_text(text)
+    code, _, err = run(["report", "--root", str(root)], tmp_path)
+    assert (code == 2 and "written by a newer tool" in err) is refused, err
+    assert code == (2 if refused else 0)
+
+
 # ---------------------------------------------------------------------------------------------
 # The gate
 
