@@ -35,13 +35,13 @@ __all__ = [
 
 def round_half_away(y: float) -> float:
     """Go `math.Round`: round to the nearest integer, halves away from zero, on the exact value."""
-    if math.isnan(y) or math.isinf(y):
+    a = -y if y < 0 else y
+    if a != a or a == math.inf:  # NaN, ±infinity
         return y
-    a = abs(y)
     r = math.floor(a)
     if a - r >= 0.5:
         r += 1
-    return math.copysign(float(r), y)
+    return math.copysign(r, y)
 
 
 def round1(x: float) -> float:

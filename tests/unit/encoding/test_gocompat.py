@@ -41,6 +41,23 @@ def test_round_half_away(x: float, want: float) -> None:
     assert round_half_away(x) == want
 
 
+def test_round_half_away_is_exact_half_away_from_zero() -> None:
+    # Against exact decimal arithmetic on the float's exact value, halves and near-halves included.
+    import random
+    from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+    rng = random.Random(6)
+    xs = [k / 2 for k in range(-41, 42)]
+    xs += [math.nextafter(x, d) for x in xs for d in (-math.inf, math.inf)]
+    xs += [rng.uniform(-1e6, 1e6) for _ in range(2000)] + [2.0**52 + 0.5, 2.0**53, 1e300, -1e300]
+    for x in xs:
+        with localcontext() as ctx:
+            ctx.prec = 400
+            want = float(Decimal(x).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        got = round_half_away(x)
+        assert got == want and math.copysign(1, got) == math.copysign(1, x), x
+
+
 def test_round_half_away_keeps_sign_of_zero_and_specials() -> None:
     assert math.copysign(1, round_half_away(-0.2)) == -1
     assert math.isnan(round_half_away(math.nan))
