@@ -675,6 +675,7 @@ def encode_document(
     if fmt == "jsonc":
         return (f"// {comment}\n" if comment else "") + encode_json(value, text=text)
     if fmt == "yaml":
-        body = encode_yaml(value if text is None else _map_strings(value, text))
-        return (f"# {comment}\n" if comment else "") + body
+        if text is not None:
+            value = _map_strings(value, text)  # (the original can be freed while encoding)
+        return (f"# {comment}\n" if comment else "") + encode_yaml(value)
     raise ValueError(f"unknown document format {fmt!r}")
