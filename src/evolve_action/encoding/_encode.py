@@ -555,7 +555,55 @@ def _go_g(f: float) -> str:
     return f"{neg}{digits[:dp]}.{digits[dp:]}"
 
 
-def _yaml_scalar(v: Any, indent: int) -> tuple[str, list[str]] | None:
+class _YamlMemo:
+    """One document's caches: each distinct string (at an indent), key set's order, key's form
+    and float is worked out once (a rollup repeats its keys and names tens of thousands of times).
+    """
+
+    __slots__ = ("floats", "orders", "simple_keys", "strings")
+
+    def __init__(self) -> None:
+        self.strings: dict[tuple[str, int, bool], tuple[str, list[str]]] = {}
+        self.orders: dict[tuple[Any, ...], list[Any]] = {}
+        self.simple_keys: dict[str, bool] = {}
+        self.floats: dict[float, str] = {}
+
+    def string(self, s: str, indent: int, *, key: bool) -> tuple[str, list[str]]:
+        done = self.strings.get((s, indent, key))
+        if done is None:
+            done = self.strings[(s, indent, key)] = _yaml_string(s, indent, key=key)
+        return done
+
+    def order(self, keys: tuple[Any, ...]) -> list[Any]:
+        done = self.orders.get(keys)
+        if done is None:
+            done = self.orders[keys] = sorted(keys, key=_yaml_sort_key)
+        return done
+
+    def simple_key(self, k: str) -> bool:
+        done = self.simple_keys.get(k)
+        if done is None:
+            done = self.simple_keys[k] = not (
+                _analyze(k).multiline or len(k.encode("utf-8", "surrogatepass")) > 128
+            )
+        return done
+
+    def float_text(self, v: float) -> str:
+        if not v:  # 0.0 and -0.0 are one key: neither is cached, whatever each prints
+            return _yaml_float(v)
+        done = self.floats.get(v)
+        if done is None:
+            done = self.floats[v] = _yaml_float(v)
+        return done
+
+
+def _yaml_float(v: float) -> str:
+    n = json_number(v)
+    ok = isinstance(n, int) and _INT64_MIN <= n <= _INT64_MAX
+    return str(n) if ok else _go_g(v)
+
+
+def _yaml_scalar(v: Any, indent: int, memo: _YamlMemo) -> tuple[str, list[str]] | None:
     v = _as_model(v)
     if v is None:
         return "null", []
@@ -564,14 +612,12 @@ def _yaml_scalar(v: Any, indent: int) -> tuple[str, list[str]] | None:
     if v is False:
         return "false", []
     if isinstance(v, str):
-        return _yaml_string(v, indent, key=False)
+        return memo.string(v, indent, key=False)
     if isinstance(v, int):
         # evolve decodes JSON integers as int64; larger ones become float64.
         return (str(int(v)) if _INT64_MIN <= v <= _INT64_MAX else _go_g(float(v))), []
     if isinstance(v, float):
-        n = json_number(v)
-        ok = isinstance(n, int) and _INT64_MIN <= n <= _INT64_MAX
-        return (str(n) if ok else _go_g(v)), []
+        return memo.float_text(v), []
     if isinstance(v, Mapping) and not v:
         return "{}", []
     if isinstance(v, list | tuple) and not v:
@@ -582,30 +628,32 @@ def _yaml_scalar(v: Any, indent: int) -> tuple[str, list[str]] | None:
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _yaml_block(v: Any, indent: int, out: list[str], first_prefix: str) -> None:
+def _yaml_block(v: Any, indent: int, out: list[str], first_prefix: str, memo: _YamlMemo) -> None:
     """Emit a non-empty mapping/sequence; its first line starts with `first_prefix`."""
     v = _as_model(v)
     pad = " " * indent
     if isinstance(v, Mapping):
-        for n, k in enumerate(sorted(v, key=_yaml_sort_key)):
+        for n, k in enumerate(memo.order(tuple(v))):
             if not isinstance(k, str):
                 raise TypeError(f"YAML mapping keys must be strings, not {type(k).__name__}")
             lead = first_prefix if n == 0 else pad
-            if _analyze(k).multiline or len(k.encode("utf-8", "surrogatepass")) > 128:
+            if not memo.simple_key(k):
                 # Not a simple key: yaml.v3 writes "? key" then ": value", both like list items.
-                _yaml_value(k, indent, out, lead + "?", in_seq=True)
-                _yaml_value(v[k], indent, out, pad + ":", in_seq=True)
+                _yaml_value(k, indent, out, lead + "?", memo, in_seq=True)
+                _yaml_value(v[k], indent, out, pad + ":", memo, in_seq=True)
                 continue
-            ktext, _ = _yaml_string(k, indent, key=True)
-            _yaml_value(v[k], indent, out, lead + ktext + ":")
+            ktext, _ = memo.string(k, indent, key=True)
+            _yaml_value(v[k], indent, out, lead + ktext + ":", memo)
         return
     for n, item in enumerate(v):
         lead = (first_prefix if n == 0 else pad) + "-"
-        _yaml_value(item, indent, out, lead, in_seq=True)
+        _yaml_value(item, indent, out, lead, memo, in_seq=True)
 
 
-def _yaml_value(v: Any, indent: int, out: list[str], lead: str, *, in_seq: bool = False) -> None:
-    sc = _yaml_scalar(v, indent + 2)
+def _yaml_value(
+    v: Any, indent: int, out: list[str], lead: str, memo: _YamlMemo, *, in_seq: bool = False
+) -> None:
+    sc = _yaml_scalar(v, indent + 2, memo)
     if sc is not None:
         text, extra = sc
         out.append(f"{lead} {text}")
@@ -614,10 +662,10 @@ def _yaml_value(v: Any, indent: int, out: list[str], lead: str, *, in_seq: bool 
     child = _as_model(v)
     if in_seq:
         # Items share the dash line: "- key: v" / "- - x", continuing at indent + 2.
-        _yaml_block(child, indent + 2, out, lead + " ")
+        _yaml_block(child, indent + 2, out, lead + " ", memo)
         return
     out.append(lead)
-    _yaml_block(child, indent + 2, out, " " * (indent + 2))
+    _yaml_block(child, indent + 2, out, " " * (indent + 2), memo)
 
 
 def encode_yaml(value: Any) -> str:
@@ -628,13 +676,14 @@ def encode_yaml(value: Any) -> str:
     double-quoted, strings with line breaks use literal blocks; floats use Go's `%g`.
     """
     out: list[str] = []
-    sc = _yaml_scalar(value, 2)
+    memo = _YamlMemo()
+    sc = _yaml_scalar(value, 2, memo)
     if sc is not None:
         text, extra = sc
         out.append(text)
         out.extend(extra)
     else:
-        _yaml_block(value, 0, out, "")
+        _yaml_block(value, 0, out, "", memo)
     return "\n".join(out) + "\n"
 
 

@@ -685,6 +685,49 @@ def test_encode_json_agrees_with_the_definition_on_random_documents() -> None:
         assert encode_document(doc, "yaml", text=folded) == encode_yaml(mapped(doc))
 
 
+def test_encode_yaml_caches_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The per-document caches (strings per indent, key orders, key forms, floats) against the
+    # same encoder working everything out afresh each time: the same bytes, zeros and
+    # multi-line strings at several depths included.
+    import random
+
+    from evolve_action.encoding import _encode
+
+    rng = random.Random(3)
+    strings = ["a", "b10", "b9", "yes", "x: y", "two\nlines", " lead", "-0", "k" * 130, "日本"]
+    floats = [0.0, -0.0, 1.0, 0.5, 1e-7, 1e21, 2.0**63, 1.5]
+
+    def value(depth: int) -> Any:
+        kind = rng.randrange(6 if depth < 4 else 3)
+        if kind == 0:
+            return rng.choice(strings)
+        if kind == 1:
+            return rng.choice(floats)
+        if kind == 2:
+            return rng.choice([1, -1, 2**64, None, True, {}, []])
+        if kind in (3, 4):
+            return {rng.choice(strings): value(depth + 1) for _ in range(rng.randrange(1, 5))}
+        return [value(depth + 1) for _ in range(rng.randrange(1, 4))]
+
+    docs = [value(0) for _ in range(300)]
+    cached = [encode_yaml(d) for d in docs]
+
+    def fresh_string(_: object, s: str, indent: int, *, key: bool) -> tuple[str, list[str]]:
+        return _encode._yaml_string(s, indent, key=key)
+
+    monkeypatch.setattr(_encode._YamlMemo, "string", fresh_string)
+    monkeypatch.setattr(
+        _encode._YamlMemo, "order", lambda _, keys: sorted(keys, key=_encode._yaml_sort_key)
+    )
+    monkeypatch.setattr(
+        _encode._YamlMemo,
+        "simple_key",
+        lambda _, k: not (_encode._analyze(k).multiline or len(k.encode()) > 128),
+    )
+    monkeypatch.setattr(_encode._YamlMemo, "float_text", lambda _, v: _encode._yaml_float(v))
+    assert [encode_yaml(d) for d in docs] == cached
+
+
 def test_sorted_map_uses_byte_order() -> None:
     assert list(sorted_map({"b": 1, "B": 2, "a": 3, "é": 4, "_": 5, "a10": 6, "a9": 7})) == [
         "B",
