@@ -34,6 +34,27 @@ def test_xml_escape(text: str, want: str) -> None:
     assert xml_escape(text) == want
 
 
+def test_xml_escape_is_go_escape_text_character_by_character() -> None:
+    # Every character class at its edges, and random text drawn from all of them.
+    import random
+
+    esc = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"}
+    esc |= {"\t": "&#x9;", "\n": "&#xA;", "\r": "&#xD;"}
+
+    def ok(o: int) -> bool:
+        return o in (9, 10, 13) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or o >= 0x10000
+
+    def by_definition(s: str) -> str:
+        return "".join(esc.get(c) or (c if ok(ord(c)) else "\ufffd") for c in s)
+
+    edges = [0, 8, 9, 10, 11, 13, 14, 0x1F, 0x20, 0x7F, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0xFFFD]
+    edges += [0xFFFE, 0xFFFF, 0x10000, 0x10FFFF, *map(ord, "&<>\"'a é")]
+    chars = [chr(o) for o in edges]
+    rng = random.Random(7)
+    for text in [*chars, *("".join(rng.choices(chars, k=rng.randint(0, 12))) for _ in range(2000))]:
+        assert xml_escape(text) == by_definition(text), repr(text)
+
+
 def test_empty() -> None:
     assert render_junit([]) == (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
