@@ -148,8 +148,16 @@ def build_suites(
     return suites
 
 
-def _attrs(pairs: Sequence[tuple[str, str]]) -> str:
-    return "".join(f' {k}="{xml_escape(v)}"' for k, v in pairs)
+def _attrs(pairs: Sequence[tuple[str, str]], memo: dict[str, str]) -> str:
+    """` k="v"…`; `memo` holds each distinct value escaped once (names, class names and times
+    repeat for every model and query)."""
+    out = []
+    for k, v in pairs:
+        e = memo.get(v)
+        if e is None:
+            e = memo[v] = xml_escape(v)
+        out.append(f' {k}="{e}"')
+    return "".join(out)
 
 
 def _counts(suites: Sequence[JUnitSuite]) -> tuple[int, int, int, int]:
@@ -167,6 +175,7 @@ def render_junit(suites: Sequence[JUnitSuite]) -> str:
     tests, failures, errors, skipped = _counts(suites)
     total_time = sum(s.time for s in suites)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+    memo: dict[str, str] = {}
     root_attrs = _attrs(
         [
             ("tests", str(tests)),
@@ -174,7 +183,8 @@ def render_junit(suites: Sequence[JUnitSuite]) -> str:
             ("errors", str(errors)),
             ("skipped", str(skipped)),
             ("time", f"{total_time:.3f}"),
-        ]
+        ],
+        memo,
     )
     if not suites:
         lines.append(f"<testsuites{root_attrs}></testsuites>")
@@ -189,18 +199,19 @@ def render_junit(suites: Sequence[JUnitSuite]) -> str:
                 ("errors", str(s.count("error"))),
                 ("skipped", str(s.count("skipped"))),
                 ("time", f"{s.time:.3f}"),
-            ]
+            ],
+            memo,
         )
         lines.append(f"  <testsuite{attrs}>")
         for c in s.cases:
             cattrs = _attrs(
-                [("name", c.name), ("classname", c.classname), ("time", f"{c.time:.3f}")]
+                [("name", c.name), ("classname", c.classname), ("time", f"{c.time:.3f}")], memo
             )
             if c.outcome is None:
                 lines.append(f"    <testcase{cattrs}></testcase>")
                 continue
             lines.append(f"    <testcase{cattrs}>")
-            oattrs = "" if c.outcome == "skipped" else _attrs([("message", c.message)])
+            oattrs = "" if c.outcome == "skipped" else _attrs([("message", c.message)], memo)
             lines.append(f"      <{c.outcome}{oattrs}>{xml_escape(c.text)}</{c.outcome}>")
             lines.append("    </testcase>")
         lines.append("  </testsuite>")
