@@ -180,6 +180,7 @@ def _measured_cells(m: Measured | None, caps: ProviderCaps, priced: bool) -> lis
     return [inout, cache, cost]
 
 
+@functools.lru_cache(maxsize=1024)
 def _model_cell(display: str, bare: str) -> str:
     return f"{untrusted(display)} (`{untrusted(bare)}`)"
 
@@ -273,14 +274,14 @@ def _correct(r: TriggerResult, should: bool) -> float | None:
     return r.hits / r.runs if should else (r.runs - r.hits) / r.runs
 
 
-def _by_query(results: Iterable[TriggerResult]) -> dict[str, TriggerResult]:
+def _by_query(results: Sequence[TriggerResult]) -> dict[str, TriggerResult]:
     """Each query's first result (what a linear search for it would find)."""
-    return {r.query: r for r in reversed(tuple(results))}
+    return {r.query: r for r in reversed(results)}
 
 
-def _by_id(results: Iterable[EvalResult]) -> dict[str, EvalResult]:
+def _by_id(results: Sequence[EvalResult]) -> dict[str, EvalResult]:
     """Each id's first result."""
-    return {r.id: r for r in reversed(tuple(results))}
+    return {r.id: r for r in reversed(results)}
 
 
 @dataclass(frozen=True, slots=True)
