@@ -1,5 +1,5 @@
-"""`python -m evolve_action` entry point: the same `main` as the console script."""
+"""`python -m evolve_action` entry point: the same entry as the console script."""
 
-from evolve_action.cli import main
+from evolve_action.cli import console_main
 
-raise SystemExit(main())
+raise SystemExit(console_main())

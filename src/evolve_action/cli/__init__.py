@@ -15,9 +15,10 @@ Files (private; import from this package):
 - `_triggers`: `evolve-action run triggers`: Tier 1 trigger accuracy from the command line.
 """
 
-from evolve_action.cli._main import build_parser, main
+from evolve_action.cli._main import build_parser, console_main, main
 
 __all__ = [
     "build_parser",
+    "console_main",
     "main",
 ]
