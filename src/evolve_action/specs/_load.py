@@ -13,8 +13,8 @@ Guarantees: loaders raise only `SpecError` (file, line and what to fix), never a
 are decoded with Go's rules (exact key match first, then case-insensitive; later keys win; `null` is
 the zero value; a wrong type is an error), so a file means here what it means to evolve. A file is
 decoded once per content (`decode_spec`: Tier 0, planning and the loaders share it; an edit is
-decoded again). Never does:
-printing, running anything, writing files.
+decoded again), and what is parsed or checked from a decoded file is worked out once per content
+too (`derived`). Never does: printing, running anything, writing files.
 
 Deliberate difference from evolve: an assertion *object* without a `type` but with a `text` (the shape
 skill-creator writes, `{"id": "assertion-1", "text": "…"}`) is an `llm` assertion here, so a verbatim
@@ -27,9 +27,9 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from evolve_action import encoding
 from evolve_action.errors import SpecError
@@ -533,15 +533,46 @@ def decode_spec(path: Path) -> encoding.Decoded:
         found = encoding.decode_bytes_with_lines(data, path)
         if len(_DECODED) >= _DECODED_MAX:
             _DECODED.clear()
+            _SHARED.clear()
+            _DERIVED.clear()
         _DECODED[key] = found
+        _SHARED[id(found.value)] = found.value
     return found
+
+
+_SHARED: dict[int, Any] = {}
+"""The values `_DECODED` holds, by id: the ones `derived` may remember things about."""
+
+_DERIVED: dict[tuple[str, int, Hashable], Any] = {}
+"""`(what, id of a decoded value, arguments) → what was derived from it`: a parse or a schema
+check of a definition file done once per content, however often Tier 0, each tier's planning
+and the loaders ask for it."""
+
+
+def derived(what: str, raw: Any, args: Hashable, make: Callable[[], _T]) -> _T:
+    """`make()` for the definition value `raw`, computed once per `(what, raw, args)`.
+
+    Only a value `decode_spec` returned is remembered: it is shared, never changed, and kept
+    alive by the decode cache (so its id is not reused while the entry exists). A caller's own
+    document (which its owner may change) is derived afresh each time, and an exception from
+    `make` is never remembered.
+    """
+    if _SHARED.get(id(raw)) is not raw:
+        return make()
+    key = (what, id(raw), args)
+    if key in _DERIVED:
+        return cast(_T, _DERIVED[key])
+    out = make()
+    _DERIVED[key] = out
+    return out
 
 
 def load_triggers(path: Path) -> TriggerSpec:
     """Decode and load a `triggers.<ext>` file (no validation: runs execute unvalidated specs)."""
     decoded = decode_spec(path)
+    raw, where = decoded.value, _abs(path)
     try:
-        return _parse_triggers(_prepare(decoded.value, path), _abs(path))
+        return derived("triggers", raw, where, lambda: _parse_triggers(_prepare(raw, path), where))
     except LoadProblem as problem:
         raise _as_spec_error(problem, path, decoded.line_of) from None
 
@@ -556,9 +587,12 @@ def load_evals(path: Path, *, fixture_bases: Sequence[Path] = ()) -> EvalsSpec:
     directory`); like evolve, only the first problem is reported.
     """
     decoded = decode_spec(path)
+    raw, where = decoded.value, _abs(path)
     bases = tuple(_abs(b) for b in fixture_bases)
     try:
-        return _parse_evals(_prepare(decoded.value, path), _abs(path), bases)
+        return derived(
+            "evals", raw, (where, bases), lambda: _parse_evals(_prepare(raw, path), where, bases)
+        )
     except LoadProblem as problem:
         raise _as_spec_error(problem, path, decoded.line_of) from None
 
@@ -576,7 +610,10 @@ def _lenient(
 
 def parse_triggers_lenient(raw: Any, path: Path) -> tuple[TriggerSpec, list[LoadProblem]]:
     """Like `parse_triggers`, but collect every problem (wrong-typed values become zero values)."""
-    return _lenient(_parse_triggers, raw, path)
+    spec, problems = derived(
+        "triggers-lenient", raw, _abs(path), lambda: _lenient(_parse_triggers, raw, path)
+    )
+    return spec, list(problems)
 
 
 def parse_evals_lenient(
@@ -585,4 +622,10 @@ def parse_evals_lenient(
     """Like `parse_evals`, but collect every problem; escaping `files` entries are left out of
     `fixtures` (still listed in `files`)."""
     bases = tuple(_abs(b) for b in fixture_bases)
-    return _lenient(lambda r, p: _parse_evals(r, p, bases), raw, path)
+    spec, problems = derived(
+        "evals-lenient",
+        raw,
+        (_abs(path), bases),
+        lambda: _lenient(lambda r, p: _parse_evals(r, p, bases), raw, path),
+    )
+    return spec, list(problems)

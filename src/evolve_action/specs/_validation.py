@@ -43,6 +43,7 @@ from evolve_action.specs._load import (
     LoadProblem,
     decode_fields,
     decode_spec,
+    derived,
     describe_value,
     go_json_text,
     has_control_char,
@@ -320,6 +321,10 @@ _SCHEMA_FINDINGS_MAX = 10_000
 
 def _schema_findings(name: str, value: Any) -> tuple[tuple[str, str], ...]:
     """`(pointer, message)` of each schema error a semantic rule does not word itself."""
+    return derived(f"schema-{name}", value, None, lambda: _schema_findings_of(name, value))
+
+
+def _schema_findings_of(name: str, value: Any) -> tuple[tuple[str, str], ...]:
     try:
         # Pickle is exact about types (1, 1.0 and True differ), as the schema is.
         key: tuple[str, bytes] | None = (name, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
