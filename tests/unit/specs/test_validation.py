@@ -368,3 +368,30 @@ def test_an_edited_file_is_read_again(tmp_path: Path) -> None:
     assert [f.pointer for f in validate_triggers(path, tmp_path)] == ["/triggers/0/should_trigger"]
     path.write_text('{"triggers": [{"query": "a"}]}', encoding="utf-8")
     assert validate_triggers(path, tmp_path) == []
+
+
+def test_a_parse_is_shared_per_content_and_never_for_a_callers_own_document(
+    tmp_path: Path,
+) -> None:
+    """What is parsed from a decoded file is worked out once per content: loading the same file
+    twice gives the very same spec; an edit gives a new one. A document the caller built is
+    parsed afresh every time (its owner may change it)."""
+    from evolve_action import specs
+
+    path = write(
+        tmp_path,
+        "plugins/p/evals/s/evals.json",
+        '{"evals": [{"id": 1, "prompt": "p", "expectations": ["e"]}]}',
+    )
+    first = specs.load_evals(path)
+    assert specs.load_evals(path) is first
+    path.write_text(
+        '{"evals": [{"id": 2, "prompt": "p", "expectations": ["e"]}]}', encoding="utf-8"
+    )
+    edited = specs.load_evals(path)
+    assert [c.id for c in edited.evals] == ["2"] and [c.id for c in first.evals] == ["1"]
+    own: dict[str, object] = {"evals": [{"id": 3, "prompt": "p", "expectations": ["e"]}]}
+    spec, _ = specs.parse_evals_lenient(own, path)
+    own["evals"] = [{"id": 4, "prompt": "p", "expectations": ["e"]}]
+    again, _ = specs.parse_evals_lenient(own, path)
+    assert [c.id for c in spec.evals] == ["3"] and [c.id for c in again.evals] == ["4"]
