@@ -9,10 +9,10 @@ same file, and returns None otherwise, so the caller decodes the file the genera
 also words every error). The mirrors refuse what only the general decoder handles or reports:
 an unknown or non-canonical key (Go's case folding decides those), `null` where Go would keep
 a zero value, a number of another kind or out of float64 range, a non-string eval id, a
-duplicate of a refused kind, a byte-order mark, invalid UTF-8, a lone surrogate escape (msgspec
-refuses it), and any syntax error. A JSON `-0` (which msgspec reads as `0.0`, the general path
+byte-order mark, invalid UTF-8, a lone surrogate escape (msgspec refuses it), and any syntax
+error (a duplicate key is no reason: both take the last value, as Go does). A JSON `-0` (which msgspec reads as `0.0`, the general path
 as `-0.0` where a float is declared) sends the file to the general path before parsing. A
-schema other than 5 also does (migration and the newer-schema error live there). Never does:
+schema other than 5 goes there too (migration and the newer-schema error live there). Never does:
 I/O, error reporting, encoding.
 
 Why: a real results file after months of use holds about 1,700 objects; the report and the
