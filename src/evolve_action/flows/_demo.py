@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-from evolve_action.catalog import build_catalog, resolve_models
+from evolve_action.catalog import PR_DEFAULT_MODEL, build_catalog, resolve_models
 from evolve_action.config import resolve_repository
 from evolve_action.encoding import decode_path, round_half_away
 from evolve_action.errors import UsageError
@@ -415,8 +415,9 @@ def render_summary(summary: DemoSummary) -> str:
 
 DEFAULT_RUNS = 1
 """Trigger sessions per query in the demo (`run all` defaults to 3; one keeps the demo quick)."""
-DEFAULT_MODEL = "anthropic/claude-sonnet-5"
-"""The model the demo evaluates (`run all` would evaluate every configured model)."""
+DEFAULT_MODEL = PR_DEFAULT_MODEL
+"""The model the demo evaluates: the one a pull request evaluates by default (`run all` would
+evaluate every configured model)."""
 CODEX_MODEL = "openai/gpt-5.4"
 """Evaluated beside `DEFAULT_MODEL` when OpenAI Codex is installed (docs/codex.md)."""
 
