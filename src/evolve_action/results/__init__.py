@@ -10,7 +10,7 @@ Files (private; import from this package):
 - `_bytes`: The quick decode of a canonical schema-5 results file straight from its JSON bytes.
 - `_codec`: The schema-5 results codec: Go `encoding/json` decoding and evolve's exact encoding.
 - `_merge`: Pure operations on results entries: summaries, partial-rerun merge, snapshot rotation.
-- `_model`: The typed model of a schema-5 results file: frozen dataclasses, no behaviour.
+- `_model`: The typed model of a schema-5 results file: frozen msgspec structs, no behaviour.
 - `_store`: The schema-5 results file (`<plugin>/evals/<skill>/results.<ext>`): the facade, I/O and recording.
 """
 

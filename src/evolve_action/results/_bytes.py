@@ -1,12 +1,12 @@
 """The quick decode of a canonical schema-5 results file straight from its JSON bytes.
 
-Owns: `decode_canonical_json`, which parses the bytes with msgspec into mirror structs (one per
-model dataclass, with the entry header's fields inline as in the file), then builds the model's
-frozen dataclasses from them through a converter generated per dataclass.
+Owns: `decode_canonical_json`, which parses the bytes with msgspec straight into the model's
+structs (an entry through a struct with its header's fields inline, as the file writes them,
+then split into `EntryHeader` and the entry).
 
 Guarantees: it answers only when its answer is the one `_codec.from_document` gives for the
 same file, and returns None otherwise, so the caller decodes the file the general way (which
-also words every error). The mirrors refuse what only the general decoder handles or reports:
+also words every error). The structs refuse what only the general decoder handles or reports:
 an unknown or non-canonical key (Go's case folding decides those), `null` where Go would keep
 a zero value, a number of another kind or out of float64 range, a non-string eval id, a
 byte-order mark, invalid UTF-8, a lone surrogate escape (msgspec refuses it), and any syntax
@@ -17,16 +17,13 @@ I/O, error reporting, encoding.
 
 Why: a real results file after months of use holds about 1,700 objects; the report and the
 gate read every file of the repository. Python's `json` plus the typed decode took about 10 ms
-a file; this takes about 2 ms (`bench/sweep.py`).
+a file; this takes about 0.7 ms (`bench/sweep.py`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import types
 import typing
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -35,14 +32,12 @@ from evolve_action.results._model import (
     SCHEMA_VERSION,
     EntryHeader,
     EvalsEntry,
+    ModelEntry,
     ResultsFile,
     TriggersEntry,
 )
 
 __all__ = ["decode_canonical_json"]
-
-_ENTRIES = (TriggersEntry, EvalsEntry)
-"""The entry dataclasses whose `header` field is written inline in the entry object."""
 
 _MINUS_ZERO = re.compile(rb"-0(?![0-9.eE])")
 
@@ -59,105 +54,68 @@ def _has_negative_zero(data: bytes) -> bool:
     return False
 
 
-_MIRRORS: dict[type, Any] = {}
-_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
-
-
-def _default(f: dataclasses.Field[Any], hint: Any) -> Any:
-    """The mirror field's default: the dataclass's, with nested dataclasses as their mirrors."""
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    factory = f.default_factory
-    if dataclasses.is_dataclass(hint):
-        return msgspec.field(default_factory=_mirror(typing.cast(type, hint)))
-    assert factory is not dataclasses.MISSING, f"{f.name} has no default"
-    return msgspec.field(default_factory=factory)
-
-
-def _mirror_type(hint: Any) -> Any:
-    """The mirror of a field type: dataclasses become their mirrors, everything else stays."""
-    if dataclasses.is_dataclass(hint):
-        return _mirror(typing.cast(type, hint))
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is types.UnionType:
-        return typing.Union[tuple(_mirror_type(a) for a in args)]  # noqa: UP007 - built at run time
-    if origin is tuple:
-        return types.GenericAlias(tuple, (_mirror_type(args[0]), ...))
-    if origin is dict:
-        return types.GenericAlias(dict, (args[0], _mirror_type(args[1])))
-    return hint
-
-
-def _mirror(cls: type) -> Any:
-    """The msgspec struct with `cls`'s JSON fields (an entry's header fields inline)."""
-    cached = _MIRRORS.get(cls)
-    if cached is not None:
-        return cached
+def _flat_entry(cls: type[msgspec.Struct]) -> Any:
+    """A struct with the entry's own fields and its header's inline, as the file writes them."""
     fields: list[tuple[str, Any, Any]] = []
-    owners = [EntryHeader, cls] if cls in _ENTRIES else [cls]
-    for owner in owners:
+    for owner in (EntryHeader, cls):
         hints = typing.get_type_hints(owner)
-        for f in dataclasses.fields(owner):
-            if f.name == "header" and owner in _ENTRIES:
+        for f in msgspec.structs.fields(owner):
+            if f.name == "header":
                 continue
-            hint = hints[f.name]
-            default: Any = (
-                msgspec.NODEFAULT
-                if owner is ResultsFile and f.name == "schema"
-                else _default(f, hint)
+            default = (
+                msgspec.field(default_factory=f.default_factory)
+                if f.default_factory is not msgspec.NODEFAULT
+                else f.default
             )
-            fields.append((f.name, _mirror_type(hint), default))
-    mirror = msgspec.defstruct(
-        f"{cls.__name__}Mirror", fields, kw_only=True, forbid_unknown_fields=True, gc=False
+            fields.append((f.name, hints[f.name], default))
+    return msgspec.defstruct(
+        f"{cls.__name__}InFile", fields, kw_only=True, forbid_unknown_fields=True, gc=False
     )
-    _MIRRORS[cls] = mirror
-    return mirror
 
 
-def _converter(cls: type) -> Callable[[Any], Any]:
-    """A generated function building a `cls` from its mirror, without `__init__`.
-
-    Frozen slotted dataclasses set each field through `object.__setattr__` in `__init__`; the
-    converter stores each slot through its member descriptor directly (about 2.5x faster), which
-    gives the same object: every field is set, and the model has no `__post_init__`.
-    """
-    cached = _CONVERTERS.get(cls)
-    if cached is not None:
-        return cached
-    hints = typing.get_type_hints(cls)
-    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    body: list[str] = ["o = _new(_cls)"]
-    for i, f in enumerate(dataclasses.fields(cls)):
-        ns[f"_s{i}"] = cls.__dict__[f.name].__set__
-        hint = hints[f.name]
-        origin, args = typing.get_origin(hint), typing.get_args(hint)
-        if f.name == "header" and cls in _ENTRIES:
-            ns[f"_f{i}"] = _converter(EntryHeader)
-            value = f"_f{i}(m)"
-        elif dataclasses.is_dataclass(hint):
-            ns[f"_f{i}"] = _converter(typing.cast(type, hint))
-            value = f"_f{i}(m.{f.name})"
-        elif origin is types.UnionType and dataclasses.is_dataclass(args[0]):
-            ns[f"_f{i}"] = _converter(typing.cast(type, args[0]))
-            value = f"None if (v := m.{f.name}) is None else _f{i}(v)"
-        elif origin is tuple and dataclasses.is_dataclass(args[0]):
-            ns[f"_f{i}"] = _converter(typing.cast(type, args[0]))
-            value = f"tuple([_f{i}(x) for x in m.{f.name}])"
-        elif origin is dict and dataclasses.is_dataclass(args[1]):
-            ns[f"_f{i}"] = _converter(typing.cast(type, args[1]))
-            value = f"{{k: _f{i}(x) for k, x in m.{f.name}.items()}}"
-        else:  # a value, a tuple of strings or a map of integers: msgspec built it already
-            value = f"m.{f.name}"
-        body.append(f"_s{i}(o, {value})")
-    src = "def convert(m):\n" + "".join(f"    {line}\n" for line in [*body, "return o"])
-    exec(src, ns)  # our own source, generated from the model's field types
-    convert: Callable[[Any], Any] = ns["convert"]
-    _CONVERTERS[cls] = convert
-    return convert
+_TriggersInFile = _flat_entry(TriggersEntry)
+_EvalsInFile = _flat_entry(EvalsEntry)
+_HEADER_FIELDS = tuple(f.name for f in msgspec.structs.fields(EntryHeader))
 
 
-_DECODER = msgspec.json.Decoder(_mirror(ResultsFile))
-_CONVERT_FILE = _converter(ResultsFile)
+class _ModelInFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    triggers: _TriggersInFile | None = None  # type: ignore[valid-type]
+    evals: _EvalsInFile | None = None  # type: ignore[valid-type]
+
+
+class _FileInFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    schema: int  # required: a file without one is the general path's error
+    plugin: str = ""
+    skill: str = ""
+    models: dict[str, _ModelInFile] = msgspec.field(default_factory=dict)
+
+
+_DECODER = msgspec.json.Decoder(_FileInFile)
+
+
+def _header(m: Any) -> EntryHeader:
+    return EntryHeader(**{name: getattr(m, name) for name in _HEADER_FIELDS})
+
+
+def _model_entry(m: _ModelInFile) -> ModelEntry:
+    t: Any = m.triggers
+    e: Any = m.evals
+    return ModelEntry(
+        triggers=None
+        if t is None
+        else TriggersEntry(
+            header=_header(t), results=t.results, summary=t.summary, previous=t.previous
+        ),
+        evals=None
+        if e is None
+        else EvalsEntry(
+            header=_header(e),
+            results=e.results,
+            summary=e.summary,
+            baseline=e.baseline,
+            previous=e.previous,
+        ),
+    )
 
 
 def decode_canonical_json(data: bytes) -> ResultsFile | None:
@@ -169,10 +127,14 @@ def decode_canonical_json(data: bytes) -> ResultsFile | None:
     if b"-0" in data and _has_negative_zero(data):
         return None
     try:
-        mirror = _DECODER.decode(data)
+        found = _DECODER.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError):
         return None
-    if mirror.schema != SCHEMA_VERSION:
+    if found.schema != SCHEMA_VERSION:
         return None
-    file: ResultsFile = _CONVERT_FILE(mirror)
-    return file
+    return ResultsFile(
+        schema=found.schema,
+        plugin=found.plugin,
+        skill=found.skill,
+        models={key: _model_entry(m) for key, m in found.models.items()},
+    )

@@ -4,10 +4,10 @@ Owns: `from_document` (decode with Go's rules: exact-then-case-insensitive keys,
 null → zero value, unknown keys dropped), `probe_schema`, `migrate_document` (schemas 3 and 4 →
 5 in memory, report spec §2), `to_document` (evolve's field order and the A/P/Z emission rules of
 report spec §1.1) and the `Estimate`/`Measured` object encoders that the rollup reuses
-(`estimate_json`, `measured_json`). One decoder and one encoder serve every model dataclass:
+(`estimate_json`, `measured_json`). One decoder and one encoder serve every model struct:
 both walk its fields in declaration order, the decoder by field type, the encoder by the
 `_model.ALWAYS` mark or else the type (pointer / nested object / omitempty value). For the
-files evolve and this tool write (every key canonical) a decoder generated per dataclass reads
+files evolve and this tool write (every key canonical) a decoder generated per struct reads
 the fields directly; anything else takes the general path, so the two never disagree.
 
 Guarantees: `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote
@@ -18,14 +18,16 @@ JSON kind raises `ValueError` naming where. Never does: I/O (see `results.load_r
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import msgspec
+
 from evolve_action.results._model import (
+    ALWAYS,
     SCHEMA_VERSION,
     EntryHeader,
     Estimate,
@@ -58,6 +60,11 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Decoding (Go encoding/json rules: exact-then-case-insensitive keys, strict kinds, null → zero)
 # --------------------------------------------------------------------------------------------
+
+
+def _is_model(hint: Any) -> bool:
+    """Whether a field type is a model value (a nested object), not a scalar or container."""
+    return isinstance(hint, type) and issubclass(hint, msgspec.Struct)
 
 
 class _Malformed(Exception):
@@ -187,8 +194,8 @@ class _Obj:
         }
 
 
-# Every results dataclass decodes field by field, in declaration order, by the field's type:
-# `str`/`bool`/`int` are value fields (null → zero), `X | None` pointer fields, a nested dataclass
+# Every results struct decodes field by field, in declaration order, by the field's type:
+# `str`/`bool`/`int` are value fields (null → zero), `X | None` pointer fields, a nested struct
 # an object (null → zero struct), `tuple[X, ...]` an array, `dict[str, X]` a map. Two fields are
 # not plain: an entry's `header` is inlined in the entry object, and an eval result's `id` also
 # accepts an integer (as evolve's spec loader would).
@@ -211,7 +218,7 @@ def _field_reader(hint: Any) -> _Field:
         return _VALUE_FIELDS[hint]
     args = typing.get_args(hint)
     origin = typing.get_origin(hint)
-    if dataclasses.is_dataclass(hint):
+    if _is_model(hint):
         build: Callable[[_Obj], Any] = _decoder(typing.cast(type, hint))
         return lambda o, key: o.obj(key, build)
     if origin is types.UnionType and len(args) == 2 and args[1] is type(None):
@@ -238,13 +245,13 @@ def _inline_header(o: _Obj, _key: str) -> EntryHeader:
 
 
 def _decoder(cls: type[_T]) -> Callable[[_Obj], _T]:
-    """The decoder of one results dataclass (built once from its field types, then cached)."""
+    """The decoder of one results struct (built once from its field types, then cached)."""
     cached = _DECODERS.get(cls)
     if cached is not None:
         return cached
     hints = typing.get_type_hints(cls)
     readers: list[tuple[str, _Field]] = []
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in msgspec.structs.fields(cls):  # type: ignore[arg-type]
         if f.name == "header":
             readers.append((f.name, _inline_header))
         elif cls is EvalResult and f.name == "id":
@@ -261,7 +268,7 @@ def _decoder(cls: type[_T]) -> Callable[[_Obj], _T]:
 
 # The fast decoder. Evolve and this tool write every key in its canonical lower-case form and no
 # others, so for the files they write Go's folding changes nothing: a generated function per
-# dataclass reads its fields straight from the dict, with no wrapper per object and no key
+# struct reads its fields straight from the dict, with no wrapper per object and no key
 # folding. Anything else — a key that is not a field name in canonical form (so folding or
 # dropping decides), a value of another kind, a non-dict object — raises `_Slow`, and
 # `from_document` decodes the whole document again through `_Obj` above, which gives the
@@ -328,13 +335,13 @@ def _fast(cls: type[_T], *, inline: bool = False) -> Callable[[Any], _T]:
     body: list[str] = []
     keys: set[str] = set()
     call: list[str] = []
-    for i, f in enumerate(dataclasses.fields(cls)):  # type: ignore[arg-type]
+    for i, f in enumerate(msgspec.structs.fields(cls)):  # type: ignore[arg-type]
         a = f"a{i}"
         call.append(f"{f.name}={a}")
         hint = hints[f.name]
         if f.name == "header":
             ns["_header"] = _fast(EntryHeader, inline=True)
-            keys.update(h.name for h in dataclasses.fields(EntryHeader))
+            keys.update(h.name for h in msgspec.structs.fields(EntryHeader))
             body.append(f"{a} = _header(d)")
             continue
         keys.add(f.name)
@@ -347,7 +354,7 @@ def _fast(cls: type[_T], *, inline: bool = False) -> Callable[[Any], _T]:
             )
         elif hint in _FAST_VALUES:
             code = _FAST_VALUES[hint]
-        elif dataclasses.is_dataclass(hint):
+        elif _is_model(hint):
             ns[f"_f{i}"] = _fast(typing.cast(type, hint))
             code = "{a} = {f}({{}} if v is None else v)"
         elif origin is types.UnionType and len(args) == 2 and args[1] is type(None):
@@ -431,9 +438,9 @@ def from_document(doc: Any, *, plugin: str = "", skill: str = "") -> ResultsFile
 def with_names(file: ResultsFile, *, plugin: str = "", skill: str = "") -> ResultsFile:
     """`file` with its stored `plugin`/`skill` overwritten by the given non-empty names."""
     if plugin and file.plugin != plugin:
-        file = dataclasses.replace(file, plugin=plugin)
+        file = msgspec.structs.replace(file, plugin=plugin)
     if skill and file.skill != skill:
-        file = dataclasses.replace(file, skill=skill)
+        file = msgspec.structs.replace(file, skill=skill)
     return file
 
 
@@ -452,11 +459,11 @@ def _encode_plan(cls: type) -> list[tuple[str, str]]:
     if plan is None:
         hints = typing.get_type_hints(cls)
         plan = []
-        for f in dataclasses.fields(cls):
+        for f in msgspec.structs.fields(cls):
             hint = hints[f.name]
             if f.name == "header":
                 rule = _INLINE
-            elif f.metadata.get("always") or dataclasses.is_dataclass(hint):
+            elif f.name in ALWAYS.get(cls, ()) or _is_model(hint):
                 rule = _ALWAYS
             elif typing.get_origin(hint) is types.UnionType:
                 rule = _POINTER
@@ -468,8 +475,8 @@ def _encode_plan(cls: type) -> list[tuple[str, str]]:
 
 
 def _encode(value: Any) -> Any:
-    """The JSON data model of a results value (dataclass, tuple, map or scalar)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    """The JSON data model of a results value (struct, tuple, map or scalar)."""
+    if isinstance(value, msgspec.Struct):
         d: dict[str, Any] = {}
         for name, rule in _encode_plan(type(value)):
             v = getattr(value, name)

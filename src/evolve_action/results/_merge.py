@@ -12,9 +12,10 @@ which cases run (see `plan`), encode (see `_codec`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
+
+import msgspec
 
 from evolve_action.encoding import round1, round6
 from evolve_action.results._model import (
@@ -227,7 +228,7 @@ def _final_header(header: EntryHeader, old: EntryHeader | None, complete: bool) 
     # have not re-run yet from a later `--modified` (engine spec §13.8). Set on the last write.
     if complete or old is None or not old.content_hash:
         return header
-    return dataclasses.replace(header, content_hash=old.content_hash)
+    return msgspec.structs.replace(header, content_hash=old.content_hash)
 
 
 def replace_trigger_entry(
@@ -360,7 +361,7 @@ def with_entry(
     )
     models = dict(file.models)
     models[model_key] = new
-    return dataclasses.replace(file, schema=SCHEMA_VERSION, models=models)
+    return msgspec.structs.replace(file, schema=SCHEMA_VERSION, models=models)
 
 
 def foreign_model_keys(file: ResultsFile, active: Iterable[str]) -> list[str]:
@@ -372,4 +373,6 @@ def foreign_model_keys(file: ResultsFile, active: Iterable[str]) -> list[str]:
 def drop_models(file: ResultsFile, keys: Iterable[str]) -> ResultsFile:
     """A copy of `file` without the given model keys (`--stale-results=drop`)."""
     gone = set(keys)
-    return dataclasses.replace(file, models={k: v for k, v in file.models.items() if k not in gone})
+    return msgspec.structs.replace(
+        file, models={k: v for k, v in file.models.items() if k not in gone}
+    )

@@ -1,27 +1,30 @@
-"""The typed model of a schema-5 results file: frozen dataclasses, no behaviour.
+"""The typed model of a schema-5 results file: frozen msgspec structs, no behaviour.
 
 Owns: `ResultsFile` → `ModelEntry` → `TriggersEntry` / `EvalsEntry` with their `EntryHeader`,
 case results (`TriggerResult`, `EvalResult` with `GradedAssertion`, `ExecutionMetrics`,
 `Timing`), summaries and `previous`/`baseline` snapshots; `make_header` (the header a run writes)
 and `format_ran_at`.
 
-Guarantees: every value is a frozen, slotted, keyword-only dataclass; optional fields use `None`
+Guarantees: every value is a frozen, keyword-only msgspec struct; optional fields use `None`
 for Go pointer fields (rule P: omitted only when nil) and the zero value (`""`, `0`, `()`) for Go
 `omitempty` value fields (rule Z), so the codec (`_codec`) reproduces evolve's bytes and
 decodes each field by its declared type. Maps (`models`, `tool_calls`) are plain dicts inside
-frozen dataclasses: never mutate them, build new ones. Never does: I/O, encoding, clocks (`now`
+frozen structs: never mutate them, build new ones (`msgspec.structs.replace`). Never does: I/O, encoding, clocks (`now`
 is a parameter).
 
 Model choice: raw dicts exist only at the codec boundary, so TypedDicts would add a second
-description of the same shape without buying safety; the dataclasses are the one description.
+description of the same shape without buying safety; the structs are the one description.
+They are msgspec structs rather than dataclasses so that canonical files decode straight into
+them (`_bytes`: about 0.7 ms a 330 KB file instead of 2.3 ms through dataclasses).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
+
+import msgspec
 
 from evolve_action import catalog
 
@@ -56,13 +59,12 @@ __all__ = [
 SCHEMA_VERSION = 5
 """The results schema this tool reads natively and writes."""
 
-ALWAYS: Mapping[str, bool] = MappingProxyType({"always": True})
-"""Field metadata: the field is always written (Go: no `omitempty`; a nil pointer as `null`).
 
-Unmarked fields follow the type: `X | None` is a Go pointer, omitted only when `None`; a nested
-dataclass is always written; any other value is `omitempty`, omitted when zero or empty. Field
-order is the JSON field order.
-"""
+class _Struct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """The base of every model value: frozen, keyword-only; msgspec decodes canonical files
+    straight into it (`_bytes`), refusing unknown keys; never tracked by the garbage collector
+    (the values form trees, never cycles)."""
+
 
 MIGRATABLE = (3, 4)
 """Older schemas migrated in memory (report spec §2)."""
@@ -73,12 +75,11 @@ MIGRATABLE = (3, 4)
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Pricing:
+class Pricing(_Struct, frozen=True):
     """USD per million tokens at run time; a rate is `None` when unpublished."""
 
-    input_per_mtok: float | None = field(default=None, metadata=ALWAYS)
-    output_per_mtok: float | None = field(default=None, metadata=ALWAYS)
+    input_per_mtok: float | None = None
+    output_per_mtok: float | None = None
 
     @classmethod
     def of(cls, price: catalog.Pricing | None) -> Pricing | None:
@@ -92,17 +93,15 @@ class Pricing:
         return cls(input_per_mtok=price.input_per_mtok, output_per_mtok=price.output_per_mtok)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Estimate:
+class Estimate(_Struct, frozen=True):
     """Counting-API token estimate of `SKILL.md + "\\n\\n" + query/prompt`."""
 
-    input_tokens: int = field(default=0, metadata=ALWAYS)
+    input_tokens: int = 0
     input_cost_usd: float | None = None
     """round6(tokens / 1e6 × input rate); `None` when the model has no input rate."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Measured:
+class Measured(_Struct, frozen=True):
     """Usage the harness reported for an eval run (each field optional)."""
 
     input_tokens: int | None = None
@@ -114,25 +113,24 @@ class Measured:
     """Reported total cost, else computed from both rates; round6."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EntryHeader:
+class EntryHeader(_Struct, frozen=True):
     """The header written inline at the start of both entry kinds (report spec §1.1)."""
 
-    provider: str = field(default="", metadata=ALWAYS)
-    model: str = field(default="", metadata=ALWAYS)
+    provider: str = ""
+    model: str = ""
     """Bare vendor model id (`claude-sonnet-5`), never the harness CLI id."""
-    display: str = field(default="", metadata=ALWAYS)
+    display: str = ""
     harness: str = ""
-    tool_version: str = field(default="", metadata=ALWAYS)
-    ran_at: str = field(default="", metadata=ALWAYS)
+    tool_version: str = ""
+    ran_at: str = ""
     """UTC RFC 3339 to the second (`2026-07-02T19:14:43Z`)."""
-    executed: bool = field(default=False, metadata=ALWAYS)
+    executed: bool = False
     """True when agents really ran; False for a count-only pass."""
     content_hash: str = ""
     runs_per_query: int = 0
     """Triggers only: `--runs`, set only when executed."""
-    timeout_seconds: int = field(default=0, metadata=ALWAYS)
-    pricing: Pricing | None = field(default=None, metadata=ALWAYS)
+    timeout_seconds: int = 0
+    pricing: Pricing | None = None
     """Written as explicit `null` when the model is unpriced."""
     install: str = ""
     """Triggers: `plugin` when the plugin was loaded as users install it (`--plugin-dir`); empty
@@ -140,12 +138,11 @@ class EntryHeader:
     rewrites the file)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TriggerResult:
+class TriggerResult(_Struct, frozen=True):
     """One trigger query's outcome."""
 
-    query: str = field(default="", metadata=ALWAYS)
-    should_trigger: bool = field(default=False, metadata=ALWAYS)
+    query: str = ""
+    should_trigger: bool = False
     hits: int | None = None
     runs: int | None = None
     passed: bool | None = None
@@ -154,32 +151,29 @@ class TriggerResult:
     spec_hash: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TriggerSummary:
+class TriggerSummary(_Struct, frozen=True):
     """Aggregate over an entry's merged trigger results (§1.3)."""
 
     passed: int | None = None
     failed: int | None = None
-    total: int = field(default=0, metadata=ALWAYS)
+    total: int = 0
     pass_rate: float | None = None
     avg_run_seconds: float | None = None
     estimate: Estimate | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TriggerSnapshot:
+class TriggerSnapshot(_Struct, frozen=True):
     """A trigger entry's `previous`: the replaced entry's summary and whole results."""
 
     ran_at: str = ""
-    summary: TriggerSummary = field(default_factory=TriggerSummary)
+    summary: TriggerSummary = msgspec.field(default_factory=TriggerSummary)
     results: tuple[TriggerResult, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GradedAssertion:
+class GradedAssertion(_Struct, frozen=True):
     """One graded assertion: the authored assertion echo, then the grading fields."""
 
-    type: str = field(default="", metadata=ALWAYS)
+    type: str = ""
     path: str = ""
     pattern: str = ""
     run: str = ""
@@ -187,31 +181,29 @@ class GradedAssertion:
     tool: str = ""
     requires: str = ""
     expect_exit: int | None = None
-    text: str = field(default="", metadata=ALWAYS)
+    text: str = ""
     """The assertion's description (the authored `text` is shadowed by it)."""
-    passed: bool | None = field(default=None, metadata=ALWAYS)
+    passed: bool | None = None
     """`None` = skipped (written as `null`)."""
-    evidence: str = field(default="", metadata=ALWAYS)
+    evidence: str = ""
     source: str = ""
     """`expectation` or `assertion`."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GradeSummary:
+class GradeSummary(_Struct, frozen=True):
     """Per-case assertion counts."""
 
-    passed: int = field(default=0, metadata=ALWAYS)
-    failed: int = field(default=0, metadata=ALWAYS)
-    total: int = field(default=0, metadata=ALWAYS)
+    passed: int = 0
+    failed: int = 0
+    total: int = 0
     pass_rate: float | None = None
     skipped: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExecutionMetrics:
+class ExecutionMetrics(_Struct, frozen=True):
     """Tool-call counts the harness reported (claude, codex)."""
 
-    tool_calls: dict[str, int] = field(default_factory=dict)
+    tool_calls: dict[str, int] = msgspec.field(default_factory=dict)
     total_tool_calls: int | None = None
     total_steps: int | None = None
     files_created: tuple[str, ...] = ()
@@ -220,8 +212,7 @@ class ExecutionMetrics:
     transcript_chars: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Timing:
+class Timing(_Struct, frozen=True):
     """Timing and token totals of one eval run (usually only two fields are set)."""
 
     total_tokens: int | None = None
@@ -235,11 +226,10 @@ class Timing:
     grader_duration_seconds: float | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalResult:
+class EvalResult(_Struct, frozen=True):
     """One eval case's outcome (also the shape of trimmed snapshot results)."""
 
-    id: str = field(default="", metadata=ALWAYS)
+    id: str = ""
     name: str = ""
     runtime_error: str = ""
     """Non-empty: the agent produced no usable output; `passed` is then absent."""
@@ -255,27 +245,25 @@ class EvalResult:
     """Only on baseline-snapshot results: the eval fingerprint the baseline ran against."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalSummary:
+class EvalSummary(_Struct, frozen=True):
     """Aggregate over an entry's merged eval results (§1.3)."""
 
     passed: int | None = None
     failed: int | None = None
     errored: int | None = None
     """Present only when > 0."""
-    total: int = field(default=0, metadata=ALWAYS)
+    total: int = 0
     pass_rate: float | None = None
     avg_run_seconds: float | None = None
     estimate: Estimate | None = None
     measured: Measured | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalSnapshot:
+class EvalSnapshot(_Struct, frozen=True):
     """An eval entry's `previous` or `baseline` snapshot (results trimmed, §1.4)."""
 
     ran_at: str = ""
-    summary: EvalSummary = field(default_factory=EvalSummary)
+    summary: EvalSummary = msgspec.field(default_factory=EvalSummary)
     results: tuple[EvalResult, ...] = ()
 
 
@@ -286,44 +274,75 @@ BaselineSnapshot = EvalSnapshot
 """The without-skill `baseline` snapshot of an eval entry (results carry `fingerprint`)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TriggersEntry:
+class TriggersEntry(_Struct, frozen=True):
     """A model's Tier 1 entry."""
 
-    header: EntryHeader = field(default_factory=EntryHeader)
-    results: tuple[TriggerResult, ...] = field(default=(), metadata=ALWAYS)
-    summary: TriggerSummary = field(default_factory=TriggerSummary)
+    header: EntryHeader = msgspec.field(default_factory=EntryHeader)
+    results: tuple[TriggerResult, ...] = ()
+    summary: TriggerSummary = msgspec.field(default_factory=TriggerSummary)
     previous: TriggerSnapshot | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalsEntry:
+class EvalsEntry(_Struct, frozen=True):
     """A model's Tier 2 entry (`baseline` is written before `previous`)."""
 
-    header: EntryHeader = field(default_factory=EntryHeader)
-    results: tuple[EvalResult, ...] = field(default=(), metadata=ALWAYS)
-    summary: EvalSummary = field(default_factory=EvalSummary)
+    header: EntryHeader = msgspec.field(default_factory=EntryHeader)
+    results: tuple[EvalResult, ...] = ()
+    summary: EvalSummary = msgspec.field(default_factory=EvalSummary)
     baseline: EvalSnapshot | None = None
     previous: EvalSnapshot | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelEntry:
+class ModelEntry(_Struct, frozen=True):
     """Both tiers for one model key (`provider/bare-id`)."""
 
     triggers: TriggersEntry | None = None
     evals: EvalsEntry | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResultsFile:
+class ResultsFile(_Struct, frozen=True):
     """A whole schema-5 results file."""
 
-    schema: int = field(default=SCHEMA_VERSION, metadata=ALWAYS)
-    plugin: str = field(default="", metadata=ALWAYS)
-    skill: str = field(default="", metadata=ALWAYS)
-    models: dict[str, ModelEntry] = field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+    plugin: str = ""
+    skill: str = ""
+    models: dict[str, ModelEntry] = msgspec.field(default_factory=dict)
     """Keyed by `provider/bare-id`; written sorted by key."""
+
+
+ALWAYS: Mapping[type, frozenset[str]] = MappingProxyType(
+    {
+        Pricing: frozenset({"input_per_mtok", "output_per_mtok"}),
+        Estimate: frozenset({"input_tokens"}),
+        EntryHeader: frozenset(
+            {
+                "provider",
+                "model",
+                "display",
+                "tool_version",
+                "ran_at",
+                "executed",
+                "timeout_seconds",
+                "pricing",
+            }
+        ),
+        TriggerResult: frozenset({"query", "should_trigger"}),
+        TriggerSummary: frozenset({"total"}),
+        GradedAssertion: frozenset({"type", "text", "passed", "evidence"}),
+        GradeSummary: frozenset({"passed", "failed", "total"}),
+        EvalResult: frozenset({"id"}),
+        EvalSummary: frozenset({"total"}),
+        TriggersEntry: frozenset({"results"}),
+        EvalsEntry: frozenset({"results"}),
+        ResultsFile: frozenset({"schema", "plugin", "skill"}),
+    }
+)
+"""The fields always written (Go: no `omitempty`; a nil pointer as `null`), per model type.
+
+Other fields follow the type: `X | None` is a Go pointer, omitted only when `None`; a nested
+model value is always written; any other value is `omitempty`, omitted when zero or empty.
+Field order is the JSON field order.
+"""
 
 
 def make_header(

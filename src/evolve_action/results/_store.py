@@ -250,7 +250,7 @@ decoded once per version.
 
 Planning (every tier), the report, the gate and the results writer all read results files
 through `load_results`; in one `run all` the same file used to be decoded four times. Entries
-are immutable (frozen dataclasses; their maps are never mutated), so sharing one decoded value
+are immutable (frozen structs; their maps are never mutated), so sharing one decoded value
 is safe. The cache keeps what it decoded for the life of the process: about as much memory as
 the report, which holds every file at once anyway, needs.
 """

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from tests.helpers.report_fixtures import (
     assertion,
@@ -60,9 +61,7 @@ def suite_item(text: str, passed: bool | None, evidence: str) -> GradedAssertion
 
 def suite_case(eid: str, items: list[GradedAssertion], *, passed: bool) -> Any:
     r = ev(eid, checks=items, secs=12.5, measured=Measured(input_tokens=100, output_tokens=50))
-    from dataclasses import replace
-
-    return replace(
+    return msgspec.structs.replace(
         r,
         passed=passed,
         execution_metrics=ExecutionMetrics(

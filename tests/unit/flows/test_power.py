@@ -3,8 +3,7 @@ early-stopped; good stored evidence is used (and paired runs appended)."""
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec
 import pytest
 
 from evolve_action.flows._power import _auto_reason
@@ -20,7 +19,7 @@ def entry(hits: list[int], runs: int, **header: object) -> TriggersEntry:
         executed=True,
         runs_per_query=3,
     )
-    h = dataclasses.replace(h, **header)  # type: ignore[arg-type]
+    h = msgspec.structs.replace(h, **header)  # type: ignore[arg-type]
     results = tuple(
         TriggerResult(query=f"q{i}", should_trigger=True, hits=k, runs=runs, passed=2 * k >= runs)
         for i, k in enumerate(hits)
@@ -53,7 +52,7 @@ def test_auto_reruns_the_base_when_its_evidence_is_weak(
 def test_an_early_stopped_stored_base_is_rerun() -> None:
     # A 5-run sweep that stopped at 3/3, 3/3 and 3/4 (decided): 3.3 runs per query, not thin.
     stopped = entry([3, 3, 3], 3, runs_per_query=5)
-    stopped = dataclasses.replace(
-        stopped, results=(*stopped.results[:2], dataclasses.replace(stopped.results[2], runs=4))
+    stopped = msgspec.structs.replace(
+        stopped, results=(*stopped.results[:2], msgspec.structs.replace(stopped.results[2], runs=4))
     )
     assert _auto_reason(stopped, HEAD, True) == "stored base early-stopped"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
+import msgspec
 import pytest
 
 from evolve_action.plan import Tier
@@ -341,10 +341,10 @@ def test_early_stopped_sweeps_are_tested_as_such() -> None:
     base = hits13([2] * 12 + [0], runs=2)
     head = hits13([0] * 6 + [2] * 6 + [0], runs=2)
     base = TriggersEntry(
-        header=dataclasses.replace(base.header, runs_per_query=3), results=base.results
+        header=msgspec.structs.replace(base.header, runs_per_query=3), results=base.results
     )
     head = TriggersEntry(
-        header=dataclasses.replace(head.header, runs_per_query=3), results=head.results
+        header=msgspec.structs.replace(head.header, runs_per_query=3), results=head.results
     )
     t = one(m(triggers=base), m(triggers=head)).triggers
     assert t is not None and t.test is not None
@@ -465,10 +465,10 @@ def test_a_pr_that_only_adds_a_query_reruns_nothing_shared() -> None:
     base = hits13(BASE13, ran_at="a")
     more = TriggerResult(query="new one", should_trigger=True, hits=3, runs=3, passed=True)
     head = TriggersEntry(
-        header=dataclasses.replace(base.header, ran_at="b"), results=(*base.results, more)
+        header=msgspec.structs.replace(base.header, ran_at="b"), results=(*base.results, more)
     )
     t = one(m(triggers=base), m(triggers=head)).triggers
     assert t is not None and t.label is Label.NOT_RERUN
-    changed = (dataclasses.replace(base.results[0], hits=2), *base.results[1:], more)
-    t = one(m(triggers=base), m(triggers=dataclasses.replace(head, results=changed))).triggers
+    changed = (msgspec.structs.replace(base.results[0], hits=2), *base.results[1:], more)
+    t = one(m(triggers=base), m(triggers=msgspec.structs.replace(head, results=changed))).triggers
     assert t is not None and t.label is not Label.NOT_RERUN

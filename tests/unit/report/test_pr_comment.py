@@ -6,6 +6,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+import msgspec
 import pytest
 
 from evolve_action.report import (
@@ -432,8 +433,8 @@ def test_label_order_is_the_documented_priority() -> None:
 
 
 def test_not_comparable_and_removed_rows_render() -> None:
-    codex = dataclasses.replace(HEADER, harness="codex")
-    head_trig = dataclasses.replace(trig([False] * 6), header=codex)
+    codex = msgspec.structs.replace(HEADER, harness="codex")
+    head_trig = msgspec.structs.replace(trig([False] * 6), header=codex)
     rows = compare(
         [
             SkillEvidence(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from evolve_action import encoding
@@ -873,7 +873,7 @@ def test_write_results_formats_and_sibling_cleanup(tmp_path: Path, fmt: encoding
     else:
         prefix = "// " if fmt == "jsonc" else "# "
         assert text.startswith(prefix + "Maintained by evolve run; do not edit by hand.\n")
-    assert R.load_results(d).file == dataclasses.replace(f, plugin="p")
+    assert R.load_results(d).file == msgspec.structs.replace(f, plugin="p")
 
 
 def test_migrate_in_place(tmp_path: Path) -> None:
