@@ -226,10 +226,11 @@ def load_results(
         and (cached.digest is None or cached.digest == _digest(path))
     ):
         return cached.loaded
-    loaded = _load(path, pl, sk)
+    data = _stored(path, encoding.read_capped)
+    loaded = _load(path, data, pl, sk)
     if stamp is not None:
         racy = time.time_ns() - stamp[-1] < _RACY_NS
-        _CACHE[(path, pl, sk)] = _Cached(stamp, _digest(path) if racy else None, loaded)
+        _CACHE[(path, pl, sk)] = _Cached(stamp, _content_digest(data) if racy else None, loaded)
     return loaded
 
 
@@ -277,9 +278,15 @@ def _stamp(path: Path) -> _Stamp | None:
 
 def _digest(path: Path) -> bytes | None:
     try:
-        return hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+        return _content_digest(path.read_bytes())
     except OSError:
         return None
+
+
+def _content_digest(data: bytes) -> bytes:
+    """What tells two contents apart (not a security boundary: a guard against a rewrite in the
+    same clock tick, so the quickest strong-enough hash)."""
+    return hashlib.sha1(data, usedforsecurity=False).digest()
 
 
 def forget_loaded() -> None:
@@ -287,13 +294,13 @@ def forget_loaded() -> None:
     _CACHE.clear()
 
 
-def _load(path: Path, pl: str, sk: str) -> LoadedResults:
-    """Decode the results file at `path` (see `load_results`; never cached here).
+def _load(path: Path, data: bytes, pl: str, sk: str) -> LoadedResults:
+    """Decode `data`, the bytes of the results file at `path` (see `load_results`; never cached
+    here; the cache's digest is of these very bytes).
 
     A canonical JSON file (what evolve and this tool write) is decoded straight from its bytes
     (`decode_canonical_json`); anything else, and every error, takes the general path.
     """
-    data = _stored(path, encoding.read_capped)
     if path.suffix.lower() == ".json":
         quick = decode_canonical_json(data)
         if quick is not None:
