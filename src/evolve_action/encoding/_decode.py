@@ -37,6 +37,7 @@ __all__ = [
     "find_one",
     "find_results",
     "format_of",
+    "may_hold_negative_zero",
     "parse_format",
     "read_capped",
     "standardize_jsonc",
@@ -317,20 +318,23 @@ def _decode_json(text: str, path: Path, *, jsonc: bool) -> Decoded:
 
 
 _JSON_PLAIN = json.JSONDecoder(parse_constant=_reject_constant)
-_NEGATIVE_ZERO = re.compile(r"-0(?![0-9.eE])")
+_NEGATIVE_ZERO = re.compile(rb"-0(?![0-9.eE])")
 
 
-def _has_negative_zero(text: str) -> bool:
-    """Whether `text` may hold the JSON number `-0` (which `_JSON_PLAIN` would read as `0`).
+def may_hold_negative_zero(data: bytes) -> bool:
+    """Whether the JSON `data` may hold the number `-0` (which Python's `json` and msgspec read
+    as `0`, Go as negative zero where a float is declared).
 
-    A hit counts when the nearest non-blank character before it could precede a number, so
-    names like `tools-0` in strings rarely send a file down the slower hooked decoder.
+    A hit counts when the nearest non-blank byte before it could precede a number, so names
+    like `tools-0` in strings rarely send a file down a slower exact decoder.
     """
-    for m in _NEGATIVE_ZERO.finditer(text):
+    if b"-0" not in data:
+        return False
+    for m in _NEGATIVE_ZERO.finditer(data):
         j = m.start() - 1
-        while j >= 0 and text[j] in " \t\r\n":
+        while j >= 0 and data[j] in b" \t\r\n":
             j -= 1
-        if j < 0 or text[j] in ":[,":
+        if j < 0 or data[j] in b":[,":
             return True
     return False
 
@@ -340,7 +344,11 @@ def _decode_typed_json(data: bytes, path: Path) -> Any:
     if len(data) > MAX_FILE_BYTES:  # pragma: no cover - `read_capped` refuses it first
         raise SpecError(f"file is too large to load (over {MAX_FILE_BYTES} bytes)", path=path)
     text = _utf8(data, path)
-    if text.strip(" \t\r\n\ufeff") == "" or text.startswith("\ufeff") or _has_negative_zero(text):
+    if (
+        text.strip(" \t\r\n\ufeff") == ""
+        or text.startswith("\ufeff")
+        or may_hold_negative_zero(data)
+    ):
         return decode_bytes(data, path)  # the general path words every one of these
     try:
         return _JSON_PLAIN.decode(text)

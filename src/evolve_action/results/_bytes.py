@@ -22,12 +22,12 @@ a file; this takes about 0.7 ms (`bench/sweep.py`).
 
 from __future__ import annotations
 
-import re
 import typing
 from typing import Any
 
 import msgspec
 
+from evolve_action import encoding
 from evolve_action.results._model import (
     SCHEMA_VERSION,
     EntryHeader,
@@ -38,20 +38,6 @@ from evolve_action.results._model import (
 )
 
 __all__ = ["decode_canonical_json"]
-
-_MINUS_ZERO = re.compile(rb"-0(?![0-9.eE])")
-
-
-def _has_negative_zero(data: bytes) -> bool:
-    """Whether `data` may hold the JSON number `-0`: a hit counts when the nearest non-blank
-    byte before it could precede a value (so `tools-0` inside a string rarely does)."""
-    for m in _MINUS_ZERO.finditer(data):
-        j = m.start() - 1
-        while j >= 0 and data[j] in b" \t\r\n":
-            j -= 1
-        if j < 0 or data[j] in b":[,":
-            return True
-    return False
 
 
 def _flat_entry(cls: type[msgspec.Struct]) -> Any:
@@ -124,7 +110,7 @@ def decode_canonical_json(data: bytes) -> ResultsFile | None:
     When it answers, the answer equals `from_document` of the same bytes decoded the general
     way (see the module docstring for what makes it decline).
     """
-    if b"-0" in data and _has_negative_zero(data):
+    if encoding.may_hold_negative_zero(data):
         return None
     try:
         found = _DECODER.decode(data)
