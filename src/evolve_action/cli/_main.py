@@ -1,8 +1,9 @@
 """The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
 
-Owns: `main` (and `console_main`, the process entry), the parser tree, the exit-code table (docs/cli.md) and the one place the secrets of the
-environment a run was given are registered with `redact` (`SECRET_ENV_NAMES`, plus every
-`*_TOKEN`/`*_API_KEY`-style name), for the whole run and only for it. Never holds business logic:
+Owns: `main` (and `console_main`, the process entry), the parser tree, the exit-code table
+(docs/cli.md) and the one place the secrets of the environment a run was given are registered
+with `redact` (`SECRET_ENV_NAMES`, plus every `*_TOKEN`/`*_API_KEY`-style name), for the whole
+run and only for it. Never holds business logic:
 each subcommand lives in `evolve_action.cli._<name>` and registers itself via
 `register(subparsers)`.
 """
@@ -171,12 +172,13 @@ a command runs (CPython's default is 700)."""
 def fewer_collections() -> Iterator[None]:
     """Run with the garbage collector's first threshold at `GC_FIRST_THRESHOLD`; restore it after.
 
-    A whole-repository command builds about half a million small immutable objects (every
-    results file of a 300-skill marketplace) and keeps them to the end. With the default
-    threshold the collector rescans the growing heap again and again: about a second of CPU at
-    300 skills, a fifth of the report (`bench/sweep.py`). Cyclic garbage now waits up to
-    100,000 allocations instead of 700 before it is collected; reference counting frees
-    everything else as before.
+    A whole-repository command builds hundreds of thousands of small objects (every results
+    file and definition of a 300-skill marketplace, the report's rows) and keeps many of them to
+    the end. With the default threshold the collector rescans the growing heap again and again:
+    about a second of CPU at 300 skills when the results model was made of dataclasses (its
+    msgspec structs are not tracked), still a tenth of a second now (`bench/sweep.py`). Cyclic
+    garbage waits up to 100,000 allocations instead of 700 before it is collected; reference
+    counting frees everything else as before.
     """
     old = gc.get_threshold()
     gc.set_threshold(GC_FIRST_THRESHOLD, *old[1:])
