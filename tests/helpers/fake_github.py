@@ -1142,7 +1142,14 @@ class FakeGitHub:
 
 
 class _QuietHandler(WSGIRequestHandler):
-    """No access log on stderr: the fake's own request log is what tests read."""
+    """No access log on stderr: the fake's own request log is what tests read.
+
+    One connection per request (HTTP/1.0): with werkzeug's keep-alive, a client could reuse a
+    connection the server had just closed, and the reset cost one of the client's retries
+    without reaching the server, so a test counting attempts saw 3 instead of 4 now and then.
+    """
+
+    protocol_version = "HTTP/1.0"
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
