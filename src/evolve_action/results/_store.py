@@ -229,7 +229,7 @@ def load_results(
     data = _stored(path, encoding.read_capped)
     loaded = _load(path, data, pl, sk)
     if stamp is not None:
-        racy = time.time_ns() - stamp[-1] < _RACY_NS
+        racy = time.time_ns() - stamp[-1] < _racy_window_ns(stamp)
         _CACHE[(path, pl, sk)] = _Cached(stamp, _content_digest(data) if racy else None, loaded)
     return loaded
 
@@ -259,7 +259,27 @@ the report, which holds every file at once anyway, needs.
 _RACY_NS = 2_000_000_000
 """A file whose status changed less than this long before it was read is "racy" (git's word):
 another write in the same clock tick could leave its stamp unchanged, so its content digest
-is kept and compared too. Older files are trusted by their stamp alone."""
+is kept and compared too. Older files are trusted by their stamp alone. This is the window for
+a file system that keeps whole seconds (FAT keeps even ones); see `_racy_window_ns`."""
+
+_RACY_FINE_NS = 100_000_000
+"""The racy window where the file system keeps sub-second times: those advance at least every
+clock tick (at most 10 ms on Linux), so a write made 100 ms after the last one gets a new ctime."""
+
+
+def _racy_window_ns(stamp: _Stamp) -> int:
+    """How long after its last change a file's stamp cannot yet be trusted alone.
+
+    A stamp whose times both fall on whole seconds comes from a file system that may keep only
+    seconds (or two): the long window. Any sub-second part shows finer times: the short one
+    (a fine-grained stamp lands on a whole second once in a billion: then the long window, which
+    is only slower). A fresh checkout or copy read within two seconds is thus digested once, not
+    on every read of the same file (three times in `run all`).
+    """
+    second = 1_000_000_000
+    if stamp[3] % second == 0 and stamp[4] % second == 0:
+        return _RACY_NS
+    return _RACY_FINE_NS
 
 
 def _stamp(path: Path) -> _Stamp | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 from evolve_action import encoding
 from evolve_action import results as R
 from evolve_action.errors import SpecError
-from evolve_action.results import _codec
+from evolve_action.results import _codec, _store
 
 MODEL = "anthropic/claude-sonnet-4-6"
 
@@ -174,6 +175,32 @@ def test_a_results_file_is_decoded_once_per_version(tmp_path: Path) -> None:
     named = R.load_results(d, plugin="q", skill="t")
     assert named.file is not None and (named.file.plugin, named.file.skill) == ("q", "t")
     assert R.load_results(d).file is third.file
+
+
+def test_the_racy_window_follows_the_precision_of_the_stamp() -> None:
+    second = 1_000_000_000
+    fine = (1, 2, 3, 5 * second + 123_456_789, 5 * second + 123_456_789)
+    coarse = (1, 2, 3, 6 * second, 6 * second)
+    assert _store._racy_window_ns(fine) == 100_000_000
+    assert _store._racy_window_ns(coarse) == 2 * second
+    # One time with a sub-second part is enough to show fine times.
+    assert _store._racy_window_ns((1, 2, 3, 6 * second, 6 * second + 1)) == 100_000_000
+
+
+def test_a_file_older_than_its_racy_window_is_trusted_by_its_stamp(tmp_path: Path) -> None:
+    d = tmp_path / "p" / "evals" / "s"
+    path = _write(d, _doc())
+    st = path.stat()
+    fresh = R.load_results(d)
+    cached = _store._CACHE[(path, "p", "s")]
+    if time.time_ns() - st.st_ctime_ns < _store._racy_window_ns(cached.stamp):
+        assert cached.digest is not None  # read within the window: the digest is kept
+    # Past the window (sub-second times here: 100 ms), a new read keeps no digest.
+    _store.forget_loaded()
+    time.sleep(0.2 if st.st_ctime_ns % 1_000_000_000 else 2.1)
+    again = R.load_results(d)
+    assert again.file == fresh.file
+    assert _store._CACHE[(path, "p", "s")].digest is None
 
 
 def test_a_changed_file_is_decoded_again(tmp_path: Path) -> None:
