@@ -568,13 +568,15 @@ def derived(what: str, raw: Any, args: Hashable, make: Callable[[], _T]) -> _T:
 
 
 def load_triggers(path: Path) -> TriggerSpec:
-    """Decode and load a `triggers.<ext>` file (no validation: runs execute unvalidated specs)."""
+    """Decode and load a `triggers.<ext>` file (no validation: runs execute unvalidated specs).
+
+    The strict parse is the lenient one (which Tier 0's validation of the same content shares)
+    stopped at its first problem: `_fail` raises exactly where the lenient parse records."""
     decoded = decode_spec(path)
-    raw, where = decoded.value, _abs(path)
-    try:
-        return derived("triggers", raw, where, lambda: _parse_triggers(_prepare(raw, path), where))
-    except LoadProblem as problem:
-        raise _as_spec_error(problem, path, decoded.line_of) from None
+    spec, problems = parse_triggers_lenient(decoded.value, path)
+    if problems:
+        raise _as_spec_error(problems[0], path, decoded.line_of)
+    return spec
 
 
 def load_evals(path: Path, *, fixture_bases: Sequence[Path] = ()) -> EvalsSpec:
@@ -587,14 +589,10 @@ def load_evals(path: Path, *, fixture_bases: Sequence[Path] = ()) -> EvalsSpec:
     directory`); like evolve, only the first problem is reported.
     """
     decoded = decode_spec(path)
-    raw, where = decoded.value, _abs(path)
-    bases = tuple(_abs(b) for b in fixture_bases)
-    try:
-        return derived(
-            "evals", raw, (where, bases), lambda: _parse_evals(_prepare(raw, path), where, bases)
-        )
-    except LoadProblem as problem:
-        raise _as_spec_error(problem, path, decoded.line_of) from None
+    spec, problems = parse_evals_lenient(decoded.value, path, fixture_bases)
+    if problems:  # the lenient parse's first problem is where the strict parse stops
+        raise _as_spec_error(problems[0], path, decoded.line_of)
+    return spec
 
 
 def _lenient(
