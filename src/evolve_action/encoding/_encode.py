@@ -185,6 +185,7 @@ def _write_object(v: Mapping[Any, Any], depth: int, out: list[str], strings: _St
         return
     start = len(out)
     done = strings.done
+    moved = strings.moved  # grows in place as strings are mapped
     pad = "\n" + "  " * (depth + 1)
     lead = "{" + pad
     for k, item in v.items():
@@ -193,7 +194,7 @@ def _write_object(v: Mapping[Any, Any], depth: int, out: list[str], strings: _St
             if not isinstance(k, str):
                 raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
             ks = strings.encode(k)
-        if strings.moved and k in strings.moved:
+        if moved and k in moved:
             # A key the mapping changes may now equal another key: start over, merged.
             del out[start:]
             _write_merged(v, depth, out, strings)

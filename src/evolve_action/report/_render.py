@@ -3,10 +3,11 @@
 Owns: the cell formulas (report spec §3.5), the document view models (rows of cells, headings,
 failure bullets) and the Jinja environment over the package's `templates/`.
 
-Guarantees: pure and deterministic — the same inputs give the same bytes. Untrusted text (plugin,
-skill and model names, queries, eval names, assertion texts, evidence, runtime errors) is
-neutralised as it enters a view (`sanitise.neutralise_markdown`: no HTML, image, mention or code
-fence; ordinary text unchanged), then table cells and bullets go through `cell_text` (pipes
+Guarantees: pure and deterministic — the same inputs give the same bytes (trigger detail cells
+are memoised by value across calls, in bounded memos that never change a cell). Untrusted text
+(plugin, skill and model names, queries, eval names, assertion texts, evidence, runtime errors)
+is neutralised as it enters a view (`sanitise.neutralise_markdown`: no HTML, image, mention or
+code fence; ordinary text unchanged), then table cells and bullets go through `cell_text` (pipes
 escaped, newlines flattened, size-capped) and headings have newlines flattened.
 Never does: I/O beyond loading templates from the installed package, printing, reading the
 environment.
@@ -15,7 +16,7 @@ environment.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from evolve_action.report._rollup import (
     filter_file,
 )
 from evolve_action.results import (
+    EntryHeader,
     Estimate,
     EvalResult,
     EvalsEntry,
@@ -268,10 +270,61 @@ def _result_cell(passed: bool | None) -> str:
     return EM if passed is None else ("PASS" if passed else "FAIL")
 
 
-def _correct(r: TriggerResult, should: bool) -> float | None:
-    if r.hits is None or r.runs is None or r.runs == 0:
+def _correct(hits: int | None, runs: int | None, should: bool) -> float | None:
+    if hits is None or runs is None or runs == 0:
         return None
-    return r.hits / r.runs if should else (r.runs - r.hits) / r.runs
+    return hits / runs if should else (runs - hits) / runs
+
+
+_VerdictKey = tuple[bool | None, int | None, int | None, bool, int | None, int | None]
+"""What a trigger row's Result, Rate and Δ rate cells depend on: the result's `passed`, `hits`,
+`runs` and `should_trigger`, and the prior result's `hits` and `runs` (None without one)."""
+
+
+def _trigger_verdict_cells(key: _VerdictKey) -> str:
+    """`<Result> | <Rate> | <Δ rate>` of a trigger detail row."""
+    passed, hits, runs, should, prior_hits, prior_runs = key
+    delta = EM
+    a = _correct(hits, runs, should)
+    b = _correct(prior_hits, prior_runs, should)
+    if a is not None and b is not None:
+        delta = spct(round6(a - b))
+    rate = EM if hits is None or runs is None else f"{hits}/{runs}"
+    return f"{_result_cell(passed)} | {rate} | {delta}"
+
+
+class _Memo(dict[Any, str]):
+    """`fmt(value)` by value, each distinct value formatted once: a dict that fills itself.
+
+    A value equal to zero is formatted every time, never stored: `0.0` and `-0.0` are one key
+    but format differently (`+0%`, `-0%`). Keys are scalars or tuples of ints, bools and None.
+    Holds at most `MEMO_MAX` values (it starts over when full).
+    """
+
+    __slots__ = ("fmt",)
+
+    def __init__(self, fmt: Callable[[Any], str]) -> None:
+        super().__init__()
+        self.fmt = fmt
+
+    def __missing__(self, value: Any) -> str:
+        text = self.fmt(value)
+        if value != 0:
+            if len(self) >= MEMO_MAX:
+                self.clear()
+            self[value] = text
+        return text
+
+
+MEMO_MAX = 1 << 16
+"""The most values a `_Memo` holds."""
+
+# The cells of trigger detail rows by value. A marketplace's trigger tables have a row per query
+# and model: tens of thousands of rows whose verdicts, run times and token counts repeat.
+_VERDICT_CELLS = _Memo(_trigger_verdict_cells)
+_SECS_CELLS = _Memo(secs)
+_TOKENS_CELLS = _Memo(group)
+_COST_CELLS = _Memo(usd)
 
 
 def _by_query(results: Sequence[TriggerResult]) -> dict[str, TriggerResult]:
@@ -286,7 +339,7 @@ def _by_id(results: Sequence[EvalResult]) -> dict[str, EvalResult]:
 
 @dataclass(frozen=True, slots=True)
 class _ModelCells:
-    """What every detail row of one model key shares: computed once per results file."""
+    """What every detail row of one model key shares (once per plugin: `_ModelCellsByKey`)."""
 
     caps: ProviderCaps
     bare: str
@@ -297,6 +350,10 @@ class _ModelCells:
     printable: bool
     """`lead` is printable: so is each row (the other cells are our own formatting), and
     `clean_text` would return it unchanged."""
+    no_tokens: str
+    """The Input tokens cell without an estimate (`_tokens_cell(None, caps)`)."""
+    no_cost: str
+    """The Est. cost cell without an estimated cost (`_est_cost_cell(None, caps, priced)`)."""
 
 
 def _model_cells(
@@ -306,8 +363,32 @@ def _model_cells(
     c = caps_for(caps, provider)
     lead = f"| {c.display} | {_model_cell(display, bare)} | "
     return _ModelCells(
-        caps=c, bare=untrusted(bare), lead=lead, priced=priced, printable=lead.isprintable()
+        caps=c,
+        bare=untrusted(bare),
+        lead=lead,
+        priced=priced,
+        printable=lead.isprintable(),
+        no_tokens=_tokens_cell(None, c),
+        no_cost=_est_cost_cell(None, c, priced),
     )
+
+
+class _ModelCellsByKey:
+    """`_model_cells` of each model key, display name and pricing, computed once (per plugin)."""
+
+    __slots__ = ("caps", "done")
+
+    def __init__(self, caps: Mapping[str, ProviderCaps]) -> None:
+        self.caps = caps
+        self.done: dict[tuple[str, str, bool], _ModelCells] = {}
+
+    def get(self, key: str, header: EntryHeader) -> _ModelCells:
+        """The shared cells of `key`'s rows, for an entry with this header."""
+        which = (key, header.display, header.pricing is not None)
+        m = self.done.get(which)
+        if m is None:
+            m = self.done[which] = _model_cells(*which, self.caps)
+        return m
 
 
 def _line(m: _ModelCells, row: str) -> str:
@@ -315,19 +396,23 @@ def _line(m: _ModelCells, row: str) -> str:
 
 
 def _trigger_detail_row(m: _ModelCells, res: TriggerResult, prior: TriggerResult | None) -> str:
-    delta = EM
-    if prior is not None:
-        a = _correct(res, res.should_trigger)
-        b = _correct(prior, res.should_trigger)
-        if a is not None and b is not None:
-            delta = spct(round6(a - b))
-    rate = EM if res.hits is None or res.runs is None else f"{res.hits}/{res.runs}"
-    c = m.caps
-    return _line(
-        m,
-        f"{m.lead}{_result_cell(res.passed)} | {rate} | {delta} | {secs(res.avg_run_seconds)} | "
-        f"{_tokens_cell(res.estimate, c)} | {_est_cost_cell(res.estimate, c, m.priced)} |",
-    )
+    verdict = _VERDICT_CELLS[
+        (
+            res.passed,
+            res.hits,
+            res.runs,
+            res.should_trigger,
+            None if prior is None else prior.hits,
+            None if prior is None else prior.runs,
+        )
+    ]
+    e = res.estimate
+    if e is None:
+        tokens, cost = m.no_tokens, m.no_cost
+    else:
+        tokens = _TOKENS_CELLS[e.input_tokens]
+        cost = m.no_cost if e.input_cost_usd is None else _COST_CELLS[e.input_cost_usd]
+    return _line(m, f"{m.lead}{verdict} | {_SECS_CELLS[res.avg_run_seconds]} | {tokens} | {cost} |")
 
 
 def _grade_rate(r: EvalResult) -> float | None:
@@ -361,36 +446,30 @@ def _eval_detail_row(
 
 
 def _trigger_views(
-    trig: Sequence[tuple[str, TriggersEntry]], caps: Mapping[str, ProviderCaps]
+    trig: Sequence[tuple[str, TriggersEntry]], models: _ModelCellsByKey
 ) -> tuple[TriggerCaseView, ...]:
     # Queries in first-seen order over the sorted keys; `expected` from the first key having it.
+    # Each key's rows are appended to its queries' tables, so a table's rows follow key order.
     queries: dict[str, bool] = {}
-    per_key: list[tuple[_ModelCells, dict[str, TriggerResult], dict[str, TriggerResult]]] = []
+    rows: dict[str, list[str]] = {}
     for k, te in trig:
         for r in te.results:
             queries.setdefault(r.query, r.should_trigger)
-        h = te.header
-        per_key.append(
-            (
-                _model_cells(k, h.display, h.pricing is not None, caps),
-                _by_query(te.results),
-                _by_query(te.previous.results or ()) if te.previous is not None else {},
-            )
+        m = models.get(k, te.header)
+        prior = _by_query(te.previous.results or ()) if te.previous is not None else {}
+        for q, res in _by_query(te.results).items():
+            rows.setdefault(q, []).append(_trigger_detail_row(m, res, prior.get(q)))
+    return tuple(
+        TriggerCaseView(
+            heading=f"{heading_text(q)} (expected: {'yes' if should else 'no'})",
+            rows=tuple(rows[q]),
         )
-    views: list[TriggerCaseView] = []
-    for q, should in queries.items():
-        rows = tuple(
-            _trigger_detail_row(m, res, prior.get(q))
-            for m, current, prior in per_key
-            if (res := current.get(q)) is not None
-        )
-        heading = f"{heading_text(q)} (expected: {'yes' if should else 'no'})"
-        views.append(TriggerCaseView(heading=heading, rows=rows))
-    return tuple(views)
+        for q, should in queries.items()
+    )
 
 
 def _eval_views(
-    evs: Sequence[tuple[str, EvalsEntry]], caps: Mapping[str, ProviderCaps]
+    evs: Sequence[tuple[str, EvalsEntry]], models: _ModelCellsByKey
 ) -> tuple[EvalCaseView, ...]:
     # Ids in first-seen order; the title name is the first non-empty `name` over the sorted keys.
     names: dict[str, str] = {}
@@ -401,10 +480,9 @@ def _eval_views(
         for r in ee.results:
             if not names.get(r.id):
                 names[r.id] = r.name
-        h = ee.header
         per_key.append(
             (
-                _model_cells(k, h.display, h.pricing is not None, caps),
+                models.get(k, ee.header),
                 _by_id(ee.results),
                 _by_id(ee.previous.results or ()) if ee.previous is not None else {},
                 _by_id(ee.baseline.results or ()) if ee.baseline is not None else {},
@@ -435,8 +513,10 @@ def _eval_views(
     return tuple(views)
 
 
-def detail_view(
-    f: LoadedFile, active: Collection[str] | None, caps: Mapping[str, ProviderCaps]
+def _detail_view(
+    f: LoadedFile,
+    active: Collection[str] | None,
+    models: _ModelCellsByKey,
 ) -> DetailView | None:
     """DETAIL for one loaded file, or None when the filter leaves no model entries."""
     entries = filter_file(f.results, active)
@@ -446,8 +526,8 @@ def detail_view(
     evs = [(k, me.evals) for k, me in entries.items() if me.evals is not None]
     return DetailView(
         skill=heading_text(f.skill),
-        triggers=_trigger_views(trig, caps) if trig else None,
-        evals=_eval_views(evs, caps) if evs else None,
+        triggers=_trigger_views(trig, models) if trig else None,
+        evals=_eval_views(evs, models) if evs else None,
     )
 
 
@@ -455,7 +535,8 @@ def detail_views(
     plugin: LoadedPlugin, active: Collection[str] | None, caps: Mapping[str, ProviderCaps]
 ) -> list[DetailView]:
     """DETAIL views of a plugin's loaded files in skill order (empty files skipped)."""
-    return [v for f in plugin.files if (v := detail_view(f, active, caps)) is not None]
+    models = _ModelCellsByKey(caps)
+    return [v for f in plugin.files if (v := _detail_view(f, active, models)) is not None]
 
 
 # ---------------------------------------------------------------------------------------------

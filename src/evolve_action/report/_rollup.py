@@ -434,6 +434,14 @@ def _delta(cur: RollupStats, prior: RollupStats, tier: Tier) -> Delta | None:
     return None if d.is_empty() else d
 
 
+def _acc(accs: dict[str, _Acc], key: str) -> _Acc:
+    """`key`'s accumulator, created on first use (`setdefault` would build one every call)."""
+    acc = accs.get(key)
+    if acc is None:
+        acc = accs[key] = _Acc()
+    return acc
+
+
 def rollup_entries(
     entries: Iterable[tuple[str, TriggersEntry | EvalsEntry]], tier: Tier
 ) -> dict[str, Rollup]:
@@ -454,11 +462,11 @@ def rollup_entries(
             head[key] = (h.provider, h.display)
         priced[key] = priced.get(key, False) or h.pricing is not None
         latest[key] = max(latest.get(key, ""), h.ran_at)
-        cur.setdefault(key, _Acc()).add(entry.summary, h.executed)
+        _acc(cur, key).add(entry.summary, h.executed)
         if entry.previous is not None:
-            prev.setdefault(key, _Acc()).add(entry.previous.summary, True)
+            _acc(prev, key).add(entry.previous.summary, True)
         if isinstance(entry, EvalsEntry) and entry.baseline is not None:
-            base.setdefault(key, _Acc()).add(entry.baseline.summary, True)
+            _acc(base, key).add(entry.baseline.summary, True)
     out: dict[str, Rollup] = {}
     for key in sorted(cur):
         stats = cur[key].finalize()

@@ -474,6 +474,10 @@ def _encode_plan(cls: type) -> list[tuple[str, str]]:
     return plan
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Types whose values are their own JSON data model (`_encode` returns them as they are)."""
+
+
 def _encode(value: Any) -> Any:
     """The JSON data model of a results value (struct, tuple, map or scalar)."""
     if isinstance(value, msgspec.Struct):
@@ -483,7 +487,7 @@ def _encode(value: Any) -> Any:
             if rule == _INLINE:
                 d.update(_encode(v))
             elif rule == _ALWAYS or (v is not None if rule == _POINTER else bool(v)):
-                d[name] = _encode(v)
+                d[name] = v if type(v) in _SCALARS else _encode(v)
         return d
     if isinstance(value, tuple):
         return [_encode(v) for v in value]

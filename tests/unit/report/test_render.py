@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from evolve_action.catalog import BUILTIN_CATALOG
+from evolve_action.encoding import round6
 from evolve_action.report import (
     EM,
     MARKER,
     LoadedFile,
     LoadedPlugin,
+    _render,
     cell_text,
     group,
     pct,
@@ -23,6 +25,7 @@ from evolve_action.report import (
 )
 from evolve_action.results import (
     EntryHeader,
+    Estimate,
     EvalResult,
     EvalsEntry,
     EvalSummary,
@@ -297,3 +300,72 @@ def test_detail_rows_per_key_and_query() -> None:
         + SEP8
         + "| zeta | zeta:Zed (`b`) | FAIL | 1/2 | — | — | n/a | n/a |\n"
     )
+
+
+def test_trigger_rows_read_as_the_cell_formulas_whatever_was_formatted_before() -> None:
+    # Trigger detail cells are formatted once per distinct value (`_render._Memo`, shared by
+    # every page): each row must still be what the formulas give for its own values, on a cold
+    # and on a warm memo, the sign of a zero included (0.0 and -0.0 are one dict key).
+    values = (0.0, -0.0, 1.25, -0.0, 0.0, 1.25, -0.004)
+    current = tuple(
+        TriggerResult(
+            query=f"q{i}",
+            should_trigger=i % 2 == 0,
+            hits=i % 3,
+            runs=2,
+            passed=None if i == 3 else i % 2 == 0,
+            avg_run_seconds=v,
+            estimate=Estimate(input_tokens=1000 * i, input_cost_usd=v),
+        )
+        for i, v in enumerate(values)
+    )
+    previous = tuple(
+        TriggerResult(query=f"q{i}", should_trigger=i % 2 == 0, hits=1, runs=1 + i % 2)
+        for i in range(len(values) - 1)  # the last query ran once: no delta
+    )
+    files = ResultsFile(
+        plugin="demo",
+        skill="s",
+        models={
+            "anthropic/m": ModelEntry(triggers=_trig("anthropic:M", *current, previous=previous))
+        },
+    )
+    plugin = LoadedPlugin(
+        name="demo", rel_dir="plugins/demo", files=(LoadedFile(skill="s", results=files),)
+    )
+
+    def correct(hits: int, runs: int, should: bool) -> float:
+        return hits / runs if should else (runs - hits) / runs
+
+    want = []
+    for i, res in enumerate(current):
+        assert res.hits is not None and res.runs is not None and res.estimate is not None
+        delta = EM
+        if i < len(previous):
+            prior = previous[i]
+            assert prior.hits is not None and prior.runs is not None
+            a = correct(res.hits, res.runs, res.should_trigger)
+            delta = spct(round6(a - correct(prior.hits, prior.runs, res.should_trigger)))
+        verdict = EM if res.passed is None else ("PASS" if res.passed else "FAIL")
+        want.append(
+            f"| Anthropic | anthropic:M (`m`) | {verdict} | {res.hits}/{res.runs} | {delta} | "
+            f"{secs(res.avg_run_seconds)} | {group(res.estimate.input_tokens)} | "
+            f"{usd(values[i])} |"
+        )
+    assert "-0.0s" in want[1] and "$-0.0000" in want[1] and "| 0.0s |" in want[0]
+    caps = provider_caps(BUILTIN_CATALOG)
+    for _ in range(2):  # cold, then warm
+        page = render_plugin_page(plugin, active=None, caps=caps)
+        got = [line for line in page.splitlines() if line.startswith("| Anthropic |")]
+        assert got == want
+
+
+def test_memo_formats_a_zero_each_time_and_starts_over_when_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memo = _render._Memo(secs)
+    assert [memo[0.0], memo[-0.0], memo[0.0], memo[-0.0]] == ["0.0s", "-0.0s", "0.0s", "-0.0s"]
+    assert len(memo) == 0
+    monkeypatch.setattr(_render, "MEMO_MAX", 2)
+    assert [memo[1.0], memo[2.0], memo[3.0], memo[None]] == ["1.0s", "2.0s", "3.0s", EM]
+    assert dict(memo) == {3.0: "3.0s", None: EM}
