@@ -14,9 +14,7 @@ the outputs or the log; the run does not say "agent ran unconfined".
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
 import uuid
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from tests.conftest import REPO
 from tests.helpers.agents import MODEL, skill_md
 from tests.helpers.container import FakeRunner, Image
 from tests.helpers.fake_github import FakeGitHub
+from tests.helpers.secret_socket import SecretSocket
 
 from evolve_action.modelserver import ModelServer
 
@@ -53,31 +52,6 @@ rules:
       - {tool: Bash, input: {command: COMMAND}}
       - "Tried everything."
 """
-
-
-class _RootSocket:
-    """A root-only Unix socket standing in for the runner's Docker socket."""
-
-    def __init__(self, path: Path, secret: str) -> None:
-        self.path = path
-        self.secret = secret
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
-        path.chmod(0o600)
-        self.sock.listen(8)
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(f"HTTP/1.0 200 OK\r\n\r\n{self.secret}".encode())
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -119,7 +93,9 @@ def test_the_agent_in_the_image_cannot_obtain_the_jobs_secrets(
     (runner.home / ".docker").mkdir()
     (runner.home / ".docker/config.json").write_text(json.dumps({"auth": secrets["home"]}))
     runner.command_file("save_state").write_text(f"x={secrets['state']}\n")
-    docker = _RootSocket(tmp_path / "docker.sock", secrets["socket"])
+    docker = SecretSocket(
+        tmp_path / "docker.sock", f"HTTP/1.0 200 OK\r\n\r\n{secrets['socket']}".encode()
+    )
     command = PROBE + " > found.txt 2>&1; cat found.txt"
     with (
         ModelServer(POLICY.replace("COMMAND", json.dumps(command)), port=0) as server,

@@ -16,16 +16,15 @@ import asyncio
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.helpers.agents import skill_md, write
+from tests.helpers.secret_socket import SecretSocket
 
 from evolve_action import grading, specs
 from evolve_action import harness as sandbox
@@ -297,32 +296,6 @@ rules:
 """
 
 
-class _RootSocket:
-    """A root-only Unix socket (like the runner's Docker socket) that answers with a secret."""
-
-    def __init__(self, path: Path, secret: str) -> None:
-        self.path = path
-        self.secret = secret
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
-        path.chmod(0o600)
-        self.sock.listen(8)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(self.secret.encode())
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 def _sleepers(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -387,7 +360,7 @@ def test_agent_cannot_obtain_what_it_was_not_given(
     write(home, ".docker/config.json", json.dumps({"auths": {"x": {"auth": secrets["home"]}}}))
     event = write(tmp_path / "workflow", "event.json", json.dumps({"secret": secrets["event"]}))
     output = write(tmp_path / "file_commands", "set_output_1", f"x={secrets['output']}\n")
-    docker = _RootSocket(tmp_path / "docker.sock", secrets["socket"])
+    docker = SecretSocket(tmp_path / "docker.sock", secrets["socket"].encode())
     command = (
         PROBE.replace("REPO", str(root))
         .replace("EVENT", str(event))
