@@ -1145,9 +1145,9 @@ class _QuietHandler(WSGIRequestHandler):
     """No access log on stderr: the fake's own request log is what tests read.
 
     One connection per request (HTTP/1.0), so no client reuses a connection the server has
-    closed. Even so, on a loaded machine a loopback connection is now and then reset before its
-    request reaches the app (seen in CI with HTTP/1.0 too); the client spends a retry on it, so a
-    test that counts attempts adds the resets urllib3 logs to the requests logged here.
+    closed. (The resets CI once blamed on keep-alive came from another test's socket thread that
+    outlived its socket and accepted on this server's reused descriptor number; that helper now
+    stops its thread first: tests/helpers/secret_socket.py.)
     """
 
     protocol_version = "HTTP/1.0"
