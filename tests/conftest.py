@@ -56,6 +56,33 @@ def _redactor_per_test() -> Iterator[None]:
         yield
 
 
+_MARKERS = (".git", ".agents", ".codex", ".claude")
+"""Directories that, directly in the system temp dir, make every repository a later test builds
+under it look nested in another: Claude Code then did not load the skill under test (CI saw
+`/tmp/.git`, `/tmp/.agents` and `/tmp/.codex`, empty, appear during a run)."""
+
+
+@pytest.fixture(autouse=True)
+def _temp_dir_left_clean(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, an empty marker directory in the system temp dir is removed, with a
+    warning naming the test that ran when it was found (a non-empty one is only reported)."""
+    import tempfile
+    import warnings
+
+    yield
+    temp = Path(tempfile.gettempdir())
+    for name in _MARKERS:
+        path = temp / name
+        if not path.is_dir() or path.is_symlink():
+            continue
+        try:
+            path.rmdir()
+            what = "removed"
+        except OSError:
+            what = "not empty: left in place"
+        warnings.warn(f"{path} found after {request.node.nodeid} ({what})", stacklevel=1)
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The read-only real marketplace corpus; skips when shared/ is not beside the checkout."""
