@@ -1142,15 +1142,7 @@ class FakeGitHub:
 
 
 class _QuietHandler(WSGIRequestHandler):
-    """No access log on stderr: the fake's own request log is what tests read.
-
-    One connection per request (HTTP/1.0), so no client reuses a connection the server has
-    closed. (The resets CI once blamed on keep-alive came from another test's socket thread that
-    outlived its socket and accepted on this server's reused descriptor number; that helper now
-    stops its thread first: tests/helpers/secret_socket.py.)
-    """
-
-    protocol_version = "HTTP/1.0"
+    """No access log on stderr: the fake's own request log is what tests read."""
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass

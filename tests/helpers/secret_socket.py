@@ -1,10 +1,10 @@
 """A root-only Unix socket that answers every connection with a secret (a stand-in for the
 runner's Docker socket in the confinement tests).
 
-Guarantees: its serving thread is gone before its file descriptor is released. A thread left
-blocked in `accept` after the socket was closed is exactly what may later accept a connection
-on whatever listening socket reuses the number: the fake GitHub's, as CI saw twice (a reset,
-then `BadStatusLine('confine-socket-…')` in `test_github_api`).
+Guarantees: its serving thread is gone before its file descriptor is released. The earlier
+copies only closed the socket and left the thread alive; CI then saw this secret arrive on a
+connection to the fake GitHub (`BadStatusLine('confine-socket-…')`, and resets, in
+`test_github_api`): the thread had accepted on a listener that got the old descriptor number.
 """
 
 from __future__ import annotations
