@@ -228,6 +228,10 @@ def _run(
                 if getattr(args, "keep_workspaces", False) is True:
                     harness.keep_scratch()
                 if _runs_agents(args):
+                    # The model gateway holds the credentials; `--max-cost-usd` is its hard cap.
+                    stack.enter_context(
+                        harness.gateways(limit_usd=getattr(args, "max_cost_usd", None))
+                    )
                     conf = stack.enter_context(harness.confined(env, root=_root_of(args)))
                     _say_confinement(conf, env, out, err)
                 return handler(invocation)

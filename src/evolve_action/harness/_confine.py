@@ -53,6 +53,7 @@ __all__ = [
     "current",
     "give_to_agent",
     "launcher_argv",
+    "launcher_argv_bare",
     "resolve",
 ]
 
@@ -401,6 +402,11 @@ def _set_dumpable(on: bool) -> None:
 # starting a confined process
 
 
+def launcher_argv_bare(python: str = sys.executable) -> list[str]:
+    """The launcher alone (`python -I -S _launch.py`), for an unconfined process."""
+    return [python, "-I", "-S", str(LAUNCHER)]
+
+
 def launcher_argv(
     conf: Confinement,
     *,
@@ -416,7 +422,7 @@ def launcher_argv(
     the exec wrapper); bubblewrap confines it where available, with the hidden paths masked and
     `writable` bound read-write; the process runs as the agent user when there is one.
     """
-    argv = [python, "-I", "-S", str(LAUNCHER), "--parent", parent, "--reap"]
+    argv = [*launcher_argv_bare(python), "--parent", parent, "--reap"]
     if not conf.sandbox.available:
         if conf.user is not None:
             argv += ["--user", conf.user.spec]

@@ -1,8 +1,13 @@
 """The launcher every agent process and `command` assertion is started through (a script, not imported).
 
-Run as `python -I -S _launch.py [--parent PID] [--reap] [--user UID:GID] [--chdir DIR] -- ARGV…`,
-always after `env -i` (its environment holds only what the child is given). It imports nothing
-from evolve_action, so it starts in a few milliseconds and runs wherever the interpreter does.
+Run as `python -I -S _launch.py [--keep NAMES] [--parent PID] [--reap] [--user UID:GID]
+[--chdir DIR] -- ARGV…`. It imports nothing from evolve_action, so it starts in a few
+milliseconds and runs wherever the interpreter does.
+
+- `--keep NAMES` (comma-separated): ARGV gets only these variables of the launcher's
+  environment; every other is dropped before anything starts. Values are never on a command
+  line: the caller passes names, the launcher clears its own environment. Without it, ARGV gets
+  the launcher's environment as it is (the caller cleared it).
 
 - `--parent PID`: the launcher dies with PID (`PR_SET_PDEATHSIG`; SIGTERM with `--reap`, so it
   cleans up first, else SIGKILL); when PID is already gone it exits 137 at once.
@@ -45,6 +50,7 @@ def _prctl(option: int, value: int) -> None:
 def _parse(
     argv: list[str],
 ) -> tuple[int | None, bool, tuple[int, int] | None, str, list[str]]:
+    keep: set[str] | None = None
     parent: int | None = None
     reap = False
     user: tuple[int, int] | None = None
@@ -52,7 +58,10 @@ def _parse(
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag = argv[i]
-        if flag == "--parent":
+        if flag == "--keep":
+            keep = {name for name in argv[i + 1].split(",") if name}
+            i += 1
+        elif flag == "--parent":
             parent = int(argv[i + 1])
             i += 1
         elif flag == "--reap":
@@ -68,6 +77,10 @@ def _parse(
             sys.stderr.write(f"evolve-action launcher: unknown option {flag}\n")
             os._exit(2)
         i += 1
+    if keep is not None:  # clear our own environment: the children inherit only these names
+        for name in list(os.environ):
+            if name not in keep:
+                del os.environ[name]
     return parent, reap, user, chdir, argv[i + 1 :]
 
 
