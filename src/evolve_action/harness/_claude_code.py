@@ -175,7 +175,7 @@ def exec_wrapper_script(
     names = sorted({n for n in keep if _NAME_RE.match(n)})
     words = list(launcher) or [*confine.launcher_argv_bare(), "--"]
     # `python -I -S _launch.py` first: `--keep` goes right after the script's path.
-    words[3:3] = ["--keep", ",".join(names)]
+    words[4:4] = ["--keep", ",".join(names)]
     via = " ".join('"$PPID"' if w == "$PPID" else _sh_quote(w) for w in words)
     lines = [
         "#!/bin/sh",
