@@ -430,8 +430,8 @@ async def run_session(
     cli_retries: int = DEFAULT_CLI_RETRIES,
 ) -> Transcript:
     """Run one session; the only place that iterates `query()`. Never raises for a failed session."""
-    real_cli = cli_path or find_cli(environ)
     conf = confine.current(environ)
+    real_cli = confine.agent_cli(conf.user, cli_path or find_cli(environ))
     root = conf.agent_is_root if is_root is None else is_root
     tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
     messages: list[Any] = []

@@ -395,6 +395,7 @@ async def run_codex(
         if missing:
             return parse_events([], missing_skill=missing)
         conf = confine.current(environ)
+        cli = confine.agent_cli(conf.user, cli, tree=cli.parent.parent)
         try:
             proxy = gateway.acquire(environ)
         except EnvironmentProblem as exc:

@@ -4,7 +4,8 @@ Owns: the run's `Confinement` (`resolve()`, `confined()` and `current()`): the O
 (bubblewrap, `_sandbox`), the unprivileged **agent user** (when we run as root: `EVOLVE_AGENT_USER`,
 a name or `uid[:gid]`, else the user `evolve-agent` when it exists, as in the action's image;
 `root`/`0` keeps root), and the paths the agent must not reach (our `$HOME`, the checkout's `.git`,
-the event file, the runner's file-command files, container-engine sockets); `launcher_argv()` (the
+the event file, the runner's file-command files, container-engine sockets); `agent_cli()` (the agent CLI, staged where the agent user can
+run it when it cannot reach the installed one), `launcher_argv()` (the
 one argv prefix every agent and `command` assertion starts with: `_launch.py` as the session's
 reaper, the user switch, bubblewrap) and `give_to_agent()` (a workspace or private dir handed to
 the agent user).
@@ -31,6 +32,7 @@ import ctypes
 import functools
 import os
 import pwd
+import shutil
 import stat
 import subprocess
 import sys
@@ -49,6 +51,7 @@ __all__ = [
     "LAUNCHER",
     "AgentUser",
     "Confinement",
+    "agent_cli",
     "confined",
     "current",
     "give_to_agent",
@@ -217,6 +220,42 @@ def _user_problem(user: AgentUser, python: str, paths: tuple[str, ...]) -> str:
     return f"cannot run as user {user.name}: {detail}"
 
 
+def agent_cli(user: AgentUser | None, cli: Path, *, tree: Path | None = None) -> Path:
+    """`cli`, or a copy of it the agent user can run when it cannot reach `cli` where it is.
+
+    `tree` is the directory the CLI needs beside it (Codex: its package, with `codex-path`); it
+    is staged whole, `cli` keeping its place in it. The copy lives in the run's scratch dir
+    (traversable, not listable), made of hard links where the filesystem allows (no bytes
+    copied), else copies; it is made once per run and removed with the scratch dir. Root-owned
+    and not writable by the agent user, like the original.
+    """
+    if user is None or not _user_problem(user, sys.executable, (str(cli),)):
+        return cli
+    return _staged(cli.resolve(), (tree or cli.parent).resolve(), lifecycle.scratch_dir())
+
+
+@functools.cache
+def _staged(cli: Path, tree: Path, scratch: Path | None) -> Path:
+    base = Path(scratch or tempfile.gettempdir()) / "agent-cli"
+    base.mkdir(mode=0o711, exist_ok=True)
+    target = Path(tempfile.mkdtemp(prefix="cli.", dir=base))
+    target.chmod(0o755)
+    here = target / tree.name
+    if cli.parent == tree and tree.name != cli.name:  # one binary: only the CLI itself
+        here.mkdir(mode=0o755)
+        _link_or_copy(cli, here / cli.name)
+    else:
+        shutil.copytree(tree, here, symlinks=True, copy_function=_link_or_copy)
+    return here / cli.relative_to(tree)
+
+
+def _link_or_copy(source: str | Path, dest: str | Path) -> None:
+    try:
+        os.link(source, dest, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, dest, follow_symlinks=False)
+
+
 # --------------------------------------------------------------------------------------------------
 # what the agent must not reach
 
@@ -314,14 +353,20 @@ _current: Confinement | None = None
 
 
 def resolve(environ: Mapping[str, str], *, root: Path | None = None) -> Confinement:
-    """Work out how agents are confined here (probes bubblewrap and the agent user; cached)."""
+    """Work out how agents are confined here (probes bubblewrap and the agent user; cached).
+
+    The agent user must enter the scratch dir; the agent CLIs it cannot reach where they are
+    installed (a clone under a `0700` directory, `/root`) are staged for it (`agent_cli`)."""
     found = sandbox.probe(environ)
     user, no_user = agent_user(environ)
-    if user is not None:  # it must enter the scratch dir and run the agent CLI
-        reach = [str(lifecycle.scratch_dir() or tempfile.gettempdir())]
-        with contextlib.suppress(Exception):
-            reach.append(str(find_cli(environ)))
-        problem = _user_problem(user, sys.executable, tuple(reach))
+    if user is not None:
+        problem = _user_problem(
+            user, sys.executable, (str(lifecycle.scratch_dir() or tempfile.gettempdir()),)
+        )
+        if not problem:
+            with contextlib.suppress(Exception):  # no CLI at all: the harness says so itself
+                cli = find_cli(environ)
+                problem = _user_problem(user, sys.executable, (str(agent_cli(user, cli)),))
         if problem:
             user, no_user = None, problem
     return Confinement(

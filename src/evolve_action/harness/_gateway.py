@@ -338,22 +338,31 @@ class Gateway:
                     content_type=answer.headers.get("content-type", ""), status=answer.status
                 )
                 await response.prepare(request)
+                counted = False
                 try:
                     async for chunk in answer.content.iter_any():
                         meter.feed(chunk)
                         await response.write(chunk)
+                    # Counted before the client sees the end of the body: once a session's
+                    # last answer is complete, its usage (and the job's spend) includes it.
+                    self._count(session, meter, answer.status)
+                    counted = True
                     await response.write_eof()
                 finally:
-                    used = meter.result()
-                    with self._lock:
-                        session.used = session.used + used
-                    self._spend.add(used)
-                    self._note_refusal(answer.status, meter.error_text())
+                    if not counted:
+                        self._count(session, meter, answer.status)
                 return response
         except (ClientError, TimeoutError, OSError) as exc:
             return _error(
                 web, 502, "api_error", f"evolve-action gateway: upstream unreachable: {exc}"
             )
+
+    def _count(self, session: _Session, meter: ResponseMeter, status: int) -> None:
+        used = meter.result()
+        with self._lock:
+            session.used = session.used + used
+        self._spend.add(used)
+        self._note_refusal(status, meter.error_text())
 
     def _note_refusal(self, status: int, text: str) -> None:
         """An upstream refusal that no retry can fix becomes the answer to every later request."""
