@@ -8,7 +8,9 @@ front matter; its plugin ships `hooks/hooks.json` and a `.mcp.json` that run und
 `install: plugin`; and the agent's own shell posts its environment too. Every one of those runs a
 script that sends its whole environment to the attacker. The attacker must receive requests (the
 attack really ran) and never the job's key, nor any piece of it; every key-shaped value it got is
-a gateway session token, which the gateway refuses once its session ended.
+a gateway session token, which the gateway refuses once its session ended (the network left
+open, `EVOLVE_AGENT_NETWORK=open`). With the default, where bubblewrap can make a network
+namespace, the attacker receives nothing at all while the sessions still reach the model.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tests.helpers.agents import write
 from tests.helpers.attacker import Attacker
 
 from evolve_action.cli import main
+from evolve_action.harness import _confine as confine
 
 pytestmark = pytest.mark.integration
 
@@ -149,29 +152,53 @@ def pieces(secret: str) -> list[str]:
     return [secret, secret[:14], secret[-12:], secret[12:30]]
 
 
+def run_both(root: Path, env: dict[str, str]) -> str:
+    """The evals sweep, then a trigger sweep under `install: plugin`; the console."""
+    out, err = io.StringIO(), io.StringIO()
+    evals_args = ["run", "evals", "--root", str(root), "--model", MODEL, "--no-baseline"]
+    code = main([*evals_args, "--jobs", "1"], env, stdout=out, stderr=err, cwd=root)
+    # The redirected CLI fails its session (the attacker answers 400): "every session failed".
+    assert code in (0, 1, 2), out.getvalue() + err.getvalue()
+    trigger_args = ["run", "triggers", "--root", str(root), "--model", MODEL]
+    code = main(
+        [*trigger_args, "--install", "plugin", "--runs", "1", "--jobs", "1"],
+        env,
+        stdout=out,
+        stderr=err,
+        cwd=root,
+    )
+    console = out.getvalue() + err.getvalue()
+    assert code in (0, 1), console
+    assert "internal error" not in console, console
+    return console
+
+
+def test_an_isolated_network_reaches_only_the_gateway(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    env = env_for(tmp_path, srv.base_url)
+    if not confine.resolve(env).isolated_network:
+        pytest.skip("bubblewrap cannot give the agent a network namespace here")
+    with Attacker() as loot:
+        root = make_repo(tmp_path / "repo", loot.url)
+        console = run_both(root, env)
+        captured = list(loot.captured)
+    assert captured == []  # no hook, helper, MCP server or shell reached the attacker …
+    # … while the sessions still reached the model: the shell case ran its command, the trigger
+    # query was answered (through the forwarder to the gateway's socket).
+    assert "PASSED  shell" in console and "1/1 passed" in console, console
+    assert any("agent-shell" in json.dumps(r.get("body")) for r in srv.requests)
+
+
 def test_no_hostile_path_reaches_the_model_key(
     tmp_path: Path, model_server: Any, claude_cli: Path
 ) -> None:
     srv = model_server(POLICY)
     with Attacker() as loot:
         root = make_repo(tmp_path / "repo", loot.url)
-        env = env_for(tmp_path, srv.base_url)
-        out, err = io.StringIO(), io.StringIO()
-        evals_args = ["run", "evals", "--root", str(root), "--model", MODEL, "--no-baseline"]
-        code = main([*evals_args, "--jobs", "1"], env, stdout=out, stderr=err, cwd=root)
-        # The redirected CLI fails its session (the attacker answers 400): "every session failed".
-        assert code in (0, 1, 2), out.getvalue() + err.getvalue()
-        trigger_args = ["run", "triggers", "--root", str(root), "--model", MODEL]
-        code = main(
-            [*trigger_args, "--install", "plugin", "--runs", "1", "--jobs", "1"],
-            env,
-            stdout=out,
-            stderr=err,
-            cwd=root,
-        )
-        assert code in (0, 1), out.getvalue() + err.getvalue()
-        console = out.getvalue() + err.getvalue()
-        assert "internal error" not in console, console
+        env = {**env_for(tmp_path, srv.base_url), confine.NETWORK_VAR: "open"}
+        console = run_both(root, env)
         captured = list(loot.captured)
 
     # The attacks really ran: the CLI obeyed the fixture's settings, hooks ran, the agent's shell

@@ -490,6 +490,7 @@ async def run_session(
             chdir=spec.workspace,
             parent="$PPID",
             readable=[real_cli.parent, *plugins],
+            gateway=proxy.forward,
         )
         wrapper = control / "evolve-exec.sh"
         pidfile = control / "agent.pid"

@@ -420,6 +420,7 @@ async def run_codex(
             chdir=spec.workspace,
             parent=str(os.getpid()),
             readable=[cli.parent.parent],
+            gateway=proxy.forward,
         )
         try:
             proc = await asyncio.create_subprocess_exec(

@@ -54,6 +54,7 @@ __all__ = [
     "AGENT_USER_VAR",
     "DEFAULT_AGENT_USER",
     "LAUNCHER",
+    "NETWORK_VAR",
     "AgentUser",
     "Confinement",
     "agent_cli",
@@ -69,6 +70,9 @@ __all__ = [
 ]
 
 AGENT_USER_VAR = "EVOLVE_AGENT_USER"
+NETWORK_VAR = "EVOLVE_AGENT_NETWORK"
+"""`gateway` (the default): where bubblewrap can make a network namespace, agents and `command`
+assertions reach no network but the model gateway; `open`: they reach what this machine does."""
 DEFAULT_AGENT_USER = "evolve-agent"
 LAUNCHER = Path(__file__).with_name("_launch.py")
 """The launcher script (run by path with `python -I -S`: it imports nothing of ours)."""
@@ -129,6 +133,11 @@ class Confinement:
     """True when we run as root (and so does the agent, unless `user` is set)."""
     pool: tuple[AgentUser, ...] = ()
     """The agent uids concurrent workspaces are spread over (`user` first); see `user_for`."""
+    isolated_network: bool = False
+    """True when agents and `command` assertions get a network namespace of their own (only the
+    model gateway reachable, through a forwarder on their loopback)."""
+    open_network: str = ""
+    """Why the network is open (empty when isolated)."""
 
     @property
     def unconfined(self) -> bool:
@@ -435,10 +444,19 @@ def resolve(environ: Mapping[str, str], *, root: Path | None = None) -> Confinem
         scratch = str(lifecycle.scratch_dir() or tempfile.gettempdir())
         extra = [u for u in _pool_members(user) if not _user_problem(u, sys.executable, (scratch,))]
         pool = (user, *extra)
+    wanted = environ.get(NETWORK_VAR, "").strip().lower() or "gateway"
+    if wanted == "open":
+        open_network = f"{NETWORK_VAR}=open"
+    elif wanted == "gateway":
+        open_network = sandbox.network_problem(found)
+    else:
+        open_network = f"{NETWORK_VAR}={wanted} is not gateway or open"
     return Confinement(
         sandbox=found,
         user=user,
         pool=pool,
+        isolated_network=not open_network,
+        open_network=open_network,
         no_user=no_user,
         hidden=tuple(hidden_paths(environ, root)),
         readable=tuple(readable_paths(environ, root)),
@@ -528,12 +546,17 @@ def launcher_argv(
     readable: Sequence[Path] = (),
     python: str = sys.executable,
     owner: Path | None = None,
+    gateway: tuple[int, Path] | None = None,
 ) -> list[str]:
     """The argv prefix of a confined process (run it after `env -i`, with only its own variables).
 
     The launcher is the session's reaper (it dies with `parent`, our pid or the word `$PPID` for
     the exec wrapper); bubblewrap confines it where available, with the hidden paths masked and
     `writable` bound read-write; the process runs as the agent user when there is one.
+    With an isolated network (`Confinement.isolated_network`) the sandbox has its own network
+    namespace; `gateway` (the model gateway's port and Unix socket) is then reachable at the
+    same `127.0.0.1:<port>` inside it, through a forwarder the launcher starts; without
+    `gateway` (a `command` assertion) nothing is reachable.
     """
     user = user_for(conf, owner or writable[0]) if writable or owner else conf.user
     argv = [*launcher_argv_bare(python), "--parent", parent, "--reap"]
@@ -549,9 +572,16 @@ def launcher_argv(
         hidden=conf.hidden,
         readable=[*conf.readable, *readable],
         caps=("CAP_SETUID", "CAP_SETGID") if user is not None else (),
+        isolate_network=conf.isolated_network,
     )
-    if user is not None:
-        argv += [python, "-I", "-S", str(LAUNCHER), "--user", user.spec]
+    forward = conf.isolated_network and gateway is not None
+    if user is not None or forward:
+        argv += launcher_argv_bare(python)
+        if forward:
+            assert gateway is not None
+            argv += ["--forward", f"{gateway[0]}={gateway[1]}"]
+        if user is not None:
+            argv += ["--user", user.spec]
         argv += ["--chdir", str(chdir), "--"]
     return argv
 

@@ -41,12 +41,16 @@ import contextlib
 import json
 import re
 import secrets
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
 from evolve_action.harness._meter import Metered, ResponseMeter
 
@@ -196,8 +200,16 @@ class Gateway:
         self._error: BaseException | None = None
         self._client: Any = None
         self.port = 0
+        self.socket_path: Path | None = None
+        """The same server on a Unix socket (mode 0666, in a root-owned 0711 directory): what a
+        sandbox with a network namespace of its own reaches through its forwarder."""
 
     # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def forward(self) -> tuple[int, Path] | None:
+        """What a sandbox's forwarder relays: this gateway's port, to its Unix socket."""
+        return (self.port, self.socket_path) if self.socket_path is not None else None
 
     @property
     def url(self) -> str:
@@ -206,6 +218,9 @@ class Gateway:
 
     def start(self) -> Gateway:
         """Listen on a free loopback port, serving from a daemon thread; returns self."""
+        where = Path(tempfile.mkdtemp(prefix="gateway.", dir=lifecycle.scratch_dir()))
+        where.chmod(0o711)
+        self.socket_path = where / "gateway.sock"
         self._thread = threading.Thread(target=self._serve, name="evolve-gateway", daemon=True)
         self._thread.start()
         if not self._ready.wait(_START_TIMEOUT) or self._error is not None:
@@ -223,6 +238,9 @@ class Gateway:
         if self._thread is not None:
             self._thread.join(_START_TIMEOUT)
             self._thread = None
+        if self.socket_path is not None:
+            shutil.rmtree(self.socket_path.parent, ignore_errors=True)
+            self.socket_path = None
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()
@@ -248,6 +266,10 @@ class Gateway:
         server = getattr(site, "_server", None)
         sockets = getattr(server, "sockets", None) or []
         self.port = int(sockets[0].getsockname()[1])
+        if self.socket_path is not None:
+            await web.UnixSite(runner, str(self.socket_path)).start()
+            # the agent uids connect; the directory is 0711
+            await asyncio.to_thread(self.socket_path.chmod, 0o666)
         timeout = ClientTimeout(total=None, sock_connect=30, sock_read=None)
         async with ClientSession(
             timeout=timeout,
