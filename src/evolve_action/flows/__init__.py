@@ -62,6 +62,7 @@ from evolve_action.flows._export import (
     run_export,
 )
 from evolve_action.flows._init import (
+    WORKFLOW_SECRET,
     WORKFLOWS,
     CheckedQuery,
     InitOptions,
@@ -102,6 +103,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "POLICY_RESOURCE",
     "WORKFLOWS",
+    "WORKFLOW_SECRET",
     "ActionOutcome",
     "Backend",
     "BuiltTriggerOptions",

@@ -54,6 +54,7 @@ from evolve_action.specs import Severity
 
 __all__ = [
     "WORKFLOWS",
+    "WORKFLOW_SECRET",
     "CheckedQuery",
     "InitOptions",
     "InitOutcome",
@@ -65,7 +66,7 @@ __all__ = [
 WORKFLOWS: Mapping[str, str] = {"pr.yml": "evolve-pr.yml", "release-gate.yml": "evolve-gate.yml"}
 """The example workflows `--workflow` writes (bundled name → name under `.github/workflows/`)."""
 
-SECRET_NAME = "ANTHROPIC_API_KEY"
+WORKFLOW_SECRET = "ANTHROPIC_API_KEY"
 """The repository secret the example workflows read."""
 
 ESTIMATED_OUTPUT_TOKENS = 1_500

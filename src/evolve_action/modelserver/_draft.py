@@ -6,7 +6,7 @@ Owns: `draft_input` (the forced draft tool's input, built from the request's own
 Guarantees: grounded only in the request it receives. Should-trigger queries are the task lines of
 `<skill_body>` (its bullet and numbered items outside a "when not to use" section), in the body's
 own words and so in its language; should-not-trigger queries are the items of the body's "when not
-to use" sections, then the first sentence of every `<sibling_skills>` description (siblings first,
+to use" sections, then the sentences and clauses of every `<sibling_skills>` description (siblings first,
 so confusion between siblings always shows); eval cases are the first task lines, each with the
 line itself as the judge's expectation and a `file_exists` assertion when the line names a file.
 The counts asked for (`Exactly N should-trigger…`, `N eval cases`) are honoured as far as the body
@@ -79,8 +79,7 @@ def body_items(body: str) -> tuple[list[str], list[str]]:
     An item needs at least three words; a section is a "not" section when its heading says so
     (`not`, `don't`, `never`, `avoid`, `out of scope`, and the same in French, German, Spanish).
     """
-    tasks: list[str] = []
-    nots: list[str] = []
+    items: list[tuple[bool, str]] = []
     fenced = False
     negative = False
     for raw in body.splitlines():
@@ -94,12 +93,17 @@ def body_items(body: str) -> tuple[list[str], list[str]]:
             negative = bool(_NOT_SECTION.search(heading.group(1)))
             continue
         item = _ITEM.match(raw)
-        if not item:
-            continue
-        text = _clean(item.group(1))
-        if len(text.split()) < 3:
-            continue
-        (nots if negative else tasks).append(text)
+        if item:
+            items.append((negative, item.group(1)))
+        elif raw[:1].isspace() and raw.strip() and items:  # a wrapped item continues
+            last_negative, text = items[-1]
+            items[-1] = (last_negative, f"{text} {raw.strip()}")
+    tasks: list[str] = []
+    nots: list[str] = []
+    for is_not, text in items:
+        text = _clean(text)
+        if len(text.split()) >= 3:
+            (nots if is_not else tasks).append(text)
     return tasks, nots
 
 
@@ -113,9 +117,10 @@ def siblings(listing: str) -> list[tuple[str, str]]:
     return found
 
 
-def _first_sentence(text: str) -> str:
-    m = re.match(r"(.+?[.!?。])(?:\s|$)", text)
-    return (m.group(1) if m else text).strip()
+def _clauses(text: str) -> list[str]:
+    """A description's sentences and dash-separated clauses, each at least three words."""
+    parts = re.split(r"(?<=[.!?。])\s+|\s+[—–]\s+", text)
+    return [p.strip() for p in parts if len(p.split()) >= 3]
 
 
 def language(text: str) -> str:
@@ -143,7 +148,7 @@ def draft_input(prompt: str) -> dict[str, Any]:
     not_n = _count(prompt, r"exactly (\d+) should-not-trigger", 10)
     evals_n = _count(prompt, r"(\d+) eval cases", 0)
     tasks, nots = body_items(body)
-    near = [_first_sentence(d) for _, d in siblings(sections.get("sibling_skills", ""))]
+    near = [c for _, d in siblings(sections.get("sibling_skills", "")) for c in _clauses(d)]
     evals: list[Mapping[str, Any]] = []
     taken: set[str] = set()
     for line in tasks[:evals_n]:
