@@ -366,12 +366,12 @@ def gate_queries(answer: DraftAnswer, *, name: str, description: str) -> GatedQu
                 continue
             sides[side].append(text)
     should, should_not = sides
-    ambiguous = {q for q in should if any(_similar(q, o) for o in should_not)}
-    ambiguous |= {o for o in should_not if any(_similar(q, o) for q in should)}
-    for q in sorted(ambiguous):
+    both = [q for q in should if any(_similar(q, o) for o in should_not)]
+    both_not = [o for o in should_not if any(_similar(q, o) for q in should)]
+    for q in both + both_not:
         dropped.append(Dropped(text=q, reason="on both sides (ambiguous)"))
-    should = [q for q in should if q not in ambiguous]
-    should_not = [q for q in should_not if q not in ambiguous]
+    should = [q for q in should if q not in both]
+    should_not = [q for q in should_not if q not in both_not]
     if not should or not should_not:
         for q in should + should_not:
             dropped.append(Dropped(text=q, reason="no query on the other side (unbalanced)"))

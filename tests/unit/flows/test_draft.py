@@ -1,0 +1,184 @@
+"""The drafting request and the quality gates of `evolve-action init` (flows/_draft.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evolve_action.flows._draft import (
+    DRAFT_TOOL,
+    DraftAnswer,
+    SkillText,
+    build_request,
+    check_text,
+    draft_comment,
+    gate_evals,
+    gate_queries,
+    render_evals,
+    render_triggers,
+)
+
+DESCRIPTION = "Summarise a CSV file into a Markdown report with totals per group and a grand total."
+
+
+def _gate(should: list[str], should_not: list[str]) -> tuple[list[str], list[str], list[str]]:
+    answer = DraftAnswer(
+        language="en", should=tuple(should), should_not=tuple(should_not), evals=()
+    )
+    gated = gate_queries(answer, name="csv-report", description=DESCRIPTION)
+    return list(gated.should), list(gated.should_not), [d.reason for d in gated.dropped]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("too short", "shorter than 10 characters"),
+        ("x" * 301, "longer than 300 characters"),
+        ("Run csv-report on sales.csv please", "names the skill"),
+        ("Give me a CSV report of last month's orders", "names the skill"),
+        (
+            "Please summarise a csv file into a markdown report for Q3",
+            "copies 6 or more consecutive words of the description",
+        ),
+        ("What were the average order values by region in orders.csv?", None),
+    ],
+)
+def test_per_text_gates(text: str, reason: str | None) -> None:
+    assert check_text(text, name="csv-report", description=DESCRIPTION) == reason
+
+
+def test_exact_and_near_duplicates_are_dropped() -> None:
+    should, _, reasons = _gate(
+        [
+            "Total the amounts per region in sales.csv",
+            "total the amounts  per region in sales.csv",
+            "Total the amounts per region in the sales.csv",
+            "Which customer ordered the most in orders.csv?",
+        ],
+        ["Plot a chart of the monthly revenue", "Convert this JSON file to YAML"],
+    )
+    assert should == [
+        "Total the amounts per region in sales.csv",
+        "Which customer ordered the most in orders.csv?",
+    ]
+    assert reasons == ["exact duplicate", "near duplicate"]
+
+
+def test_a_query_on_both_sides_is_ambiguous_and_leaves_both() -> None:
+    should, should_not, reasons = _gate(
+        ["Total the amounts per region in sales.csv", "Average basket size in orders.csv"],
+        ["Total the amounts per region in sales.csv", "Convert this JSON file to YAML"],
+    )
+    assert should == ["Average basket size in orders.csv"]
+    assert should_not == ["Convert this JSON file to YAML"]
+    assert reasons == ["on both sides (ambiguous)"] * 2
+
+
+def test_balance_trims_the_larger_side_to_twice_the_smaller() -> None:
+    many = [f"Sum column {c} of the file data{c}.csv by month" for c in "abcdef"]
+    should, should_not, reasons = _gate(many, ["Convert this JSON file to YAML"])
+    assert len(should) == 2 and should_not == ["Convert this JSON file to YAML"]
+    assert reasons == ["over the 2:1 balance"] * 4
+
+
+def test_an_empty_side_means_no_triggers() -> None:
+    should, should_not, reasons = _gate(["Sum the amounts in sales.csv by month"], [])
+    assert (should, should_not) == ([], [])
+    assert reasons == ["no query on the other side (unbalanced)"]
+
+
+def test_eval_gates_keep_valid_assertions_and_safe_fixtures() -> None:
+    raw = [
+        {
+            "id": "Totals Per Region",
+            "prompt": "Summarise sales.csv into report.md with totals per region",
+            "files": [
+                {"path": "files/sales.csv", "content": "region,amount\nN,1\n"},
+                {"path": "../../etc/passwd", "content": "x"},
+            ],
+            "assertions": [
+                {"type": "file_exists", "path": "report.md"},
+                {"type": "regex", "pattern": "(?=lookahead)", "path": "report.md"},
+                {"type": "regex", "pattern": "(?i)total", "path": "report.md"},
+                {"type": "tool_call", "tool": "Skill"},
+                {"type": "command", "run": ""},
+            ],
+            "expectations": ["The report names the largest region"],
+        },
+        {"id": "x", "prompt": "Summarise orders.csv by customer", "assertions": []},
+        {
+            "id": "totals-per-region",
+            "prompt": "Summarise stock.csv into a table by warehouse",
+            "expectations": ["A table by warehouse"],
+        },
+    ]
+    cases, dropped = gate_evals(raw, name="csv-report", description=DESCRIPTION, limit=3)
+    assert [c.id for c in cases] == ["totals-per-region", "totals-per-region-2"]
+    first = cases[0]
+    assert first.files == (("sales.csv", "region,amount\nN,1\n"),)
+    assert [a["type"] for a in first.assertions] == ["file_exists", "regex"]
+    assert first.assertions[1]["pattern"] == "(?i)total"
+    assert [d.reason for d in dropped] == ["no assertion or expectation"]
+
+
+def test_eval_limit() -> None:
+    raw = [
+        {"id": str(i), "prompt": f"Summarise file{i}.csv by its {w} column", "expectations": ["ok"]}
+        for i, w in enumerate(["region", "customer", "month"])
+    ]
+    cases, dropped = gate_evals(raw, name="csv-report", description=DESCRIPTION, limit=2)
+    assert len(cases) == 2 and [d.reason for d in dropped] == ["over the 2 cases asked for"]
+
+
+def test_request_holds_the_skill_text_siblings_counts_and_forced_tool() -> None:
+    req = build_request(
+        SkillText(
+            name="csv-report",
+            description=DESCRIPTION,
+            body="# CSV\n\n- Total the amount column per group\n",
+            siblings=(("license-header", "Add SPDX license headers to source files."),),
+        ),
+        should=7,
+        should_not=5,
+        evals=2,
+    )
+    assert "<skill_body>\n# CSV\n\n- Total the amount column per group\n</skill_body>" in req.prompt
+    assert "- license-header: Add SPDX license headers to source files." in req.prompt
+    assert "Exactly 7 should-trigger queries" in req.prompt
+    assert "Exactly 5 should-not-trigger queries" in req.prompt
+    assert "2 eval cases" in req.prompt
+    assert "Never name the skill (csv-report)" in req.prompt
+    params = req.params("claude-sonnet-5")
+    assert params["tool_choice"] == {"type": "tool", "name": DRAFT_TOOL}
+    assert params["tools"][0]["name"] == DRAFT_TOOL
+    no_evals = build_request(
+        SkillText(name="a-b", description="d", body="b"), should=1, should_not=1, evals=0
+    )
+    assert "No eval cases" in no_evals.prompt and "(none)" in no_evals.prompt
+
+
+def test_rendered_files_open_with_the_draft_comment_naming_the_model() -> None:
+    answer = DraftAnswer(
+        language="en",
+        should=("Total the amounts per region in sales.csv",),
+        should_not=("Convert this JSON file to YAML",),
+        evals=(),
+    )
+    gated = gate_queries(answer, name="csv-report", description=DESCRIPTION)
+    text = render_triggers("csv-report", gated, model="anthropic/claude-sonnet-5")
+    assert text.startswith(draft_comment("anthropic/claude-sonnet-5"))
+    assert "anthropic/claude-sonnet-5" in text.splitlines()[0] and "DRAFT" in text
+    cases, _ = gate_evals(
+        [
+            {
+                "id": "a",
+                "prompt": "Summarise sales.csv by region",
+                "expectations": ["ok"],
+                "files": [{"path": "sales.csv", "content": "a\n"}],
+            }
+        ],
+        name="csv-report",
+        description=DESCRIPTION,
+        limit=1,
+    )
+    evals_text = render_evals("csv-report", cases, model="m")
+    assert evals_text.startswith("# DRAFT") and "files/sales.csv" in evals_text
