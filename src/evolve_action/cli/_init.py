@@ -135,7 +135,7 @@ def handle(inv: Invocation) -> int:
             reporter=LineReporter(out),
             on_step=lambda step: _planned(inv, step),
         )
-    _print(inv, outcome, scripted=args.scripted)
+    _print(inv, outcome, scripted=args.scripted, evals_asked=args.evals)
     return 0
 
 
@@ -151,7 +151,9 @@ def _planned(inv: Invocation, step: flows.InitPlanned) -> None:
     inv.stdout.flush()
 
 
-def _print(inv: Invocation, outcome: flows.InitOutcome, *, scripted: bool) -> None:
+def _print(
+    inv: Invocation, outcome: flows.InitOutcome, *, scripted: bool, evals_asked: int
+) -> None:
     out, root = inv.stdout, outcome.root
 
     def rel(path: Path) -> str:
@@ -178,6 +180,7 @@ def _print(inv: Invocation, outcome: flows.InitOutcome, *, scripted: bool) -> No
             out.write(f"{head}: not drafted: {d.error}\n")
             continue
         lang = f", language {d.language}" if d.language else ""
+        empty = [what for what, n in (("triggers", d.should), ("evals", d.evals)) if n == 0]
         out.write(
             f"{head}: {d.should} should + {d.should_not} should-not queries, {d.evals} eval "
             f"case(s){lang}; {len(d.dropped)} dropped by the gates\n"
@@ -190,6 +193,10 @@ def _print(inv: Invocation, outcome: flows.InitOutcome, *, scripted: bool) -> No
             out.write(f"  kept the authored file as {rel(path)}\n")
         for path in d.kept:
             out.write(f"  kept {rel(path)} (authored; --force replaces it, keeping a backup)\n")
+        if empty and evals_asked:
+            out.write(f"  no {' or '.join(empty)} file: nothing on it passed the gates\n")
+        elif not d.should:
+            out.write("  no triggers file: a side had no query after the gates\n")
     for finding in outcome.findings:
         out.write(f"error: a drafted file failed the checks and was removed: {finding}\n")
     out.write(f"drafting cost: {_usd(outcome.cost_usd)}{' (scripted)' if scripted else ''}\n")
@@ -202,8 +209,9 @@ def _print(inv: Invocation, outcome: flows.InitOutcome, *, scripted: bool) -> No
             f"{_usd(sum(usd)) if usd else 'unpriced'}\n"
         )
     if outcome.checked is not None:
+        out.write(f"check: one run of every drafted query with {outcome.check_model}\n")
         if not outcome.checked:
-            out.write("check: every drafted query went the right way on one run\n")
+            out.write("check: every drafted query went the right way\n")
         for q in outcome.checked:
             what = "missed (should trigger)" if q.should_trigger else "wrongly took"
             out.write(f"check: {q.plugin}/{q.skill} {what}: {q.query}\n")

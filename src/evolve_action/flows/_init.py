@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import evals, grading, plan, triggers
-from evolve_action.catalog import build_catalog, estimate_cost_usd, measured_cost_usd
+from evolve_action.catalog import (
+    PR_DEFAULT_MODEL,
+    build_catalog,
+    estimate_cost_usd,
+    measured_cost_usd,
+)
 from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import atomic_write_text, encode_json_compact, find_one
@@ -93,6 +98,8 @@ class InitOptions:
     """Replace authored files, keeping each as `<name>.bak`."""
     check: bool = False
     """Run the drafted triggers once (in a copy of the repository) and list the misses."""
+    check_model: str = PR_DEFAULT_MODEL
+    """The one model `check` runs the triggers with (the PR job's default)."""
     workflow: bool = False
     """Write the example workflows to `.github/workflows/`."""
     judge_model: str | None = None
@@ -158,7 +165,9 @@ class InitOutcome:
     sweep: CostEstimate | None = None
     """The dry-run estimate of the first sweep (`run all --new`) over the drafted skills."""
     checked: tuple[CheckedQuery, ...] | None = None
-    """With `check`: the queries the skill missed or wrongly took (empty: all right)."""
+    """With `check`: the queries the skill missed or wrongly took (empty: all right), one run
+    each with `InitOptions.check_model`."""
+    check_model: str = ""
     workflows: tuple[Path, ...] = ()
     workflows_kept: tuple[Path, ...] = ()
     workflow_backups: tuple[Path, ...] = ()
@@ -288,7 +297,9 @@ def run_init(
     outcome = _estimate(outcome, repo, config, options, drafted)
     if options.check:
         outcome = replace(
-            outcome, checked=_check(repo, config, options, drafted, reporter=reporter)
+            outcome,
+            checked=_check(repo, config, options, drafted, reporter=reporter),
+            check_model=options.check_model,
         )
     return outcome
 
@@ -479,6 +490,7 @@ def _check(
             cconfig,
             options.environ,
             skills=drafted,
+            models=(options.check_model,),
             runs=1,
             jobs=options.jobs,
             early_stop=False,
