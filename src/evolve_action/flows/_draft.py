@@ -3,7 +3,9 @@
 Owns: the drafting request `evolve-action init` sends for one skill (`build_request`: the prompt and
 the forced `submit_draft` tool, docs/init.md shows one in full), reading the model's answer
 (`parse_answer`), the quality gates every draft passes (`gate_queries`, `gate_evals`) and the text
-of the files written (`render_triggers`, `render_evals`, each opening with the draft comment).
+of the files written: evolve's (`render_triggers`, `render_evals`, each opening with the draft
+comment) and skill-creator's (`render_creator_evals` with a `_draft` note first,
+`render_creator_triggers` a bare array).
 
 Guarantees: pure functions of their arguments (no I/O, no clock, no environment). A gated draft
 has no exact or near-duplicate query, no query naming the skill or copying a run of
@@ -23,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evolve_action.encoding import Re2Error, compile_re2, encode_yaml, go_clean
+from evolve_action.encoding import Re2Error, compile_re2, encode_json, encode_yaml, go_clean
 
 __all__ = [
     "COPY_RUN_WORDS",
@@ -37,9 +39,12 @@ __all__ = [
     "SkillText",
     "build_request",
     "draft_comment",
+    "draft_note",
     "gate_evals",
     "gate_queries",
     "parse_answer",
+    "render_creator_evals",
+    "render_creator_triggers",
     "render_evals",
     "render_triggers",
 ]
@@ -484,23 +489,57 @@ def draft_comment(model: str) -> str:
     )
 
 
-def render_triggers(skill: str, queries: GatedQueries, *, model: str) -> str:
-    """`triggers.yaml`: the draft comment, then should-trigger queries, then should-not."""
-    triggers = [{"query": q, "should_trigger": True} for q in queries.should]
-    triggers += [{"query": q, "should_trigger": False} for q in queries.should_not]
-    return draft_comment(model) + encode_yaml({"skill_name": skill, "triggers": triggers})
+def _trigger_items(queries: GatedQueries) -> list[dict[str, Any]]:
+    items = [{"query": q, "should_trigger": True} for q in queries.should]
+    return items + [{"query": q, "should_trigger": False} for q in queries.should_not]
 
 
-def render_evals(skill: str, cases: Sequence[DraftedCase], *, model: str) -> str:
-    """`evals.yaml`: the draft comment, then the cases (fixtures referenced as `files/<path>`)."""
+def _case_items(cases: Sequence[DraftedCase], files_prefix: str) -> list[dict[str, Any]]:
     out = []
     for case in cases:
         item: dict[str, Any] = {"id": case.id, "prompt": case.prompt}
         if case.files:
-            item["files"] = [f"files/{p}" for p, _ in case.files]
+            item["files"] = [f"{files_prefix}{p}" for p, _ in case.files]
         if case.expectations:
             item["expectations"] = list(case.expectations)
         if case.assertions:
             item["assertions"] = [dict(a) for a in case.assertions]
         out.append(item)
-    return draft_comment(model) + encode_yaml({"skill_name": skill, "evals": out})
+    return out
+
+
+def render_triggers(skill: str, queries: GatedQueries, *, model: str) -> str:
+    """evolve's `triggers.yaml`: the draft comment, then should-trigger queries, then should-not."""
+    return draft_comment(model) + encode_yaml(
+        {"skill_name": skill, "triggers": _trigger_items(queries)}
+    )
+
+
+def render_evals(skill: str, cases: Sequence[DraftedCase], *, model: str) -> str:
+    """evolve's `evals.yaml`: the draft comment, then the cases (fixtures as `files/<path>`)."""
+    return draft_comment(model) + encode_yaml(
+        {"skill_name": skill, "evals": _case_items(cases, "files/")}
+    )
+
+
+def draft_note(model: str) -> str:
+    """The draft comment as one line, for JSON files (the `_draft` key)."""
+    return " ".join(line.lstrip("# ") for line in draft_comment(model).splitlines())
+
+
+def render_creator_triggers(queries: GatedQueries) -> str:
+    """skill-creator's trigger eval set: a bare JSON array (it has no room for the draft note:
+    `init` prints it, and the evals file beside it carries it)."""
+    return encode_json(_trigger_items(queries))
+
+
+def render_creator_evals(skill: str, cases: Sequence[DraftedCase], *, model: str) -> str:
+    """skill-creator's `evals/evals.json`, opening with the `_draft` note (fixtures as
+    `evals/files/<path>`, relative to the skill, as skill-creator writes them)."""
+    return encode_json(
+        {
+            "_draft": draft_note(model),
+            "skill_name": skill,
+            "evals": _case_items(cases, "evals/files/"),
+        }
+    )

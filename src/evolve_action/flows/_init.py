@@ -4,7 +4,8 @@ Owns: `InitOptions`, `run_init` and its outcome: choosing the skills to draft (e
 definitions, or `--skill`), one drafting request per skill through the judge's client
 (`grading.Judge.call_tool` over `harness.anthropic_client`, the configured judge model; `_draft.build_request`), the gates
 (`_draft`), writing evolve's `evals/<skill>/triggers.yaml`, `evals.yaml` and fixtures under
-`files/`, checking what was written (Tier 0 and the plan, like any authored file), the dry-run
+`files/` (or, in a repository whose definitions are all skill-creator's, `<skill>/evals/evals.json`,
+`trigger-queries.json` and `evals/files/`: `uses_skill_creator`), checking what was written (Tier 0 and the plan, like any authored file), the dry-run
 estimate of the first sweep, `--check` (the drafted triggers run once, in a throwaway copy of the
 repository) and `--workflow` (the tested example workflows copied to `.github/workflows/`).
 
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evolve_action import evals, grading, plan, triggers
 from evolve_action.catalog import (
@@ -41,20 +42,24 @@ from evolve_action.events import Reporter
 from evolve_action.flows._draft import (
     DRAFT_TOOL,
     MAX_TOKENS,
+    DraftedCase,
     DraftRequest,
     Dropped,
+    GatedQueries,
     SkillText,
     build_request,
     gate_evals,
     gate_queries,
     parse_answer,
+    render_creator_evals,
+    render_creator_triggers,
     render_evals,
     render_triggers,
 )
 from evolve_action.flows._shard import CostEstimate, estimate_cost
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.harness import agent_harness
-from evolve_action.repo import Repository, Skill, parse_frontmatter
+from evolve_action.repo import Repository, Skill, in_skill_trigger_files, parse_frontmatter
 from evolve_action.specs import Severity
 
 __all__ = [
@@ -66,6 +71,7 @@ __all__ = [
     "InitPlanned",
     "SkillDraft",
     "run_init",
+    "uses_skill_creator",
 ]
 
 WORKFLOWS: Mapping[str, str] = {"pr.yml": "evolve-pr.yml", "release-gate.yml": "evolve-gate.yml"}
@@ -274,13 +280,16 @@ def run_init(
                 input_tokens=tokens,
             )
         )
+    creator = uses_skill_creator(repo)
     judge = grading.Judge(client, model=model.id)
     answers = asyncio.run(
         _ask_all(judge, requests, jobs=options.jobs, limit_seconds=options.timeout)
     )
     drafts: list[SkillDraft] = []
     for (skill, _), answer in zip(requests, answers, strict=True):
-        drafts.append(_write_draft(repo, skill, answer, options, model.key, model.pricing))
+        drafts.append(
+            _write_draft(repo, skill, answer, options, model.key, model.pricing, creator=creator)
+        )
     findings = _verify(repo.root, options, drafts)
     drafts = [_without(d, findings) for d in drafts]
     costs = [d.cost_usd for d in drafts if d.cost_usd is not None]
@@ -343,6 +352,92 @@ def _backup(path: Path) -> Path:
     return target
 
 
+class _Target(NamedTuple):
+    """One file to write: where, what, the authored file it would replace, its fixtures."""
+
+    path: Path
+    content: str
+    existing: Path | None
+    files_dir: Path
+    fixtures: tuple[tuple[str, str], ...] = ()
+
+
+def uses_skill_creator(repo: Repository) -> bool:
+    """True when the repository's definitions are skill-creator's (inside the skills, under
+    `<skill>/evals/`) and none are evolve's (`<plugin>/evals/<skill>/`)."""
+    inside = outside = 0
+    for es in repo.eval_sets():
+        for path in (es.triggers_path, es.evals_path):
+            if path is None:
+                continue
+            if path.is_relative_to(es.skill_dir):
+                inside += 1
+            else:
+                outside += 1
+    return inside > 0 and outside == 0
+
+
+def _targets_of(
+    repo: Repository,
+    skill: Skill,
+    queries: GatedQueries,
+    cases: tuple[DraftedCase, ...],
+    model: str,
+    *,
+    creator: bool,
+) -> list[_Target]:
+    """The files of one skill's draft, in the repository's convention."""
+    fixtures = tuple(f for case in cases for f in case.files)
+    targets: list[_Target] = []
+    if creator:
+        where = skill.dir / "evals"
+        found = in_skill_trigger_files(skill.dir)
+        if queries.should:
+            targets.append(
+                _Target(
+                    path=where / "trigger-queries.json",
+                    content=render_creator_triggers(queries),
+                    existing=found[0] if found else None,
+                    files_dir=where / "files",
+                )
+            )
+        if cases:
+            evals_json = where / "evals.json"
+            targets.append(
+                _Target(
+                    path=evals_json,
+                    content=render_creator_evals(skill.name, cases, model=model),
+                    existing=evals_json if evals_json.exists() else None,
+                    files_dir=where / "files",
+                    fixtures=fixtures,
+                )
+            )
+        return targets
+    plugin = repo.plugin(skill.plugin)
+    assert plugin is not None
+    where = plugin.evals_dir / skill.name
+    if queries.should:
+        targets.append(
+            _Target(
+                path=where / "triggers.yaml",
+                content=render_triggers(skill.name, queries, model=model),
+                existing=find_one(where, "triggers") if where.is_dir() else None,
+                files_dir=where / "files",
+            )
+        )
+    if cases:
+        targets.append(
+            _Target(
+                path=where / "evals.yaml",
+                content=render_evals(skill.name, cases, model=model),
+                existing=find_one(where, "evals") if where.is_dir() else None,
+                files_dir=where / "files",
+                fixtures=fixtures,
+            )
+        )
+    return targets
+
+
 def _write_draft(
     repo: Repository,
     skill: Skill,
@@ -350,6 +445,8 @@ def _write_draft(
     options: InitOptions,
     model: str,
     pricing: Any,
+    *,
+    creator: bool,
 ) -> SkillDraft:
     tool_input, usage, error = answer.input, answer.usage, answer.why
     cost = measured_cost_usd(pricing, **usage) if usage else None
@@ -362,36 +459,24 @@ def _write_draft(
     cases, dropped_cases = gate_evals(
         parsed.evals, name=skill.name, description=text.description, limit=options.evals
     )
-    plugin = repo.plugin(skill.plugin)
-    assert plugin is not None
-    where = plugin.evals_dir / skill.name
     written: list[Path] = []
     backups: list[Path] = []
     kept: list[Path] = []
-    outputs: list[tuple[str, str]] = []
-    if queries.should:
-        outputs.append(("triggers", render_triggers(skill.name, queries, model=model)))
-    if cases:
-        outputs.append(("evals", render_evals(skill.name, cases, model=model)))
-    for basename, content in outputs:
-        existing = find_one(where, basename) if where.is_dir() else None
-        if existing is not None and not options.force:
-            kept.append(existing)
+    for target in _targets_of(repo, skill, queries, cases, model, creator=creator):
+        if target.existing is not None and not options.force:
+            kept.append(target.existing)
             continue
-        if existing is not None:
-            backups.append(_backup(existing))
-        path = where / f"{basename}.yaml"
-        atomic_write_text(path, content)
-        written.append(path)
-        if basename == "evals":
-            for case in cases:
-                for rel, body in case.files:
-                    fixture = where / "files" / rel
-                    if fixture.exists():
-                        kept.append(fixture)
-                        continue
-                    atomic_write_text(fixture, body)
-                    written.append(fixture)
+        if target.existing is not None:
+            backups.append(_backup(target.existing))
+        atomic_write_text(target.path, target.content)
+        written.append(target.path)
+        for rel, body in target.fixtures:
+            fixture = target.files_dir / rel
+            if fixture.exists():
+                kept.append(fixture)
+                continue
+            atomic_write_text(fixture, body)
+            written.append(fixture)
     return replace(
         draft,
         language=parsed.language,

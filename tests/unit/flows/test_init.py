@@ -147,3 +147,32 @@ def test_cli_scripted_with_workflow(repo: Path) -> None:
     assert main(["init", "--scripted", "--workflow"], environ={}, stdout=again, cwd=repo) == 0
     assert "kept .github/workflows/evolve-pr.yml (exists" in again.getvalue()
     assert "nothing to draft" in again.getvalue()
+
+
+def test_skill_creator_repository_gets_skill_creator_files(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    root = tmp_path / "creator"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "tools"}\n', encoding="utf-8")
+    _skill(root, "csv-report", "Summarise CSV files into Markdown reports.", CSV_BODY)
+    _skill(root, "journal", "Tenir à jour le fichier CHANGELOG.md du projet.", FR_BODY)
+    authored = root / "skills" / "journal" / "evals"
+    authored.mkdir()
+    (authored / "evals.json").write_text(
+        '{"skill_name": "journal", "evals": [{"id": 1, "prompt": "Ajoute la version 1.2", '
+        '"expectations": ["La section 1.2 existe"]}]}\n',
+        encoding="utf-8",
+    )
+    outcome = _run(root, _environ(server, tmp_path))
+    assert [d.skill for d in outcome.drafts] == ["csv-report"]
+    where = root / "skills" / "csv-report" / "evals"
+    evals_json = (where / "evals.json").read_text(encoding="utf-8")
+    assert evals_json.startswith('{\n  "_draft": "DRAFT by `evolve-action init` with ')
+    assert (where / "trigger-queries.json").read_text(encoding="utf-8").startswith("[\n")
+    assert not (root / "evals").exists()
+    assert outcome.findings == () and outcome.planned_triggers > 0
+    r, config = resolve_repository(None, root, None, {})
+    sets = {e.skill: e for e in r.eval_sets()}
+    assert sets["csv-report"].triggers_path == where / "trigger-queries.json"
+    assert sets["csv-report"].evals_path == where / "evals.json"
