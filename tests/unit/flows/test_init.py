@@ -176,3 +176,18 @@ def test_skill_creator_repository_gets_skill_creator_files(
     sets = {e.skill: e for e in r.eval_sets()}
     assert sets["csv-report"].triggers_path == where / "trigger-queries.json"
     assert sets["csv-report"].evals_path == where / "evals.json"
+
+
+def test_a_failed_request_leaves_that_skill_undrafted(repo: Path, tmp_path: Path) -> None:
+    policy = {
+        "rules": [
+            {"name": "refuse", "when": {"prompt": "<skill_name>journal<"}, "status": 400},
+            {"name": "draft", "when": {"tool_choice": "^submit_draft$"}, "draft": True},
+        ]
+    }
+    with ModelServer(policy, port=0) as srv:
+        outcome = _run(repo, _environ(srv, tmp_path))
+    drafts = {d.skill: d for d in outcome.drafts}
+    assert drafts["journal"].error.startswith("HTTP 400: ")
+    assert drafts["journal"].written == () and not (repo / "evals" / "journal").exists()
+    assert (repo / "evals" / "csv-report" / "triggers.yaml").is_file()
