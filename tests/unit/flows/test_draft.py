@@ -182,3 +182,28 @@ def test_rendered_files_open_with_the_draft_comment_naming_the_model() -> None:
     )
     evals_text = render_evals("csv-report", cases, model="m")
     assert evals_text.startswith("# DRAFT") and "files/sales.csv" in evals_text
+
+
+def test_docs_show_the_exact_request_init_sends() -> None:
+    """docs/init.md's request for the example csv-report skill is the one `init` builds."""
+    import json
+    import re
+    from pathlib import Path
+
+    from evolve_action.flows._draft import _TOOL_SCHEMA, SYSTEM
+    from evolve_action.flows._init import skill_text
+    from evolve_action.repo import discover
+
+    root = Path(__file__).resolve().parents[3]
+    doc = (root / "docs" / "init.md").read_text(encoding="utf-8")
+    repo = discover(root / "examples", root)
+    siblings = [s for s in repo.skills() if s.plugin == "project-tools"]
+    skill = next(s for s in siblings if s.name == "csv-report")
+    req = build_request(skill_text(skill, siblings), should=10, should_not=10, evals=2)
+    prompt = re.search(r"User message:\n\n````text\n(.*?)\n````", doc, re.S)
+    assert prompt is not None and prompt.group(1) == req.prompt
+    assert f"```text\n{SYSTEM}\n```" in doc
+    schema = re.search(r"input schema:\n\n```json\n(.*?)\n```", doc, re.S)
+    assert schema is not None and json.loads(schema.group(1)) == _TOOL_SCHEMA
+    params = req.params("claude-sonnet-5")
+    assert f"max_tokens: {params['max_tokens']}" in doc

@@ -172,7 +172,7 @@ def test_skill_creator_repository_gets_skill_creator_files(
     assert (where / "trigger-queries.json").read_text(encoding="utf-8").startswith("[\n")
     assert not (root / "evals").exists()
     assert outcome.findings == () and outcome.planned_triggers > 0
-    r, config = resolve_repository(None, root, None, {})
+    r, _ = resolve_repository(None, root, None, {})
     sets = {e.skill: e for e in r.eval_sets()}
     assert sets["csv-report"].triggers_path == where / "trigger-queries.json"
     assert sets["csv-report"].evals_path == where / "evals.json"
