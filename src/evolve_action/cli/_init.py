@@ -18,6 +18,7 @@ from typing import Any
 
 from evolve_action import flows
 from evolve_action.cli._common import Invocation, add_repo_flags, require_positive, split_list
+from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter
 from evolve_action.modelserver import ModelServer
 
@@ -101,7 +102,7 @@ def handle(inv: Invocation) -> int:
     for flag, value in (("--should", args.should), ("--should-not", args.should_not)):
         require_positive(flag, value, "at least 1")
     if args.evals < 0:
-        require_positive("--evals", args.evals + 1, "0 or more")
+        raise UsageError(f"--evals {args.evals}: want 0 or more (0: triggers only)")
     require_positive("--jobs", args.jobs, "at least 1")
     out = inv.stdout
     with contextlib.ExitStack() as stack:
