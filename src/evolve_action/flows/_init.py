@@ -513,14 +513,26 @@ def _verify(
 
 
 def _without(draft: SkillDraft, bad: Mapping[Path, tuple[str, ...]]) -> SkillDraft:
-    if not any(p in bad for p in draft.written):
-        return draft
+    """The draft without its files that failed Tier 0 (already removed); an authored file that
+    `force` had moved aside for one of them is put back."""
     removed = [p for p in draft.written if p in bad]
+    if not removed:
+        return draft
+    restored = []
+    for backup in draft.backups:
+        kind = backup.name.split(".", 1)[0][:7]  # "trigger" or "evals"
+        if any(p.name.startswith(kind) for p in removed):
+            original = backup.with_name(backup.name.split(".bak", 1)[0])
+            if not original.exists():
+                backup.rename(original)
+                restored.append(backup)
+    triggers = any(p.name.startswith("trigger") for p in removed)
     return replace(
         draft,
         written=tuple(p for p in draft.written if p not in bad),
-        should=0 if any(p.name.startswith("triggers.") for p in removed) else draft.should,
-        should_not=0 if any(p.name.startswith("triggers.") for p in removed) else draft.should_not,
+        backups=tuple(b for b in draft.backups if b not in restored),
+        should=0 if triggers else draft.should,
+        should_not=0 if triggers else draft.should_not,
         evals=0 if any(p.name.startswith("evals.") for p in removed) else draft.evals,
     )
 

@@ -191,3 +191,34 @@ def test_a_failed_request_leaves_that_skill_undrafted(repo: Path, tmp_path: Path
     assert drafts["journal"].error.startswith("HTTP 400: ")
     assert drafts["journal"].written == () and not (repo / "evals" / "journal").exists()
     assert (repo / "evals" / "csv-report" / "triggers.yaml").is_file()
+
+
+def test_a_drafted_file_failing_tier0_is_removed_and_the_authored_one_restored(
+    repo: Path,
+) -> None:
+    from evolve_action.flows._init import _verify, _without
+
+    where = repo / "evals" / "csv-report"
+    where.mkdir(parents=True)
+    backup = where / "triggers.json.bak"
+    backup.write_text('{"triggers": []}\n', encoding="utf-8")
+    drafted = where / "triggers.yaml"
+    drafted.write_text(
+        "triggers:\n  - query: Total the sales per region\n    should_trigger: true\n"
+        "  - query: Total the sales per region\n    should_trigger: false\n",
+        encoding="utf-8",
+    )
+    draft = flows.SkillDraft(
+        plugin="tools",
+        skill="csv-report",
+        should=1,
+        should_not=1,
+        written=(drafted,),
+        backups=(backup,),
+    )
+    bad = _verify(repo, flows.InitOptions(cwd=repo, environ={}), [draft])
+    assert list(bad) == [drafted] and "duplicate" in bad[drafted][0]
+    after = _without(draft, bad)
+    assert not drafted.exists() and after.written == () and after.should == 0
+    assert (where / "triggers.json").read_text(encoding="utf-8") == '{"triggers": []}\n'
+    assert after.backups == () and not backup.exists()
