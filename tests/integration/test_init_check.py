@@ -68,3 +68,38 @@ def test_check_runs_the_drafted_triggers_once_and_lists_the_wrong_ones(
     ], text
     assert list(root.rglob("results.*")) == []
     assert not (root / "EVALUATION.md").exists()
+
+
+def test_init_then_run_all_scripted_end_to_end(tmp_path: Path, claude_cli: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "tools"}\n', encoding="utf-8")
+    _skill(root, "csv-report", "Total and average the columns of CSV files per group.", CSV_BODY)
+    _skill(root, "license-header", "Add SPDX license headers to source files.", HEADER_BODY)
+    out = io.StringIO()
+    argv = ["init", "--scripted", "--evals", "1", "--skill", "csv-report"]
+    assert main(argv, environ={}, stdout=out, cwd=root) == 0, out.getvalue()
+    run_out, run_err = io.StringIO(), io.StringIO()
+    code = main(
+        [
+            "run",
+            "all",
+            "--new",
+            "--scripted",
+            "--model",
+            "anthropic/claude-sonnet-5",
+            "--runs",
+            "1",
+        ],
+        environ={},
+        stdout=run_out,
+        stderr=run_err,
+        cwd=root,
+    )
+    text = run_out.getvalue()
+    assert code == 0, run_err.getvalue() + text
+    assert "run: --scripted: the agent and the judge talk to the scripted model server" in text
+    assert "=== csv-report / anthropic/claude-sonnet-5 [triggers] (5 queries x 1 runs" in text
+    assert "=== csv-report / anthropic/claude-sonnet-5 [evals]" in text
+    assert (root / "evals" / "csv-report" / "results.json").is_file()
+    assert (root / "EVALUATION.md").is_file()
