@@ -156,6 +156,8 @@ def _print(
     inv: Invocation, outcome: flows.InitOutcome, *, scripted: bool, evals_asked: int
 ) -> None:
     out, root = inv.stdout, outcome.root
+    for warning in outcome.config_warnings:
+        inv.stderr.write(f"warn: {warning}\n")
 
     def rel(path: Path) -> str:
         return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)

@@ -1,19 +1,22 @@
 """`evolve-action init`: draft trigger queries and eval cases for the skills that have none.
 
-Owns: `InitOptions`, `run_init` and its outcome: choosing the skills to draft (every skill without
-definitions, or `--skill`), one drafting request per skill through the judge's client
-(`grading.Judge.call_tool` over `harness.anthropic_client`, the configured judge model; `_draft.build_request`), the gates
-(`_draft`), writing evolve's `evals/<skill>/triggers.yaml`, `evals.yaml` and fixtures under
-`files/` (or, in a repository whose definitions are all skill-creator's, `<skill>/evals/evals.json`,
-`trigger-queries.json` and `evals/files/`: `uses_skill_creator`), checking what was written (Tier 0 and the plan, like any authored file), the dry-run
-estimate of the first sweep, `--check` (the drafted triggers run once, in a throwaway copy of the
-repository) and `--workflow` (the tested example workflows copied to `.github/workflows/`).
+Owns: `InitOptions`, `run_init` and its outcome: choosing the skills to draft (every skill
+without definitions, or `--skill`); one drafting request per skill through the judge's client
+(`grading.Judge.call_tool` over `harness.anthropic_client`, the configured judge model; the
+request is `_draft.build_request`); the gates (`_draft`); writing evolve's
+`evals/<skill>/triggers.yaml`, `evals.yaml` and fixtures under `files/` (or, in a repository
+whose definitions are all skill-creator's, `<skill>/evals/evals.json`, `trigger-queries.json`
+and `evals/files/`: `uses_skill_creator`); checking what was written (Tier 0 and the plan, like
+any authored file); the dry-run estimate of the first sweep; `--check` (the drafted triggers run
+once, in a throwaway copy of the repository) and `--workflow` (the tested example workflows
+copied to `.github/workflows/`).
 
 Guarantees: never overwrites an authored file (with `force` the old file is first renamed to
-`<name>.bak`, or `<name>.bak.<n>`), never writes or removes a `results.*` file, never writes a
-drafted file that fails Tier 0 (it is removed again and reported); without credentials it raises
-before any request. Never prints (each step goes to `on_step`), never parses argv, never reads
-`os.environ` (the environment is an option).
+`<name>.bak`, or `<name>.bak.<n>`, and put back if the draft replacing it fails Tier 0), never
+writes or removes a `results.*` file, never leaves a drafted file that fails Tier 0 (it is
+removed again and reported); without credentials it raises before any request. Never prints
+(each step goes to `on_step`), never parses argv, never reads `os.environ` (the environment is
+an option).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from evolve_action.flows._draft import (
     render_evals,
     render_triggers,
 )
-from evolve_action.flows._shard import CostEstimate, estimate_cost
+from evolve_action.flows._shard import CHARS_PER_TOKEN, CostEstimate, estimate_cost
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.harness import agent_harness
 from evolve_action.repo import Repository, Skill, in_skill_trigger_files, parse_frontmatter
@@ -82,8 +85,6 @@ WORKFLOW_SECRET = "ANTHROPIC_API_KEY"
 
 ESTIMATED_OUTPUT_TOKENS = 1_500
 """Output tokens assumed per skill for the estimate shown before drafting."""
-
-CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +179,7 @@ class InitOutcome:
     workflows_kept: tuple[Path, ...] = ()
     workflow_backups: tuple[Path, ...] = ()
     config_warnings: tuple[str, ...] = field(default_factory=tuple)
+    """What reading the configuration warned about."""
 
 
 InitStep = InitPlanned
@@ -241,6 +243,7 @@ def run_init(
         workflows=workflows,
         workflows_kept=kept_wf,
         workflow_backups=wf_backups,
+        config_warnings=tuple(config.warnings),
     )
     if not targets:
         return base
