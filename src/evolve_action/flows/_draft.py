@@ -508,17 +508,32 @@ def _case_items(cases: Sequence[DraftedCase], files_prefix: str) -> list[dict[st
     return out
 
 
+def _yaml_list(key: str, items: Sequence[Mapping[str, Any]]) -> str:
+    """`key:` and a block list of mappings whose keys keep the given order (`encode_yaml` sorts
+    keys; a reviewer reads `id` and `prompt` before the assertions)."""
+    out = [f"{key}:\n"]
+    for item in items:
+        block = "".join(encode_yaml({k: v}) for k, v in item.items())
+        for i, line in enumerate(block.splitlines(keepends=True)):
+            out.append(("  - " if i == 0 else "    ") + line if line.strip() else line)
+    return "".join(out)
+
+
 def render_triggers(skill: str, queries: GatedQueries, *, model: str) -> str:
     """evolve's `triggers.yaml`: the draft comment, then should-trigger queries, then should-not."""
-    return draft_comment(model) + encode_yaml(
-        {"skill_name": skill, "triggers": _trigger_items(queries)}
+    return (
+        draft_comment(model)
+        + encode_yaml({"skill_name": skill})
+        + _yaml_list("triggers", _trigger_items(queries))
     )
 
 
 def render_evals(skill: str, cases: Sequence[DraftedCase], *, model: str) -> str:
     """evolve's `evals.yaml`: the draft comment, then the cases (fixtures as `files/<path>`)."""
-    return draft_comment(model) + encode_yaml(
-        {"skill_name": skill, "evals": _case_items(cases, "files/")}
+    return (
+        draft_comment(model)
+        + encode_yaml({"skill_name": skill})
+        + _yaml_list("evals", _case_items(cases, "files/"))
     )
 
 

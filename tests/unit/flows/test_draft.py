@@ -207,3 +207,41 @@ def test_docs_show_the_exact_request_init_sends() -> None:
     assert schema is not None and json.loads(schema.group(1)) == _TOOL_SCHEMA
     params = req.params("claude-sonnet-5")
     assert f"max_tokens: {params['max_tokens']}" in doc
+
+
+def test_evals_yaml_keeps_the_reading_order_and_decodes_back() -> None:
+    from pathlib import Path
+
+    from evolve_action.encoding import decode_yaml
+
+    cases, _ = gate_evals(
+        [
+            {
+                "id": "totals",
+                "prompt": "Summarise sales.csv: totals per region\nthen a grand total",
+                "files": [{"path": "sales.csv", "content": "a\n"}],
+                "expectations": ["The table has one row per region"],
+                "assertions": [{"type": "regex", "pattern": "^# ", "path": "report.md"}],
+            }
+        ],
+        name="csv-report",
+        description=DESCRIPTION,
+        limit=1,
+    )
+    text = render_evals("csv-report", cases, model="m")
+    body = text.split("evals:\n", 1)[1]
+    keys = [
+        line.strip().lstrip("- ").split(":")[0]
+        for line in body.splitlines()
+        if line.startswith(("  - ", "    ")) and not line.startswith("      ")
+    ]
+    assert keys == ["id", "prompt", "files", "expectations", "assertions"]
+    decoded = decode_yaml(text, Path("evals.yaml")).value
+    assert decoded["skill_name"] == "csv-report"
+    assert (
+        decoded["evals"][0]["prompt"]
+        == "Summarise sales.csv: totals per region\nthen a grand total"
+    )
+    assert decoded["evals"][0]["assertions"] == [
+        {"type": "regex", "pattern": "^# ", "path": "report.md"}
+    ]

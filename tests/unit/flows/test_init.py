@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -138,7 +139,11 @@ def test_cli_scripted_with_workflow(repo: Path) -> None:
     code = main(["init", "--scripted", "--workflow"], environ={}, stdout=out, stderr=err, cwd=repo)
     text = out.getvalue()
     assert code == 0, err.getvalue()
-    assert "drafting 2 skill(s) with anthropic/claude-sonnet-5" in text
+    assert re.search(
+        r"init: drafting 2 skill\(s\) with anthropic/claude-sonnet-5: about [\d,]+ input "
+        r"tokens, estimated \$\d+\.\d{4}\n",
+        text,
+    )
     assert "drafting cost: $" in text and "first sweep (run all --new, dry run):" in text
     assert "add the repository secret ANTHROPIC_API_KEY" in text
     assert (repo / ".github" / "workflows" / "evolve-pr.yml").is_file()
@@ -147,6 +152,13 @@ def test_cli_scripted_with_workflow(repo: Path) -> None:
     assert main(["init", "--scripted", "--workflow"], environ={}, stdout=again, cwd=repo) == 0
     assert "kept .github/workflows/evolve-pr.yml (exists" in again.getvalue()
     assert "nothing to draft" in again.getvalue()
+    forced = io.StringIO()
+    assert main(["init", "--workflow", "--force"], environ={}, stdout=forced, cwd=repo) == 0
+    workflows = repo / ".github" / "workflows"
+    assert (workflows / "evolve-pr.yml.bak").read_bytes() == (
+        workflows / "evolve-pr.yml"
+    ).read_bytes()
+    assert "kept the old workflow as .github/workflows/evolve-pr.yml.bak" in forced.getvalue()
 
 
 def test_skill_creator_repository_gets_skill_creator_files(
