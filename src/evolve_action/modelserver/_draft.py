@@ -4,8 +4,8 @@ Owns: `draft_input` (the forced draft tool's input, built from the request's own
 `draft_sections` (the tagged sections of a drafting prompt). The policy action `draft` calls it.
 
 Guarantees: grounded only in the request it receives. Should-trigger queries are the task lines of
-`<skill_body>` (its bullet and numbered items outside a "when not to use" section), in the body's
-own words and so in its language; should-not-trigger queries are the items of the body's "when not
+`<skill_body>` (its bullet and numbered items outside a "when not to use" section), then the first
+sentence of each of its prose paragraphs, in the body's own words and so in its language; should-not-trigger queries are the items of the body's "when not
 to use" sections, then the sentences and clauses of every `<sibling_skills>` description (siblings first,
 so confusion between siblings always shows); eval cases are the first task lines, each with the
 line itself as the judge's expectation and a `file_exists` assertion when the line names a file.
@@ -107,6 +107,38 @@ def body_items(body: str) -> tuple[list[str], list[str]]:
     return tasks, nots
 
 
+def body_sentences(body: str) -> list[str]:
+    """The first sentence of every prose paragraph outside code fences, tables, lists and "when
+    not to use" sections (at least five words): what a body without list items describes."""
+    found: list[str] = []
+    fenced = negative = False
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph and not negative:
+            sentence = _clauses(_clean(" ".join(paragraph)))
+            if sentence and len(sentence[0].split()) >= 5:
+                found.append(sentence[0])
+        paragraph.clear()
+
+    for raw in body.splitlines():
+        if raw.lstrip().startswith(("```", "~~~")):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        heading = _HEADING.match(raw)
+        if heading or not raw.strip() or _ITEM.match(raw) or raw.lstrip().startswith(("|", ">")):
+            flush()
+            if heading:
+                negative = bool(_NOT_SECTION.search(heading.group(1)))
+            continue
+        paragraph.append(raw.strip())
+    flush()
+    return found
+
+
 def siblings(listing: str) -> list[tuple[str, str]]:
     """`- name: description` lines of the `<sibling_skills>` section."""
     found = []
@@ -148,6 +180,7 @@ def draft_input(prompt: str) -> dict[str, Any]:
     not_n = _count(prompt, r"exactly (\d+) should-not-trigger", 10)
     evals_n = _count(prompt, r"(\d+) eval cases", 0)
     tasks, nots = body_items(body)
+    tasks += [t for t in body_sentences(body) if t not in tasks]
     near = [c for _, d in siblings(sections.get("sibling_skills", "")) for c in _clauses(d)]
     evals: list[Mapping[str, Any]] = []
     taken: set[str] = set()

@@ -104,3 +104,17 @@ def test_the_policy_action_answers_the_forced_tool() -> None:
 def test_draft_false_is_rejected() -> None:
     with pytest.raises(PolicyError, match="expected true"):
         Policy.from_yaml("rules:\n  - {name: d, draft: false}\n")
+
+
+def test_a_body_without_list_items_gives_its_paragraphs_first_sentences() -> None:
+    from evolve_action.modelserver._draft import body_sentences
+
+    body = (
+        "# Finishing\n\n## Step 1\n\nRun the project's full test suite before anything else. "
+        "Then read the output.\n\n```\nA fenced paragraph is never a request here.\n```\n\n"
+        "| a table row is not prose either |\n\nToo short here.\n\n## Do not use for\n\n"
+        "Deploying the service to production is another job.\n"
+    )
+    assert body_sentences(body) == ["Run the project's full test suite before anything else."]
+    out = draft_input(_prompt(body))
+    assert out["should_trigger"] == ["Run the project's full test suite before anything else."]
