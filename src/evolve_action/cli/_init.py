@@ -204,13 +204,13 @@ def _print(
         out.write(f"error: a drafted file failed the checks and was removed: {finding}\n")
     out.write(f"drafting cost: {_usd(outcome.cost_usd)}{' (scripted)' if scripted else ''}\n")
     if outcome.sweep is not None:
-        usd = [v for v in outcome.sweep.usd.values() if v is not None]
         out.write(
             f"first sweep (run all --new, dry run): {outcome.planned_triggers} trigger "
-            f"queries, {outcome.planned_evals} eval cases, "
-            f"{sum(outcome.sweep.sessions.values())} agent sessions, estimated "
-            f"{_usd(sum(usd)) if usd else 'unpriced'}\n"
+            f"queries, {outcome.planned_evals} eval cases\n"
         )
+        out.write(outcome.sweep.line())
+        if len(outcome.sweep.sessions) > 1:
+            out.write(f"  (one model costs less: run all --new --model {outcome.check_model})\n")
     if outcome.checked is not None:
         out.write(f"check: one run of every drafted query with {outcome.check_model}\n")
         if not outcome.checked:

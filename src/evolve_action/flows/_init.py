@@ -175,6 +175,7 @@ class InitOutcome:
     """With `check`: the queries the skill missed or wrongly took (empty: all right), one run
     each with `InitOptions.check_model`."""
     check_model: str = ""
+    """The one model `check` runs with (also the one-model suggestion for the first sweep)."""
     workflows: tuple[Path, ...] = ()
     workflows_kept: tuple[Path, ...] = ()
     workflow_backups: tuple[Path, ...] = ()
@@ -244,6 +245,7 @@ def run_init(
         workflows_kept=kept_wf,
         workflow_backups=wf_backups,
         config_warnings=tuple(config.warnings),
+        check_model=options.check_model,
     )
     if not targets:
         return base
@@ -311,7 +313,6 @@ def run_init(
         outcome = replace(
             outcome,
             checked=_check(repo, config, options, drafted, reporter=reporter),
-            check_model=options.check_model,
         )
     return outcome
 

@@ -145,6 +145,7 @@ def test_cli_scripted_with_workflow(repo: Path) -> None:
         text,
     )
     assert "drafting cost: $" in text and "first sweep (run all --new, dry run):" in text
+    assert re.search(r"^estimate: \d+ agent sessions, about \$", text, re.M)
     assert "add the repository secret ANTHROPIC_API_KEY" in text
     assert (repo / ".github" / "workflows" / "evolve-pr.yml").is_file()
     assert (repo / ".github" / "workflows" / "evolve-gate.yml").is_file()
