@@ -30,6 +30,7 @@ from evolve_action.cli import (
     _demo,
     _evals,
     _export,
+    _init,
     _install,
     _model_server,
     _report,
@@ -52,6 +53,7 @@ TOP_COMMANDS: tuple[ModuleType, ...] = (
     _shard,
     _install,
     _export,
+    _init,
 )
 
 SECRET_ENV_NAMES: tuple[str, ...] = (
@@ -303,6 +305,7 @@ def _runs_agents(args: argparse.Namespace) -> bool:
     return (
         tier in ("triggers", "evals", "all")
         or command in ("demo", "pr", "shard")
+        or (command == "init" and getattr(args, "check", False) is True)
         or (
             command == "run" and tier is None  # the action's `mode: run`
         )
