@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from tests.helpers.race import RACER
 
 from evolve_action.harness import _confine as confine
 from evolve_action.harness._sandbox import Probe
@@ -26,28 +27,6 @@ from evolve_action.harness._sandbox import Probe
 pytestmark = pytest.mark.integration
 
 ROUNDS = 300
-
-RACER = r"""
-import os, sys
-ws, target, stop = sys.argv[1], sys.argv[2], sys.argv[3]
-names = [os.path.join(ws, f"d{i}") for i in range(8)]
-swaps = 0
-while not os.path.exists(stop):
-    for name in names:
-        try:
-            os.rename(name, name + ".away")
-            os.symlink(target, name)
-            for _ in range(2000):  # hold the link a while: widen the window for a walker
-                pass
-            os.unlink(name)
-            os.rename(name + ".away", name)
-            swaps += 1
-            if swaps == 1:
-                print("racing", flush=True)
-        except OSError:
-            pass
-print(swaps)
-"""
 
 
 def _nobody() -> confine.AgentUser:
