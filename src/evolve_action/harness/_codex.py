@@ -7,7 +7,8 @@ with the failure classification), `run_codex()` (the only place that starts `cod
 `CodexHarness`.
 
 Guarantees: the CLI gets only the allowlisted environment plus its session's token at the model
-gateway (as `OPENAI_API_KEY`; the gateway holds the real key), its own `CODEX_HOME` outside the workspace (removed with the session) and stdin closed (Codex
+gateway (as `CODEX_API_KEY`, which `codex exec` authenticates with — it sends no key for
+`OPENAI_API_KEY` alone — and as `OPENAI_API_KEY`; the gateway holds the real key), its own `CODEX_HOME` outside the workspace (removed with the session) and stdin closed (Codex
 would read stdin into the prompt). The gateway's address (which forwards to the user's
 `OPENAI_BASE_URL`, else the public API) is passed as `-c openai_base_url=…` (Codex ignores the
 variable). With bubblewrap available the whole CLI runs in
@@ -152,6 +153,7 @@ def codex_env(
         "TMPDIR": str(home / "tmp"),
         "NO_COLOR": "1",
         "OPENAI_API_KEY": grant.token,
+        "CODEX_API_KEY": grant.token,  # what `codex exec` authenticates with
         **dict(spec.env),
     }
     return procenv.safe_env(environ, extra=extra)

@@ -319,6 +319,10 @@ class Gateway:
         upstream = self._routes.get(request.match_info["route"])
         if upstream is None:
             return _error(web, 404, "not_found_error", "unknown gateway route")
+        if request.headers.get("upgrade", "").lower() == "websocket":
+            # First, token or not: Codex's WebSocket attempt carries none, and a 401 here would
+            # read as a refused key; 426 makes it use HTTP streaming (which carries the token).
+            return _error(web, 426, "invalid_request_error", "WebSocket is not supported")
         token = _presented_token(request.headers)
         with self._lock:
             session = self._sessions.get(token) if token else None
@@ -326,8 +330,6 @@ class Gateway:
             return _error(
                 web, 401, "authentication_error", "evolve-action gateway: no live session token"
             )
-        if request.headers.get("upgrade", "").lower() == "websocket":
-            return _error(web, 426, "invalid_request_error", "WebSocket is not supported")
         if self._fatal is not None:
             status, refusal, _ = self._fatal
             return web.Response(status=status, body=refusal, content_type="application/json")

@@ -102,6 +102,7 @@ def test_env_is_allowlisted_with_the_gateway_token_only(tmp_path: Path) -> None:
         cli=tmp_path / "codex/bin/codex",
     )
     assert env["OPENAI_API_KEY"] == "evolve-session-t"  # the gateway holds the real key
+    assert env["CODEX_API_KEY"] == "evolve-session-t"  # what `codex exec` sends (measured)
     assert env["CODEX_HOME"] == str(tmp_path / "h")
     assert env["TMPDIR"] == str(tmp_path / "h" / "tmp")
     assert env["PATH"] == f"{tools}:/usr/bin"
