@@ -106,3 +106,23 @@ def test_live_workspaces_get_their_own_uids(tmp_path: Path) -> None:
     assert argv[argv.index("--user") + 1] == "3002:3002"
     for p in (a, c, tmp_path / "e"):
         confine.release(p)
+
+
+def test_an_isolated_sandbox_forwards_only_to_the_gateway(tmp_path: Path) -> None:
+    user = confine.AgentUser("agent", 3000, 3000)
+    conf = confine.Confinement(
+        sandbox=Probe(bwrap="/usr/bin/bwrap"), user=user, isolated_network=True
+    )
+    sock = tmp_path / "gw" / "gateway.sock"
+    agent = confine.launcher_argv(
+        conf, writable=[tmp_path], chdir=tmp_path, parent="1", gateway=(4321, sock)
+    )
+    assert "--unshare-net" in agent
+    assert agent[agent.index("--forward") + 1] == f"4321={sock}"
+    command = confine.launcher_argv(conf, writable=[tmp_path], chdir=tmp_path, parent="1")
+    assert "--unshare-net" in command and "--forward" not in command  # nothing reachable
+    open_conf = confine.Confinement(sandbox=Probe(bwrap="/usr/bin/bwrap"), user=user)
+    opened = confine.launcher_argv(
+        open_conf, writable=[tmp_path], chdir=tmp_path, parent="1", gateway=(4321, sock)
+    )
+    assert "--unshare-net" not in opened and "--forward" not in opened

@@ -564,17 +564,17 @@ def launcher_argv(
         if user is not None:
             argv += ["--user", user.spec]
         return [*argv, "--"]
+    forward = conf.isolated_network and gateway is not None
     argv.append("--")
     argv += sandbox.wrap(
         conf.sandbox,
         writable=writable,
         chdir=Path("/") if user is not None else chdir,  # bwrap has no right to enter it
         hidden=conf.hidden,
-        readable=[*conf.readable, *readable],
+        readable=[*conf.readable, *readable, *([gateway[1].parent] if gateway else [])],
         caps=("CAP_SETUID", "CAP_SETGID") if user is not None else (),
         isolate_network=conf.isolated_network,
     )
-    forward = conf.isolated_network and gateway is not None
     if user is not None or forward:
         argv += launcher_argv_bare(python)
         if forward:

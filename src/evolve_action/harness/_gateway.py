@@ -218,7 +218,7 @@ class Gateway:
 
     def start(self) -> Gateway:
         """Listen on a free loopback port, serving from a daemon thread; returns self."""
-        where = Path(tempfile.mkdtemp(prefix="gateway.", dir=lifecycle.scratch_dir()))
+        where = Path(tempfile.mkdtemp(prefix="gateway.", dir=_socket_parent()))
         where.chmod(0o711)
         self.socket_path = where / "gateway.sock"
         self._thread = threading.Thread(target=self._serve, name="evolve-gateway", daemon=True)
@@ -400,6 +400,19 @@ class Gateway:
                 else _error_body("authentication_error", message)
             )
             self._fatal = (status, body.decode("utf-8", "replace"), f"HTTP {status}: {message}")
+
+
+_SOCKET_PATH_MAX = 100
+"""A Unix socket's path must fit `sun_path` (108 bytes on Linux), with room for the names."""
+
+
+def _socket_parent() -> Path:
+    """Where the gateway's socket directory goes: the run's scratch dir, else a shorter temp dir
+    when that path would not fit a socket address."""
+    for candidate in (lifecycle.scratch_dir(), Path(tempfile.gettempdir()), Path("/tmp")):
+        if candidate is not None and len(str(candidate)) + 30 <= _SOCKET_PATH_MAX:
+            return candidate
+    return Path("/tmp")
 
 
 def _presented_token(headers: Mapping[str, str]) -> str:
