@@ -306,11 +306,16 @@ def test_without_credentials_tier0_runs_and_nothing_is_published_by_a_fork(
         inputs={"anthropic_api_key": "", "fail_on": "regression"},
     )
     code, out, err = run_action(pr)
-    assert code == 0, out + err
+    assert code == 1, out + err  # no verdict is not a pass (`fail_on: error` lets it pass)
     assert "live tiers skipped" in out
     assert gh.calls("POST", r".*/git/.*") == []
     assert gh.comments_on(REPO, 1) == []
-    assert "live tiers skipped" in pr.summary.read_text()
+    summary = pr.summary.read_text()
+    assert "live tiers skipped" in summary
+    assert "### ⏸️ not evaluated: beta triggers, 2 stale or missing queries not run: a fork PR" in (
+        summary
+    )
+    assert pr.outputs()["status"] == "not-evaluated"
 
 
 def test_pull_request_target_from_a_fork_is_refused(tmp_path: Path, gh: FakeGitHub) -> None:
@@ -1114,3 +1119,91 @@ def test_an_unconfined_run_says_so_once_in_the_comment(tmp_path: Path, confined:
     assert "agent session" in comment
     for text in (comment, summary):
         assert text.count("agent ran unconfined") == (0 if confined else 1), text
+
+
+def stored_results(tmp_path: Path, base_url: str) -> dict[str, str]:
+    """The base files with real, up-to-date results of beta (one run per query, scripted model)."""
+    root = tmp_path / "evaluated"
+    for rel, text in base_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+    args = ["run", "triggers", "--root", str(root), "--model", MODEL, "--runs", "1"]
+    out, err = io.StringIO(), io.StringIO()
+    code = main([*args, "--skill", "beta"], env, stdout=out, stderr=err, cwd=root)
+    assert code == 0, out.getvalue() + err.getvalue()
+    return {"evals/beta/results.json": (root / "evals/beta/results.json").read_text()}
+
+
+def test_no_credentials_on_a_broken_description_is_not_evaluated_never_green(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """The PR breaks beta's description (no "Use when"); the stored results are the base's and now
+    stale; no credentials: no verdict (neutral headline, every tier `not evaluated` with why), the
+    Tier 0 error with its file and line in the comment and the summary, the reasons name SKILL.md
+    before the derived files, and the step fails."""
+    srv = model_server(POLICY)
+    stored = stored_results(tmp_path, srv.base_url)
+    results = json.loads(stored["evals/beta/results.json"])
+    results["note"] = "touched"  # a derived file in the PR too: its reason must come second
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "evals/beta/results.json": stored["evals/beta/results.json"] + "\n",
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things."),
+        },
+        inputs={"anthropic_api_key": "", "fail_on": "regression"},
+        extra_base=stored,
+    )
+    code, out, err = run_action(pr)
+    assert code == 1, out + err
+    (comment,) = gh.comments_on(REPO, 1)
+    verdict = comment.body.splitlines()[2]
+    assert verdict.startswith("### ⏸️ not evaluated: beta triggers"), verdict
+    assert "no credentials were given" in verdict
+    assert "✅" not in comment.body and "no change" not in comment.body  # no legend either
+    assert "results up to date" not in comment.body
+    assert "2 stale or missing cases not run: no credentials were given" in comment.body
+    assert "⏸️ not evaluated · stored" in comment.body  # the cell: stale figure, no label
+    assert "❌ 1 Tier 0 error" in verdict
+    assert "❌ skills/beta/SKILL.md:" in comment.body and "Use when" in comment.body
+    reasons = next(line for line in comment.body.splitlines() if "kit/beta:" in line)
+    assert reasons.index("skills/beta/SKILL.md") < reasons.index("evals/beta/results.json")
+    summary = pr.summary.read_text()
+    assert "⏸️ not evaluated" in summary and "skills/beta/SKILL.md:" in summary
+    outputs = pr.outputs()
+    assert outputs["delta"] == "not evaluated"
+    assert outputs["status"] == "failed"  # the Tier 0 error
+    assert outputs["sessions"] == "0"
+
+
+def test_stale_results_without_checks_failing_exit_1_with_status_not_evaluated(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    stored = stored_results(tmp_path, srv.base_url)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta sheets. Use when asked about beta.")
+        },
+        inputs={"anthropic_api_key": "", "fail_on": "regression"},
+        extra_base=stored,
+    )
+    code, out, err = run_action(pr)
+    assert code == 1, out + err
+    assert pr.outputs()["status"] == "not-evaluated"
+    body = gh.comments_on(REPO, 1)[0].body
+    assert "Tier 0" not in body.splitlines()[2]
+    # fail_on: error lets an unevaluated PR pass (documented), with the same comment.
+    pr.env["INPUT_FAIL_ON"] = "error"
+    code, out, err = run_action(pr)
+    assert code == 0, out + err

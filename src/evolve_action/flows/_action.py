@@ -75,6 +75,7 @@ from evolve_action.github import (
     GitHubContext,
     HeadMoved,
     RetryPolicy,
+    Status,
     Touched,
     TouchedSkill,
     annotate,
@@ -108,6 +109,7 @@ from evolve_action.harness import (
 )
 from evolve_action.repo import Repository, rel_path
 from evolve_action.report import (
+    CheckLine,
     ComparisonRow,
     GateOptions,
     Label,
@@ -120,9 +122,10 @@ from evolve_action.report import (
     evidence_digest,
     parse_maturity,
     render_pr_comment,
+    usd,
 )
 from evolve_action.results import ResultsFile, load_results
-from evolve_action.specs import Severity
+from evolve_action.specs import Finding, Severity
 
 __all__ = [
     "COMMENT_MARKER",
@@ -221,6 +224,12 @@ class _Knobs:
             timeout=self.timeout,
         )
 
+    def default_model(self, config: Config) -> _Knobs:
+        """One model when nothing names any (not every catalog model)."""
+        if self.models or config.models is not None:
+            return self
+        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
+
     def with_default_model(self, config: Config, state: _Run) -> _Knobs:
         """One model when nothing names any (not every catalog model): said in the notes."""
         if self.models or config.models is not None:
@@ -264,6 +273,14 @@ class _Run:
     """Touched skills (`plugin/skill`) whose base results could not be read."""
     refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
     """Touched skills whose definition of a tier was refused as an authoring error."""
+    unevaluated: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
+    """Touched skills whose stale or missing cases of a tier this job did not run, with why."""
+    not_run: int = 0
+    """Stale or missing cases of the touched skills left unrun (`unevaluated`'s total)."""
+    not_run_reason: str = ""
+    """Why they were left unrun (for the comment's run line)."""
+    findings: tuple[CheckLine, ...] = ()
+    """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
     reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
     """Skill key → model key → the runs power on demand added (never committed)."""
     base_reruns: int = 0
@@ -342,6 +359,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
     before = _snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
+    requested = list(live)
+    why_not = ""
     merged: MergeOutcome | None = None
     if options.mode == "merge":
         assert inputs.fragments is not None
@@ -352,6 +371,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
     if live and not _has_credentials(agent_env):
         why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
+        why_not = why
         state.notice(
             f"live tiers skipped: {why} (set anthropic_api_key or claude_code_oauth_token); "
             "Tier 0 ran",
@@ -388,6 +408,11 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             state.notice(CANCELLED, commands)
     if line := budget.summary():  # in the log, the step summary and the PR comment
         state.notice(line)
+    if requested:
+        why_not = why_not or _why_not_run(budget, cancelled)
+        knobs = _Knobs.of(inputs).default_model(config)
+        with deferred_signals() if cancelled else contextlib.nullcontext():
+            _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
     _confinement_notice(state, agent_env)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
@@ -545,12 +570,13 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     prefix = _rel_prefix(repo.root, top)
     base = options.base or _default_base(top, genv)
     state = _Run()
-    checks = run_checks(repo, config, CheckOptions(signals=False))
-    state.check_failures = checks.failures
-    if checks.failures:
-        state.lines.append(f"checks: {checks.failures} failure(s) (see `run checks`)")
+    report = run_checks(repo, config, CheckOptions(signals=False))
+    state.check_failures = report.failures
+    if report.failures:
+        state.lines.append(f"checks: {report.failures} failure(s) (see `run checks`)")
     changes = _local_changes(top, base, genv)
     touched = touched_skills(repo, changes, prefix=prefix)
+    state.findings = _touched_findings(repo, touched, report.findings, top)
     if touched.empty:
         state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
         return ActionOutcome(
@@ -574,6 +600,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     )
     budget = Budget(limit_usd=options.max_cost_usd)
     head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    why_not = ""
     with contextlib.ExitStack() as stack:
         work, work_config = repo, config
         if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
@@ -603,9 +630,14 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
                 out_dir=out_dir,
             )
         else:
-            state.notice("live tiers skipped: no Anthropic credentials in the environment")
+            why_not = "no Anthropic credentials in the environment"
+            state.notice(f"live tiers skipped: {why_not}")
         if line := budget.summary():
             state.notice(line)
+        why_not = why_not or _why_not_run(budget, False)
+        tiers = ["triggers", "evals"]
+        plain = knobs.default_model(config)
+        _unevaluated(work, work_config, touched, plain, env, tiers, state, why_not)
         _confinement_notice(state, env)
         _, rows, facts = _report_and_compare(
             work,
@@ -727,14 +759,16 @@ def exit_for(
 ) -> int:
     """The step's exit code: 1 when `fail_on` says this outcome fails the step, else 0.
 
-    `regression`: a row labelled regression, a threshold breach, a Tier 0 failure or an error;
-    `threshold`: a breach, a Tier 0 failure or an error; `error`: errors only; `never`: 0.
+    `regression`: a row labelled regression, a threshold breach, a Tier 0 failure, a tier not
+    evaluated (stale or missing evidence this job did not run: no verdict is not a pass) or an
+    error; `threshold`: the same without regressions; `error`: errors only; `never`: 0.
     """
     if fail_on == "never":
         return 0
     failed = state.errored
     if fail_on in ("regression", "threshold"):
         failed = failed or state.check_failures > 0 or _breaches(rows, inputs)
+        failed = failed or any(r.label is Label.NOT_EVALUATED for r in rows)
     if fail_on == "regression":
         failed = failed or any(r.label is Label.REGRESSION for r in rows)
     return 1 if failed else 0
@@ -773,6 +807,8 @@ def _tier0(
     only = frozenset((s.plugin, s.skill) for s in touched.skills) if touched else None
     report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
     state.check_failures = report.failures
+    if touched is not None:
+        state.findings = _touched_findings(repo, touched, report.findings, top)
     shown = {"error": 0, "warning": 0}
     for finding in report.findings:
         level = "error" if finding.severity == Severity.ERROR else "warning"
@@ -787,6 +823,30 @@ def _tier0(
         state.lines.append(f"checks: {report.failures} failure(s)")
     if hidden > 0:
         state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
+
+
+def _touched_findings(
+    repo: Repository, touched: Touched, findings: Sequence[Finding], top: Path
+) -> tuple[CheckLine, ...]:
+    """The Tier 0 findings in a touched skill's directory or eval directory (errors first, in
+    emission order), with the file relative to the checkout and the line."""
+    keys = {(s.plugin, s.skill) for s in touched.skills}
+    dirs = [sk.dir for sk in repo.skills() if (sk.plugin, sk.name) in keys]
+    for es in repo.eval_sets():
+        if (es.plugin, es.skill) in keys:
+            dirs += [es.skill_dir, es.results_dir]
+    roots = {d.resolve() for d in dirs}
+    out: list[CheckLine] = []
+    for f in findings:
+        if f.severity not in (Severity.ERROR, Severity.WARNING) or not f.path:
+            continue
+        path = (repo.root / f.path).resolve()
+        if not any(path == r or r in path.parents for r in roots):
+            continue
+        where = _rel(path, top) + (f":{f.line}" if f.line else "")
+        message = f.message.removeprefix(f"{f.path}: ")
+        out.append(CheckLine(error=f.severity == Severity.ERROR, where=where, message=message))
+    return tuple(sorted(out, key=lambda c: not c.error))
 
 
 def _client(
@@ -955,6 +1015,78 @@ def _evaluate(
                     raise sweep_failed(ev.all_failed, tier="evals")
                 state.sessions += ev.executed + ev.baselines
                 state.errored = state.errored or ev.errored > 0
+
+
+def _why_not_run(budget: Budget, cancelled: bool) -> str:
+    """Why planned cases are still unrun after the evaluation."""
+    if cancelled:
+        return "the job was cancelled"
+    if budget.skipped:
+        cap = f" {usd(budget.limit_usd)}" if budget.limit_usd is not None else ""
+        return f"the budget (max_cost_usd{cap}) ran out"
+    return "they did not run in this job"
+
+
+def _unevaluated(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    knobs: _Knobs,
+    agent_env: Mapping[str, str],
+    tiers: Sequence[str],
+    state: _Run,
+    why: str,
+) -> None:
+    """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
+    selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
+    `why`) and the run line counts it. Refused tiers are authoring errors already."""
+    keys = {s.key for s in touched.skills}
+    if not keys:
+        return
+    plugins = tuple(sorted({s.plugin for s in touched.skills}))
+    skills = tuple(sorted({s.skill for s in touched.skills}))
+    counts: dict[str, dict[plan.Tier, int]] = {}
+    units: list[plan.PlannedUnit] = []
+    if "triggers" in tiers:
+        built = trigger_options(
+            repo,
+            config,
+            agent_env,
+            plugins=plugins,
+            skills=skills,
+            models=knobs.models,
+            new=True,
+            modified=True,
+            dry_run=True,
+            require_cli=False,
+        )
+        units.extend(triggers.make_plan(built.options)[0].units)
+    if "evals" in tiers:
+        eo = evals.EvalsOptions(
+            plugins=plugins, skills=skills, models=knobs.models, new=True, modified=True
+        )
+        here = available_harnesses(agent_env, dry_run=True)
+        units.extend(
+            evals.plan_evals(repo, config, eo, environ=agent_env, available=here).plan.units
+        )
+    for u in units:
+        key = f"{u.plugin}/{u.skill}"
+        if key in keys and u.cases and u.tier not in state.refused.get(key, {}):
+            tier_counts = counts.setdefault(key, {})
+            tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
+    for key, by_tier in counts.items():
+        for tier, n in by_tier.items():
+            unit = (
+                ("query" if n == 1 else "queries")
+                if tier is plan.Tier.TRIGGERS
+                else ("case" if n == 1 else "cases")
+            )
+            state.unevaluated.setdefault(key, {})[tier] = (
+                f"{n} stale or missing {unit} not run: {why}"
+            )
+            state.not_run += n
+    if state.not_run:
+        state.not_run_reason = why
 
 
 def _estimate(state: _Run, est: CostEstimate) -> None:
@@ -1177,20 +1309,46 @@ def _report_and_compare(
         cost_usd=_cost(before, repo, touched),
         evaluation_url=evaluation_url,
         run_url=run_url,
-        notes=(*_touched_notes(touched, state), *state.notes),
+        notes=(*_touched_notes(repo, touched, state), *state.notes),
+        not_run=state.not_run,
+        not_run_reason=state.not_run_reason,
+        checks=state.findings,
+        no_evals=_without_evals(repo, touched),
         **({"title": title} if title is not None else {}),
     )
     return report.written, rows, facts
 
 
-def _touched_notes(touched: Touched, state: _Run) -> list[str]:
-    """One note per touched or removed skill, with its first reason (for the comment and summary);
-    a refused definition says `authoring error` with the refusal (never a failure of the skill)."""
+_DERIVED = re.compile(r"(^|/)(results\.(json|jsonc|yaml|yml)|EVALUATION\.(md|json))\b")
+"""A reason naming a file the tools write (results, reports), not one an author edits."""
+
+
+def ordered_reasons(reasons: Sequence[str]) -> tuple[str, ...]:
+    """Every reason, authored changes (`SKILL.md`, triggers, evals, fixtures, manifests) before
+    derived files (`results.*`, `EVALUATION.*`), each group in its given order."""
+    authored = [r for r in reasons if not _DERIVED.search(r)]
+    return (*authored, *(r for r in reasons if _DERIVED.search(r)))
+
+
+def _without_evals(repo: Repository, touched: Touched) -> tuple[str, ...]:
+    """Touched skills with no triggers and no evals file: nothing can be measured for them."""
+    defined = {f"{es.plugin}/{es.skill}" for es in repo.eval_sets()}
+    return tuple(s.key for s in touched.skills if s.key not in defined)
+
+
+def _touched_notes(repo: Repository, touched: Touched, state: _Run) -> list[str]:
+    """One note per touched or removed skill, with every reason, authored files first (for the
+    comment and summary); a skill without evals says nothing was measured; a refused definition
+    says `authoring error` with the refusal (never a failure of the skill)."""
     notes = []
+    bare = set(_without_evals(repo, touched))
     for s in touched.skills:
-        why = s.reasons[0] if s.reasons else "selected"
+        why = "; ".join(ordered_reasons(s.reasons)) or "selected"
         extra = f" (renamed from {s.renamed_from})" if s.renamed_from else ""
-        notes.append(f"evaluated {s.key}{extra}: {why}")
+        verb = "touched" if s.key in bare or s.key in state.unevaluated else "evaluated"
+        if s.key in bare:
+            why += "; it has no evals, so nothing was measured"
+        notes.append(f"{verb} {s.key}{extra}: {why}")
         for tier, message in sorted(state.refused.get(s.key, {}).items()):
             notes.append(f"authoring error in {s.key}'s {tier.value}: {message}")
     notes.extend(f"removed {s.key}: its results are no longer evaluated" for s in touched.removed)
@@ -1247,6 +1405,7 @@ def _evidence(
                 head=head,
                 base_known=s.key not in state.base_unknown,
                 refused=state.refused.get(s.key, {}),
+                unevaluated=state.unevaluated.get(s.key, {}),
                 reruns=state.reruns.get(s.key, {}),
             )
         )
@@ -1398,13 +1557,15 @@ def _outputs(
     labels = [r.label for r in rows]
     # The most severe row label (`Label` order: regression, authoring error, improvement, …).
     delta = next((str(lbl) for lbl in Label if lbl in labels), "")
-    status: Literal["passed", "failed", "regressed", "errored", "skipped"] = "passed"
+    status: Status = "passed"
     if state.errored:
         status = "errored"
     elif Label.REGRESSION in labels:
         status = "regressed"
     elif state.check_failures:
         status = "failed"
+    elif Label.NOT_EVALUATED in labels or (_without_evals(repo, touched) and not rows):
+        status = "not-evaluated"
     return ActionOutputs(
         status=status,
         evaluated_skills=touched.keys,

@@ -49,6 +49,8 @@ __all__ = [
     "COMMENT_LIMIT",
     "MAX_FAILING_LISTED",
     "MAX_FLIPPED_LISTED",
+    "NEXT_STEP_NO_EVALS",
+    "CheckLine",
     "Revision",
     "RunFacts",
     "comment_length",
@@ -73,6 +75,7 @@ MAX_FLIPPED_LISTED = 10
 EMOJI = {
     Label.REGRESSION: "🔴",
     Label.AUTHORING_ERROR: "⛔",
+    Label.NOT_EVALUATED: "⏸️",
     Label.IMPROVEMENT: "🟢",
     Label.NOT_COMPARABLE: "⚪",
     Label.UNDECIDED: "🟡",
@@ -82,6 +85,14 @@ EMOJI = {
     Label.REMOVED: "➖",
     Label.NOT_RERUN: "",
 }
+
+NEXT_STEP_NO_EVALS = (
+    "author evals (docs/authoring.md) or run `evolve-action init --skill <name>` to draft them"
+)
+"""What a touched skill without evals needs next (said in the comment and the summary)."""
+
+MAX_CHECKS_LISTED = 20
+"""Tier 0 findings listed per severity; the rest are counted."""
 
 _DIGEST_RE = re.compile(r"<!-- evidence sha256:([0-9a-f]{64}) -->")
 
@@ -159,6 +170,18 @@ def comment_length(body: str) -> int:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CheckLine:
+    """One Tier 0 finding on a touched skill, for the comment (untrusted text, sanitised here)."""
+
+    error: bool
+    """An error (fails the check run); else a warning."""
+    where: str
+    """`path` or `path:line`, relative to the repository."""
+    message: str
+    """What is wrong and what to do."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFacts:
     """What the run did, and the links; given by the caller."""
 
@@ -178,6 +201,17 @@ class RunFacts:
     """What was compared, shown small under the verdict (the first line is always the verdict)."""
     notes: tuple[str, ...] = ()
     """Extra lines (fork notice, "results are for an older head", …); sanitised like model text."""
+    not_run: int = 0
+    """Stale or missing cases this run did not run (their tiers are `not evaluated`)."""
+    not_run_reason: str = ""
+    """Why they were not run (`no credentials were given`, `the budget ran out`, …)."""
+    checks: tuple[CheckLine, ...] = ()
+    """Tier 0 findings on the touched skills, errors first."""
+    no_evals: tuple[str, ...] = ()
+    """Touched skills (`plugin/skill`) with no evals at all: nothing could be measured."""
+    undecided_hint: str = ""
+    """The next step of an `undecided` tier (the `max_runs`/`max_cost_usd` that would decide it,
+    or that it is inconclusive at the cap); "" for the generic one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,6 +276,10 @@ def _tier_cell(t: TierComparison | None) -> str:
         return f"{_pct(t.head_score)} · not re-run"
     if t.label is Label.AUTHORING_ERROR:
         return f"{_label_text(t.label)}: not run"
+    if t.label is Label.NOT_EVALUATED:
+        if t.head_score is None:
+            return _label_text(t.label)
+        return f"{_label_text(t.label)} · stored {_pct(t.head_score)} is out of date"
     if t.label is Label.BASE_UNKNOWN:
         return f"? → {_pct(t.head_score)} · {_label_text(t.label)}"
     if t.label in (Label.NEW, Label.REMOVED):
@@ -368,19 +406,42 @@ def _move(t: TierComparison) -> str:
 _VERBS = {
     Label.REGRESSION: ("fell", "a regression beyond noise"),
     Label.AUTHORING_ERROR: ("", "authoring error: the definition is invalid, so nothing ran"),
+    Label.NOT_EVALUATED: ("", "not evaluated"),
     Label.IMPROVEMENT: ("rose", "an improvement beyond noise"),
     Label.UNDECIDED: ("moved", "undecided: more runs would tell"),
 }
 
 
-def _verdict(rows: Sequence[ComparisonRow]) -> str:
-    """The first line: the verdict in words."""
+def _verdict(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
+    """The first line: the verdict in words, and the Tier 0 errors that stand in its way."""
+    errors = sum(1 for c in facts.checks if c.error)
+    text = _rows_verdict(rows, facts)
+    if errors:
+        text += f" · ❌ {errors} Tier 0 error{'s' if errors != 1 else ''}"
+    return text
+
+
+def _rows_verdict(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
     if not rows:
+        if facts.no_evals:
+            n = len(facts.no_evals)
+            return (
+                f"➖ not evaluated: {'the touched skill has' if n == 1 else f'{n} touched skills have'} "
+                "no evals yet, so nothing was measured"
+            )
+        if any(c.error for c in facts.checks):
+            return "Tier 0 checks failed on the touched skills; no results to compare"
         return "No touched skill has stored results on either side yet"
     skills = len({(r.plugin, r.skill) for r in rows})
     several_models = len({r.model_key for r in rows}) > 1
     counts = label_counts(rows)
-    told = (Label.REGRESSION, Label.AUTHORING_ERROR, Label.IMPROVEMENT, Label.UNDECIDED)
+    told = (
+        Label.REGRESSION,
+        Label.AUTHORING_ERROR,
+        Label.NOT_EVALUATED,
+        Label.IMPROVEMENT,
+        Label.UNDECIDED,
+    )
     for label in told:
         hit = [(r, t) for r in rows for t in r.tiers if t.label is label]
         if not hit:
@@ -391,6 +452,8 @@ def _verdict(rows: Sequence[ComparisonRow]) -> str:
         verb, words = _VERBS[label]
         if label is Label.AUTHORING_ERROR:
             text = f"{EMOJI[label]} {who} {tier.tier.value}: {words}"
+        elif label is Label.NOT_EVALUATED:
+            text = f"{EMOJI[label]} not evaluated: {who} {tier.tier.value}, {_cell(tier.reason)}"
         else:
             text = f"{EMOJI[label]} {who} {tier.tier.value} {verb} {_move(tier)} — {words}"
         more = [f"{EMOJI[lbl]} {n} {lbl.value}" for lbl, n in counts.items() if lbl in told and n]
@@ -426,8 +489,13 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
     runs = f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''}"
     if rev.base_reruns:
         runs += f" ({rev.base_reruns} of them re-ran the base)"
+    if facts.not_run:
+        why = f": {_cell(facts.not_run_reason)}" if facts.not_run_reason else ""
+        runs += f", {facts.not_run} stale or missing case{'s' if facts.not_run != 1 else ''} not run{why}"
+    if facts.sessions_skipped:
+        runs += f", {facts.sessions_skipped} skipped (results up to date)"
     parts = [
-        f"{runs}, {facts.sessions_skipped} skipped (results up to date)",
+        runs,
         f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
     ]
     if rev.base_sha or rev.head_sha:
@@ -455,6 +523,29 @@ def _reproduce(rev: Revision) -> str | None:
     else:
         return None
     return f"Reproduce locally: `{command}`" if command else None
+
+
+def _check_lines(facts: RunFacts, error: bool) -> list[str]:
+    mark = "❌" if error else "⚠️"
+    found = [c for c in facts.checks if c.error is error]
+    lines = [f"{mark} {_cell(c.where)}: {_cell(c.message)}" for c in found[:MAX_CHECKS_LISTED]]
+    if len(found) > MAX_CHECKS_LISTED:
+        lines.append(
+            f"… and {len(found) - MAX_CHECKS_LISTED} more (see `evolve-action run checks`)"
+        )
+    return lines
+
+
+def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | None:
+    """The next step of the undecided tiers, once under the table (None when none is undecided)."""
+    if not any(t.label is Label.UNDECIDED for r in rows for t in r.tiers):
+        return None
+    if facts.undecided_hint:
+        return f"🟡 undecided: {_cell(facts.undecided_hint)}"
+    return (
+        "🟡 undecided: more runs would tell: raise `max_runs` (the action input or `pr.max_runs` "
+        "in .evolve.yaml) and give `max_cost_usd` room for them (docs/pr-comment.md)"
+    )
 
 
 def _legend() -> str:
@@ -501,7 +592,13 @@ def render_pr_comment(
         "marker": facts.marker,
         "digest": digest,
         "title": _cell(facts.title),
-        "verdict": _verdict(rows),
+        "verdict": _verdict(rows, facts),
+        "check_errors": _check_lines(facts, True),
+        "check_warnings": _check_lines(facts, False),
+        "check_warning_count": sum(1 for c in facts.checks if not c.error),
+        "no_evals": [_cell(k) for k in facts.no_evals],
+        "no_evals_step": NEXT_STEP_NO_EVALS,
+        "undecided": _undecided_step(rows, facts),
         "legend": _legend(),
         "run_line": _run_line(facts, rev),
         "reproduce": _reproduce(rev),
@@ -512,7 +609,7 @@ def render_pr_comment(
     details = {
         i: _row_detail(r, several_models)
         for i, r in enumerate(rows)
-        if r.label is not Label.NOT_RERUN
+        if r.label not in (Label.NOT_RERUN, Label.NOT_EVALUATED)  # no evidence of this PR
     }
 
     def body(shown: Sequence[int], detailed: Collection[int], omitted: Sequence[str]) -> str:

@@ -420,6 +420,7 @@ def test_label_order_is_the_documented_priority() -> None:
     assert [lbl.value for lbl in Label] == [
         "regression",
         "authoring error",
+        "not evaluated",
         "improvement",
         "not comparable",
         "undecided",
