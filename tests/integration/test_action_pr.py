@@ -29,6 +29,7 @@ import pytest
 from tests.helpers.agents import MODEL, agents_using, skill_md, triggers_doc
 from tests.helpers.fake_github import FakeFile, FakeGitHub, Fault
 
+from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.cli import main
 from evolve_action.events import RecordingReporter
 from evolve_action.flows import COMMENT_MARKER, PrOptions, run_pr
@@ -412,9 +413,11 @@ def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> N
         stderr=err,
         cwd=root,
     )
-    assert code == 0, out.getvalue() + err.getvalue()
+    # No credentials: gamma's edit is not evaluated, which is no pass (exit 1), never green.
+    assert code == 1, out.getvalue() + err.getvalue()
     comment = (root / "preview" / "pr-comment.md").read_text()
     assert COMMENT_MARKER in comment and "gamma" in comment
+    assert comment.splitlines()[2].startswith("### ⏸️ not evaluated: gamma triggers")
     assert (root / "preview" / "step-summary.md").is_file()
     assert str(root / "preview" / "pr-comment.md") in out.getvalue()
 
@@ -1207,3 +1210,77 @@ def test_stale_results_without_checks_failing_exit_1_with_status_not_evaluated(
     pr.env["INPUT_FAIL_ON"] = "error"
     code, out, err = run_action(pr)
     assert code == 0, out + err
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (outside .git) and its bytes."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def test_gate_writes_nothing_from_any_directory(tmp_path: Path) -> None:
+    """`gate` from the marketplace root and from a plugin directory (where it once rewrote the
+    plugin's EVALUATION.md as a root report): every file byte-identical, no file added; `--root`,
+    which its hints name, is accepted."""
+    examples = Path(sys.modules["evolve_action"].__file__ or "").parent / "examples"
+    root = tmp_path / "market"
+    shutil.copytree(examples, root)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "plugins/project-tools/EVALUATION.md").write_text("# tracked, hand-written\n")
+    before = tree_bytes(root)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    for cwd, args in (
+        (root, ["gate"]),
+        (root / "plugins/project-tools", ["gate"]),
+        (tmp_path, ["gate", "--root", str(root)]),
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(args, env, stdout=out, stderr=err, cwd=cwd)
+        assert code == 1, out.getvalue() + err.getvalue()  # no stored results: FAIL lines
+        assert tree_bytes(root) == before, cwd
+        fails = [line for line in out.getvalue().splitlines() if line.startswith("FAIL")]
+        # The models the repository evaluates (no `models:`: the one default), not the catalog.
+        assert fails and all(PR_DEFAULT_MODEL in line for line in fails), fails
+
+
+def test_the_example_workflows_pr_then_gate_pass_with_the_default_model(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """pr.yml then release-gate.yml as shipped, on a repository with no `models:`: the PR
+    evaluates the one default model and commits its results; the gate on the bot's commit gates
+    that model only, passes, and changes nothing in the checkout."""
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={".evolve.json": "{}\n"},  # the config touches every skill
+        inputs={"models": "", "tiers": "", "fail_on": "regression"},
+        extra_base={".evolve.json": '{"checks": {}}\n'},
+        base_url=srv.base_url,
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert PR_DEFAULT_MODEL in out  # the note names the model it chose
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    git(pr.workspace, "fetch", "-q", str(gh.git_dir(REPO)), "feature")
+    git(pr.workspace, "checkout", "-q", "-f", "--detach", "FETCH_HEAD")
+    git(pr.workspace, "clean", "-q", "-fdx")
+    for name, value in {
+        "mode": "gate",
+        "skills": "all",
+        "fail_on": "threshold",
+        "min_triggers_pass_rate": "0.8",
+        "min_evals_pass_rate": "0.66",
+        "models": "",
+    }.items():
+        pr.env[f"INPUT_{name.upper()}"] = value
+    pr.output.write_text("")
+    code, out, err = run_action(pr, "gate")
+    assert code == 0, out + err
+    assert "gate: thresholds met" in out
+    assert git(pr.workspace, "status", "--porcelain") == ""
+    assert pr.outputs()["status"] == "passed"

@@ -688,17 +688,35 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
 # ------------------------------------------------------------------------------------------------
 
 
-def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> ActionOutcome:
+def run_gate(
+    environ: Mapping[str, str],
+    cwd: Path,
+    *,
+    commands: TextIO,
+    root: Path | None = None,
+    layout: str | None = None,
+) -> ActionOutcome:
     """`mode: gate`: `report --check --strict` over the committed evidence; one annotation a breach.
 
-    Works on any event (tags, releases): it reads only files. Thresholds come from the inputs, else
-    the repository config.
+    Works on any event (tags, releases) and from any directory: it reads files and writes none
+    (no report, no rollup; only the step summary and outputs the runner gives). Thresholds come
+    from the inputs, else the repository config. The models gated are the ones the repository
+    evaluates: `report.thresholds.models`, else config `models`, else `PR_DEFAULT_MODEL` (the one
+    model a PR evaluates by default), never every catalog model. `root`/`layout` (the CLI's
+    `--root`/`--layout`) override `working_directory`.
     """
     workspace = Path(environ.get("GITHUB_WORKSPACE") or cwd)
     inputs = read_inputs(environ, workspace=workspace, log=commands)
     files = CommandFiles.from_env(environ)
-    repo, config = resolve_repository(inputs.working_directory, cwd, None, environ)
+    where = root if root is not None else inputs.working_directory
+    repo, config = resolve_repository(where, cwd, layout, environ)
     th = config.report.thresholds
+    if th.models is not None:
+        gated: tuple[str, ...] | None = tuple(th.models)
+    elif config.models is None:
+        gated = (PR_DEFAULT_MODEL,)
+    else:
+        gated = None  # config `models`: the strict gate's Defined set
     gate = GateOptions(
         triggers_min_pass_rate=(
             inputs.min_triggers_pass_rate
@@ -710,7 +728,7 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
             if inputs.min_evals_pass_rate is not None
             else th.evals_min_pass_rate
         ),
-        models=tuple(th.models) if th.models is not None else None,
+        models=gated,
         maturity=parse_maturity(th.maturity),
         strict=True,
     )
@@ -721,6 +739,7 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
             results_format=config.results_format,
             check=True,
             gate=gate,
+            write=False,
             harnesses_here=frozenset(available_harnesses(environ, dry_run=True))
             | frozenset(inputs.extra_harnesses),
         ),

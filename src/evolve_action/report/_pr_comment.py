@@ -87,7 +87,7 @@ EMOJI = {
 }
 
 NEXT_STEP_NO_EVALS = (
-    "author evals (docs/authoring.md) or run `evolve-action init --skill <name>` to draft them"
+    "author evals (docs/authoring.md) or run `evolve-action init --skill {skill}` to draft them"
 )
 """What a touched skill without evals needs next (said in the comment and the summary)."""
 
@@ -457,7 +457,7 @@ def _rows_verdict(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
         else:
             text = f"{EMOJI[label]} {who} {tier.tier.value} {verb} {_move(tier)} — {words}"
         more = [f"{EMOJI[lbl]} {n} {lbl.value}" for lbl, n in counts.items() if lbl in told and n]
-        if len(hit) > 1 or len(more) > 1:
+        if len({id(r) for r, _ in hit}) > 1 or len(more) > 1:
             text += f" ({', '.join(more)} in {len(rows)} skill × model rows)"
         return text
     if Label.NOT_COMPARABLE in counts:
@@ -548,6 +548,12 @@ def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | Non
     )
 
 
+def _skill_arg(key: str) -> str:
+    """A `plugin/skill` key as a shell-safe `--skill` value (the bare name when it is plain)."""
+    name = key.rpartition("/")[2]
+    return name if re.fullmatch(r"[A-Za-z0-9._-]+", name) else "<name>"
+
+
 def _legend() -> str:
     return (
         "Rates are like for like over the cases both sides share: triggers, the share of runs "
@@ -597,7 +603,9 @@ def render_pr_comment(
         "check_warnings": _check_lines(facts, False),
         "check_warning_count": sum(1 for c in facts.checks if not c.error),
         "no_evals": [_cell(k) for k in facts.no_evals],
-        "no_evals_step": NEXT_STEP_NO_EVALS,
+        "no_evals_step": NEXT_STEP_NO_EVALS.format(
+            skill=_skill_arg(facts.no_evals[0]) if len(facts.no_evals) == 1 else "<name>"
+        ),
         "undecided": _undecided_step(rows, facts),
         "legend": _legend(),
         "run_line": _run_line(facts, rev),
