@@ -281,6 +281,8 @@ class _Run:
     """Why they were left unrun (for the comment's run line)."""
     findings: tuple[CheckLine, ...] = ()
     """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
+    undecided_hint: str = ""
+    """What would decide an undecided comparison (`_undecided_hint`)."""
     reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
     """Skill key → model key → the runs power on demand added (never committed)."""
     base_reruns: int = 0
@@ -413,6 +415,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         knobs = _Knobs.of(inputs).default_model(config)
         with deferred_signals() if cancelled else contextlib.nullcontext():
             _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
+        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
     _confinement_notice(state, agent_env)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
@@ -638,6 +641,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         tiers = ["triggers", "evals"]
         plain = knobs.default_model(config)
         _unevaluated(work, work_config, touched, plain, env, tiers, state, why_not)
+        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
         _confinement_notice(state, env)
         _, rows, facts = _report_and_compare(
             work,
@@ -1108,6 +1112,25 @@ def _unevaluated(
         state.not_run_reason = why
 
 
+def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
+    """The next step of an undecided comparison: more budget, more runs, or none left (the
+    comparison ran to max_runs and stayed inconclusive)."""
+    if budget.skipped:
+        cap = usd(budget.limit_usd) if budget.limit_usd is not None else "the cap"
+        return f"the budget stopped the runs: raise max_cost_usd (now {cap}) so more runs fit"
+    looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
+    if any(rr.final and (rr.base or rr.head) for rr in looks):
+        return (
+            f"inconclusive at the cap of max_runs {max_runs} per query and side: raise "
+            f"max_runs (the action input or pr.max_runs) for more power, or read the change "
+            "as smaller than these runs can tell"
+        )
+    return (
+        f"more runs would tell: raise max_runs above {max_runs} (the action input or "
+        "pr.max_runs in .evolve.yaml) and give max_cost_usd room for them"
+    )
+
+
 def _estimate(state: _Run, est: CostEstimate) -> None:
     state.estimate_sessions += est.total_sessions
     if any(v is not None for v in est.usd.values()):
@@ -1333,6 +1356,7 @@ def _report_and_compare(
         not_run_reason=state.not_run_reason,
         checks=state.findings,
         no_evals=_without_evals(repo, touched),
+        undecided_hint=state.undecided_hint,
         **({"title": title} if title is not None else {}),
     )
     return report.written, rows, facts
