@@ -1284,3 +1284,27 @@ def test_the_example_workflows_pr_then_gate_pass_with_the_default_model(
     assert "gate: thresholds met" in out
     assert git(pr.workspace, "status", "--porcelain") == ""
     assert pr.outputs()["status"] == "passed"
+
+
+def test_a_skill_without_evals_says_so_and_names_the_next_step(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={"skills/delta/SKILL.md": skill_md("delta", "Delta. Use when asked about delta.")},
+        inputs={"fail_on": "regression"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err  # nothing to measure is no failure, and no pass either
+    (comment,) = gh.comments_on(REPO, 1)
+    assert comment.body.splitlines()[2] == (
+        "### ➖ not evaluated: the touched skill has no evals yet, so nothing was measured"
+    )
+    step = "author evals (docs/authoring.md) or run `evolve-action init --skill delta`"
+    assert step in comment.body
+    assert "evaluated kit/delta" not in comment.body and "touched kit/delta" in comment.body
+    summary = pr.summary.read_text()
+    assert step in summary
+    assert pr.outputs()["status"] == "not-evaluated"
+    assert pr.outputs()["sessions"] == "0"
