@@ -1121,7 +1121,9 @@ def test_an_unconfined_run_says_so_once_in_the_comment(tmp_path: Path, confined:
     summary = (root / "preview" / "step-summary.md").read_text()
     assert "agent session" in comment
     for text in (comment, summary):
-        assert text.count("agent ran unconfined") == (0 if confined else 1), text
+        assert text.count("agents ran unconfined") == (0 if confined else 1), text
+    if not confined:  # the log: once, the same short line
+        assert (out.getvalue() + err.getvalue()).count("agents ran unconfined") == 1
 
 
 def stored_results(tmp_path: Path, base_url: str) -> dict[str, str]:

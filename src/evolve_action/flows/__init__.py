@@ -21,6 +21,7 @@ Files (private; import from this package):
 
 from evolve_action.flows._action import (
     COMMENT_MARKER,
+    UNCONFINED,
     ActionOutcome,
     PrOptions,
     exit_for,
@@ -89,6 +90,7 @@ __all__ = [
     "DUMMY_KEY",
     "EXPORT_FORMATS",
     "POLICY_RESOURCE",
+    "UNCONFINED",
     "ActionOutcome",
     "Backend",
     "BuiltTriggerOptions",

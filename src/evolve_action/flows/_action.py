@@ -129,6 +129,7 @@ from evolve_action.specs import Finding, Severity
 
 __all__ = [
     "COMMENT_MARKER",
+    "UNCONFINED",
     "ActionOutcome",
     "PrOptions",
     "exit_for",
@@ -143,6 +144,13 @@ MAX_ANNOTATIONS = 10
 """Annotations per level and step (GitHub shows at most 10 per level of a step)."""
 
 RESULT_NAMES = ("results.json", "results.jsonc", "results.yaml", "results.yml")
+
+UNCONFINED = (
+    "agents ran unconfined (no sandbox, no agent user): they could read what this job can; "
+    "docs/action.md#root-or-not says how to confine them"
+)
+"""The one short line about an unconfined run: the log once, and the comment and summary (a table
+cell's 160 bytes hold it whole)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -416,7 +424,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         with deferred_signals() if cancelled else contextlib.nullcontext():
             _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
         state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
-    _confinement_notice(state, agent_env)
+    _confinement_notice(state, agent_env, commands)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
         written, rows, facts = _report_and_compare(
@@ -1654,11 +1662,14 @@ def _short_ref(ref: str) -> str:
     return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
 
 
-def _confinement_notice(state: _Run, environ: Mapping[str, str]) -> None:
-    """Agents ran with neither a sandbox nor an unprivileged user: say so once, loudly, in the
-    log, the step summary and the comment."""
-    if state.sessions and (conf := confinement(environ)).unconfined:
-        state.notice("⚠️ " + conf.warning().removeprefix("warning: "))
+def _confinement_notice(
+    state: _Run, environ: Mapping[str, str], commands: TextIO | None = None
+) -> None:
+    """Agents ran with neither a sandbox nor an unprivileged user: say so once, in one short line,
+    in the log (an annotation under Actions), the step summary and the comment; nothing when no
+    session ran."""
+    if state.sessions and confinement(environ).unconfined:
+        state.notice("⚠️ " + UNCONFINED, commands)
 
 
 def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
