@@ -141,4 +141,21 @@ def test_plan_json_carries_the_estimate(repo: Path) -> None:
     assert doc["estimate"]["sessions"] == sum(s["sessions"] for s in doc["shards"])
     planned = {u["model"] for s in doc["shards"] for u in s["units"]}
     assert set(doc["estimate"]["models"]) == planned  # every model the plan runs, priced
-    assert len(planned) >= 6  # the catalog's Claude models (no config), Codex's when installed
+    # No --model and no config `models`: the one default model, never the whole catalog.
+    assert planned == {"anthropic/claude-sonnet-5"}
+    code, out, err = run(
+        ["plan", "--json", "--shards", "2", "--model", "all", "--root", str(repo)], repo
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    planned = {u["model"] for s in doc["shards"] for u in s["units"]}
+    assert len(planned) >= 6  # `--model all`: the catalog's Claude models, Codex's when installed
+
+
+@pytest.mark.parametrize("argv", [["run", "all"], ["run", "triggers"], ["run", "evals"]])
+def test_without_model_or_config_one_default_model_named_first(repo: Path, argv: list[str]) -> None:
+    code, out, err = run([*argv, "--dry-run", "--root", str(repo)], repo)
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("model: anthropic/claude-sonnet-5 (the default"), out
+    units = [line for line in out.splitlines() if "anthropic/" in line and "sessions" in line]
+    assert units and all("anthropic/claude-sonnet-5" in line for line in units), out

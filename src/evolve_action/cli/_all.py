@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     Invocation,
     add_trigger_flags,
     check_filters,
+    default_models,
     discard_unusable_results,
     print_budget,
     print_estimate,
@@ -126,6 +127,8 @@ def run_all_options(inv: Invocation) -> RunAllOptions:
     require_positive("--runs", runs, "at least 1")
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     config = with_install_flag(inv, config)
+    models = default_models(inv, options.models, options.harnesses, config)
+    options = dataclasses.replace(options, models=models)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     print_notices(inv, repository)

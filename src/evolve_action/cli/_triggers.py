@@ -20,6 +20,7 @@ from evolve_action.cli._common import (
     add_trigger_flags,
     budget_from,
     check_filters,
+    default_models,
     discard_unusable_results,
     no_model_error,
     print_budget,
@@ -100,13 +101,14 @@ def options_from(
         discard_unusable_results(inv, repo, plugins=plugins, skills=skills)
     else:
         repo, config = resolved
+    models = default_models(inv, args.model or (), args.harness or (), config)
     built = trigger_options(
         repo,
         config,
         inv.environ,
         plugins=plugins,
         skills=skills,
-        models=args.model or (),
+        models=models,
         harnesses=args.harness or (),
         new=args.new,
         modified=args.modified,
