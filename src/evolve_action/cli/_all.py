@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     Invocation,
     add_trigger_flags,
     check_filters,
+    confirm_cost,
     default_models,
     discard_unusable_results,
     print_budget,
@@ -39,6 +40,7 @@ from evolve_action.cli._evals import (
 from evolve_action.cli._report import print_report
 from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
+from evolve_action.events import NullReporter
 from evolve_action.flows import (
     ChecksDone,
     EvalsReady,
@@ -155,6 +157,8 @@ def handle(inv: Invocation) -> int:
     if args.shard is not None:
         return handle_shard(inv, ("triggers", "evals"))
     options = run_all_options(inv)
+    if not args.dry_run:
+        _confirm(inv, options)
     printer = StepPrinter(inv)
     reporter = pick_reporter(inv, options.evals.budget)
     outcome = run_all(options, reporter=reporter, on_step=printer, cwd=inv.cwd)
@@ -164,6 +168,32 @@ def handle(inv: Invocation) -> int:
         print_estimate(inv, estimate)
         return 0
     return finish(inv, outcome, strict=bool(args.strict))
+
+
+def _confirm(inv: Invocation, options: RunAllOptions) -> None:
+    """Plan the run silently (a dry run: nothing starts, nothing is written) and ask before an
+    estimate above the threshold (`confirm_cost`)."""
+    collect = _Plans()
+    quiet = dataclasses.replace(options, dry_run=True, report=False)
+    run_all(quiet, reporter=NullReporter(), on_step=collect, cwd=inv.cwd)
+    estimate = estimate_cost(collect.plans, runs=options.runs, models=collect.models)
+    confirm_cost(inv, estimate, command="run all")
+
+
+class _Plans:
+    """Collects the plans of a silent dry run of `run all`."""
+
+    def __init__(self) -> None:
+        self.plans: list[plan.Plan] = []
+        self.models: list[BoundModel] = []
+
+    def __call__(self, step: RunAllStep) -> None:
+        if isinstance(step, TriggersReady) and step.plan is not None:
+            self.plans.append(step.plan)
+            self.models.extend(step.models)
+        elif isinstance(step, EvalsReady) and step.dry_run:
+            self.plans.append(step.planned.plan)
+            self.models.extend(step.planned.models)
 
 
 def handle_shard(inv: Invocation, tiers: tuple[str, ...]) -> int:

@@ -19,6 +19,7 @@ from evolve_action.cli._common import (
     Invocation,
     budget_from,
     check_filters,
+    confirm_cost,
     default_models,
     discard_unusable_results,
     no_model_error,
@@ -170,6 +171,8 @@ def handle(inv: Invocation) -> int:
         print_dry_run(inv, planned)
         print_estimate(inv, flows.estimate_cost([planned.plan], runs=1, models=planned.models))
         return 0
+    estimate = flows.estimate_cost([planned.plan], runs=1, models=planned.models)
+    confirm_cost(inv, estimate, command="run evals")
     outcome = run_planned(inv, repository, config, options, planned)
     print_budget(inv, options.budget)
     if outcome.all_failed:

@@ -20,6 +20,7 @@ from evolve_action.cli._common import (
     add_trigger_flags,
     budget_from,
     check_filters,
+    confirm_cost,
     default_models,
     discard_unusable_results,
     no_model_error,
@@ -151,6 +152,8 @@ def handle(inv: Invocation) -> int:
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
     planned = triggers.make_plan(options)
+    estimate = flows.estimate_cost([planned[0]], runs=options.runs, models=options.models)
+    confirm_cost(inv, estimate, command="run triggers")
     if any(u.cases for u in planned[0].units):
         check_for_models(inv.environ, options.models, judge=False)  # exit 2 before any session
     harness = agent_harness(inv.environ)
