@@ -1266,6 +1266,13 @@ def test_the_example_workflows_pr_then_gate_pass_with_the_default_model(
     code, out, err = run_action(pr)
     assert code == 0, out + err
     assert PR_DEFAULT_MODEL in out  # the note names the model it chose
+    # One cost, computed one way: the comment's figure is the output's; the summary adds only
+    # the estimate, said to be at list prices.
+    (comment,) = gh.comments_on(REPO, 1)
+    cost = pr.outputs()["cost_usd"]
+    assert f"cost ${cost} ·" in comment.body, comment.body
+    summary = pr.summary.read_text()
+    assert "at list prices" in summary and "measured $" not in summary
     tip = gh.ref_sha(REPO, "heads/feature")
     assert tip is not None and tip != pr.head_sha
     git(pr.workspace, "fetch", "-q", str(gh.git_dir(REPO)), "feature")

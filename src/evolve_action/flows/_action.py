@@ -298,6 +298,10 @@ class _Run:
     estimate_usd: float | None = None
     """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
     estimate_sessions: int = 0
+    power_sessions: int = 0
+    """The most sessions power on demand may add to the estimate (0: none)."""
+    power_usd: float = 0.0
+    """Their estimated dollars at list prices."""
 
     def notice(self, text: str, commands: TextIO | None = None) -> None:
         """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
@@ -432,7 +436,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             config,
             touched,
             base_files,
-            before,
+            _measured(state, budget),
             state,
             options.cwd,
             evaluation_url=_evaluation_url(ctx, repo, top),
@@ -453,7 +457,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
             comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
         restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-        summary = body + _cost_line(state, budget)  # the notes are in the body already
+        summary = body + _cost_line(state)  # the notes are in the body already
         append_summary(files.summary, summary)
         outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
         if merged is not None:
@@ -619,7 +623,6 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             copy = scratch / "tree"
             copy_worktree(top, copy, genv)
             work, work_config = resolve_repository(copy / prefix, copy / prefix, None, env)
-        before = _snapshot(work, touched)
         if _has_credentials(env):
             knobs = knobs.with_default_model(config, state)
             tiers = ["triggers", "evals"]
@@ -656,7 +659,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             work_config,
             touched,
             base_files,
-            before,
+            _measured(state, budget),
             state,
             options.cwd,
             title=f"Skill evaluations: {_short_ref(base)} → working tree (preview)",
@@ -668,7 +671,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         base_reruns=state.base_reruns,
     )
     body = render_pr_comment(rows, facts, revision=revision)
-    summary = body + _cost_line(state, budget)
+    summary = body + _cost_line(state)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
     write_text(comment_file, body)
     write_text(summary_file, summary)
@@ -996,10 +999,9 @@ def _evaluate(
             made = triggers.make_plan(built.options)
             planned = made[0]
             n = sum(len(u.cases) for u in planned.units)
-            _estimate(
-                state,
-                estimate_cost([planned], runs=built.options.runs, models=built.options.models),
-            )
+            trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
+            _estimate(state, trig)
+            _power_estimate(state, trig, runs=built.options.runs, power=knobs.power(config))
             if n:
                 if not checked:
                     check_for_models(agent_env, built.options.models, judge=False)
@@ -1137,6 +1139,21 @@ def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
         f"more runs would tell: raise max_runs above {max_runs} (the action input or "
         "pr.max_runs in .evolve.yaml) and give max_cost_usd room for them"
     )
+
+
+def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
+    """The most power on demand may add to a trigger estimate: up to `max_runs` runs per query of
+    the base's version and `max_runs − runs` more of the head's (the range's top; it adds runs only
+    to undecided comparisons, so usually far fewer)."""
+    if not est.total_sessions or runs <= 0:
+        return
+    queries = est.total_sessions // runs
+    extra = queries * (
+        max(power.max_runs - runs, 0)
+        + (power.max_runs if power.base != "stored" else max(power.max_runs - runs, 0))
+    )
+    state.power_sessions += extra
+    state.power_usd += est.total_usd / est.total_sessions * extra
 
 
 def _estimate(state: _Run, est: CostEstimate) -> None:
@@ -1339,7 +1356,7 @@ def _report_and_compare(
     config: Config,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
-    before: Mapping[Path, bytes | None],
+    cost_usd: float | None,
     state: _Run,
     cwd: Path,
     *,
@@ -1356,7 +1373,7 @@ def _report_and_compare(
         marker=COMMENT_MARKER,
         sessions_run=state.sessions,
         sessions_skipped=state.skipped,
-        cost_usd=_cost(before, repo, touched),
+        cost_usd=cost_usd,
         evaluation_url=evaluation_url,
         run_url=run_url,
         notes=(*_touched_notes(repo, touched, state), *state.notes),
@@ -1561,33 +1578,11 @@ def _load_bytes(found: tuple[str, bytes] | None) -> ResultsFile | None:
             return None
 
 
-def _cost(before: Mapping[Path, bytes | None], repo: Repository, touched: Touched) -> float | None:
-    """Measured cost of the eval runs this job recorded (new or changed eval results)."""
-    total: float | None = None
-    for path in _result_files(repo, touched):
-        old_ids: set[str] = set()
-        prev = before.get(path)
-        if prev is not None:
-            old = _load_bytes((path.name, prev))
-            if old is not None:
-                old_ids = {
-                    _run_id(r) for e in old.models.values() if e.evals for r in e.evals.results
-                }
-        now = load_results(path.parent).file
-        if now is None:
-            continue
-        for entry in now.models.values():
-            if entry.evals is None:
-                continue
-            for r in entry.evals.results:
-                if _run_id(r) in old_ids or r.measured is None or r.measured.cost_usd is None:
-                    continue
-                total = (total or 0.0) + r.measured.cost_usd
-    return round(total, 6) if total is not None else None
-
-
-def _run_id(result: object) -> str:
-    return json.dumps(repr(result))
+def _measured(state: _Run, budget: Budget) -> float | None:
+    """The one measured cost of the job: every agent session it started (triggers, evals and
+    baselines, power on demand's base and head runs), as the sessions reported it (cache
+    discounts included) through the job's one meter; None when no session ran."""
+    return round(budget.spent_usd, 6) if state.sessions else None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1713,15 +1708,26 @@ def _ensure_extra_harnesses(
     state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
 
 
-def _cost_line(state: _Run, budget: Budget) -> str:
-    """The job summary's estimate-beside-measured line ("" when nothing was planned)."""
+def _cost_line(state: _Run) -> str:
+    """The job summary's estimate line ("" when nothing was planned): the planned sessions at list
+    prices, as a range up to what power on demand may add. The measured cost is the comment's one
+    figure (the run line), never restated here."""
     if not state.estimate_sessions:
         return ""
-    est = f"${state.estimate_usd:.2f}" if state.estimate_usd is not None else "not priced"
+    low, high = state.estimate_sessions, state.estimate_sessions + state.power_sessions
+    sessions = f"{low}" if high == low else f"{low}–{high}"
+    if state.estimate_usd is None:
+        price = "not priced"
+    elif high == low:
+        price = f"about ${state.estimate_usd:.2f} at list prices"
+    else:
+        price = (
+            f"about ${state.estimate_usd:.2f}–${state.estimate_usd + state.power_usd:.2f} at list "
+            "prices (the top: power on demand running every comparison to max_runs)"
+        )
     return (
-        f"\n<sub>Cost: estimated {est} for {state.estimate_sessions} planned session(s) "
-        f"before the run (list prices, no cache discount); measured ${budget.spent_usd:.2f} for "
-        f"{state.sessions} session(s) run.</sub>\n"
+        f"\n<sub>Estimated before the run: {sessions} agent sessions, {price}, cache discounts "
+        "not counted. The measured cost of what ran is the one above.</sub>\n"
     )
 
 
