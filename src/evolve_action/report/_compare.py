@@ -235,6 +235,11 @@ class TierComparison:
     """Runs of the base's version this job made (`Reruns.base`)."""
     extra_head_runs: int = 0
     """Head runs this job added beyond the stored sweep (power on demand)."""
+    added: int = 0
+    """Head cases with a valid verdict that the base does not have (new queries or evals): they
+    ran for this PR but are not part of the paired test."""
+    added_passed: int = 0
+    """Of `added`, those that passed."""
 
     @property
     def base_score(self) -> float | None:
@@ -620,6 +625,7 @@ def _compare_tier(
     flipped: tuple[FlippedCase, ...] = ()
     level: float | None = None
     unpaired = 0
+    added: list[str] = []
     unit = "queries" if tier is Tier.TRIGGERS else "cases"
     why = _incomparable(base.header, head.header) if base and head else None
     if refused is not None:
@@ -648,6 +654,7 @@ def _compare_tier(
     else:
         shared = _shared(base, head)
         unpaired = len(set(base.cases) | set(head.cases)) - len(shared)
+        added = [k for k in head.order if k in head.cases and k not in base.cases]
         down = sum(1 for k in shared if base.cases[k].passed and not head.cases[k].passed)
         up = sum(1 for k in shared if not base.cases[k].passed and head.cases[k].passed)
         flips = Flips(shared=len(shared), down=down, up=up)
@@ -693,6 +700,8 @@ def _compare_tier(
         failing=failing,
         base_reruns=sum(q.runs for q in look.base) if look is not None else 0,
         extra_head_runs=sum(q.runs for q in look.head) if look is not None else 0,
+        added=len(added),
+        added_passed=sum(1 for k in added if head is not None and head.cases[k].passed),
     )
 
 

@@ -273,7 +273,7 @@ def _tier_cell(t: TierComparison | None) -> str:
     if t is None:
         return EM
     if t.label is Label.NOT_RERUN:
-        return f"{_pct(t.head_score)} · not re-run"
+        return f"{_pct(t.head_score)} · not re-run" + _added(t)
     if t.label is Label.AUTHORING_ERROR:
         return f"{_label_text(t.label)}: not run"
     if t.label is Label.NOT_EVALUATED:
@@ -292,6 +292,17 @@ def _tier_cell(t: TierComparison | None) -> str:
         parts.append(delta)
     parts.append(_label_text(t.label))
     return " · ".join(parts)
+
+
+def _added(t: TierComparison) -> str:
+    """` · 1 new query: 1/1 passing` when the head has cases the base lacks (they ran for this
+    PR, outside the paired test); "" otherwise."""
+    if not t.added:
+        return ""
+    unit = ("query" if t.added == 1 else "queries") if t.tier is Tier.TRIGGERS else "case"
+    if t.tier is not Tier.TRIGGERS and t.added != 1:
+        unit = "cases"
+    return f" · {t.added} new {unit}: {t.added_passed}/{t.added} passing"
 
 
 def _skill_name(row: ComparisonRow) -> str:
@@ -464,6 +475,12 @@ def _rows_verdict(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
         row = next(r for r in rows if r.label is Label.NOT_COMPARABLE)
         return f"{EMOJI[Label.NOT_COMPARABLE]} {_cell(row.skill)}: not comparable (different model or harness)"
     plural = "s" if skills != 1 else ""
+    if set(counts) == {Label.NOT_RERUN}:  # nothing compared: never green
+        added = sum(t.added for r in rows for t in r.tiers)
+        text = f"➖ nothing to compare in {skills} skill{plural}: no shared case was re-run"
+        if added:
+            text += f" ({added} new case{'s' if added != 1 else ''} ran: see the table)"
+        return text
     new = counts.get(Label.NEW, 0)
     removed = counts.get(Label.REMOVED, 0)
     unknown = counts.get(Label.BASE_UNKNOWN, 0)

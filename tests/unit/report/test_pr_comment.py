@@ -544,3 +544,30 @@ def test_not_comparable_and_removed_rows_render() -> None:
     assert "Triggers: ⚪ not comparable: different harness claude → codex" in body
     removed = next(line for line in table_lines(body) if line.startswith("| [p/b]"))
     assert "| 50 % → — · ➖ removed |" in removed
+
+
+def test_a_pr_that_only_added_a_case_shows_it_and_is_never_green() -> None:
+    """The demo's preview: one query added, the shared ones carried over unchanged. The new query
+    ran, so the cell shows it; nothing was compared, so the headline is no ✅."""
+    from tests.helpers import comment_examples as ex
+
+    head = ex.BASE_T  # 13 queries; the base lacked the last one
+    base = msgspec.structs.replace(head, results=head.results[:12])
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="data-tools",
+                skill="csv-report",
+                base=ex.results(base, None),
+                head=ex.results(head, None),
+            )
+        ]
+    )
+    assert [r.label for r in rows] == [Label.NOT_RERUN]
+    body = render_pr_comment(rows, ex.facts(sessions=1, skipped=36))
+    assert body.splitlines()[2] == (
+        "### ➖ nothing to compare in 1 skill: no shared case was re-run (1 new case ran: see the "
+        "table)"
+    )
+    assert "· not re-run · 1 new query: 1/1 passing |" in table_lines(body)[2]
+    assert "✅" not in body.splitlines()[2]
