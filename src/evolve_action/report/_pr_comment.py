@@ -150,6 +150,20 @@ def _cell(text: str) -> str:
     return cell_text(github_text(text).replace("\n", " "))
 
 
+MAX_NOTE_CHARS = 2_000
+"""A note is cut here (whole reasons, not a table cell's 160 bytes)."""
+
+
+def _note(text: str) -> str:
+    """Untrusted text for one note line: sanitised, one line, pipes escaped, cut at
+    `MAX_NOTE_CHARS` characters (never mid-word when it can help it)."""
+    one = github_text(text).replace("\n", " ").replace("|", "\\|")
+    if len(one) <= MAX_NOTE_CHARS:
+        return one
+    cut = one[:MAX_NOTE_CHARS].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
 def _url(url: str | None) -> str | None:
     """An http(s) URL safe inside `[text](…)`; anything else is dropped."""
     if not url:
@@ -554,15 +568,26 @@ def _check_lines(facts: RunFacts, error: bool) -> list[str]:
 
 
 def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | None:
-    """The next step of the undecided tiers, once under the table (None when none is undecided)."""
-    if not any(t.label is Label.UNDECIDED for r in rows for t in r.tiers):
+    """The next step of the undecided tiers, once under the table (None when none is undecided):
+    triggers decide with more runs (`max_runs`, `max_cost_usd`: the flow's hint), evals with more
+    cases (one run each)."""
+    tiers = {t.tier for r in rows for t in r.tiers if t.label is Label.UNDECIDED}
+    if not tiers:
         return None
-    if facts.undecided_hint:
-        return f"🟡 undecided: {_cell(facts.undecided_hint)}"
-    return (
-        "🟡 undecided: more runs would tell: raise `max_runs` (the action input or `pr.max_runs` "
-        "in .evolve.yaml) and give `max_cost_usd` room for them (docs/pr-comment.md)"
-    )
+    steps = []
+    if Tier.TRIGGERS in tiers:
+        hint = _cell(facts.undecided_hint) if facts.undecided_hint else (
+            "more runs would tell: raise `max_runs` (the action input or `pr.max_runs` in "
+            ".evolve.yaml) and give `max_cost_usd` room for them"
+        )
+        steps.append(f"triggers: {hint}" if Tier.EVALS in tiers else hint)
+    if Tier.EVALS in tiers:
+        text = (
+            "too few eval cases to tell a change of "
+            f"{RULED_OUT * 100:.0f} pts from noise: add cases (docs/authoring.md)"
+        )
+        steps.append(f"evals: {text}" if Tier.TRIGGERS in tiers else text)
+    return "🟡 undecided: " + "; ".join(steps)
 
 
 def _skill_arg(key: str) -> str:
@@ -627,7 +652,7 @@ def render_pr_comment(
         "legend": _legend(),
         "run_line": _run_line(facts, rev),
         "reproduce": _reproduce(rev),
-        "notes": [_cell(n) for n in facts.notes],
+        "notes": [_note(n) for n in facts.notes],
     }
     all_cells = [_cells(r, facts.evaluation_url) for r in rows]
     several_models = len({r.model_key for r in rows}) > 1

@@ -571,3 +571,30 @@ def test_a_pr_that_only_added_a_case_shows_it_and_is_never_green() -> None:
     )
     assert "· not re-run · 1 new query: 1/1 passing |" in table_lines(body)[2]
     assert "✅" not in body.splitlines()[2]
+
+
+def test_undecided_evals_ask_for_more_cases_and_notes_keep_every_reason() -> None:
+    from tests.helpers import comment_examples as ex
+
+    few = ex.evals([(4, 4), (4, 4)], ran_at="2026-11-25T09:00:00Z")
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="data-tools",
+                skill="csv-report",
+                base=ex.results(None, ex.evals([(4, 4), (4, 4)], ran_at="2026-11-20T10:00:00Z")),
+                head=ex.results(None, few),
+            )
+        ]
+    )
+    assert rows[0].evals is not None and rows[0].evals.label is Label.UNDECIDED
+    reasons = "; ".join(
+        f"changed plugins/data-tools/evals/csv-report/files/f{i}.csv" for i in range(9)
+    )
+    facts = dataclasses.replace(ex.facts(), notes=(f"evaluated data-tools/csv-report: {reasons}",))
+    body = render_pr_comment(rows, facts)
+    assert (
+        "🟡 undecided: too few eval cases to tell a change of 20 pts from noise: add cases" in body
+    )
+    assert "max_runs" not in body
+    assert f"**Note:** evaluated data-tools/csv-report: {reasons}" in body  # whole, never cut
