@@ -576,9 +576,13 @@ def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | Non
         return None
     steps = []
     if Tier.TRIGGERS in tiers:
-        hint = _cell(facts.undecided_hint) if facts.undecided_hint else (
-            "more runs would tell: raise `max_runs` (the action input or `pr.max_runs` in "
-            ".evolve.yaml) and give `max_cost_usd` room for them"
+        hint = (
+            _cell(facts.undecided_hint)
+            if facts.undecided_hint
+            else (
+                "more runs would tell: raise `max_runs` (the action input or `pr.max_runs` in "
+                ".evolve.yaml) and give `max_cost_usd` room for them"
+            )
         )
         steps.append(f"triggers: {hint}" if Tier.EVALS in tiers else hint)
     if Tier.EVALS in tiers:
