@@ -1317,3 +1317,23 @@ def test_a_skill_without_evals_says_so_and_names_the_next_step(
     assert step in summary
     assert pr.outputs()["status"] == "not-evaluated"
     assert pr.outputs()["sessions"] == "0"
+
+
+def test_gate_on_a_repository_without_evals_says_nothing_was_gated(tmp_path: Path) -> None:
+    root = tmp_path / "hello"
+    (root / "skills/greet").mkdir(parents=True)
+    (root / "skills/greet/SKILL.md").write_text(skill_md("greet", "Greets. Use when greeting."))
+    (root / ".claude-plugin").mkdir()
+    (root / ".claude-plugin/plugin.json").write_text('{"name": "hello", "version": "1.0.0"}\n')
+    output = tmp_path / "output.txt"
+    output.touch()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "GITHUB_OUTPUT": str(output)}
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["gate"], env, stdout=out, stderr=err, cwd=root)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert "gate: no skill has evals, so nothing was gated; next: author evals" in out.getvalue()
+    assert "thresholds met" not in out.getvalue()
+    assert "status<<" in output.read_text() and "not-evaluated" in output.read_text()
+    out = io.StringIO()
+    main(["report", "--root", str(root)], env, stdout=out, stderr=err, cwd=tmp_path)
+    assert "(1 plugin, 0 with results)" in out.getvalue()

@@ -109,6 +109,7 @@ from evolve_action.harness import (
 )
 from evolve_action.repo import Repository, rel_path
 from evolve_action.report import (
+    NEXT_STEP_NO_EVALS,
     CheckLine,
     ComparisonRow,
     GateOptions,
@@ -766,13 +767,20 @@ def run_gate(
         for issue in outcome.issues:
             annotate(commands, "error" if issue.level == "FAIL" else "warning", issue.text)
     lines = [i.line() for i in outcome.issues]
-    if not fails:
+    if not any(es.has_evals or es.triggers_path is not None for es in repo.eval_sets()):
+        lines.append(
+            "gate: no skill has evals, so nothing was gated; next: "
+            + NEXT_STEP_NO_EVALS.format(skill="<name>")
+        )
+    elif not fails:
         lines.append("gate: thresholds met")
     summary = "### evolve-action gate\n\n" + (
         "\n".join(f"- {line}" for line in lines) + "\n" if lines else ""
     )
     append_summary(files.summary, summary)
-    status: Literal["passed", "failed"] = "failed" if fails else "passed"
+    status: Status = "failed" if fails else "passed"
+    if not any(es.has_evals or es.triggers_path is not None for es in repo.eval_sets()):
+        status = "not-evaluated"  # exit 0: nothing is required, and the summary says so
     outputs = ActionOutputs(status=status, report_path=_report_rel(repo, top))
     write_outputs(files.output, outputs)
     code = 1 if fails and inputs.fail_on != "never" else 0

@@ -117,6 +117,8 @@ class ReportOutcome:
     """`stale-results:` notices, in order (the CLI prints them on stderr)."""
     checked: bool = False
     """The gate was evaluated."""
+    repo_plugins: int | None = None
+    """Plugins in the repository (with results or not); None when not counted."""
 
 
 def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
@@ -216,6 +218,7 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
         migrated=migrated,
         notices=tuple(notices),
         checked=opts.check,
+        repo_plugins=len(repo.plugins),
     )
 
 
