@@ -23,6 +23,13 @@ Guarantees:
   cancellation; the runner's follow-up signals are ignored while it does.
 - The step's exit code follows `fail_on` (`flows.exit_for`), and the comment body is a function of
   the base and head evidence (its digest decides whether an existing comment is rewritten).
+- No verdict without runs: after the evaluation (or its skip: no credentials, a fork) the touched
+  skills are planned again as a dry run, and every tier with cases still stale or missing is
+  `not evaluated` with why (`status: not-evaluated`, exit 1 under `fail_on: regression|threshold`).
+- One cost: the comment, the summary and `cost_usd` show the job's one measured figure (the
+  budget's meter over every session); the summary adds only the estimate, at list prices.
+- `gate` writes nothing (no report, no rollup), from any directory, and gates the models the
+  repository evaluates (thresholds' models, else config `models`, else `PR_DEFAULT_MODEL`).
 
 Never does: parse argv or print; workflow commands (masks, annotations) go to the `commands` stream
 the caller passes, lines for the log come back in the outcome.

@@ -1,12 +1,18 @@
 """The sticky PR comment's body: comparison rows + run facts → Markdown (pure).
 
-Owns: `RunFacts` (what the run did and where to look), `render_pr_comment` (the body, through
+Owns: `RunFacts` (what the run did and where to look: sessions, the one measured cost, the cases
+not run and why, the Tier 0 findings on the touched skills as `CheckLine`s, the touched skills
+without evals, the next step of an undecided comparison), `render_pr_comment` (the body, through
 `templates/pr_comment.md.j2` and `render.environment()`), the size cap that drops detail before
 headline numbers, `github_text` (the sanitiser for any untrusted text embedded in a GitHub
 comment) and `evidence_digest`/`digest_of` (a fingerprint of the evidence, written into the body,
 so the publishing flow can tell a re-run that changed nothing and leave the comment alone).
 
 Guarantees:
+- No green without evidence: a tier whose stale evidence was not run reads `⏸️ not evaluated`
+  (never `no change`), "(results up to date)" appears only when cases were skipped as current,
+  a headline with nothing compared is never ✅, and Tier 0 errors on the touched skills are
+  counted on the headline and listed with file and line (warnings collapsed).
 - Deterministic: the body is a function of the rows (base and head evidence) and the facts; no
   clock, no environment, no ordering that depends on anything else.
 - The caller's marker appears exactly once, on the first line; untrusted text can never repeat it
