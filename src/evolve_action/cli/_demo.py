@@ -7,7 +7,8 @@ run does. Without Anthropic credentials in the environment (or
 with `--scripted`) the agent and the judge talk to the scripted model server, started in-process
 with the bundled demo policy; with credentials the demo refuses to spend money unless `--yes` is
 given (it never prompts: CI has no stdin). Exit codes: those of `run all`; 2 when the example
-repository is missing, `--out` is unusable, or credentials are present without `--yes`/`--scripted`.
+repository is missing, `--out` is unusable, or credentials are present without `--yes`/`--scripted`;
+130 on Ctrl-C, after one line naming the half-evaluated copy it leaves and how to finish it.
 """
 
 from __future__ import annotations

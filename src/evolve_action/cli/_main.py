@@ -3,7 +3,9 @@
 Owns: `main` (and `console_main`, the process entry), the parser tree, the exit-code table
 (docs/cli.md) and the one place the secrets of the environment a run was given are registered
 with `redact` (`SECRET_ENV_NAMES`, plus every `*_TOKEN`/`*_API_KEY`-style name), for the whole
-run and only for it. Never holds business logic:
+run and only for it, and the one console line about confinement: a confined run's note before
+the command, an unconfined run's short warning once after it (never on a dry run, a usage error,
+or for `pr`, whose flow says it in the comment too). Never holds business logic:
 each subcommand lives in `evolve_action.cli._<name>` and registers itself via
 `register(subparsers)`.
 """
