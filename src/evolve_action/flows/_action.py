@@ -1348,7 +1348,7 @@ def _comment(
             )
         if inputs.comment == "failures":
             wanted = existing is not None or any(
-                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR)
+                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR, Label.NOT_EVALUATED)
                 or any(t.failing for t in r.tiers)
                 for r in rows
             )
