@@ -774,7 +774,8 @@ def run_gate(
         for issue in outcome.issues:
             annotate(commands, "error" if issue.level == "FAIL" else "warning", issue.text)
     lines = [i.line() for i in outcome.issues]
-    if not any(es.has_evals or es.triggers_path is not None for es in repo.eval_sets()):
+    no_evals = not any(es.has_evals or es.triggers_path is not None for es in repo.eval_sets())
+    if no_evals:
         lines.append(
             "gate: no skill has evals, so nothing was gated; next: "
             + NEXT_STEP_NO_EVALS.format(skill="<name>")
@@ -786,7 +787,7 @@ def run_gate(
     )
     append_summary(files.summary, summary)
     status: Status = "failed" if fails else "passed"
-    if not any(es.has_evals or es.triggers_path is not None for es in repo.eval_sets()):
+    if no_evals:
         status = "not-evaluated"  # exit 0: nothing is required, and the summary says so
     outputs = ActionOutputs(status=status, report_path=_report_rel(repo, top))
     write_outputs(files.output, outputs)
