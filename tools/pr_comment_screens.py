@@ -1,4 +1,4 @@
-"""Screenshots of the PR comment's four showcase cases, rendered as GitHub would show them.
+"""Screenshots of the PR comment in each of its states, rendered as GitHub would show them.
 
 Renders `tests/helpers/comment_examples.py` (the same rows and facts the unit tests render) with
 `render_pr_comment`, turns the Markdown into HTML with a GitHub-flavoured renderer (markdown-it-py's
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="FILE",
         help="render this comment file (e.g. a demo's .evolve-action/pr-comment.md) instead of the "
-        "four showcase cases; the PNG is named after --name",
+        "comment's states; the PNG is named after --name",
     )
     ap.add_argument("--name", default="demo", help="with --from: pr-comment-<name>.png")
     args = ap.parse_args(argv)
@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             {args.name: args.source.read_text(encoding="utf-8")}
             if args.source is not None
             else {
-                name: render_pr_comment(make(), ex.facts(), revision=ex.REVISION)
-                for name, make in ex.CASES.items()
+                name: render_pr_comment(*make(), revision=ex.REVISION)
+                for name, make in ex.STATES.items()
             }
         )
         for name, body in cases.items():

@@ -149,3 +149,36 @@ def test_demo_without_examples_says_what_to_do(tmp_path: Path) -> None:
     assert code == 2
     assert "example repository not found: examples" in stderr.getvalue()
     assert "--root" in stderr.getvalue()
+
+
+def test_ctrl_c_during_demo_out_says_what_was_left_where(tmp_path: Path) -> None:
+    """SIGINT once the copy exists: exit 130, and one line names the half-made `--out` folder
+    and how to finish or drop it (the wait is for the process's own line, not a clock)."""
+    import signal
+    import subprocess
+    import sys
+
+    if not _claude_available():
+        pytest.skip("the Claude Code CLI bundled in claude-agent-sdk is not available")
+    out_dir = tmp_path / "demo"
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolve_action", "demo", "--out", str(out_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("demo: copied"):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, "".join(seen) + rest + err
+    assert f"demo: interrupted: the half-evaluated copy is left in {out_dir}" in err, err
+    assert f"evolve-action run all --root {out_dir}" in err
+    assert out_dir.is_dir()

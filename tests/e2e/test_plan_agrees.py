@@ -141,4 +141,68 @@ def test_plan_json_carries_the_estimate(repo: Path) -> None:
     assert doc["estimate"]["sessions"] == sum(s["sessions"] for s in doc["shards"])
     planned = {u["model"] for s in doc["shards"] for u in s["units"]}
     assert set(doc["estimate"]["models"]) == planned  # every model the plan runs, priced
-    assert len(planned) >= 6  # the catalog's Claude models (no config), Codex's when installed
+    # No --model and no config `models`: the one default model, never the whole catalog.
+    assert planned == {"anthropic/claude-sonnet-5"}
+    code, out, err = run(
+        ["plan", "--json", "--shards", "2", "--model", "all", "--root", str(repo)], repo
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    planned = {u["model"] for s in doc["shards"] for u in s["units"]}
+    assert len(planned) >= 6  # `--model all`: the catalog's Claude models, Codex's when installed
+
+
+@pytest.mark.parametrize("argv", [["run", "all"], ["run", "triggers"], ["run", "evals"]])
+def test_without_model_or_config_one_default_model_named_first(repo: Path, argv: list[str]) -> None:
+    code, out, err = run([*argv, "--dry-run", "--root", str(repo)], repo)
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("model: anthropic/claude-sonnet-5 (the default"), out
+    units = [line for line in out.splitlines() if "anthropic/" in line and "sessions" in line]
+    assert units and all("anthropic/claude-sonnet-5" in line for line in units), out
+
+
+@pytest.mark.parametrize("argv", [["run", "all"], ["run", "triggers"], ["run", "evals"]])
+def test_a_run_estimated_above_the_threshold_stops_before_any_session(
+    repo: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No terminal (CI, a pipe): exit 2 naming the estimate and the way on; nothing written."""
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent / "home")}
+    env["EVOLVE_CONFIRM_ABOVE_USD"] = "0.01"
+    out, err = io.StringIO(), io.StringIO()
+    code = main([*argv, "--root", str(repo)], env, stdout=out, stderr=err, cwd=repo)
+    assert code == 2, out.getvalue() + err.getvalue()
+    assert "above the confirmation threshold of $0.01" in err.getvalue()
+    assert "pass --yes to run it, or --max-cost-usd USD" in err.getvalue()
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+
+
+def test_the_question_is_skipped_with_yes_a_cap_or_the_free_scripted_server(tmp_path: Path) -> None:
+    import argparse
+
+    from evolve_action.cli._common import Invocation, confirm_cost
+    from evolve_action.errors import UsageError
+    from evolve_action.flows import CostEstimate
+
+    estimate = CostEstimate(
+        sessions={"anthropic/claude-sonnet-5": 100}, usd={"anthropic/claude-sonnet-5": 20.9}
+    )
+
+    def inv(env: dict[str, str], **flags: object) -> Invocation:
+        values: dict[str, object] = {"yes": False, "max_cost_usd": None, **flags}
+        return Invocation(
+            args=argparse.Namespace(**values),
+            environ=env,
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+            cwd=tmp_path,
+        )
+
+    with pytest.raises(UsageError, match=r"about \$20.90 at list prices, above .* of \$5.00"):
+        confirm_cost(inv({}), estimate, command="run all")
+    confirm_cost(inv({}, yes=True), estimate, command="run all")
+    confirm_cost(inv({}, max_cost_usd=3.0), estimate, command="run all")
+    confirm_cost(inv({"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}), estimate, command="run all")
+    confirm_cost(inv({"EVOLVE_CONFIRM_ABOVE_USD": "25"}), estimate, command="run all")
+    with pytest.raises(UsageError, match="EVOLVE_CONFIRM_ABOVE_USD=lots"):
+        confirm_cost(inv({"EVOLVE_CONFIRM_ABOVE_USD": "lots"}), estimate, command="run all")

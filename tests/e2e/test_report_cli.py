@@ -56,7 +56,9 @@ def test_marketplace_golden(tmp_path: Path, golden: GoldenCheck) -> None:
     before = hashes(root, "results.*")
     code, out, err = generate_pinned(["--root", str(root), "--junit", "junit.xml"], tmp_path)
     assert code == 0, err
-    assert out == "report: regenerated EVALUATION.md and EVALUATION.json (2 plugins)\n"
+    assert (
+        out == "report: regenerated EVALUATION.md and EVALUATION.json (3 plugins, 2 with results)\n"
+    )  # gamma has none
     assert err == (
         "stale-results: kept 1 model(s) outside the configured models on disk (excluded from "
         "reports); pass --stale-results=drop to prune: google/gemini-3.5-flash\n"

@@ -1,12 +1,22 @@
-"""Results files and run facts for the PR comment's four showcase cases (regression, improvement,
-no change, undecided): the unit tests render them, and `tools/pr_comment_screens.py` screenshots
-the same renders for docs/pr-comment.md. Pure data; no I/O."""
+"""Results files and run facts for the PR comment's states (regression, improvement, no change,
+undecided, not evaluated, authoring error, checks failing, no evals): the unit tests render them,
+and `tools/pr_comment_screens.py` screenshots the same renders for docs/pr-comment.md. Pure data;
+no I/O."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 
-from evolve_action.report import ComparisonRow, Revision, RunFacts, SkillEvidence, compare
+from evolve_action.plan import Tier
+from evolve_action.report import (
+    CheckLine,
+    ComparisonRow,
+    Revision,
+    RunFacts,
+    SkillEvidence,
+    compare,
+)
 from evolve_action.results import (
     EntryHeader,
     EvalResult,
@@ -192,6 +202,68 @@ def undecided() -> tuple[ComparisonRow, ...]:
     )
 
 
+def not_evaluated() -> tuple[ComparisonRow, ...]:
+    """The description changed, no credentials: the head still carries the base's (now stale)
+    results, and nothing ran."""
+    return compare(
+        [
+            SkillEvidence(
+                plugin="data-tools",
+                skill="csv-report",
+                base=results(BASE_T, BASE_E),
+                head=results(BASE_T, BASE_E),
+                unevaluated={
+                    Tier.TRIGGERS: NOT_RUN_TRIGGERS,
+                    Tier.EVALS: "6 stale or missing cases not run: " + NO_CREDENTIALS,
+                },
+            )
+        ]
+    )
+
+
+NO_CREDENTIALS = "no credentials were given"
+NOT_RUN_TRIGGERS = "13 stale or missing queries not run: " + NO_CREDENTIALS
+REFUSED = (
+    'plugins/data-tools/evals/csv-report/evals.json:4: assertion type "notregex" is not one of '
+    "contains, regex, …; fix the type (docs/authoring.md)"
+)
+
+
+def authoring_error() -> tuple[ComparisonRow, ...]:
+    """The evals file has an unknown assertion type: refused, nothing ran for evals."""
+    return compare(
+        [
+            SkillEvidence(
+                plugin="data-tools",
+                skill="csv-report",
+                base=results(BASE_T, BASE_E),
+                head=results(BASE_T, BASE_E),
+                refused={Tier.EVALS: REFUSED},
+            )
+        ]
+    )
+
+
+CHECKS = (
+    CheckLine(
+        error=True,
+        where="plugins/data-tools/skills/csv-report/SKILL.md:3",
+        message="description missing a 'Use when/after/before' trigger phrase "
+        "(checks.description_pattern)",
+    ),
+    CheckLine(
+        error=False,
+        where="plugins/data-tools/skills/csv-report/SKILL.md",
+        message="body is 612 lines; keep SKILL.md under 500 (checks.body_length)",
+    ),
+    CheckLine(
+        error=False,
+        where="plugins/data-tools/evals/csv-report/triggers.jsonc:12",
+        message="query duplicates line 4 (triggers.duplicate)",
+    ),
+)
+
+
 def facts(*, sessions: int = 39, skipped: int = 18, cost: float = 0.4213) -> RunFacts:
     return RunFacts(
         marker=MARKER,
@@ -201,6 +273,65 @@ def facts(*, sessions: int = 39, skipped: int = 18, cost: float = 0.4213) -> Run
         evaluation_url="https://github.com/acme/skills/blob/feature/EVALUATION.md",
         run_url="https://github.com/acme/skills/actions/runs/42",
     )
+
+
+def _touched(reason: str) -> tuple[str, ...]:
+    return (f"evaluated data-tools/csv-report: {reason}",)
+
+
+STATES: dict[str, Callable[[], tuple[tuple[ComparisonRow, ...], RunFacts]]] = {
+    "regression": lambda: (regression(), facts()),
+    "improvement": lambda: (improvement(), facts()),
+    "no-change": lambda: (no_change(), facts()),
+    "undecided": lambda: (undecided(), facts()),
+    "not-evaluated": lambda: (
+        not_evaluated(),
+        dataclasses.replace(
+            facts(sessions=0, skipped=0, cost=0.0),
+            cost_usd=None,
+            not_run=19,
+            not_run_reason=NO_CREDENTIALS,
+            notes=(
+                "touched data-tools/csv-report: changed plugins/data-tools/skills/csv-report/"
+                "SKILL.md; changed plugins/data-tools/evals/csv-report/results.json",
+                "live tiers skipped: no credentials were given (set anthropic_api_key or "
+                "claude_code_oauth_token); Tier 0 ran",
+            ),
+        ),
+    ),
+    "authoring-error": lambda: (
+        authoring_error(),
+        dataclasses.replace(
+            facts(sessions=0, skipped=39),
+            cost_usd=None,
+            notes=(
+                *_touched("changed plugins/data-tools/evals/csv-report/evals.json"),
+                f"authoring error in data-tools/csv-report's evals: {REFUSED}",
+            ),
+        ),
+    ),
+    "checks-failing": lambda: (
+        no_change()[1:2],
+        dataclasses.replace(
+            facts(sessions=39, skipped=0),
+            checks=CHECKS,
+            notes=_touched("changed plugins/data-tools/skills/csv-report/SKILL.md"),
+        ),
+    ),
+    "no-evals": lambda: (
+        (),
+        dataclasses.replace(
+            facts(sessions=0, skipped=0),
+            cost_usd=None,
+            no_evals=("hello/greet",),
+            notes=(
+                "touched hello/greet: changed skills/greet/SKILL.md; it has no evals, so nothing "
+                "was measured",
+            ),
+        ),
+    ),
+}
+"""Every state the comment can be in, as (rows, facts) (docs/img/pr-comment-<name>.png)."""
 
 
 REVISION = Revision(base_sha=BASE_SHA, head_sha=HEAD_SHA)

@@ -29,6 +29,7 @@ import pytest
 from tests.helpers.agents import MODEL, live_agents, skill_md, triggers_doc
 from tests.helpers.fake_github import FakeFile, FakeGitHub, Fault
 
+from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.cli import main
 from evolve_action.events import RecordingReporter
 from evolve_action.flows import COMMENT_MARKER, PrOptions, run_pr
@@ -306,11 +307,16 @@ def test_without_credentials_tier0_runs_and_nothing_is_published_by_a_fork(
         inputs={"anthropic_api_key": "", "fail_on": "regression"},
     )
     code, out, err = run_action(pr)
-    assert code == 0, out + err
+    assert code == 1, out + err  # no verdict is not a pass (`fail_on: error` lets it pass)
     assert "live tiers skipped" in out
     assert gh.calls("POST", r".*/git/.*") == []
     assert gh.comments_on(REPO, 1) == []
-    assert "live tiers skipped" in pr.summary.read_text()
+    summary = pr.summary.read_text()
+    assert "live tiers skipped" in summary
+    assert "### ⏸️ not evaluated: beta triggers, 2 stale or missing queries not run: a fork PR" in (
+        summary
+    )
+    assert pr.outputs()["status"] == "not-evaluated"
 
 
 def test_pull_request_target_from_a_fork_is_refused(tmp_path: Path, gh: FakeGitHub) -> None:
@@ -407,9 +413,11 @@ def test_local_preview_writes_the_comment_and_summary_files(tmp_path: Path) -> N
         stderr=err,
         cwd=root,
     )
-    assert code == 0, out.getvalue() + err.getvalue()
+    # No credentials: gamma's edit is not evaluated, which is no pass (exit 1), never green.
+    assert code == 1, out.getvalue() + err.getvalue()
     comment = (root / "preview" / "pr-comment.md").read_text()
     assert COMMENT_MARKER in comment and "gamma" in comment
+    assert comment.splitlines()[2].startswith("### ⏸️ not evaluated: gamma triggers")
     assert (root / "preview" / "step-summary.md").is_file()
     assert str(root / "preview" / "pr-comment.md") in out.getvalue()
 
@@ -1113,4 +1121,219 @@ def test_an_unconfined_run_says_so_once_in_the_comment(tmp_path: Path, confined:
     summary = (root / "preview" / "step-summary.md").read_text()
     assert "agent session" in comment
     for text in (comment, summary):
-        assert text.count("agent ran unconfined") == (0 if confined else 1), text
+        assert text.count("agents ran unconfined") == (0 if confined else 1), text
+    if not confined:  # the log: once, the same short line
+        assert (out.getvalue() + err.getvalue()).count("agents ran unconfined") == 1
+
+
+def stored_results(tmp_path: Path, base_url: str) -> dict[str, str]:
+    """The base files with real, up-to-date results of beta (one run per query, scripted model)."""
+    root = tmp_path / "evaluated"
+    for rel, text in base_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+    }
+    args = ["run", "triggers", "--root", str(root), "--model", MODEL, "--runs", "1"]
+    out, err = io.StringIO(), io.StringIO()
+    code = main([*args, "--skill", "beta"], env, stdout=out, stderr=err, cwd=root)
+    assert code == 0, out.getvalue() + err.getvalue()
+    return {"evals/beta/results.json": (root / "evals/beta/results.json").read_text()}
+
+
+def test_no_credentials_on_a_broken_description_is_not_evaluated_never_green(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """The PR breaks beta's description (no "Use when"); the stored results are the base's and now
+    stale; no credentials: no verdict (neutral headline, every tier `not evaluated` with why), the
+    Tier 0 error with its file and line in the comment and the summary, the reasons name SKILL.md
+    before the derived files, and the step fails."""
+    srv = model_server(POLICY)
+    stored = stored_results(tmp_path, srv.base_url)
+    results = json.loads(stored["evals/beta/results.json"])
+    results["note"] = "touched"  # a derived file in the PR too: its reason must come second
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "evals/beta/results.json": stored["evals/beta/results.json"] + "\n",
+            "skills/beta/SKILL.md": skill_md("beta", "Beta things."),
+        },
+        inputs={"anthropic_api_key": "", "fail_on": "regression"},
+        extra_base=stored,
+    )
+    code, out, err = run_action(pr)
+    assert code == 1, out + err
+    (comment,) = gh.comments_on(REPO, 1)
+    verdict = comment.body.splitlines()[2]
+    assert verdict.startswith("### ⏸️ not evaluated: beta triggers"), verdict
+    assert "no credentials were given" in verdict
+    assert "✅" not in comment.body and "no change" not in comment.body  # no legend either
+    assert "results up to date" not in comment.body
+    assert "2 stale or missing cases not run: no credentials were given" in comment.body
+    assert "⏸️ not evaluated · stored" in comment.body  # the cell: stale figure, no label
+    assert "❌ 1 Tier 0 error" in verdict
+    assert "❌ skills/beta/SKILL.md:" in comment.body and "Use when" in comment.body
+    reasons = next(line for line in comment.body.splitlines() if "kit/beta:" in line)
+    assert reasons.index("skills/beta/SKILL.md") < reasons.index("evals/beta/results.json")
+    summary = pr.summary.read_text()
+    assert "⏸️ not evaluated" in summary and "skills/beta/SKILL.md:" in summary
+    outputs = pr.outputs()
+    assert outputs["delta"] == "not evaluated"
+    assert outputs["status"] == "failed"  # the Tier 0 error
+    assert outputs["sessions"] == "0"
+
+
+def test_stale_results_without_checks_failing_exit_1_with_status_not_evaluated(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    stored = stored_results(tmp_path, srv.base_url)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={
+            "skills/beta/SKILL.md": skill_md("beta", "Beta sheets. Use when asked about beta.")
+        },
+        inputs={"anthropic_api_key": "", "fail_on": "regression"},
+        extra_base=stored,
+    )
+    code, out, err = run_action(pr)
+    assert code == 1, out + err
+    assert pr.outputs()["status"] == "not-evaluated"
+    body = gh.comments_on(REPO, 1)[0].body
+    assert "Tier 0" not in body.splitlines()[2]
+    # fail_on: error lets an unevaluated PR pass (documented), with the same comment.
+    pr.env["INPUT_FAIL_ON"] = "error"
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (outside .git) and its bytes."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def test_gate_writes_nothing_from_any_directory(tmp_path: Path) -> None:
+    """`gate` from the marketplace root and from a plugin directory (where it once rewrote the
+    plugin's EVALUATION.md as a root report): every file byte-identical, no file added; `--root`,
+    which its hints name, is accepted."""
+    examples = Path(sys.modules["evolve_action"].__file__ or "").parent / "examples"
+    root = tmp_path / "market"
+    shutil.copytree(examples, root)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "plugins/project-tools/EVALUATION.md").write_text("# tracked, hand-written\n")
+    before = tree_bytes(root)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    for cwd, args in (
+        (root, ["gate"]),
+        (root / "plugins/project-tools", ["gate"]),
+        (tmp_path, ["gate", "--root", str(root)]),
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(args, env, stdout=out, stderr=err, cwd=cwd)
+        assert code == 1, out.getvalue() + err.getvalue()  # no stored results: FAIL lines
+        assert tree_bytes(root) == before, cwd
+        fails = [line for line in out.getvalue().splitlines() if line.startswith("FAIL")]
+        # The models the repository evaluates (no `models:`: the one default), not the catalog.
+        assert fails and all(PR_DEFAULT_MODEL in line for line in fails), fails
+
+
+def test_the_example_workflows_pr_then_gate_pass_with_the_default_model(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """pr.yml then release-gate.yml as shipped, on a repository with no `models:`: the PR
+    evaluates the one default model and commits its results; the gate on the bot's commit gates
+    that model only, passes, and changes nothing in the checkout."""
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={".evolve.json": "{}\n"},  # the config touches every skill
+        inputs={"models": "", "tiers": "", "fail_on": "regression"},
+        extra_base={".evolve.json": '{"checks": {}}\n'},
+        base_url=srv.base_url,
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert PR_DEFAULT_MODEL in out  # the note names the model it chose
+    # One cost, computed one way: the comment's figure is the output's; the summary adds only
+    # the estimate, said to be at list prices.
+    (comment,) = gh.comments_on(REPO, 1)
+    cost = pr.outputs()["cost_usd"]
+    assert f"cost ${cost} ·" in comment.body, comment.body
+    summary = pr.summary.read_text()
+    assert "at list prices" in summary and "measured $" not in summary
+    tip = gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None and tip != pr.head_sha
+    git(pr.workspace, "fetch", "-q", str(gh.git_dir(REPO)), "feature")
+    git(pr.workspace, "checkout", "-q", "-f", "--detach", "FETCH_HEAD")
+    git(pr.workspace, "clean", "-q", "-fdx")
+    for name, value in {
+        "mode": "gate",
+        "skills": "all",
+        "fail_on": "threshold",
+        "min_triggers_pass_rate": "0.8",
+        "min_evals_pass_rate": "0.66",
+        "models": "",
+    }.items():
+        pr.env[f"INPUT_{name.upper()}"] = value
+    pr.output.write_text("")
+    code, out, err = run_action(pr, "gate")
+    assert code == 0, out + err
+    assert "gate: thresholds met" in out
+    assert git(pr.workspace, "status", "--porcelain") == ""
+    assert pr.outputs()["status"] == "passed"
+
+
+def test_a_skill_without_evals_says_so_and_names_the_next_step(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change={"skills/delta/SKILL.md": skill_md("delta", "Delta. Use when asked about delta.")},
+        inputs={"fail_on": "regression"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err  # nothing to measure is no failure, and no pass either
+    (comment,) = gh.comments_on(REPO, 1)
+    assert comment.body.splitlines()[2] == (
+        "### ➖ not evaluated: the touched skill has no evals yet, so nothing was measured"
+    )
+    step = "author evals (docs/authoring.md) or run `evolve-action init --skill delta`"
+    assert step in comment.body
+    assert "evaluated kit/delta" not in comment.body and "touched kit/delta" in comment.body
+    summary = pr.summary.read_text()
+    assert step in summary
+    assert pr.outputs()["status"] == "not-evaluated"
+    assert pr.outputs()["sessions"] == "0"
+
+
+def test_gate_on_a_repository_without_evals_says_nothing_was_gated(tmp_path: Path) -> None:
+    root = tmp_path / "hello"
+    (root / "skills/greet").mkdir(parents=True)
+    (root / "skills/greet/SKILL.md").write_text(skill_md("greet", "Greets. Use when greeting."))
+    (root / ".claude-plugin").mkdir()
+    (root / ".claude-plugin/plugin.json").write_text('{"name": "hello", "version": "1.0.0"}\n')
+    output = tmp_path / "output.txt"
+    output.touch()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "GITHUB_OUTPUT": str(output)}
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["gate"], env, stdout=out, stderr=err, cwd=root)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert "gate: no skill has evals, so nothing was gated; next: author evals" in out.getvalue()
+    assert "thresholds met" not in out.getvalue()
+    assert "status<<" in output.read_text() and "not-evaluated" in output.read_text()
+    out = io.StringIO()
+    main(["report", "--root", str(root)], env, stdout=out, stderr=err, cwd=tmp_path)
+    assert "(1 plugin, 0 with results)" in out.getvalue()

@@ -232,26 +232,36 @@ def test_agent_told_to_write_outside_its_workspace_cannot(
     assert "no OS sandbox" not in err.getvalue()
 
 
-def test_one_loud_line_when_the_agent_runs_unconfined(tmp_path: Path) -> None:
+def test_one_short_line_when_the_agent_runs_unconfined(tmp_path: Path) -> None:
+    """Once, short, after the command ran: never on a dry run (no agent ran) nor on a usage
+    error; under Actions the annotation is the one line."""
     root = _repo(tmp_path / "repo", _outside(tmp_path))
-    out, err = io.StringIO(), io.StringIO()
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
         "EVOLVE_SANDBOX_ENABLED": "false",
         "EVOLVE_AGENT_USER": "root",
-        "GITHUB_ACTIONS": "true",
     }
-    main(["run", "triggers", "--dry-run", "--root", str(root)], env, stdout=out, stderr=err)
-    lines = [line for line in err.getvalue().splitlines() if "sandbox" in line]
-    assert lines == [
-        "warning: agent ran unconfined: no OS sandbox (disabled by EVOLVE_SANDBOX_ENABLED) and no "
-        "unprivileged user (EVOLVE_AGENT_USER=root); agents and command assertions can read what "
-        "this process can (install bubblewrap, or run as root with a user evolve-agent or "
-        "EVOLVE_AGENT_USER set)"
-    ]
-    annotations = [line for line in out.getvalue().splitlines() if "unconfined" in line]
-    assert len(annotations) == 1 and annotations[0].startswith("::warning::agent ran unconfined")
+
+    def run(args: list[str], environ: dict[str, str]) -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = main([*args, "--root", str(root)], environ, stdout=out, stderr=err)
+        return code, out.getvalue() + err.getvalue()
+
+    code, text = run(["run", "triggers", "--dry-run"], env)
+    assert code == 0 and "unconfined" not in text, text
+    code, text = run(["run", "triggers", "--skill", "nope"], env)
+    assert code == 2 and "unconfined" not in text, text
+    code, text = run(["run", "triggers"], env)
+    lines = [line for line in text.splitlines() if "unconfined" in line]
+    assert code == 0 and lines == [
+        "warning: agents ran unconfined (no sandbox, no agent user): they could read what this "
+        "job can; docs/action.md#root-or-not says how to confine them"
+    ], text
+    assert len(lines[0]) < 160  # whole in a comment's table cell, too
+    code, text = run(["run", "triggers"], {**env, "GITHUB_ACTIONS": "true"})
+    lines = [line for line in text.splitlines() if "unconfined" in line]
+    assert len(lines) == 1 and lines[0].startswith("::warning::agents ran unconfined"), text
     assert sandbox.probe({"PATH": str(tmp_path)}).reason == "bubblewrap (bwrap) is not installed"
 
 

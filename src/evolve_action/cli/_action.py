@@ -16,7 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from evolve_action.cli._common import Invocation, budget_from, require_positive, split_list
+from evolve_action.cli._common import (
+    Invocation,
+    add_repo_flags,
+    budget_from,
+    require_positive,
+    split_list,
+)
 from evolve_action.config import BASE_MODES
 from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter
@@ -115,9 +121,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "report --check --strict over the committed results, with the action's inputs "
             "(min_triggers_pass_rate, min_evals_pass_rate, fail_on): one annotation per breach, "
-            "the step summary and the outputs."
+            "the step summary and the outputs. Read-only: it writes no report or results file. "
+            "It gates the models the repository evaluates (report.thresholds.models, else "
+            "config models, else the one default model)."
         ),
     )
+    add_repo_flags(gate)
     gate.set_defaults(handler=handle_gate)
     shard = subparsers.add_parser(
         "shard",
@@ -217,7 +226,11 @@ def handle_run(inv: Invocation) -> int:
 
 def handle_gate(inv: Invocation) -> int:
     """`evolve-action gate`."""
-    return _print(inv, run_gate(inv.environ, inv.cwd, commands=inv.stdout))
+    args = inv.args
+    outcome = run_gate(
+        inv.environ, inv.cwd, commands=inv.stdout, root=args.root, layout=args.layout
+    )
+    return _print(inv, outcome)
 
 
 def handle_action_mode(inv: Invocation, mode: Literal["plan", "shard", "merge"]) -> int:

@@ -10,12 +10,15 @@ each on stderr). Never does: resolve models or plan (the engines do).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from evolve_action import flows
+from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.config import INSTALL_MODES, Config, with_flags
 from evolve_action.errors import EvolveError, UsageError, did_you_mean
 from evolve_action.harness import Budget, check_credentials
@@ -166,6 +169,13 @@ def add_selection_flags(
         "estimate would pass USD; finished work is kept and a re-run continues (default: no cap)",
     )
     parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="run even when the estimate is above the confirmation threshold "
+        f"({CONFIRM_VAR}, default ${DEFAULT_CONFIRM_ABOVE_USD:g}); without it a terminal asks, "
+        "and elsewhere the run stops before any session",
+    )
+    parser.add_argument(
         "--overwrite-unreadable-results",
         action="store_true",
         help="delete a selected skill's results file that cannot be used (does not parse, wrong "
@@ -294,3 +304,84 @@ def print_estimate(inv: Invocation, estimate: flows.CostEstimate) -> None:
     case records (`plan --json` carries the estimate as data)."""
     stream = inv.stderr if getattr(inv.args, "json", False) else inv.stdout
     stream.write(estimate.line())
+
+
+DEFAULT_CONFIRM_ABOVE_USD = 5.0
+"""A run estimated above this (US dollars, list prices) asks first (`confirm_cost`)."""
+
+CONFIRM_VAR = "EVOLVE_CONFIRM_ABOVE_USD"
+"""The environment variable that sets the confirmation threshold (dollars)."""
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def confirm_cost(inv: Invocation, estimate: flows.CostEstimate, *, command: str) -> None:
+    """Ask before a run estimated above the threshold (`EVOLVE_CONFIRM_ABOVE_USD`, default
+    `DEFAULT_CONFIRM_ABOVE_USD`): on a terminal a `[y/N]` question; elsewhere (CI, a pipe) a
+    `UsageError` before any session. `--yes`, `--max-cost-usd` (a cap already bounds the spend)
+    and a loopback `ANTHROPIC_BASE_URL` (the scripted model server: free) skip it."""
+    args = inv.args
+    if getattr(args, "yes", False) or getattr(args, "max_cost_usd", None) is not None:
+        return
+    base_url = inv.environ.get("ANTHROPIC_BASE_URL", "")
+    if base_url and (urlsplit(base_url).hostname or "") in _LOOPBACK:
+        return
+    threshold = _confirm_threshold(inv.environ)
+    if estimate.total_usd <= threshold:
+        return
+    text = (
+        f"{command}: estimated {estimate.total_sessions} agent sessions, about "
+        f"${estimate.total_usd:.2f} at list prices, above the confirmation threshold of "
+        f"${threshold:.2f}"
+    )
+    hint = (
+        "pass --yes to run it, or --max-cost-usd USD to cap the spend; --dry-run shows the plan; "
+        f"{CONFIRM_VAR} sets the threshold"
+    )
+    if _interactive(inv.stdout):
+        inv.stdout.write(f"{text}. Run it? [y/N] ")
+        inv.stdout.flush()
+        if sys.stdin.readline().strip().lower() in ("y", "yes"):
+            return
+        raise UsageError(f"{command}: not confirmed; nothing ran", hint=hint)
+    raise UsageError(text, hint=hint)
+
+
+def _confirm_threshold(environ: Mapping[str, str]) -> float:
+    raw = environ.get(CONFIRM_VAR, "").strip()
+    if not raw:
+        return DEFAULT_CONFIRM_ABOVE_USD
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise UsageError(
+            f"{CONFIRM_VAR}={raw}: want a number of US dollars, 0 or more",
+            hint=f"unset it for the default of ${DEFAULT_CONFIRM_ABOVE_USD:g}",
+        )
+    return value
+
+
+def _interactive(stdout: TextIO) -> bool:
+    try:
+        return sys.stdin.isatty() and bool(stdout.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def default_models(
+    inv: Invocation, models: Sequence[str], harnesses: Sequence[str], config: Config
+) -> tuple[str, ...]:
+    """The one model rule: `--model` when given, else config `models`, else the one default
+    model (`catalog.PR_DEFAULT_MODEL`), said on its own line before anything runs (stderr under
+    `--json`) — never every catalog model. `--harness` without `--model` keeps the catalog's
+    choice for that harness."""
+    if models or harnesses or config.models is not None:
+        return tuple(models)
+    stream = inv.stderr if getattr(inv.args, "json", False) else inv.stdout
+    stream.write(
+        f"model: {PR_DEFAULT_MODEL} (the default: no --model and no `models:` in .evolve.yaml; "
+        "name others with either)\n"
+    )
+    return (PR_DEFAULT_MODEL,)

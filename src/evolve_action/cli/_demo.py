@@ -7,7 +7,8 @@ run does. Without Anthropic credentials in the environment (or
 with `--scripted`) the agent and the judge talk to the scripted model server, started in-process
 with the bundled demo policy; with credentials the demo refuses to spend money unless `--yes` is
 given (it never prompts: CI has no stdin). Exit codes: those of `run all`; 2 when the example
-repository is missing, `--out` is unusable, or credentials are present without `--yes`/`--scripted`.
+repository is missing, `--out` is unusable, or credentials are present without `--yes`/`--scripted`;
+130 on Ctrl-C, after one line naming the half-evaluated copy it leaves and how to finish it.
 """
 
 from __future__ import annotations
@@ -113,7 +114,32 @@ def handle(inv: Invocation) -> int:
     target = (
         None if args.out is None else args.out if args.out.is_absolute() else inv.cwd / args.out
     )
-    outcome = flows.run_demo(
+    printer = _DemoPrinter(inv)
+    try:
+        outcome = _run(inv, source, label, target, jobs, printer)
+    except KeyboardInterrupt:
+        if printer.copy is not None:  # say what the interrupted demo left, and where
+            inv.stderr.write(
+                f"demo: interrupted: the half-evaluated copy is left in {printer.copy} (the "
+                "cases that finished are recorded there); delete it, or finish it with "
+                f"`evolve-action run all --root {printer.copy}`\n"
+            )
+        raise
+    # The bundled examples fail a few cases on purpose: say so instead of run all's WARN line.
+    code = 0 if args.root is None else finish(inv, outcome.run, strict=False)
+    return _print_outcome(inv, outcome, code)
+
+
+def _run(
+    inv: Invocation,
+    source: Path,
+    label: str,
+    target: Path | None,
+    jobs: int,
+    printer: _DemoPrinter,
+) -> flows.DemoOutcome:
+    args = inv.args
+    return flows.run_demo(
         flows.DemoOptions(
             source=source,
             label=label,
@@ -130,11 +156,13 @@ def handle(inv: Invocation) -> int:
         reporter=LineReporter(
             inv.stdout, live=bool(getattr(inv.stdout, "isatty", lambda: False)())
         ),
-        on_step=_DemoPrinter(inv),
+        on_step=printer,
         cwd=inv.cwd,
     )
-    # The bundled examples fail a few cases on purpose: say so instead of run all's WARN line.
-    code = 0 if args.root is None else finish(inv, outcome.run, strict=False)
+
+
+def _print_outcome(inv: Invocation, outcome: flows.DemoOutcome, code: int) -> int:
+    args = inv.args
     inv.stdout.write(flows.render_summary(outcome.summary))
     if outcome.run.failed and args.root is None:
         inv.stdout.write(
@@ -158,10 +186,13 @@ class _DemoPrinter:
     def __init__(self, inv: Invocation) -> None:
         self._inv = inv
         self._steps = StepPrinter(inv)
+        self.copy: Path | None = None
+        """Where the examples were copied (once they were)."""
 
     def __call__(self, step: flows.DemoCopied | flows.DemoBackendReady | flows.RunAllStep) -> None:
         out = self._inv.stdout
         if isinstance(step, flows.DemoCopied):
+            self.copy = step.copy
             out.write(f"demo: copied {step.label} to {step.copy} (your tree is not modified)\n")
         elif isinstance(step, flows.DemoBackendReady):
             if step.backend is flows.Backend.SCRIPTED:

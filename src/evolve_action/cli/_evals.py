@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 from typing import Any, TextIO
 
 from evolve_action import evals, flows, plan
@@ -18,6 +19,8 @@ from evolve_action.cli._common import (
     Invocation,
     budget_from,
     check_filters,
+    confirm_cost,
+    default_models,
     discard_unusable_results,
     no_model_error,
     print_budget,
@@ -151,6 +154,8 @@ def handle(inv: Invocation) -> int:
     args = inv.args
     options = options_from_args(args)
     repository, config = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
+    models = default_models(inv, options.models, options.harnesses, config)
+    options = dataclasses.replace(options, models=models)
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     print_notices(inv, repository)
@@ -166,6 +171,8 @@ def handle(inv: Invocation) -> int:
         print_dry_run(inv, planned)
         print_estimate(inv, flows.estimate_cost([planned.plan], runs=1, models=planned.models))
         return 0
+    estimate = flows.estimate_cost([planned.plan], runs=1, models=planned.models)
+    confirm_cost(inv, estimate, command="run evals")
     outcome = run_planned(inv, repository, config, options, planned)
     print_budget(inv, options.budget)
     if outcome.all_failed:

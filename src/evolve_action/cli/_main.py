@@ -3,7 +3,9 @@
 Owns: `main` (and `console_main`, the process entry), the parser tree, the exit-code table
 (docs/cli.md) and the one place the secrets of the environment a run was given are registered
 with `redact` (`SECRET_ENV_NAMES`, plus every `*_TOKEN`/`*_API_KEY`-style name), for the whole
-run and only for it. Never holds business logic:
+run and only for it, and the one console line about confinement: a confined run's note before
+the command, an unconfined run's short warning once after it (never on a dry run, a usage error,
+or for `pr`, whose flow says it in the comment too). Never holds business logic:
 each subcommand lives in `evolve_action.cli._<name>` and registers itself via
 `register(subparsers)`.
 """
@@ -39,6 +41,7 @@ from evolve_action.cli import (
 )
 from evolve_action.cli._common import Handler, Invocation
 from evolve_action.errors import EvolveError, did_you_mean, first_evolve_error
+from evolve_action.flows import UNCONFINED
 from evolve_action.github import annotate, is_actions
 from evolve_action.sanitise import gate
 
@@ -229,14 +232,19 @@ def _run(
                 stack.enter_context(harness.scratch())
                 if getattr(args, "keep_workspaces", False) is True:
                     harness.keep_scratch()
+                conf: harness.Confinement | None = None
                 if _runs_agents(args):
                     # The model gateway holds the credentials; `--max-cost-usd` is its hard cap.
                     stack.enter_context(
                         harness.gateways(limit_usd=getattr(args, "max_cost_usd", None))
                     )
                     conf = stack.enter_context(harness.confined(env, root=_root_of(args)))
+                    if not conf.unconfined:
+                        _say_confinement(conf, env, out, err)
+                code = handler(invocation)
+                if conf is not None and conf.unconfined and _says_unconfined(args):
                     _say_confinement(conf, env, out, err)
-                return handler(invocation)
+                return code
         except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
             first = first_evolve_error(group)
             if first is None:
@@ -312,16 +320,31 @@ def _runs_agents(args: argparse.Namespace) -> bool:
     )
 
 
+def _says_unconfined(args: argparse.Namespace) -> bool:
+    """Whether the CLI itself says that agents ran unconfined: not on a dry run (no agent ran),
+    and not for `pr` and the action's `mode: run` (their flow says it in the log, the comment and
+    the summary)."""
+    if getattr(args, "dry_run", False) is True:
+        return False
+    command, tier = getattr(args, "command", None), getattr(args, "tier", None)
+    return command != "pr" and not (command == "run" and tier is None)
+
+
 def _say_confinement(
     conf: harness.Confinement, env: Mapping[str, str], out: TextIO, err: TextIO
 ) -> None:
-    """The one line about how agents are confined; under Actions an unconfined run is also a
-    warning annotation ("agent ran unconfined"), so it shows on the run's page."""
-    line = conf.note()
-    if line:
-        err.write(line + "\n")
-    if conf.unconfined and is_actions(env):
-        annotate(out, "warning", line.removeprefix("warning: "))
+    """The one line about how agents are confined. A confined run's note comes first; an
+    unconfined run's short warning comes once, after the command ran (never for a usage error,
+    which ends the run first): a warning annotation under Actions (it shows on the run's page),
+    else one `warning:` line."""
+    if not conf.unconfined:
+        if line := conf.note():
+            err.write(line + "\n")
+        return
+    if is_actions(env):
+        annotate(out, "warning", UNCONFINED)
+    else:
+        err.write(f"warning: {UNCONFINED}\n")
 
 
 def _root_of(args: argparse.Namespace) -> Path | None:

@@ -139,9 +139,12 @@ def print_report(outcome: ReportOutcome, *, stdout: TextIO, stderr: TextIO) -> N
             stdout.write("migrate: results files already at schema 5\n")
     for notice in outcome.notices:
         stderr.write(notice + "\n")
+    n = outcome.plugins if outcome.repo_plugins is None else outcome.repo_plugins
+    counted = f"{n} plugin{'' if n == 1 else 's'}"
+    if outcome.repo_plugins is not None and outcome.plugins != outcome.repo_plugins:
+        counted += f", {outcome.plugins} with results"
     stdout.write(
-        f"report: regenerated EVALUATION.md and EVALUATION.{outcome.results_format} "
-        f"({outcome.plugins} plugin{'' if outcome.plugins == 1 else 's'})\n"
+        f"report: regenerated EVALUATION.md and EVALUATION.{outcome.results_format} ({counted})\n"
     )
     if not outcome.checked:
         return

@@ -20,6 +20,8 @@ from evolve_action.cli._common import (
     add_trigger_flags,
     budget_from,
     check_filters,
+    confirm_cost,
+    default_models,
     discard_unusable_results,
     no_model_error,
     print_budget,
@@ -100,13 +102,14 @@ def options_from(
         discard_unusable_results(inv, repo, plugins=plugins, skills=skills)
     else:
         repo, config = resolved
+    models = default_models(inv, args.model or (), args.harness or (), config)
     built = trigger_options(
         repo,
         config,
         inv.environ,
         plugins=plugins,
         skills=skills,
-        models=args.model or (),
+        models=models,
         harnesses=args.harness or (),
         new=args.new,
         modified=args.modified,
@@ -149,6 +152,8 @@ def handle(inv: Invocation) -> int:
     if not args.json:
         inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
     planned = triggers.make_plan(options)
+    estimate = flows.estimate_cost([planned[0]], runs=options.runs, models=options.models)
+    confirm_cost(inv, estimate, command="run triggers")
     if any(u.cases for u in planned[0].units):
         check_for_models(inv.environ, options.models, judge=False)  # exit 2 before any session
     harness = agent_harness(inv.environ)

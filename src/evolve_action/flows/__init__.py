@@ -24,6 +24,7 @@ Files (private; import from this package):
 
 from evolve_action.flows._action import (
     COMMENT_MARKER,
+    UNCONFINED,
     ActionOutcome,
     PrOptions,
     exit_for,
@@ -43,6 +44,7 @@ from evolve_action.flows._demo import (
     DemoOutcome,
     DemoSummary,
     SkillFigures,
+    add_trigger_query,
     bundled_examples,
     choose_backend,
     copy_examples,
@@ -102,6 +104,7 @@ __all__ = [
     "DUMMY_KEY",
     "EXPORT_FORMATS",
     "POLICY_RESOURCE",
+    "UNCONFINED",
     "WORKFLOWS",
     "WORKFLOW_SECRET",
     "ActionOutcome",
@@ -135,6 +138,7 @@ __all__ = [
     "SkillDraft",
     "SkillFigures",
     "TriggersReady",
+    "add_trigger_query",
     "bundled_examples",
     "check_formats",
     "choose_backend",

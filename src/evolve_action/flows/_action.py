@@ -23,6 +23,13 @@ Guarantees:
   cancellation; the runner's follow-up signals are ignored while it does.
 - The step's exit code follows `fail_on` (`flows.exit_for`), and the comment body is a function of
   the base and head evidence (its digest decides whether an existing comment is rewritten).
+- No verdict without runs: after the evaluation (or its skip: no credentials, a fork) the touched
+  skills are planned again as a dry run, and every tier with cases still stale or missing is
+  `not evaluated` with why (`status: not-evaluated`, exit 1 under `fail_on: regression|threshold`).
+- One cost: the comment, the summary and `cost_usd` show the job's one measured figure (the
+  budget's meter over every session); the summary adds only the estimate, at list prices.
+- `gate` writes nothing (no report, no rollup), from any directory, and gates the models the
+  repository evaluates (thresholds' models, else config `models`, else `PR_DEFAULT_MODEL`).
 
 Never does: parse argv or print; workflow commands (masks, annotations) go to the `commands` stream
 the caller passes, lines for the log come back in the outcome.
@@ -75,6 +82,7 @@ from evolve_action.github import (
     GitHubContext,
     HeadMoved,
     RetryPolicy,
+    Status,
     Touched,
     TouchedSkill,
     annotate,
@@ -109,6 +117,8 @@ from evolve_action.harness import (
 )
 from evolve_action.repo import Repository, rel_path
 from evolve_action.report import (
+    NEXT_STEP_NO_EVALS,
+    CheckLine,
     ComparisonRow,
     GateOptions,
     Label,
@@ -121,12 +131,14 @@ from evolve_action.report import (
     evidence_digest,
     parse_maturity,
     render_pr_comment,
+    usd,
 )
 from evolve_action.results import ResultsFile, load_results
-from evolve_action.specs import Severity
+from evolve_action.specs import Finding, Severity
 
 __all__ = [
     "COMMENT_MARKER",
+    "UNCONFINED",
     "ActionOutcome",
     "PrOptions",
     "exit_for",
@@ -141,6 +153,13 @@ MAX_ANNOTATIONS = 10
 """Annotations per level and step (GitHub shows at most 10 per level of a step)."""
 
 RESULT_NAMES = ("results.json", "results.jsonc", "results.yaml", "results.yml")
+
+UNCONFINED = (
+    "agents ran unconfined (no sandbox, no agent user): they could read what this job can; "
+    "docs/action.md#root-or-not says how to confine them"
+)
+"""The one short line about an unconfined run: the log once, and the comment and summary (a table
+cell's 160 bytes hold it whole)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +241,12 @@ class _Knobs:
             timeout=self.timeout,
         )
 
+    def default_model(self, config: Config) -> _Knobs:
+        """One model when nothing names any (not every catalog model)."""
+        if self.models or config.models is not None:
+            return self
+        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
+
     def with_default_model(self, config: Config, state: _Run) -> _Knobs:
         """One model when nothing names any (not every catalog model): said in the notes."""
         if self.models or config.models is not None:
@@ -265,6 +290,16 @@ class _Run:
     """Touched skills (`plugin/skill`) whose base results could not be read."""
     refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
     """Touched skills whose definition of a tier was refused as an authoring error."""
+    unevaluated: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
+    """Touched skills whose stale or missing cases of a tier this job did not run, with why."""
+    not_run: int = 0
+    """Stale or missing cases of the touched skills left unrun (`unevaluated`'s total)."""
+    not_run_reason: str = ""
+    """Why they were left unrun (for the comment's run line)."""
+    findings: tuple[CheckLine, ...] = ()
+    """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
+    undecided_hint: str = ""
+    """What would decide an undecided comparison (`_undecided_hint`)."""
     reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
     """Skill key → model key → the runs power on demand added (never committed)."""
     base_reruns: int = 0
@@ -272,6 +307,10 @@ class _Run:
     estimate_usd: float | None = None
     """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
     estimate_sessions: int = 0
+    power_sessions: int = 0
+    """The most sessions power on demand may add to the estimate (0: none)."""
+    power_usd: float = 0.0
+    """Their estimated dollars at list prices."""
 
     def notice(self, text: str, commands: TextIO | None = None) -> None:
         """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
@@ -343,6 +382,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
     before = _snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
+    requested = list(live)
+    why_not = ""
     merged: MergeOutcome | None = None
     if options.mode == "merge":
         assert inputs.fragments is not None
@@ -353,6 +394,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
     if live and not _has_credentials(agent_env):
         why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
+        why_not = why
         state.notice(
             f"live tiers skipped: {why} (set anthropic_api_key or claude_code_oauth_token); "
             "Tier 0 ran",
@@ -390,7 +432,13 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             state.notice(CANCELLED, commands)
     if line := budget.summary():  # in the log, the step summary and the PR comment
         state.notice(line)
-    _confinement_notice(state, agent_env)
+    if requested:
+        why_not = why_not or _why_not_run(budget, cancelled)
+        knobs = _Knobs.of(inputs).default_model(config)
+        with deferred_signals() if cancelled else contextlib.nullcontext():
+            _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
+        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
+    _confinement_notice(state, agent_env, commands)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
         written, rows, facts = _report_and_compare(
@@ -398,7 +446,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             config,
             touched,
             base_files,
-            before,
+            _measured(state, budget),
             state,
             options.cwd,
             evaluation_url=_evaluation_url(ctx, repo, top),
@@ -419,7 +467,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
             comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
         restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-        summary = body + _cost_line(state, budget)  # the notes are in the body already
+        summary = body + _cost_line(state)  # the notes are in the body already
         append_summary(files.summary, summary)
         outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
         if merged is not None:
@@ -547,12 +595,13 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     prefix = _rel_prefix(repo.root, top)
     base = options.base or _default_base(top, genv)
     state = _Run()
-    checks = run_checks(repo, config, CheckOptions(signals=False))
-    state.check_failures = checks.failures
-    if checks.failures:
-        state.lines.append(f"checks: {checks.failures} failure(s) (see `run checks`)")
+    report = run_checks(repo, config, CheckOptions(signals=False))
+    state.check_failures = report.failures
+    if report.failures:
+        state.lines.append(f"checks: {report.failures} failure(s) (see `run checks`)")
     changes = _local_changes(top, base, genv)
     touched = touched_skills(repo, changes, prefix=prefix)
+    state.findings = _touched_findings(repo, touched, report.findings, top)
     if touched.empty:
         state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
         return ActionOutcome(
@@ -576,6 +625,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     )
     budget = Budget(limit_usd=options.max_cost_usd)
     head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    why_not = ""
     with contextlib.ExitStack() as stack:
         work, work_config = repo, config
         if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
@@ -583,7 +633,6 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             copy = scratch / "tree"
             copy_worktree(top, copy, genv)
             work, work_config = resolve_repository(copy / prefix, copy / prefix, None, env)
-        before = _snapshot(work, touched)
         if _has_credentials(env):
             knobs = knobs.with_default_model(config, state)
             tiers = ["triggers", "evals"]
@@ -605,16 +654,22 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
                 out_dir=out_dir,
             )
         else:
-            state.notice("live tiers skipped: no Anthropic credentials in the environment")
+            why_not = "no Anthropic credentials in the environment"
+            state.notice(f"live tiers skipped: {why_not}")
         if line := budget.summary():
             state.notice(line)
+        why_not = why_not or _why_not_run(budget, False)
+        tiers = ["triggers", "evals"]
+        plain = knobs.default_model(config)
+        _unevaluated(work, work_config, touched, plain, env, tiers, state, why_not)
+        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
         _confinement_notice(state, env)
         _, rows, facts = _report_and_compare(
             work,
             work_config,
             touched,
             base_files,
-            before,
+            _measured(state, budget),
             state,
             options.cwd,
             title=f"Skill evaluations: {_short_ref(base)} → working tree (preview)",
@@ -626,7 +681,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         base_reruns=state.base_reruns,
     )
     body = render_pr_comment(rows, facts, revision=revision)
-    summary = body + _cost_line(state, budget)
+    summary = body + _cost_line(state)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
     write_text(comment_file, body)
     write_text(summary_file, summary)
@@ -658,17 +713,35 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
 # ------------------------------------------------------------------------------------------------
 
 
-def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> ActionOutcome:
+def run_gate(
+    environ: Mapping[str, str],
+    cwd: Path,
+    *,
+    commands: TextIO,
+    root: Path | None = None,
+    layout: str | None = None,
+) -> ActionOutcome:
     """`mode: gate`: `report --check --strict` over the committed evidence; one annotation a breach.
 
-    Works on any event (tags, releases): it reads only files. Thresholds come from the inputs, else
-    the repository config.
+    Works on any event (tags, releases) and from any directory: it reads files and writes none
+    (no report, no rollup; only the step summary and outputs the runner gives). Thresholds come
+    from the inputs, else the repository config. The models gated are the ones the repository
+    evaluates: `report.thresholds.models`, else config `models`, else `PR_DEFAULT_MODEL` (the one
+    model a PR evaluates by default), never every catalog model. `root`/`layout` (the CLI's
+    `--root`/`--layout`) override `working_directory`.
     """
     workspace = Path(environ.get("GITHUB_WORKSPACE") or cwd)
     inputs = read_inputs(environ, workspace=workspace, log=commands)
     files = CommandFiles.from_env(environ)
-    repo, config = resolve_repository(inputs.working_directory, cwd, None, environ)
+    where = root if root is not None else inputs.working_directory
+    repo, config = resolve_repository(where, cwd, layout, environ)
     th = config.report.thresholds
+    if th.models is not None:
+        gated: tuple[str, ...] | None = tuple(th.models)
+    elif config.models is None:
+        gated = (PR_DEFAULT_MODEL,)
+    else:
+        gated = None  # config `models`: the strict gate's Defined set
     gate = GateOptions(
         triggers_min_pass_rate=(
             inputs.min_triggers_pass_rate
@@ -680,7 +753,7 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
             if inputs.min_evals_pass_rate is not None
             else th.evals_min_pass_rate
         ),
-        models=tuple(th.models) if th.models is not None else None,
+        models=gated,
         maturity=parse_maturity(th.maturity),
         strict=True,
     )
@@ -691,6 +764,7 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
             results_format=config.results_format,
             check=True,
             gate=gate,
+            write=False,
             harnesses_here=frozenset(available_harnesses(environ, dry_run=True))
             | frozenset(inputs.extra_harnesses),
         ),
@@ -702,13 +776,21 @@ def run_gate(environ: Mapping[str, str], cwd: Path, *, commands: TextIO) -> Acti
         for issue in outcome.issues:
             annotate(commands, "error" if issue.level == "FAIL" else "warning", issue.text)
     lines = [i.line() for i in outcome.issues]
-    if not fails:
+    no_evals = not any(es.has_evals or es.triggers_path is not None for es in repo.eval_sets())
+    if no_evals:
+        lines.append(
+            "gate: no skill has evals, so nothing was gated; next: "
+            + NEXT_STEP_NO_EVALS.format(skill="<name>")
+        )
+    elif not fails:
         lines.append("gate: thresholds met")
     summary = "### evolve-action gate\n\n" + (
         "\n".join(f"- {line}" for line in lines) + "\n" if lines else ""
     )
     append_summary(files.summary, summary)
-    status: Literal["passed", "failed"] = "failed" if fails else "passed"
+    status: Status = "failed" if fails else "passed"
+    if no_evals:
+        status = "not-evaluated"  # exit 0: nothing is required, and the summary says so
     outputs = ActionOutputs(status=status, report_path=_report_rel(repo, top))
     write_outputs(files.output, outputs)
     code = 1 if fails and inputs.fail_on != "never" else 0
@@ -729,14 +811,16 @@ def exit_for(
 ) -> int:
     """The step's exit code: 1 when `fail_on` says this outcome fails the step, else 0.
 
-    `regression`: a row labelled regression, a threshold breach, a Tier 0 failure or an error;
-    `threshold`: a breach, a Tier 0 failure or an error; `error`: errors only; `never`: 0.
+    `regression`: a row labelled regression, a threshold breach, a Tier 0 failure, a tier not
+    evaluated (stale or missing evidence this job did not run: no verdict is not a pass) or an
+    error; `threshold`: the same without regressions; `error`: errors only; `never`: 0.
     """
     if fail_on == "never":
         return 0
     failed = state.errored
     if fail_on in ("regression", "threshold"):
         failed = failed or state.check_failures > 0 or _breaches(rows, inputs)
+        failed = failed or any(r.label is Label.NOT_EVALUATED for r in rows)
     if fail_on == "regression":
         failed = failed or any(r.label is Label.REGRESSION for r in rows)
     return 1 if failed else 0
@@ -775,6 +859,8 @@ def _tier0(
     only = frozenset((s.plugin, s.skill) for s in touched.skills) if touched else None
     report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
     state.check_failures = report.failures
+    if touched is not None:
+        state.findings = _touched_findings(repo, touched, report.findings, top)
     shown = {"error": 0, "warning": 0}
     for finding in report.findings:
         level = "error" if finding.severity == Severity.ERROR else "warning"
@@ -789,6 +875,30 @@ def _tier0(
         state.lines.append(f"checks: {report.failures} failure(s)")
     if hidden > 0:
         state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
+
+
+def _touched_findings(
+    repo: Repository, touched: Touched, findings: Sequence[Finding], top: Path
+) -> tuple[CheckLine, ...]:
+    """The Tier 0 findings in a touched skill's directory or eval directory (errors first, in
+    emission order), with the file relative to the checkout and the line."""
+    keys = {(s.plugin, s.skill) for s in touched.skills}
+    dirs = [sk.dir for sk in repo.skills() if (sk.plugin, sk.name) in keys]
+    for es in repo.eval_sets():
+        if (es.plugin, es.skill) in keys:
+            dirs += [es.skill_dir, es.results_dir]
+    roots = {d.resolve() for d in dirs}
+    out: list[CheckLine] = []
+    for f in findings:
+        if f.severity not in (Severity.ERROR, Severity.WARNING) or not f.path:
+            continue
+        path = (repo.root / f.path).resolve()
+        if not any(path == r or r in path.parents for r in roots):
+            continue
+        where = _rel(path, top) + (f":{f.line}" if f.line else "")
+        message = f.message.removeprefix(f"{f.path}: ")
+        out.append(CheckLine(error=f.severity == Severity.ERROR, where=where, message=message))
+    return tuple(sorted(out, key=lambda c: not c.error))
 
 
 def _client(
@@ -907,10 +1017,9 @@ def _evaluate(
             made = triggers.make_plan(built.options)
             planned = made[0]
             n = sum(len(u.cases) for u in planned.units)
-            _estimate(
-                state,
-                estimate_cost([planned], runs=built.options.runs, models=built.options.models),
-            )
+            trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
+            _estimate(state, trig)
+            _power_estimate(state, trig, runs=built.options.runs, power=knobs.power(config))
             if n:
                 if not checked:
                     check_for_models(agent_env, built.options.models, judge=False)
@@ -957,6 +1066,112 @@ def _evaluate(
                     raise sweep_failed(ev.all_failed, tier="evals")
                 state.sessions += ev.executed + ev.baselines
                 state.errored = state.errored or ev.errored > 0
+
+
+def _why_not_run(budget: Budget, cancelled: bool) -> str:
+    """Why planned cases are still unrun after the evaluation."""
+    if cancelled:
+        return "the job was cancelled"
+    if budget.skipped:
+        cap = f" {usd(budget.limit_usd)}" if budget.limit_usd is not None else ""
+        return f"the budget (max_cost_usd{cap}) ran out"
+    return "they did not run in this job"
+
+
+def _unevaluated(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    knobs: _Knobs,
+    agent_env: Mapping[str, str],
+    tiers: Sequence[str],
+    state: _Run,
+    why: str,
+) -> None:
+    """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
+    selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
+    `why`) and the run line counts it. Refused tiers are authoring errors already."""
+    keys = {s.key for s in touched.skills}
+    if not keys:
+        return
+    plugins = tuple(sorted({s.plugin for s in touched.skills}))
+    skills = tuple(sorted({s.skill for s in touched.skills}))
+    counts: dict[str, dict[plan.Tier, int]] = {}
+    units: list[plan.PlannedUnit] = []
+    if "triggers" in tiers:
+        built = trigger_options(
+            repo,
+            config,
+            agent_env,
+            plugins=plugins,
+            skills=skills,
+            models=knobs.models,
+            new=True,
+            modified=True,
+            dry_run=True,
+            require_cli=False,
+        )
+        units.extend(triggers.make_plan(built.options)[0].units)
+    if "evals" in tiers:
+        eo = evals.EvalsOptions(
+            plugins=plugins, skills=skills, models=knobs.models, new=True, modified=True
+        )
+        here = available_harnesses(agent_env, dry_run=True)
+        units.extend(
+            evals.plan_evals(repo, config, eo, environ=agent_env, available=here).plan.units
+        )
+    for u in units:
+        key = f"{u.plugin}/{u.skill}"
+        if key in keys and u.cases and u.tier not in state.refused.get(key, {}):
+            tier_counts = counts.setdefault(key, {})
+            tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
+    for key, by_tier in counts.items():
+        for tier, n in by_tier.items():
+            unit = (
+                ("query" if n == 1 else "queries")
+                if tier is plan.Tier.TRIGGERS
+                else ("case" if n == 1 else "cases")
+            )
+            state.unevaluated.setdefault(key, {})[tier] = (
+                f"{n} stale or missing {unit} not run: {why}"
+            )
+            state.not_run += n
+    if state.not_run:
+        state.not_run_reason = why
+
+
+def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
+    """The next step of an undecided comparison: more budget, more runs, or none left (the
+    comparison ran to max_runs and stayed inconclusive)."""
+    if budget.skipped:
+        cap = usd(budget.limit_usd) if budget.limit_usd is not None else "the cap"
+        return f"the budget stopped the runs: raise max_cost_usd (now {cap}) so more runs fit"
+    looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
+    if any(rr.final and (rr.base or rr.head) for rr in looks):
+        return (
+            f"inconclusive at the cap of max_runs {max_runs} per query and side: raise "
+            f"max_runs (the action input or pr.max_runs) for more power, or read the change "
+            "as smaller than these runs can tell"
+        )
+    return (
+        f"more runs would tell: raise max_runs above {max_runs} (the action input or "
+        "pr.max_runs in .evolve.yaml) and give max_cost_usd room for them"
+    )
+
+
+def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
+    """The most power on demand may add to a trigger estimate: up to `max_runs` runs per query of
+    the base's version and `max_runs − runs` more of the head's (the range's top; it adds runs only
+    to undecided comparisons, so usually far fewer)."""
+    if not est.total_sessions or runs <= 0:
+        return
+    queries = est.total_sessions // runs
+    extra = queries * (
+        max(power.max_runs - runs, 0)
+        + (power.max_runs if power.base != "stored" else max(power.max_runs - runs, 0))
+    )
+    state.power_sessions += extra
+    state.power_usd += est.total_usd / est.total_sessions * extra
 
 
 def _estimate(state: _Run, est: CostEstimate) -> None:
@@ -1136,7 +1351,7 @@ def _comment(
             )
         if inputs.comment == "failures":
             wanted = existing is not None or any(
-                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR)
+                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR, Label.NOT_EVALUATED)
                 or any(t.failing for t in r.tiers)
                 for r in rows
             )
@@ -1159,7 +1374,7 @@ def _report_and_compare(
     config: Config,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
-    before: Mapping[Path, bytes | None],
+    cost_usd: float | None,
     state: _Run,
     cwd: Path,
     *,
@@ -1176,23 +1391,50 @@ def _report_and_compare(
         marker=COMMENT_MARKER,
         sessions_run=state.sessions,
         sessions_skipped=state.skipped,
-        cost_usd=_cost(before, repo, touched),
+        cost_usd=cost_usd,
         evaluation_url=evaluation_url,
         run_url=run_url,
-        notes=(*_touched_notes(touched, state), *state.notes),
+        notes=(*_touched_notes(repo, touched, state), *state.notes),
+        not_run=state.not_run,
+        not_run_reason=state.not_run_reason,
+        checks=state.findings,
+        no_evals=_without_evals(repo, touched),
+        undecided_hint=state.undecided_hint,
         **({"title": title} if title is not None else {}),
     )
     return report.written, rows, facts
 
 
-def _touched_notes(touched: Touched, state: _Run) -> list[str]:
-    """One note per touched or removed skill, with its first reason (for the comment and summary);
-    a refused definition says `authoring error` with the refusal (never a failure of the skill)."""
+_DERIVED = re.compile(r"(^|/)(results\.(json|jsonc|yaml|yml)|EVALUATION\.(md|json))\b")
+"""A reason naming a file the tools write (results, reports), not one an author edits."""
+
+
+def ordered_reasons(reasons: Sequence[str]) -> tuple[str, ...]:
+    """Every reason, authored changes (`SKILL.md`, triggers, evals, fixtures, manifests) before
+    derived files (`results.*`, `EVALUATION.*`), each group in its given order."""
+    authored = [r for r in reasons if not _DERIVED.search(r)]
+    return (*authored, *(r for r in reasons if _DERIVED.search(r)))
+
+
+def _without_evals(repo: Repository, touched: Touched) -> tuple[str, ...]:
+    """Touched skills with no triggers and no evals file: nothing can be measured for them."""
+    defined = {f"{es.plugin}/{es.skill}" for es in repo.eval_sets()}
+    return tuple(s.key for s in touched.skills if s.key not in defined)
+
+
+def _touched_notes(repo: Repository, touched: Touched, state: _Run) -> list[str]:
+    """One note per touched or removed skill, with every reason, authored files first (for the
+    comment and summary); a skill without evals says nothing was measured; a refused definition
+    says `authoring error` with the refusal (never a failure of the skill)."""
     notes = []
+    bare = set(_without_evals(repo, touched))
     for s in touched.skills:
-        why = s.reasons[0] if s.reasons else "selected"
+        why = "; ".join(ordered_reasons(s.reasons)) or "selected"
         extra = f" (renamed from {s.renamed_from})" if s.renamed_from else ""
-        notes.append(f"evaluated {s.key}{extra}: {why}")
+        verb = "touched" if s.key in bare or s.key in state.unevaluated else "evaluated"
+        if s.key in bare:
+            why += "; it has no evals, so nothing was measured"
+        notes.append(f"{verb} {s.key}{extra}: {why}")
         for tier, message in sorted(state.refused.get(s.key, {}).items()):
             notes.append(f"authoring error in {s.key}'s {tier.value}: {message}")
     notes.extend(f"removed {s.key}: its results are no longer evaluated" for s in touched.removed)
@@ -1249,6 +1491,7 @@ def _evidence(
                 head=head,
                 base_known=s.key not in state.base_unknown,
                 refused=state.refused.get(s.key, {}),
+                unevaluated=state.unevaluated.get(s.key, {}),
                 reruns=state.reruns.get(s.key, {}),
             )
         )
@@ -1353,33 +1596,11 @@ def _load_bytes(found: tuple[str, bytes] | None) -> ResultsFile | None:
             return None
 
 
-def _cost(before: Mapping[Path, bytes | None], repo: Repository, touched: Touched) -> float | None:
-    """Measured cost of the eval runs this job recorded (new or changed eval results)."""
-    total: float | None = None
-    for path in _result_files(repo, touched):
-        old_ids: set[str] = set()
-        prev = before.get(path)
-        if prev is not None:
-            old = _load_bytes((path.name, prev))
-            if old is not None:
-                old_ids = {
-                    _run_id(r) for e in old.models.values() if e.evals for r in e.evals.results
-                }
-        now = load_results(path.parent).file
-        if now is None:
-            continue
-        for entry in now.models.values():
-            if entry.evals is None:
-                continue
-            for r in entry.evals.results:
-                if _run_id(r) in old_ids or r.measured is None or r.measured.cost_usd is None:
-                    continue
-                total = (total or 0.0) + r.measured.cost_usd
-    return round(total, 6) if total is not None else None
-
-
-def _run_id(result: object) -> str:
-    return json.dumps(repr(result))
+def _measured(state: _Run, budget: Budget) -> float | None:
+    """The one measured cost of the job: every agent session it started (triggers, evals and
+    baselines, power on demand's base and head runs), as the sessions reported it (cache
+    discounts included) through the job's one meter; None when no session ran."""
+    return round(budget.spent_usd, 6) if state.sessions else None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1400,13 +1621,15 @@ def _outputs(
     labels = [r.label for r in rows]
     # The most severe row label (`Label` order: regression, authoring error, improvement, …).
     delta = next((str(lbl) for lbl in Label if lbl in labels), "")
-    status: Literal["passed", "failed", "regressed", "errored", "skipped"] = "passed"
+    status: Status = "passed"
     if state.errored:
         status = "errored"
     elif Label.REGRESSION in labels:
         status = "regressed"
     elif state.check_failures:
         status = "failed"
+    elif Label.NOT_EVALUATED in labels or (_without_evals(repo, touched) and not rows):
+        status = "not-evaluated"
     return ActionOutputs(
         status=status,
         evaluated_skills=touched.keys,
@@ -1452,11 +1675,14 @@ def _short_ref(ref: str) -> str:
     return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
 
 
-def _confinement_notice(state: _Run, environ: Mapping[str, str]) -> None:
-    """Agents ran with neither a sandbox nor an unprivileged user: say so once, loudly, in the
-    log, the step summary and the comment."""
-    if state.sessions and (conf := confinement(environ)).unconfined:
-        state.notice("⚠️ " + conf.warning().removeprefix("warning: "))
+def _confinement_notice(
+    state: _Run, environ: Mapping[str, str], commands: TextIO | None = None
+) -> None:
+    """Agents ran with neither a sandbox nor an unprivileged user: say so once, in one short line,
+    in the log (an annotation under Actions), the step summary and the comment; nothing when no
+    session ran."""
+    if state.sessions and confinement(environ).unconfined:
+        state.notice("⚠️ " + UNCONFINED, commands)
 
 
 def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
@@ -1500,15 +1726,26 @@ def _ensure_extra_harnesses(
     state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
 
 
-def _cost_line(state: _Run, budget: Budget) -> str:
-    """The job summary's estimate-beside-measured line ("" when nothing was planned)."""
+def _cost_line(state: _Run) -> str:
+    """The job summary's estimate line ("" when nothing was planned): the planned sessions at list
+    prices, as a range up to what power on demand may add. The measured cost is the comment's one
+    figure (the run line), never restated here."""
     if not state.estimate_sessions:
         return ""
-    est = f"${state.estimate_usd:.2f}" if state.estimate_usd is not None else "not priced"
+    low, high = state.estimate_sessions, state.estimate_sessions + state.power_sessions
+    sessions = f"{low}" if high == low else f"{low}–{high}"
+    if state.estimate_usd is None:
+        price = "not priced"
+    elif high == low:
+        price = f"about ${state.estimate_usd:.2f} at list prices"
+    else:
+        price = (
+            f"about ${state.estimate_usd:.2f}–${state.estimate_usd + state.power_usd:.2f} at list "
+            "prices (the top: power on demand running every comparison to max_runs)"
+        )
     return (
-        f"\n<sub>Cost: estimated {est} for {state.estimate_sessions} planned session(s) "
-        f"before the run (list prices, no cache discount); measured ${budget.spent_usd:.2f} for "
-        f"{state.sessions} session(s) run.</sub>\n"
+        f"\n<sub>Estimated before the run: {sessions} agent sessions, {price}, cache discounts "
+        "not counted. The measured cost of what ran is the one above.</sub>\n"
     )
 
 

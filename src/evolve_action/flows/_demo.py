@@ -32,8 +32,8 @@ from typing import NamedTuple
 
 from evolve_action.catalog import PR_DEFAULT_MODEL, build_catalog, resolve_models
 from evolve_action.config import resolve_repository
-from evolve_action.encoding import decode_path, round_half_away
-from evolve_action.errors import UsageError
+from evolve_action.encoding import decode_bytes, decode_path, round_half_away
+from evolve_action.errors import SpecError, UsageError
 from evolve_action.evals import EvalsOptions
 from evolve_action.events import Reporter
 from evolve_action.flows._action import ActionOutcome, PrOptions, run_pr
@@ -59,6 +59,7 @@ __all__ = [
     "DemoSummary",
     "SkillFigures",
     "TierFigures",
+    "add_trigger_query",
     "bundled_examples",
     "choose_backend",
     "copy_examples",
@@ -588,9 +589,7 @@ def _preview_pr(
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "evaluated examples"]):
         subprocess.run([*git, *args], check=True, capture_output=True)
     path = found[0]
-    doc = decode_path(path)
-    doc["triggers"].append({"query": PREVIEW_QUERY, "should_trigger": True})
-    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(add_trigger_query(path, PREVIEW_QUERY), encoding="utf-8")
     return run_pr(
         PrOptions(
             environ=environ,
@@ -608,6 +607,33 @@ def _preview_pr(
         reporter=reporter,
         commands=io.StringIO(),
     )
+
+
+def add_trigger_query(path: Path, query: str) -> str:
+    """The text of a JSON/JSONC triggers file with one should-trigger `query` appended to its
+    `triggers` array, edited as text so the author's comments, order and layout stay as they are.
+    Only when that edit would not decode to the same document plus the query (an unusual layout)
+    is the file re-encoded from its decoded form (comments are then lost)."""
+    text = path.read_text(encoding="utf-8")
+    doc = decode_path(path)
+    entry = json.dumps({"query": query, "should_trigger": True}, ensure_ascii=False)
+    want = {**doc, "triggers": [*doc["triggers"], json.loads(entry)]}
+    close = text.rfind("]")
+    if close > 0:
+        head = text[:close].rstrip()
+        line_start = text.rfind("\n", 0, close) + 1
+        indent = text[line_start:close] if not text[line_start:close].strip() else ""
+        item = indent + "  "
+        if head.endswith(","):
+            edited = f"{head}\n{item}{entry},\n{indent}{text[close:]}"
+        else:
+            edited = f"{head},\n{item}{entry}\n{indent}{text[close:]}"
+        try:
+            if decode_bytes(edited.encode("utf-8"), path) == want:
+                return edited
+        except SpecError:
+            pass
+    return json.dumps(want, indent=2, ensure_ascii=False) + "\n"
 
 
 def pin_models(copy: Path, models: tuple[str, ...]) -> None:

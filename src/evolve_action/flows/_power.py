@@ -68,7 +68,7 @@ __all__ = [
 
 _DECIDED = (Label.REGRESSION, Label.IMPROVEMENT, Label.NO_CHANGE)
 _TESTED = (*_DECIDED, Label.UNDECIDED)
-_NOTHING_TO_DO = (Label.NOT_RERUN, Label.AUTHORING_ERROR, Label.REMOVED)
+_NOTHING_TO_DO = (Label.NOT_RERUN, Label.AUTHORING_ERROR, Label.NOT_EVALUATED, Label.REMOVED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,7 @@ pure build (`report.build_report`) returns plus the JUnit file, computing stalen
 `--check --strict` and gating. Returns everything the CLI prints as data.
 
 Guarantees: results files are only read (never rewritten) unless `migrate` or
-`stale_results="drop"` asks for it; a write failure is a `SpecError` naming the path. Never does:
+`stale_results="drop"` asks for it; with `write=False` nothing is written at all; a write failure is a `SpecError` naming the path. Never does:
 print, parse argv, rollup math or rendering (see `report`).
 """
 
@@ -80,6 +80,9 @@ class ReportOptions:
     """`keep` (default) or `drop` for model entries outside the configured models."""
     tool_version: str = __version__
     """Written as `tool_version` of the rollup document."""
+    write: bool = True
+    """Write the reports (and the JUnit file); False: build and gate only, nothing on disk
+    changes (`gate`, which is read-only from any directory)."""
     harnesses_here: frozenset[str] = frozenset({"claude"})
     """The agent CLIs this machine can run (`harness.available_harnesses`): the strict gate asks
     only for evidence one of them could produce."""
@@ -114,6 +117,8 @@ class ReportOutcome:
     """`stale-results:` notices, in order (the CLI prints them on stderr)."""
     checked: bool = False
     """The gate was evaluated."""
+    repo_plugins: int | None = None
+    """Plugins in the repository (with results or not); None when not counted."""
 
 
 def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
@@ -159,13 +164,13 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
         junit=opts.junit is not None,
     )
     written: list[Path] = []
-    for rel, text in built.documents:
+    for rel, text in built.documents if opts.write else ():
         path = repo.root / rel
         _write(path, text)
         if rel == built.rollup_name:
             encoding.remove_siblings(path)
         written.append(path)
-    if opts.junit is not None and built.junit is not None:
+    if opts.write and opts.junit is not None and built.junit is not None:
         junit_path = opts.junit if opts.junit.is_absolute() else cwd / opts.junit
         _write(junit_path, built.junit)
         written.append(junit_path)
@@ -213,6 +218,7 @@ def regenerate_report(opts: ReportOptions, *, cwd: Path) -> ReportOutcome:
         migrated=migrated,
         notices=tuple(notices),
         checked=opts.check,
+        repo_plugins=len(repo.plugins),
     )
 
 

@@ -41,8 +41,9 @@ __all__ = [
 MAX_SUMMARY_BYTES = 1024 * 1024
 """GitHub refuses a step summary larger than this."""
 
-Status = Literal["passed", "failed", "regressed", "errored", "skipped"]
-"""The `status` output."""
+Status = Literal["passed", "failed", "regressed", "errored", "not-evaluated", "skipped"]
+"""The `status` output (`not-evaluated`: touched skills whose stale or missing evidence was not
+run, or that have no evals: no verdict)."""
 
 OUTPUT_NAMES: tuple[str, ...] = (
     "status",

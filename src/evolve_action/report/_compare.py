@@ -4,8 +4,8 @@ Owns: reading the evidence out of two schema-5 results files (the PR base's and 
 case, its verdict and the scores of its runs (triggers: runs that behaved as expected out of
 `runs`; evals: the share of graded expectations met); the per-tier figures of each skill × model
 (like-for-like rates over the shared cases, the change, case pass rates, flipped cases, lift vs
-the without-skill baseline) and the label: `regression`, `authoring error`, `improvement`,
-`not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
+the without-skill baseline) and the label: `regression`, `authoring error`, `not evaluated`,
+`improvement`, `not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
 job added for power on demand (`Reruns`: fresh paired runs of the base's version, extra head runs)
 join the stored evidence here, so one function labels every look of the sequential rule. The test and the rule are `_stats`
 (`stratified_test`, `decide`); they are written down in `docs/pr-comment.md` ("The rule");
@@ -85,6 +85,10 @@ class Label(StrEnum):
     AUTHORING_ERROR = "authoring error"
     """The head's definition file of this tier fails validation: it was refused, nothing ran
     (an error of the definition, not a failure of the skill)."""
+    NOT_EVALUATED = "not evaluated"
+    """The head's evidence for this tier is stale or missing and this job did not re-run it (no
+    credentials, a fork, the budget, a cancellation): there is no verdict, and the stored figures
+    are not the PR's (docs/pr-comment.md)."""
     IMPROVEMENT = "improvement"
     NOT_COMPARABLE = "not comparable"
     """Different model or harness on the two sides: no test."""
@@ -231,6 +235,11 @@ class TierComparison:
     """Runs of the base's version this job made (`Reruns.base`)."""
     extra_head_runs: int = 0
     """Head runs this job added beyond the stored sweep (power on demand)."""
+    added: int = 0
+    """Head cases with a valid verdict that the base does not have (new queries or evals): they
+    ran for this PR but are not part of the paired test."""
+    added_passed: int = 0
+    """Of `added`, those that passed."""
 
     @property
     def base_score(self) -> float | None:
@@ -313,6 +322,9 @@ class SkillEvidence:
     """False: the base's results could not be read (`base` None means unknown, not absent)."""
     refused: Mapping[Tier, str] = field(default_factory=dict)
     """Tiers whose head definition was refused as an authoring error, with the message."""
+    unevaluated: Mapping[Tier, str] = field(default_factory=dict)
+    """Tiers with stale or missing head evidence that this job did not run, with why (e.g.
+    `2 stale or missing queries not run: no credentials were given`): labelled `not evaluated`."""
     reruns: Mapping[str, Reruns] = field(default_factory=dict)
     """Model key → the runs this job added for the comparison (power on demand)."""
 
@@ -601,6 +613,7 @@ def _compare_tier(
     *,
     base_known: bool = True,
     refused: str | None = None,
+    unevaluated: str | None = None,
     look: Reruns | None = None,
 ) -> TierComparison:
     brate = _rate(base) if base is not None else None
@@ -612,10 +625,13 @@ def _compare_tier(
     flipped: tuple[FlippedCase, ...] = ()
     level: float | None = None
     unpaired = 0
+    added: list[str] = []
     unit = "queries" if tier is Tier.TRIGGERS else "cases"
     why = _incomparable(base.header, head.header) if base and head else None
     if refused is not None:
         label, reason = Label.AUTHORING_ERROR, refused
+    elif unevaluated is not None:
+        label, reason = Label.NOT_EVALUATED, unevaluated
     elif why is not None:
         label, reason = Label.NOT_COMPARABLE, f"different {why}: the sides measure different things"
     elif head is None or (bn and not hn):
@@ -638,6 +654,7 @@ def _compare_tier(
     else:
         shared = _shared(base, head)
         unpaired = len(set(base.cases) | set(head.cases)) - len(shared)
+        added = [k for k in head.order if k in head.cases and k not in base.cases]
         down = sum(1 for k in shared if base.cases[k].passed and not head.cases[k].passed)
         up = sum(1 for k in shared if not base.cases[k].passed and head.cases[k].passed)
         flips = Flips(shared=len(shared), down=down, up=up)
@@ -683,6 +700,8 @@ def _compare_tier(
         failing=failing,
         base_reruns=sum(q.runs for q in look.base) if look is not None else 0,
         extra_head_runs=sum(q.runs for q in look.head) if look is not None else 0,
+        added=len(added),
+        added_passed=sum(1 for k in added if head is not None and head.cases[k].passed),
     )
 
 
@@ -718,7 +737,7 @@ def _triggers(
     ev: SkillEvidence,
     rr: Reruns | None,
 ) -> TierComparison | None:
-    if b is None and h is None and Tier.TRIGGERS not in ev.refused:
+    if b is None and h is None and not _told(Tier.TRIGGERS, ev):
         return None
     bv = _trigger_side(b) if b is not None else None
     hv = _trigger_side(h) if h is not None else None
@@ -744,14 +763,20 @@ def _triggers(
         rerun,
         base_known=ev.base_known or bool(rr and rr.base),
         refused=ev.refused.get(Tier.TRIGGERS),
+        unevaluated=ev.unevaluated.get(Tier.TRIGGERS),
         look=rr,
     )
+
+
+def _told(tier: Tier, ev: SkillEvidence) -> bool:
+    """The job has something to say about `tier` even with no results on either side."""
+    return tier in ev.refused or tier in ev.unevaluated
 
 
 def _evals(
     b: EvalsEntry | None, h: EvalsEntry | None, plan: Plan, ev: SkillEvidence
 ) -> TierComparison | None:
-    if b is None and h is None and Tier.EVALS not in ev.refused:
+    if b is None and h is None and not _told(Tier.EVALS, ev):
         return None
     bv = _eval_side(b.header, b.results) if b is not None else None
     hv = _eval_side(h.header, h.results) if h is not None else None
@@ -772,6 +797,7 @@ def _evals(
         _rerun(b, h),
         base_known=ev.base_known,
         refused=ev.refused.get(Tier.EVALS),
+        unevaluated=ev.unevaluated.get(Tier.EVALS),
     )
 
 
@@ -797,17 +823,19 @@ def compare_skill(
     A key on the head only is `new` (`base unknown` when the base could not be read), on the
     base only `removed`. `plan` (default: one look at the default levels) is the rule's
     parameters; `evidence.reruns` the runs power on demand added and each one's look. A refused
-    definition (`evidence.refused`) labels its tier `authoring error`; a skill with no results on
-    either side gets one row (model key "") when its definition was refused or its base could
-    not be read, so the comment says so.
+    definition (`evidence.refused`) labels its tier `authoring error`, stale or missing evidence
+    the job did not run (`evidence.unevaluated`) `not evaluated` (never `no change` nor `not
+    re-run`); a skill with no results on either side gets one row (model key "") when its
+    definition was refused, its evidence was not run or its base could not be read, so the
+    comment says so.
     """
     plan = plan or Plan()
     bmodels = evidence.base.models if evidence.base is not None else {}
     hmodels = evidence.head.models if evidence.head is not None else {}
     rows: list[ComparisonRow] = []
     keys = sorted(set(bmodels) | set(hmodels))
-    if not keys and evidence.refused:
-        keys = [""]  # nothing stored on either side: one row says the definition was refused
+    if not keys and (evidence.refused or evidence.unevaluated):
+        keys = [""]  # nothing stored on either side: one row says what was refused or not run
     for key in keys:
         if models is not None and key not in models and key:
             continue
@@ -820,6 +848,8 @@ def compare_skill(
         present = {t.label for t in (trig, evs) if t is not None}
         if Label.AUTHORING_ERROR in present:
             label = Label.AUTHORING_ERROR
+        elif Label.NOT_EVALUATED in present:
+            label = Label.NOT_EVALUATED
         elif b is None and not (rr is not None and rr.base):
             label = Label.NEW if evidence.base_known else Label.BASE_UNKNOWN
         elif h is None:

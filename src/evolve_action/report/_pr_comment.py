@@ -1,12 +1,18 @@
 """The sticky PR comment's body: comparison rows + run facts → Markdown (pure).
 
-Owns: `RunFacts` (what the run did and where to look), `render_pr_comment` (the body, through
+Owns: `RunFacts` (what the run did and where to look: sessions, the one measured cost, the cases
+not run and why, the Tier 0 findings on the touched skills as `CheckLine`s, the touched skills
+without evals, the next step of an undecided comparison), `render_pr_comment` (the body, through
 `templates/pr_comment.md.j2` and `render.environment()`), the size cap that drops detail before
 headline numbers, `github_text` (the sanitiser for any untrusted text embedded in a GitHub
 comment) and `evidence_digest`/`digest_of` (a fingerprint of the evidence, written into the body,
 so the publishing flow can tell a re-run that changed nothing and leave the comment alone).
 
 Guarantees:
+- No green without evidence: a tier whose stale evidence was not run reads `⏸️ not evaluated`
+  (never `no change`), "(results up to date)" appears only when cases were skipped as current,
+  a headline with nothing compared is never ✅, and Tier 0 errors on the touched skills are
+  counted on the headline and listed with file and line (warnings collapsed).
 - Deterministic: the body is a function of the rows (base and head evidence) and the facts; no
   clock, no environment, no ordering that depends on anything else.
 - The caller's marker appears exactly once, on the first line; untrusted text can never repeat it
@@ -49,6 +55,8 @@ __all__ = [
     "COMMENT_LIMIT",
     "MAX_FAILING_LISTED",
     "MAX_FLIPPED_LISTED",
+    "NEXT_STEP_NO_EVALS",
+    "CheckLine",
     "Revision",
     "RunFacts",
     "comment_length",
@@ -73,6 +81,7 @@ MAX_FLIPPED_LISTED = 10
 EMOJI = {
     Label.REGRESSION: "🔴",
     Label.AUTHORING_ERROR: "⛔",
+    Label.NOT_EVALUATED: "⏸️",
     Label.IMPROVEMENT: "🟢",
     Label.NOT_COMPARABLE: "⚪",
     Label.UNDECIDED: "🟡",
@@ -82,6 +91,14 @@ EMOJI = {
     Label.REMOVED: "➖",
     Label.NOT_RERUN: "",
 }
+
+NEXT_STEP_NO_EVALS = (
+    "author evals (docs/authoring.md) or run `evolve-action init --skill {skill}` to draft them"
+)
+"""What a touched skill without evals needs next (said in the comment and the summary)."""
+
+MAX_CHECKS_LISTED = 20
+"""Tier 0 findings listed per severity; the rest are counted."""
 
 _DIGEST_RE = re.compile(r"<!-- evidence sha256:([0-9a-f]{64}) -->")
 
@@ -139,6 +156,20 @@ def _cell(text: str) -> str:
     return cell_text(github_text(text).replace("\n", " "))
 
 
+MAX_NOTE_CHARS = 2_000
+"""A note is cut here (whole reasons, not a table cell's 160 bytes)."""
+
+
+def _note(text: str) -> str:
+    """Untrusted text for one note line: sanitised, one line, pipes escaped, cut at
+    `MAX_NOTE_CHARS` characters (never mid-word when it can help it)."""
+    one = github_text(text).replace("\n", " ").replace("|", "\\|")
+    if len(one) <= MAX_NOTE_CHARS:
+        return one
+    cut = one[:MAX_NOTE_CHARS].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
 def _url(url: str | None) -> str | None:
     """An http(s) URL safe inside `[text](…)`; anything else is dropped."""
     if not url:
@@ -156,6 +187,18 @@ def comment_length(body: str) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # Facts and digest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckLine:
+    """One Tier 0 finding on a touched skill, for the comment (untrusted text, sanitised here)."""
+
+    error: bool
+    """An error (fails the check run); else a warning."""
+    where: str
+    """`path` or `path:line`, relative to the repository."""
+    message: str
+    """What is wrong and what to do."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +221,17 @@ class RunFacts:
     """What was compared, shown small under the verdict (the first line is always the verdict)."""
     notes: tuple[str, ...] = ()
     """Extra lines (fork notice, "results are for an older head", …); sanitised like model text."""
+    not_run: int = 0
+    """Stale or missing cases this run did not run (their tiers are `not evaluated`)."""
+    not_run_reason: str = ""
+    """Why they were not run (`no credentials were given`, `the budget ran out`, …)."""
+    checks: tuple[CheckLine, ...] = ()
+    """Tier 0 findings on the touched skills, errors first."""
+    no_evals: tuple[str, ...] = ()
+    """Touched skills (`plugin/skill`) with no evals at all: nothing could be measured."""
+    undecided_hint: str = ""
+    """The next step of an `undecided` tier (the `max_runs`/`max_cost_usd` that would decide it,
+    or that it is inconclusive at the cap); "" for the generic one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,9 +293,13 @@ def _tier_cell(t: TierComparison | None) -> str:
     if t is None:
         return EM
     if t.label is Label.NOT_RERUN:
-        return f"{_pct(t.head_score)} · not re-run"
+        return f"{_pct(t.head_score)} · not re-run" + _added(t)
     if t.label is Label.AUTHORING_ERROR:
         return f"{_label_text(t.label)}: not run"
+    if t.label is Label.NOT_EVALUATED:
+        if t.head_score is None:
+            return _label_text(t.label)
+        return f"{_label_text(t.label)} · stored {_pct(t.head_score)} is out of date"
     if t.label is Label.BASE_UNKNOWN:
         return f"? → {_pct(t.head_score)} · {_label_text(t.label)}"
     if t.label in (Label.NEW, Label.REMOVED):
@@ -254,6 +312,17 @@ def _tier_cell(t: TierComparison | None) -> str:
         parts.append(delta)
     parts.append(_label_text(t.label))
     return " · ".join(parts)
+
+
+def _added(t: TierComparison) -> str:
+    """` · 1 new query: 1/1 passing` when the head has cases the base lacks (they ran for this
+    PR, outside the paired test); "" otherwise."""
+    if not t.added:
+        return ""
+    unit = ("query" if t.added == 1 else "queries") if t.tier is Tier.TRIGGERS else "case"
+    if t.tier is not Tier.TRIGGERS and t.added != 1:
+        unit = "cases"
+    return f" · {t.added} new {unit}: {t.added_passed}/{t.added} passing"
 
 
 def _skill_name(row: ComparisonRow) -> str:
@@ -368,19 +437,42 @@ def _move(t: TierComparison) -> str:
 _VERBS = {
     Label.REGRESSION: ("fell", "a regression beyond noise"),
     Label.AUTHORING_ERROR: ("", "authoring error: the definition is invalid, so nothing ran"),
+    Label.NOT_EVALUATED: ("", "not evaluated"),
     Label.IMPROVEMENT: ("rose", "an improvement beyond noise"),
     Label.UNDECIDED: ("moved", "undecided: more runs would tell"),
 }
 
 
-def _verdict(rows: Sequence[ComparisonRow]) -> str:
-    """The first line: the verdict in words."""
+def _verdict(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
+    """The first line: the verdict in words, and the Tier 0 errors that stand in its way."""
+    errors = sum(1 for c in facts.checks if c.error)
+    text = _rows_verdict(rows, facts)
+    if errors:
+        text += f" · ❌ {errors} Tier 0 error{'s' if errors != 1 else ''}"
+    return text
+
+
+def _rows_verdict(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
     if not rows:
+        if facts.no_evals:
+            n = len(facts.no_evals)
+            return (
+                f"➖ not evaluated: {'the touched skill has' if n == 1 else f'{n} touched skills have'} "
+                "no evals yet, so nothing was measured"
+            )
+        if any(c.error for c in facts.checks):
+            return "Tier 0 checks failed on the touched skills; no results to compare"
         return "No touched skill has stored results on either side yet"
     skills = len({(r.plugin, r.skill) for r in rows})
     several_models = len({r.model_key for r in rows}) > 1
     counts = label_counts(rows)
-    told = (Label.REGRESSION, Label.AUTHORING_ERROR, Label.IMPROVEMENT, Label.UNDECIDED)
+    told = (
+        Label.REGRESSION,
+        Label.AUTHORING_ERROR,
+        Label.NOT_EVALUATED,
+        Label.IMPROVEMENT,
+        Label.UNDECIDED,
+    )
     for label in told:
         hit = [(r, t) for r in rows for t in r.tiers if t.label is label]
         if not hit:
@@ -391,16 +483,24 @@ def _verdict(rows: Sequence[ComparisonRow]) -> str:
         verb, words = _VERBS[label]
         if label is Label.AUTHORING_ERROR:
             text = f"{EMOJI[label]} {who} {tier.tier.value}: {words}"
+        elif label is Label.NOT_EVALUATED:
+            text = f"{EMOJI[label]} not evaluated: {who} {tier.tier.value}, {_cell(tier.reason)}"
         else:
             text = f"{EMOJI[label]} {who} {tier.tier.value} {verb} {_move(tier)} — {words}"
         more = [f"{EMOJI[lbl]} {n} {lbl.value}" for lbl, n in counts.items() if lbl in told and n]
-        if len(hit) > 1 or len(more) > 1:
+        if len({id(r) for r, _ in hit}) > 1 or len(more) > 1:
             text += f" ({', '.join(more)} in {len(rows)} skill × model rows)"
         return text
     if Label.NOT_COMPARABLE in counts:
         row = next(r for r in rows if r.label is Label.NOT_COMPARABLE)
         return f"{EMOJI[Label.NOT_COMPARABLE]} {_cell(row.skill)}: not comparable (different model or harness)"
     plural = "s" if skills != 1 else ""
+    if set(counts) == {Label.NOT_RERUN}:  # nothing compared: never green
+        added = sum(t.added for r in rows for t in r.tiers)
+        text = f"➖ nothing to compare in {skills} skill{plural}: no shared case was re-run"
+        if added:
+            text += f" ({added} new case{'s' if added != 1 else ''} ran: see the table)"
+        return text
     new = counts.get(Label.NEW, 0)
     removed = counts.get(Label.REMOVED, 0)
     unknown = counts.get(Label.BASE_UNKNOWN, 0)
@@ -426,8 +526,13 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
     runs = f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''}"
     if rev.base_reruns:
         runs += f" ({rev.base_reruns} of them re-ran the base)"
+    if facts.not_run:
+        why = f": {_cell(facts.not_run_reason)}" if facts.not_run_reason else ""
+        runs += f", {facts.not_run} stale or missing case{'s' if facts.not_run != 1 else ''} not run{why}"
+    if facts.sessions_skipped:
+        runs += f", {facts.sessions_skipped} skipped (results up to date)"
     parts = [
-        f"{runs}, {facts.sessions_skipped} skipped (results up to date)",
+        runs,
         f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
     ]
     if rev.base_sha or rev.head_sha:
@@ -455,6 +560,50 @@ def _reproduce(rev: Revision) -> str | None:
     else:
         return None
     return f"Reproduce locally: `{command}`" if command else None
+
+
+def _check_lines(facts: RunFacts, error: bool) -> list[str]:
+    mark = "❌" if error else "⚠️"
+    found = [c for c in facts.checks if c.error is error]
+    lines = [f"{mark} {_cell(c.where)}: {_cell(c.message)}" for c in found[:MAX_CHECKS_LISTED]]
+    if len(found) > MAX_CHECKS_LISTED:
+        lines.append(
+            f"… and {len(found) - MAX_CHECKS_LISTED} more (see `evolve-action run checks`)"
+        )
+    return lines
+
+
+def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | None:
+    """The next step of the undecided tiers, once under the table (None when none is undecided):
+    triggers decide with more runs (`max_runs`, `max_cost_usd`: the flow's hint), evals with more
+    cases (one run each)."""
+    tiers = {t.tier for r in rows for t in r.tiers if t.label is Label.UNDECIDED}
+    if not tiers:
+        return None
+    steps = []
+    if Tier.TRIGGERS in tiers:
+        hint = (
+            _cell(facts.undecided_hint)
+            if facts.undecided_hint
+            else (
+                "more runs would tell: raise `max_runs` (the action input or `pr.max_runs` in "
+                ".evolve.yaml) and give `max_cost_usd` room for them"
+            )
+        )
+        steps.append(f"triggers: {hint}" if Tier.EVALS in tiers else hint)
+    if Tier.EVALS in tiers:
+        text = (
+            "too few eval cases to tell a change of "
+            f"{RULED_OUT * 100:.0f} pts from noise: add cases (docs/authoring.md)"
+        )
+        steps.append(f"evals: {text}" if Tier.TRIGGERS in tiers else text)
+    return "🟡 undecided: " + "; ".join(steps)
+
+
+def _skill_arg(key: str) -> str:
+    """A `plugin/skill` key as a shell-safe `--skill` value (the bare name when it is plain)."""
+    name = key.rpartition("/")[2]
+    return name if re.fullmatch(r"[A-Za-z0-9._-]+", name) else "<name>"
 
 
 def _legend() -> str:
@@ -501,18 +650,26 @@ def render_pr_comment(
         "marker": facts.marker,
         "digest": digest,
         "title": _cell(facts.title),
-        "verdict": _verdict(rows),
+        "verdict": _verdict(rows, facts),
+        "check_errors": _check_lines(facts, True),
+        "check_warnings": _check_lines(facts, False),
+        "check_warning_count": sum(1 for c in facts.checks if not c.error),
+        "no_evals": [_cell(k) for k in facts.no_evals],
+        "no_evals_step": NEXT_STEP_NO_EVALS.format(
+            skill=_skill_arg(facts.no_evals[0]) if len(facts.no_evals) == 1 else "<name>"
+        ),
+        "undecided": _undecided_step(rows, facts),
         "legend": _legend(),
         "run_line": _run_line(facts, rev),
         "reproduce": _reproduce(rev),
-        "notes": [_cell(n) for n in facts.notes],
+        "notes": [_note(n) for n in facts.notes],
     }
     all_cells = [_cells(r, facts.evaluation_url) for r in rows]
     several_models = len({r.model_key for r in rows}) > 1
     details = {
         i: _row_detail(r, several_models)
         for i, r in enumerate(rows)
-        if r.label is not Label.NOT_RERUN
+        if r.label not in (Label.NOT_RERUN, Label.NOT_EVALUATED)  # no evidence of this PR
     }
 
     def body(shown: Sequence[int], detailed: Collection[int], omitted: Sequence[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -298,3 +299,31 @@ def test_demo_adds_an_openai_model_only_when_codex_can_answer(
     monkeypatch.setattr("evolve_action.flows._demo.available_harnesses", lambda env: installed)
     chosen = demo.Backend.SCRIPTED if backend == "scripted" else demo.Backend.REAL
     assert demo.demo_models(environ, chosen) == expected
+
+
+@pytest.mark.parametrize("name", ["triggers.jsonc", "triggers.json"])
+def test_the_preview_query_keeps_the_authors_comments_and_layout(tmp_path: Path, name: str) -> None:
+    """The demo's closing preview adds one query to an authored triggers file: as an edit of the
+    text (comments, order and trailing commas kept), never a re-encode that drops comments."""
+    from evolve_action.encoding import decode_path
+
+    source = demo.bundled_examples() / "plugins/project-tools/evals/csv-report/triggers.jsonc"
+    path = tmp_path / name
+    text = source.read_text(encoding="utf-8")
+    if name.endswith(".json"):  # strict JSON: no comments, no trailing commas
+        text = json.dumps(decode_path(source), indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
+    before = decode_path(path)
+    edited = demo.add_trigger_query(path, "Give me per-region totals")
+    path.write_text(edited, encoding="utf-8")
+    after = decode_path(path)
+    assert after["triggers"] == [
+        *before["triggers"],
+        {"query": "Give me per-region totals", "should_trigger": True},
+    ]
+    if name.endswith(".jsonc"):  # every authored line (comments included) is still there
+        original = [line for line in text.splitlines() if line.strip()]
+        kept = [line for line in edited.splitlines() if line.strip()]
+        assert [line for line in original if line in kept] == original
+        assert len(kept) == len(original) + 1
+        assert "// Should stay quiet." in edited

@@ -472,3 +472,35 @@ def test_a_pr_that_only_adds_a_query_reruns_nothing_shared() -> None:
     changed = (msgspec.structs.replace(base.results[0], hits=2), *base.results[1:], more)
     t = one(m(triggers=base), m(triggers=msgspec.structs.replace(head, results=changed))).triggers
     assert t is not None and t.label is not Label.NOT_RERUN
+
+
+def test_stale_evidence_not_run_is_not_evaluated_never_not_rerun_nor_no_change() -> None:
+    why = "2 stale or missing queries not run: no credentials were given"
+    base = m(triggers=hits13(BASE13, ran_at="a"))
+    # The head carries the base's evidence (the PR re-ran nothing): `not re-run` without the
+    # job's word, `not evaluated` with it.
+    (carried,) = compare_skill(SkillEvidence(plugin="p", skill="s", base=base, head=base))
+    assert carried.triggers is not None and carried.triggers.label is Label.NOT_RERUN
+    (row,) = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=base, head=base, unevaluated={Tier.TRIGGERS: why})
+    )
+    assert row.label is Label.NOT_EVALUATED
+    assert row.triggers is not None and row.triggers.label is Label.NOT_EVALUATED
+    assert row.triggers.reason == why and row.triggers.head_score is not None
+    # Nothing stored on either side (a new skill, no credentials): still one row that says so.
+    (new,) = compare_skill(
+        SkillEvidence(plugin="p", skill="s", base=None, head=None, unevaluated={Tier.EVALS: why})
+    )
+    assert new.label is Label.NOT_EVALUATED and new.model_key == "" and new.triggers is None
+    # An authoring error outranks it; a regression elsewhere in the row outranks both.
+    (both,) = compare_skill(
+        SkillEvidence(
+            plugin="p",
+            skill="s",
+            base=base,
+            head=base,
+            refused={Tier.TRIGGERS: "bad"},
+            unevaluated={Tier.TRIGGERS: why},
+        )
+    )
+    assert both.label is Label.AUTHORING_ERROR

@@ -12,6 +12,7 @@ import pytest
 from evolve_action.report import (
     COMMENT_LIMIT,
     MAX_FAILING_LISTED,
+    CheckLine,
     ComparisonRow,
     Label,
     Revision,
@@ -182,8 +183,8 @@ def test_verdict_lines() -> None:
     from tests.helpers import comment_examples as ex
 
     first = {
-        name: render_pr_comment(make(), ex.facts(), revision=ex.REVISION).splitlines()[2]
-        for name, make in ex.CASES.items()
+        name: render_pr_comment(*make(), revision=ex.REVISION).splitlines()[2]
+        for name, make in ex.STATES.items()
     }
     assert first == {
         "regression": "### 🔴 csv-report triggers fell from 92 % to 46 % — a regression beyond noise",
@@ -192,7 +193,100 @@ def test_verdict_lines() -> None:
         "undecided": (
             "### 🟡 csv-report triggers moved from 69 % to 51 % — undecided: more runs would tell"
         ),
+        "not-evaluated": (
+            "### ⏸️ not evaluated: csv-report triggers, 13 stale or missing queries not run: "
+            "no credentials were given"
+        ),
+        "authoring-error": (
+            "### ⛔ csv-report evals: authoring error: the definition is invalid, so nothing ran"
+        ),
+        "checks-failing": "### ✅ no change in 1 skill · ❌ 1 Tier 0 error",
+        "no-evals": (
+            "### ➖ not evaluated: the touched skill has no evals yet, so nothing was measured"
+        ),
     }
+
+
+def test_stale_evidence_not_rerun_is_never_green_nor_up_to_date() -> None:
+    from tests.helpers import comment_examples as ex
+
+    rows, facts = ex.STATES["not-evaluated"]()
+    assert [r.label for r in rows] == [Label.NOT_EVALUATED]
+    body = render_pr_comment(rows, facts, revision=ex.REVISION)
+    assert "✅" not in body and "no change" not in body and "up to date" not in body
+    assert "🟡" not in body and "🔴" not in body and "🟢" not in body
+    cells = table_lines(body)[2]
+    assert cells.endswith(
+        "| ⏸️ not evaluated · stored 92 % is out of date "
+        "| ⏸️ not evaluated · stored 88 % is out of date |"
+    )
+    assert "0 agent sessions, 19 stale or missing cases not run: no credentials were given" in body
+    assert "<details>" not in body  # the stale statistics say nothing about this PR
+
+
+def test_results_up_to_date_only_when_cases_were_skipped_as_current() -> None:
+    from tests.helpers import comment_examples as ex
+
+    rows = ex.no_change()
+    fresh = render_pr_comment(rows, ex.facts(sessions=39, skipped=0))
+    assert "39 agent sessions ·" in fresh and "up to date" not in fresh
+    skipped = render_pr_comment(rows, ex.facts(sessions=0, skipped=39))
+    assert "0 agent sessions, 39 skipped (results up to date)" in skipped
+
+
+def test_tier0_findings_errors_listed_warnings_collapsed_with_file_and_line() -> None:
+    from tests.helpers import comment_examples as ex
+
+    rows, facts = ex.STATES["checks-failing"]()
+    body = render_pr_comment(rows, facts)
+    lines = body.splitlines()
+    errors_at = lines.index("**Tier 0 checks on the touched skills**")
+    assert lines[errors_at + 1] == (
+        "- ❌ plugins/data-tools/skills/csv-report/SKILL.md:3: description missing a "
+        "'Use when/after/before' trigger phrase (checks.description_pattern)"
+    )
+    summary = "<details><summary>Tier 0 warnings on the touched skills (2)</summary>"
+    assert lines.index(summary) > errors_at
+    assert "- ⚠️ plugins/data-tools/evals/csv-report/triggers.jsonc:12: query duplicates" in body
+    # Only warnings: nothing in the headline, the warnings still collapsed.
+    quiet = dataclasses.replace(facts, checks=tuple(c for c in facts.checks if not c.error))
+    body = render_pr_comment(rows, quiet)
+    assert "Tier 0" not in body.splitlines()[2] and summary in body
+    assert "**Tier 0 checks" not in body
+
+
+def test_tier0_findings_are_untrusted_text() -> None:
+    from tests.helpers import comment_examples as ex
+
+    bad = CheckLine(error=True, where="a|b.md:1", message="@team <!-- x --> [y](z)")
+    body = render_pr_comment(ex.no_change(), dataclasses.replace(ex.facts(), checks=(bad,)))
+    line = next(x for x in body.splitlines() if x.startswith("- ❌ a"))
+    assert line == "- ❌ a\\|b.md:1: ＠team &lt;!-- x --&gt; \\[y\\](z)"
+
+
+def test_no_evals_names_the_next_step() -> None:
+    from tests.helpers import comment_examples as ex
+
+    rows, facts = ex.STATES["no-evals"]()
+    body = render_pr_comment(rows, facts)
+    assert (
+        "**No evals yet:** hello/greet. Next: author evals (docs/authoring.md) or run "
+        "`evolve-action init --skill greet` to draft them." in body
+    )
+    several = dataclasses.replace(facts, no_evals=("hello/greet", "hello/wave"))
+    body = render_pr_comment(rows, several)
+    assert "2 touched skills have no evals" in body and "--skill <name>" in body
+
+
+def test_undecided_carries_its_next_step() -> None:
+    from tests.helpers import comment_examples as ex
+
+    body = render_pr_comment(ex.undecided(), ex.facts())
+    assert "🟡 undecided: more runs would tell: raise `max_runs`" in body
+    hint = "inconclusive at the cap of max_runs 6; raise max_runs to 12"
+    body = render_pr_comment(ex.undecided(), dataclasses.replace(ex.facts(), undecided_hint=hint))
+    assert f"🟡 undecided: {hint}" in body
+    assert "max_runs" not in render_pr_comment(ex.no_change(), ex.facts())
 
 
 def test_a_tier_not_rerun_shows_no_label() -> None:
@@ -420,6 +514,7 @@ def test_label_order_is_the_documented_priority() -> None:
     assert [lbl.value for lbl in Label] == [
         "regression",
         "authoring error",
+        "not evaluated",
         "improvement",
         "not comparable",
         "undecided",
@@ -449,3 +544,57 @@ def test_not_comparable_and_removed_rows_render() -> None:
     assert "Triggers: ⚪ not comparable: different harness claude → codex" in body
     removed = next(line for line in table_lines(body) if line.startswith("| [p/b]"))
     assert "| 50 % → — · ➖ removed |" in removed
+
+
+def test_a_pr_that_only_added_a_case_shows_it_and_is_never_green() -> None:
+    """The demo's preview: one query added, the shared ones carried over unchanged. The new query
+    ran, so the cell shows it; nothing was compared, so the headline is no ✅."""
+    from tests.helpers import comment_examples as ex
+
+    head = ex.BASE_T  # 13 queries; the base lacked the last one
+    base = msgspec.structs.replace(head, results=head.results[:12])
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="data-tools",
+                skill="csv-report",
+                base=ex.results(base, None),
+                head=ex.results(head, None),
+            )
+        ]
+    )
+    assert [r.label for r in rows] == [Label.NOT_RERUN]
+    body = render_pr_comment(rows, ex.facts(sessions=1, skipped=36))
+    assert body.splitlines()[2] == (
+        "### ➖ nothing to compare in 1 skill: no shared case was re-run (1 new case ran: see the "
+        "table)"
+    )
+    assert "· not re-run · 1 new query: 1/1 passing |" in table_lines(body)[2]
+    assert "✅" not in body.splitlines()[2]
+
+
+def test_undecided_evals_ask_for_more_cases_and_notes_keep_every_reason() -> None:
+    from tests.helpers import comment_examples as ex
+
+    few = ex.evals([(4, 4), (4, 4)], ran_at="2026-11-25T09:00:00Z")
+    rows = compare(
+        [
+            SkillEvidence(
+                plugin="data-tools",
+                skill="csv-report",
+                base=ex.results(None, ex.evals([(4, 4), (4, 4)], ran_at="2026-11-20T10:00:00Z")),
+                head=ex.results(None, few),
+            )
+        ]
+    )
+    assert rows[0].evals is not None and rows[0].evals.label is Label.UNDECIDED
+    reasons = "; ".join(
+        f"changed plugins/data-tools/evals/csv-report/files/f{i}.csv" for i in range(9)
+    )
+    facts = dataclasses.replace(ex.facts(), notes=(f"evaluated data-tools/csv-report: {reasons}",))
+    body = render_pr_comment(rows, facts)
+    assert (
+        "🟡 undecided: too few eval cases to tell a change of 20 pts from noise: add cases" in body
+    )
+    assert "max_runs" not in body
+    assert f"**Note:** evaluated data-tools/csv-report: {reasons}" in body  # whole, never cut
