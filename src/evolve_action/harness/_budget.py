@@ -34,8 +34,13 @@ PRIOR_OUTPUT_TOKENS: Mapping[str, int] = {"triggers": 200, "evals": 4_000}
 
 
 def session_cost_usd(transcript: Transcript, model: BoundModel) -> float:
-    """What one finished session cost: the larger of the agent's own report and its usage at
-    catalog prices (an agent that does not know the model reports 0; a budget errs high)."""
+    """What one finished session cost: what the model gateway metered for it (every request's
+    usage at list prices, cache reads and writes priced as the API prices them) — the job's one
+    meter; for a session the gateway could not price (a model the catalog does not know), the
+    larger of the agent's own report and its usage at catalog prices (a budget errs high)."""
+    metered = transcript.metered
+    if metered is not None and metered.requests and not metered.unpriced:
+        return metered.cost_usd
     usage = transcript.usage
     priced = measured_cost_usd(
         model.model.pricing,

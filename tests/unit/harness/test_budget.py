@@ -58,3 +58,14 @@ def test_a_session_costs_the_larger_of_its_report_and_its_priced_usage() -> None
     assert session_cost_usd(Transcript(usage=usage, total_cost_usd=0.0), sonnet()) == 3.0
     assert session_cost_usd(Transcript(usage=usage, total_cost_usd=5.0), sonnet()) == 5.0
     assert session_cost_usd(Transcript(), sonnet()) == 0.0
+
+
+def test_the_gateways_meter_is_the_sessions_cost_when_it_priced_every_request() -> None:
+    from evolve_action.harness import Metered
+
+    usage = Usage(input_tokens=1_000_000)  # what the agent reported: $3.00 at list prices
+    metered = Metered(requests=3, input_tokens=100, cache_read_input_tokens=900_000, cost_usd=0.27)
+    assert session_cost_usd(Transcript(usage=usage, metered=metered), sonnet()) == 0.27
+    unpriced = Metered(requests=3, input_tokens=1_000_000, unpriced=1)
+    assert session_cost_usd(Transcript(usage=usage, metered=unpriced), sonnet()) == 3.0
+    assert session_cost_usd(Transcript(usage=usage, metered=Metered()), sonnet()) == 3.0
