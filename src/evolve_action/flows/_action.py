@@ -1010,9 +1010,8 @@ def _more_runs(
 
 def _ignored_dir(path: Path) -> Path:
     """`path`, made, with a `.gitignore` of `*` so git never lists what we write there."""
-    path.mkdir(parents=True, exist_ok=True)
     ignore = path / ".gitignore"
-    if not ignore.is_file():
+    if not ignore.is_file():  # the write makes `path` (never through a link inside the checkout)
         write_text(ignore, "# evolve-action's local output: never committed\n*\n")
     return path
 

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from evolve_action.catalog import PR_DEFAULT_MODEL, build_catalog, resolve_models
 from evolve_action.config import resolve_repository
-from evolve_action.encoding import decode_path, round_half_away
+from evolve_action.encoding import atomic_write_text, decode_path, round_half_away
 from evolve_action.errors import UsageError
 from evolve_action.evals import EvalsOptions
 from evolve_action.events import Reporter
@@ -590,7 +590,7 @@ def _preview_pr(
     path = found[0]
     doc = decode_path(path)
     doc["triggers"].append({"query": PREVIEW_QUERY, "should_trigger": True})
-    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return run_pr(
         PrOptions(
             environ=environ,
@@ -625,7 +625,7 @@ def pin_models(copy: Path, models: tuple[str, ...]) -> None:
         text += "\n"
     text += "# Added by `evolve-action demo`: the models this copy was evaluated with.\nmodels:\n"
     text += "".join(f"  - {json.dumps(m)}\n" for m in models)
-    path.write_text(text, encoding="utf-8")
+    atomic_write_text(path, text)
 
 
 def _preflight(options: DemoOptions, models: tuple[str, ...], *, cwd: Path) -> None:

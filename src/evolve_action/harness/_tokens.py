@@ -154,10 +154,12 @@ class TokenCounter:
             return
         text = json.dumps(dict(sorted(self._cache.items())), indent=2) + "\n"
         try:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            encoding.atomic_write_text(self._cache_path, text)
-        except OSError as exc:
+            encoding.atomic_write_text(self._cache_path, text)  # link-safe; makes the directory
+        except encoding.UnsafeWriteError as exc:
             # A cache is an optimisation: never fail a run (or mask its real error) over it.
+            self._warn("save", f"token cache not saved: {exc.message}")
+            return
+        except OSError as exc:
             self._warn("save", f"token cache {self._cache_path} not saved: {exc.strerror or exc}")
             return
         self._dirty = False

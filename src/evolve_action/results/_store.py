@@ -400,7 +400,7 @@ def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None
         # skill-creator's layout keeps its definitions in the skill: its results directory
         # (`<plugin>/evals/<skill>/`) may not exist yet.
         with contextlib.suppress(OSError):
-            results_dir.mkdir(parents=True)
+            encoding.ensure_dir(results_dir)
     if not results_dir.is_dir() or not os.access(results_dir, os.W_OK | os.X_OK):
         raise SpecError(
             f"cannot write results: directory {where} is not writable",
@@ -645,7 +645,7 @@ class ResultsWriter:
 
     def _write(self, *, merge: bool = True) -> Path:
         try:
-            self.results_dir.mkdir(parents=True, exist_ok=True)
+            encoding.ensure_dir(self.results_dir)
             with lock_results(self.results_dir, on_wait=self._on_wait):
                 base = self._file
                 if merge:
