@@ -588,7 +588,15 @@ def test_a_422_on_the_ref_update_of_an_unmoved_branch_reports_githubs_reason(
 
 @pytest.mark.parametrize(
     "path",
-    ["/github/workspace/plugins/x/EVALUATION.md", "C:/x", ".git/config", "a/.GIT/hooks/x", "a\nb"],
+    [
+        "/github/workspace/plugins/x/EVALUATION.md",
+        "C:/x",
+        ".git/config",
+        "a/.GIT/hooks/x",
+        "a\nb",
+        ".github/workflows/x.yml",
+        ".GitHub/workflows/x.yml",
+    ],
 )
 def test_paths_outside_the_repository_are_refused_before_any_request(
     scenario: Scenario, path: str

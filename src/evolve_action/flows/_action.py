@@ -80,6 +80,7 @@ from evolve_action.github import (
     annotate,
     append_summary,
     checkout_kind,
+    committable_path,
     fork_target_refusal,
     git_changed_paths,
     git_env,
@@ -1079,8 +1080,9 @@ def _commit_back(
         shown = ", ".join(str(p) for p in outside[:3]) + (" …" if len(outside) > 3 else "")
         state.errored = True
         state.notice(
-            f"not committed: {len(outside)} file(s) resolve outside the repository {top} ({shown}); "
-            "nothing outside the checkout is ever committed",
+            f"not committed: {len(outside)} file(s) outside the repository {top}, under .github/ or "
+            f"going through a link ({shown}); nothing outside the checkout, no workflow and nothing "
+            "through a link is ever committed",
             commands,
         )
     if not changes:
@@ -1561,12 +1563,9 @@ def _report_rel(repo: Repository, top: Path) -> str:
 
 
 def _inside(path: Path, top: Path) -> str | None:
-    """`path` relative to the repository top, symlinks resolved; None when it resolves outside."""
-    try:
-        rel = path.resolve().relative_to(top.resolve())
-    except (ValueError, OSError):
-        return None
-    return rel.as_posix() if rel.parts and ".git" not in rel.parts else None
+    """`path` relative to the repository top as written (`github.committable_path`); None when it
+    is outside, is or goes through a link, or lies under `.git/` or `.github/`."""
+    return committable_path(path, top)
 
 
 def _rel(path: Path, top: Path) -> str:

@@ -18,7 +18,9 @@ Guarantees:
 - Every comment body and every committed file's bytes pass through `_outbound` on their way out
   (the one home of the redaction of secrets).
 - Commit-back writes one commit whose only parent is the evaluated head SHA, on that commit's tree, and
-  moves the branch with `force: false`. If the branch is no longer at that SHA the outcome is `HeadMoved`
+  moves the branch with `force: false`. It commits paths as written (lexically; `committable_path`
+  turns a written file into one, refusing a file that is or goes through a link), never anything under
+  `.git/` or `.github/` (a results commit must never change a workflow). If the branch is no longer at that SHA the outcome is `HeadMoved`
   and the branch is untouched; nothing that changed nothing is committed (`NothingToCommit`).
 - 403s become `GitHubPermissionError` naming the `permissions:` entry to grant; other failures become
   `GitHubApiError` (both `PublishError`s) with GitHub's message.
@@ -33,10 +35,12 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AnyStr, Literal, NoReturn, TypeVar
 
 import requests
@@ -941,7 +945,8 @@ def _check_marker(marker: str) -> None:
 
 
 def _clean_path(path: str) -> str:
-    """`path` as a repository-relative POSIX path; anything that could leave the tree is refused."""
+    """`path` as a repository-relative POSIX path; anything that could leave the tree, or that lies
+    under `.git/` or `.github/` (workflows: a results commit never changes one), is refused."""
     clean = path.replace("\\", "/").removesuffix("/")
     parts = clean.split("/")
     if (
@@ -949,9 +954,40 @@ def _clean_path(path: str) -> str:
         or clean.startswith("/")
         or re.match(r"[A-Za-z]:", clean)
         or any(p in ("", ".", "..") or p.lower() == ".git" for p in parts)
+        or parts[0].lower() == ".github"
         or any(not c.isprintable() for c in clean)
     ):
         raise ValueError(f"not a repository-relative path: {path!r}")
+    return clean
+
+
+def committable_path(path: Path, top: Path) -> str | None:
+    """The repository-relative path to commit a file we wrote at `path` under, or None.
+
+    Lexical, never resolved: a file that is a symbolic link, or whose directory below `top` is
+    one, is None (what it points at is not what we wrote), and so is a path outside `top` or
+    under `.git/` or `.github/`.
+    """
+    here = Path(os.path.normpath(os.path.abspath(path)))  # noqa: PTH100 (lexical, not resolved)
+    rel: Path | None = None
+    for base in (top, top.resolve()):
+        try:
+            rel = here.relative_to(os.path.normpath(os.path.abspath(base)))  # noqa: PTH100
+            top = base
+            break
+        except ValueError:
+            continue
+    if rel is None:
+        return None
+    try:
+        clean = _clean_path(rel.as_posix())
+    except ValueError:
+        return None
+    walked = Path(os.path.normpath(os.path.abspath(top)))  # noqa: PTH100
+    for part in rel.parts:
+        walked = walked / part
+        if walked.is_symlink():
+            return None
     return clean
 
 
