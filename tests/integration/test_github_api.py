@@ -359,12 +359,15 @@ def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scen
     assert gh.comments[human.id].body == quoted
     assert gh.comments[other_bot.id].body == f"x {MARKER}"
     assert gh.comments[foreign.id].body == same_bot
-    edits = gh.calls("PATCH", EDIT)
-    assert not edits
+    # The only edit is of our own new comment (its record: its id and author on line 2).
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
     assert gh.comments[new_id].body.splitlines()[0] == MARKER  # the marker leads our body
+    assert gh.comments[new_id].body.splitlines()[1] == (
+        f"<!-- evolve-action:comment {new_id} by {BOT_LOGIN} -->"
+    )
     # The next run finds its own comment, not the human's.
     assert _upsert(scenario, "results 2") == (new_id, "updated")
-    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)] * 2
 
 
 @pytest.mark.parametrize(
@@ -413,6 +416,57 @@ def test_an_unknown_identity_updates_the_bots_comment_and_never_doubles_it(
     assert (first.action, second.action, second.id) == ("created", "updated", first.id)
     assert gh.comments[forged.id].body == f"{MARKER}\nI am the bot, honest"  # a human: never ours
     assert len(gh.comments_on(REPO, 1)) == 2
+
+
+def _unknown_identity(gh: FakeGitHub) -> GitHubClient:
+    """An App's token whose identity GitHub will not tell: GraphQL fails (and `GET /user` would)."""
+    gh.add_token("ghp_quiet", kind="installation", login="quiet-app[bot]")
+    gh.fail("POST", "/graphql", [Fault(502)] * 10)
+    gh.fail("GET", "/user", [Fault(403, "Resource not accessible")] * 10)
+    client = _client(gh, "ghp_quiet")
+    assert client.identity().login is None
+    return client
+
+
+def test_an_unknown_identity_never_edits_another_apps_comment_carrying_our_marker(
+    scenario: Scenario,
+) -> None:
+    """Issue 29 item 7: with neither the identity nor a record of ours, a new comment."""
+    gh = scenario.gh
+    theirs = gh.add_comment(
+        REPO, 1, f"{MARKER}\nother app's report", login="other-app[bot]", user_type="Bot"
+    )
+    with _unknown_identity(gh) as quiet:
+        api = quiet.repository(REPO)
+        first = api.upsert_sticky_comment(1, "results 1", marker=MARKER, author=None)
+        assert first.action == "created" and first.id != theirs.id
+        assert gh.comments[theirs.id].body == f"{MARKER}\nother app's report"
+        # Our new comment records itself, so the next unknown-identity run edits it, not theirs.
+        second = api.upsert_sticky_comment(1, "results 2", marker=MARKER, author=None)
+    assert (second.action, second.id) == ("updated", first.id)
+    assert gh.comments[theirs.id].body == f"{MARKER}\nother app's report"
+    edited = {r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)}
+    assert edited == {str(first.id)}
+
+
+def test_a_copied_or_forged_record_does_not_make_a_comment_ours(scenario: Scenario) -> None:
+    gh = scenario.gh
+    ours = scenario.bot.repository(REPO).upsert_sticky_comment(
+        1, "results", marker=MARKER, author=BOT_LOGIN
+    )
+    copied_body = gh.comments[ours.id].body  # another app mirrors our whole comment
+    copy = gh.add_comment(REPO, 1, copied_body, login="mirror-app[bot]", user_type="Bot")
+    claim = f"{MARKER}\n<!-- evolve-action:comment {{}} by {BOT_LOGIN} -->\nforged"
+    forged = gh.add_comment(REPO, 1, "placeholder", login="other-app[bot]", user_type="Bot")
+    gh.comments[forged.id].body = claim.format(forged.id)  # its own id, our login: not its author
+    gh.comments.pop(ours.id)  # our comment was deleted: nothing of ours is left
+    with _unknown_identity(gh) as quiet:
+        result = quiet.repository(REPO).upsert_sticky_comment(
+            1, "results 2", marker=MARKER, author=None
+        )
+    assert result.action == "created" and result.id not in (copy.id, forged.id)
+    assert gh.comments[copy.id].body == copied_body
+    assert gh.comments[forged.id].body == claim.format(forged.id)
 
 
 def test_duplicates_by_the_bot_converge_on_the_lowest_id(scenario: Scenario) -> None:
@@ -468,7 +522,8 @@ def test_lost_answer_on_comment_create_never_duplicates(scenario: Scenario) -> N
     comment_id, action = _upsert(scenario, "results")
     assert len(gh.comments_on(REPO, 1)) == 1
     assert gh.comments_on(REPO, 1)[0].id == comment_id
-    assert action == "unchanged"
+    assert action == "updated"  # found by its exact body; the PATCH writes its record
+    assert gh.comments[comment_id].body.splitlines()[1].startswith("<!-- evolve-action:comment ")
     assert len(gh.calls("POST", COMMENTS)) == 1
 
 

@@ -1121,7 +1121,8 @@ def _comment(
         if author is None:
             state.lines.append(
                 "comment: the token's identity is unknown (GitHub's API did not say; set "
-                "`comment_author`); our comment is the oldest one by a bot that starts with the marker"
+                "`comment_author`); our comment is one whose record names its own id and author, "
+                "else a new one is posted"
             )
         rc = client.repository(ctx.repository)
         existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
