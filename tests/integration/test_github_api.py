@@ -748,3 +748,48 @@ def test_bad_arguments_are_rejected_before_any_request(scenario: Scenario) -> No
             message="m",
         )
     assert scenario.gh.requests == []
+
+
+# ------------------------------------------------------------------ secrets in what we post and commit
+
+PLANTED = "sk-ant-api03-Pl4nted-9Qx7Lm2Rt5Vw8Zk3Np6Hs1Jd4Fg0YbAaBbCcDd"
+PLANTED_FORMS = {
+    "zero-width": "\u200b".join(PLANTED),
+    "percent": "".join(f"%{ord(c):02X}" for c in PLANTED),
+    "u-escape": "".join(f"\\u{ord(c):04x}" for c in PLANTED),
+    "entities": "".join(f"&#x{ord(c):x};" for c in PLANTED),
+    "upper": PLANTED.upper(),
+}
+
+
+def _shows_planted(text: str) -> bool:
+    """The test's own decoders (not the gate's): is either end of the planted key visible?"""
+    import html
+    import re
+    from urllib.parse import unquote
+
+    visible = text.replace("\u200b", "")
+    u = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), visible)
+    views = (visible, unquote(visible), html.unescape(visible), u)
+    return any(p.lower() in v.lower() for v in views for p in (PLANTED[:12], PLANTED[-12:]))
+
+
+@pytest.mark.parametrize("form", list(PLANTED_FORMS))
+def test_an_encoded_secret_is_absent_from_posted_and_committed_bytes(
+    scenario: Scenario, tmp_path: Path, form: str
+) -> None:
+    """Issue 29 item 5: the gate on the way out (`_outbound`) normalises too."""
+    from evolve_action import redact
+
+    redact.register(PLANTED)  # the suite's autouse fixture forgets it after the test
+    gh = scenario.gh
+    text = f"evidence: {PLANTED_FORMS[form]}\n"
+    assert _shows_planted(text)
+    _upsert(scenario, f"## Results\n{text}")
+    [comment] = gh.comments_on(REPO, 1)
+    assert not _shows_planted(comment.body) and "***" in comment.body
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", text.encode())])
+    assert isinstance(outcome, Committed)
+    work = _fetch(gh, tmp_path, "refs/heads/feature")
+    blob = _git(work, "show", "refs/remotes/fake/feature:EVALUATION.md")
+    assert not _shows_planted(blob) and blob.startswith("evidence: ***")

@@ -248,3 +248,59 @@ def test_text_without_secrets_is_written_byte_for_byte(
     write_text(tmp_path / ("plain-" + name), text)
     assert (tmp_path / name).read_bytes() == text.encode()
     assert (tmp_path / ("plain-" + name)).read_bytes() == text.encode()
+
+
+ENCODED = {
+    "zero-width": "\u200b".join(KEY),
+    "percent": "".join(f"%{ord(c):02X}" for c in KEY),
+    "u-escape": "".join(f"\\u{ord(c):04x}" for c in KEY),
+    "entities": "".join(f"&#{ord(c)};" for c in KEY),
+    "upper": KEY.upper(),
+}
+
+
+def _sees_key(text: str) -> bool:
+    """The test's own decoders: is either end of the key visible?"""
+    import html
+    import re
+    import unicodedata
+    from urllib.parse import unquote
+
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    u = re.sub(r"\\{1,2}u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), visible)
+    views = (
+        visible,
+        unquote(visible),
+        html.unescape(visible),
+        html.unescape(html.unescape(visible)),
+    )
+    views += (u, html.unescape(u))  # JSON as Go writes it escapes `&` as `\u0026`
+    return any(p.lower() in v.lower() for v in views for p in (KEY[:12], KEY[-12:]))
+
+
+@pytest.mark.parametrize("form", list(ENCODED))
+@pytest.mark.parametrize("name", ["EVALUATION.md", "results.json", "results.yaml", "junit.xml"])
+def test_an_encoded_secret_is_absent_from_every_written_file(
+    tmp_path: Path, key_registered: None, form: str, name: str
+) -> None:
+    """Issue 29 item 5: each encoding of a planted secret, in each kind of file we write."""
+    import xml.etree.ElementTree as ET
+
+    from evolve_action.encoding import decode_path, encode_document
+
+    planted = f"the agent wrote {ENCODED[form]} here"
+    if name.endswith((".json", ".yaml")):
+        text = encode_document({"evidence": planted, "n": 1}, name.rsplit(".", 1)[1], "c")  # type: ignore[arg-type]
+    elif name.endswith(".xml"):
+        text = f'<testsuites><testcase name="x">{planted.replace("&", "&amp;")}</testcase></testsuites>\n'
+    else:
+        text = f"- failed: {planted}\n"
+    assert _sees_key(text)
+    path = tmp_path / name
+    atomic_write_text(path, text)
+    written = path.read_text(encoding="utf-8")
+    assert not _sees_key(written), written
+    if name.endswith((".json", ".yaml")):
+        assert decode_path(path)["n"] == 1  # still a valid document
+    if name.endswith(".xml"):
+        assert not _sees_key(ET.parse(path).getroot().findtext("testcase") or "")
