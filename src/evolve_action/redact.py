@@ -93,10 +93,10 @@ _TOKEN_SHAPES = (
     r"github_pat_[A-Za-z0-9_]{30,}",  # GitHub fine-grained personal access tokens
 )
 _SHAPES = r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_SHAPES) + ")"
-_SHAPES_RE = re.compile(_SHAPES, re.IGNORECASE)
+_SHAPES_RE = re.compile(_SHAPES)  # searched in case-folded text (`_fold`)
 # Every token shape contains `sk-`, `github_pat_` or a `gh?_` prefix: text without any holds no
 # token (these tests are far cheaper than the shapes' pattern, tried at every position of a text).
-_GH_PREFIX = re.compile("gh[pousr]_", re.IGNORECASE)
+_GH_PREFIX = re.compile("gh[pousr]_")
 
 # Invisible characters an agent can put between a secret's characters: Unicode's format characters
 # (category Cf: zero-width space and joiners, word joiner, BOM, soft hyphen, bidi controls, tags…),
@@ -119,7 +119,6 @@ _DECODABLE = re.compile(
 _INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
 _LEVELS = 2
 """Layers of escaping undone: an agent's escapes inside a file format's own (`&amp;#115;`)."""
-_TRIGGERS = re.compile(f"[%\\\\&{_INVISIBLE}]")
 
 # Names of environment variables whose values are secrets, whoever set them: `*_TOKEN`,
 # `*_API_KEY`, `*_SECRET`, `*_PASSWORD`, `*_PAT`, `*_PRIVATE_KEY` (either separator, any case).
@@ -144,7 +143,7 @@ def normalised(text: str) -> tuple[str, list[tuple[int, int]] | None]:
     an invisible character is dropped like the character. Only what is searched changes: the
     text we write is never rewritten beyond the replacement of what is found.
     """
-    if _TRIGGERS.search(text) is None:
+    if not _may_decode(text):
         return text, None
     out: list[str] = []
     where: list[tuple[int, int]] = []
@@ -153,23 +152,22 @@ def normalised(text: str) -> tuple[str, list[tuple[int, int]] | None]:
         start, end = m.span()
         if start > done:
             out.append(text[done:start])
-            where.extend((i, i + 1) for i in range(done, start))
-        char = _decoded(m.group())
-        if char and not _INVISIBLE_RE.fullmatch(char):
-            out.append(char)
-            where.extend((start, end) for _ in char)
+            where.extend(zip(range(done, start), range(done + 1, start + 1), strict=True))
+        char = _visible(m.group())
+        out.append(char)
+        where.extend((start, end) for _ in char)
         done = end
     if done == 0 and not where:
         return text, None
     out.append(text[done:])
-    where.extend((i, i + 1) for i in range(done, len(text)))
+    where.extend(zip(range(done, len(text)), range(done + 1, len(text) + 1), strict=True))
     return "".join(out), where
 
 
 def _views(text: str) -> Iterator[tuple[str, list[tuple[int, int]] | None]]:
-    """`text`, then up to `_LEVELS` successive `normalised` forms of it, each with where its
-    characters came from in `text` (None for `text` itself)."""
-    yield text, None
+    """`text`, then up to `_LEVELS` successive `normalised` forms of it, each case-folded
+    (`_fold`) and with where its characters came from in `text` (None for `text` itself)."""
+    yield _fold(text), None
     view, where = text, None
     for _ in range(_LEVELS):
         nxt, back = normalised(view)
@@ -178,7 +176,43 @@ def _views(text: str) -> Iterator[tuple[str, list[tuple[int, int]] | None]]:
         if where is not None:
             back = [(where[s][0], where[e - 1][1]) for s, e in back]
         view, where = nxt, back
-        yield view, where
+        yield _fold(view), where
+
+
+def _quick_views(text: str) -> Iterator[str]:
+    """What `_views` yields, without the maps (the cheap test of whether anything is there)."""
+    yield _fold(text)
+    view = text
+    for _ in range(_LEVELS):
+        if not _may_decode(view):
+            return
+        nxt = _DECODABLE.sub(lambda m: _visible(m.group()), view)
+        if nxt == view:
+            return
+        view = nxt
+        yield _fold(view)
+
+
+def _may_decode(text: str) -> bool:
+    """Whether `normalised` could change `text` (cheap: substring tests, and ASCII needs no scan)."""
+    if "%" in text or "\\" in text or "&" in text:
+        return True
+    return not text.isascii() and _INVISIBLE_RE.search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _visible(escape: str) -> str:
+    """What one match of `_DECODABLE` stands for, "" for an invisible character."""
+    char = _decoded(escape)
+    return "" if _INVISIBLE_RE.fullmatch(char) else char
+
+
+def _fold(text: str) -> str:
+    """`text` in lower case, one character for one (a character whose lower case is longer stays)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
 
 
 def _decoded(escape: str) -> str:
@@ -248,7 +282,8 @@ class _Compiled:
     pattern: re.Pattern[str]
     alphabets: Mapping[str, frozenset[str]]
     literals: tuple[str, ...]
-    """The forms `pattern` matches literally (short forms, the fragments of long values), lower-case."""
+    """The forms `pattern` matches literally (short forms, the fragments of long values).
+    Every form is case-folded (`_fold`): `pattern` is searched in case-folded text."""
     split: re.Pattern[str] | None
     """The forms `pattern` also finds split by blanks or escaped line breaks (None if none).
     `literals`, `split` and the token shapes are the quick test of whether `pattern` matches
@@ -257,11 +292,11 @@ class _Compiled:
 
 @functools.lru_cache(maxsize=16)
 def _compiled(values: frozenset[str]) -> _Compiled:
-    forms = sorted({f for v in values for f in _forms(v)}, key=lambda f: (-len(f), f))
+    forms = sorted({_fold(f) for v in values for f in _forms(v)}, key=lambda f: (-len(f), f))
     parts = [_pattern_of(f) for f in forms]
     long = [v for v in values if len(v) >= _FRAGMENT_MIN_VALUE]
-    heads = {v[:_FRAGMENT].lower(): _alphabet(v) for v in long}
-    tails = {v[-_FRAGMENT:].lower(): _alphabet(v) for v in long}
+    heads = {_fold(v[:_FRAGMENT]): frozenset(_fold(v)) for v in long}
+    tails = {_fold(v[-_FRAGMENT:]): frozenset(_fold(v)) for v in long}
     if heads:
         parts.append(f"(?P<head>{_alternation(heads)})")
         parts.append(f"(?P<tail>{_alternation(tails)})")
@@ -271,24 +306,17 @@ def _compiled(values: frozenset[str]) -> _Compiled:
     for fragment, alphabet in heads.items():
         alphabets[fragment] = alphabets.get(fragment, frozenset()) | alphabet
     return _Compiled(
-        pattern=re.compile("|".join(parts), re.IGNORECASE),
+        pattern=re.compile("|".join(parts)),
         alphabets=alphabets,
-        literals=tuple(
-            f.lower() for f in (*(f for f in forms if len(f) < _SPLIT_MIN_LENGTH), *heads, *tails)
-        ),
-        split=re.compile("|".join(split), re.IGNORECASE) if split else None,
+        literals=(*(f for f in forms if len(f) < _SPLIT_MIN_LENGTH), *heads, *tails),
+        split=re.compile("|".join(split)) if split else None,
     )
 
 
-def _alphabet(value: str) -> frozenset[str]:
-    """The characters a fragment of `value` is widened over (either case: matching ignores it)."""
-    return frozenset(value.lower() + value.upper() + value)
-
-
-def _has_shape(text: str, lower: str) -> bool:
+def _has_shape(folded: str) -> bool:
     return (
-        "sk-" in lower or "github_pat_" in lower or _GH_PREFIX.search(text) is not None
-    ) and _SHAPES_RE.search(text) is not None
+        "sk-" in folded or "github_pat_" in folded or _GH_PREFIX.search(folded) is not None
+    ) and _SHAPES_RE.search(folded) is not None
 
 
 class Redactor:
@@ -334,16 +362,15 @@ class Redactor:
     def holds_any(self, text: str) -> bool:
         """Whether `text` holds a secret or a token anywhere (what `spans` would find)."""
         compiled = self._current()
-        return any(self._holds(compiled, view) for view, _ in _views(text))
+        return any(self._holds(compiled, view) for view in _quick_views(text))
 
     @staticmethod
-    def _holds(compiled: _Compiled, text: str) -> bool:
-        lower = text.lower()
-        if any(lit in lower for lit in compiled.literals):
+    def _holds(compiled: _Compiled, folded: str) -> bool:
+        if any(lit in folded for lit in compiled.literals):
             return True
-        if compiled.split is not None and compiled.split.search(text) is not None:
+        if compiled.split is not None and compiled.split.search(folded) is not None:
             return True
-        return _has_shape(text, lower)
+        return _has_shape(folded)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where `text` holds a secret or a token: sorted, non-overlapping `(start, end)` spans.
@@ -370,11 +397,11 @@ class Redactor:
         for m in compiled.pattern.finditer(text):
             start, end = m.span()
             if fragments and (head := m.group("head")) is not None:
-                alphabet = compiled.alphabets[head.lower()]
+                alphabet = compiled.alphabets[head]
                 while end < len(text) and text[end] in alphabet:
                     end += 1
             elif fragments and (tail := m.group("tail")) is not None:
-                alphabet = compiled.alphabets[tail.lower()]
+                alphabet = compiled.alphabets[tail]
                 while start > done and text[start - 1] in alphabet:
                     start -= 1
             if found and start <= found[-1][1]:
