@@ -1114,3 +1114,60 @@ def test_an_unconfined_run_says_so_once_in_the_comment(tmp_path: Path, confined:
     assert "agent session" in comment
     for text in (comment, summary):
         assert text.count("agent ran unconfined") == (0 if confined else 1), text
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 29 item 4: a pull request's symlinks never make the action write or commit elsewhere.
+# The PR's checkout holds a link where an output goes (`EVALUATION.md` onto a workflow file, the
+# rollup `EVALUATION.yaml` onto a file outside the checkout, `.evolve-action/` onto a directory
+# outside it); the job runs Tier 0 only. Nothing is written through the link, nothing under
+# `.github/` is committed, and the error names the file.
+
+WORKFLOW = "on: push\njobs: {}\n"
+
+
+def _committed(gh: FakeGitHub, head_sha: str) -> list[str]:
+    tip = gh.ref_sha(REPO, "heads/feature")
+    return git(gh.git_dir(REPO), "diff", "--name-only", head_sha, str(tip)).splitlines()
+
+
+@pytest.mark.parametrize(
+    ("name", "results_format"), [("EVALUATION.md", "json"), ("EVALUATION.yaml", "yaml")]
+)
+def test_a_symlinked_report_is_neither_written_through_nor_committed(
+    tmp_path: Path, gh: FakeGitHub, name: str, results_format: str
+) -> None:
+    config = json.dumps({"models": [MODEL], "results_format": results_format}) + "\n"
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        inputs={"tiers": "checks"},
+        extra_base={".github/workflows/x.yml": WORKFLOW, ".evolve.json": config},
+    )
+    victim = tmp_path / "outside" / "victim.yaml"
+    victim.parent.mkdir()
+    victim.write_text("keep: 1\n")
+    target = ".github/workflows/x.yml" if name == "EVALUATION.md" else str(victim)
+    (pr.workspace / name).symlink_to(target)
+    code, out, err = run_action(pr)
+    assert code == 2, out + err
+    assert f"refusing to write {pr.workspace / name}" in out + err
+    assert (pr.workspace / ".github/workflows/x.yml").read_text() == WORKFLOW
+    assert victim.read_text() == "keep: 1\n"
+    assert not any(p.startswith(".github/") for p in _committed(gh, pr.head_sha))
+    assert gh.calls("POST", r".*/git/commits") == []
+
+
+def test_a_symlinked_local_output_directory_is_refused(tmp_path: Path) -> None:
+    root = local_repo_with_gamma_edited(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".evolve-action").symlink_to(outside, target_is_directory=True)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["pr", "--local", "--base", "main"], env, stdout=out, stderr=err, cwd=root)
+    said = out.getvalue() + err.getvalue()
+    assert code == 2, said
+    assert "goes through the symbolic link" in said and ".evolve-action" in said
+    assert list(outside.iterdir()) == []
