@@ -31,8 +31,8 @@ Guarantees:
   `GitHubApiError` (both `PublishError`s) with GitHub's message.
 
 Never: reads `os.environ`, prints, runs git, force-pushes or rebases, deletes or hides comments, or
-changes a comment's body beyond putting the marker on its first line (sanitising and
-size-trimming are the renderer's job).
+changes a comment's body beyond putting the marker on its first line and the record on its second
+(sanitising and size-trimming are the renderer's job).
 """
 
 from __future__ import annotations
