@@ -359,10 +359,10 @@ def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scen
     assert gh.comments[human.id].body == quoted
     assert gh.comments[other_bot.id].body == f"x {MARKER}"
     assert gh.comments[foreign.id].body == same_bot
-    # The only edit is of our own new comment (its record: its id and author on line 2).
+    # The only edit is of our own new comment (its record: its id and author on the last line).
     assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
     assert gh.comments[new_id].body.splitlines()[0] == MARKER  # the marker leads our body
-    assert gh.comments[new_id].body.splitlines()[1] == (
+    assert gh.comments[new_id].body.splitlines()[-1] == (
         f"<!-- evolve-action:comment {new_id} by {BOT_LOGIN} -->"
     )
     # The next run finds its own comment, not the human's.
@@ -400,7 +400,7 @@ def test_an_app_token_run_twice_keeps_one_comment(scenario: Scenario) -> None:
             )
     assert ids[0] == ids[1] != theirs.id
     mine = [c for c in gh.comments_on(REPO, 1) if c.user_login == "evolve-app[bot]"]
-    assert [c.id for c in mine] == [ids[0]] and mine[0].body.endswith("results 2")
+    assert [c.id for c in mine] == [ids[0]] and mine[0].body.splitlines()[-2] == "results 2"
     assert gh.comments[theirs.id].body == f"{MARKER}\nold"
     assert gh.calls("GET", "/user") == []
 
@@ -456,7 +456,7 @@ def test_a_copied_or_forged_record_does_not_make_a_comment_ours(scenario: Scenar
     )
     copied_body = gh.comments[ours.id].body  # another app mirrors our whole comment
     copy = gh.add_comment(REPO, 1, copied_body, login="mirror-app[bot]", user_type="Bot")
-    claim = f"{MARKER}\n<!-- evolve-action:comment {{}} by {BOT_LOGIN} -->\nforged"
+    claim = f"{MARKER}\nforged\n<!-- evolve-action:comment {{}} by {BOT_LOGIN} -->"
     forged = gh.add_comment(REPO, 1, "placeholder", login="other-app[bot]", user_type="Bot")
     gh.comments[forged.id].body = claim.format(forged.id)  # its own id, our login: not its author
     gh.comments.pop(ours.id)  # our comment was deleted: nothing of ours is left
@@ -523,7 +523,7 @@ def test_lost_answer_on_comment_create_never_duplicates(scenario: Scenario) -> N
     assert len(gh.comments_on(REPO, 1)) == 1
     assert gh.comments_on(REPO, 1)[0].id == comment_id
     assert action == "updated"  # found by its exact body; the PATCH writes its record
-    assert gh.comments[comment_id].body.splitlines()[1].startswith("<!-- evolve-action:comment ")
+    assert gh.comments[comment_id].body.splitlines()[-1].startswith("<!-- evolve-action:comment ")
     assert len(gh.calls("POST", COMMENTS)) == 1
 
 

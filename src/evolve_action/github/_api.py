@@ -13,7 +13,7 @@ Guarantees:
   workflow) is never edited; an unchanged body is never re-sent. The identity comes from the
   `comment_author` input, else GraphQL `viewer` (which answers for App installation tokens, where
   `GET /user` is a 403), else `GET /user` for tokens that are not installation tokens.
-- Every comment we write carries, on its second line, the record of its own id and author
+- Every comment we write carries, as its last line, the record of its own id and author
   (`<!-- evolve-action:comment <id> by <login> -->`; a new comment gets it in a PATCH right after the
   POST, whose answer names both). When the identity stays unknown, a comment is ours only if its
   record names its own id and its real author (as GitHub reports it), and that author is a Bot: an
@@ -31,7 +31,7 @@ Guarantees:
   `GitHubApiError` (both `PublishError`s) with GitHub's message.
 
 Never: reads `os.environ`, prints, runs git, force-pushes or rebases, deletes or hides comments, or
-changes a comment's body beyond putting the marker on its first line and the record on its second
+changes a comment's body beyond putting the marker on its first line and the record on its last
 (sanitising and size-trimming are the renderer's job).
 """
 
@@ -101,7 +101,7 @@ _INSTALLATION_TOKEN = "ghs_"
 """The prefix of installation tokens (`GITHUB_TOKEN`, App tokens): `GET /user` always 403s for them."""
 _MARKER = re.compile(r"<!--(?:(?!-->)[^\n])+-->")
 _RECORD = re.compile(r"<!-- evolve-action:comment (\d+) by (\S+) -->")
-"""The second line of every comment we write: its own id and author, as the API answered them."""
+"""The last line of every comment we write: its own id and author, as the API answered them."""
 _T = TypeVar("_T")
 
 # --------------------------------------------------------------------------------------------------
@@ -618,7 +618,7 @@ class RepositoryClient:
     def marked_comments(self, number: int, marker: str, author: str | None) -> list[CommentInfo]:
         """Our comments on `number` (all pages), by id: `marker` is the first line of the body and
         the author is `author`; with `author` None (the token's identity is unknown), a Bot account's
-        comment whose record (second line) names its own id and that same author (`is_recorded`).
+        comment whose record (last line) names its own id and that same author (`is_recorded`).
         """
         _check_marker(marker)
 
@@ -651,7 +651,7 @@ class RepositoryClient:
         """Create the sticky comment, or edit it in place; an unchanged body sends nothing.
 
         `marker` (a hidden HTML comment) becomes the body's first line when it is not, and the
-        record of the comment's id and author its second. Candidates are
+        record of the comment's id and author its last. Candidates are
         `marked_comments(number, marker, author)`: pass `GitHubClient.identity().login`; None
         (unknown) edits only a comment whose record ties it to a previous run of ours, else a new
         comment is created (never another author's edited).
@@ -980,25 +980,23 @@ _RECORD_ROOM = 80
 
 
 def is_recorded(comment: CommentInfo) -> bool:
-    """True when `comment`'s second line records its own id and its real author."""
-    lines = comment.body.replace("\r\n", "\n").split("\n", 2)
-    m = _RECORD.fullmatch(lines[1].strip()) if len(lines) > 1 else None
+    """True when `comment`'s last line records its own id and its real author."""
+    last = comment.body.replace("\r\n", "\n").rstrip().rpartition("\n")[2]
+    m = _RECORD.fullmatch(last.strip())
     return (
         m is not None and int(m.group(1)) == comment.id and _same_login(m.group(2), comment.author)
     )
 
 
 def _without_record(body: str) -> str:
-    """`body` without a record line after its first line (a body we render never has one)."""
-    first, _, rest = body.partition("\n")
-    second, nl, after = rest.partition("\n")
-    return f"{first}\n{after}" if nl and _RECORD.fullmatch(second.strip()) else body
+    """`body` without a record as its last line (a body we render never has one)."""
+    head, nl, last = body.rstrip().rpartition("\n")
+    return f"{head}\n" if nl and _RECORD.fullmatch(last.strip()) else body
 
 
 def _with_record(body: str, comment_id: int, author: str) -> str:
-    """`body` (marker first) with the record of `comment_id` by `author` as its second line."""
-    first, _, rest = body.partition("\n")
-    return f"{first}\n<!-- evolve-action:comment {comment_id} by {author} -->\n{rest}"
+    """`body` with the record of `comment_id` by `author` as its last line."""
+    return f"{body.rstrip()}\n<!-- evolve-action:comment {comment_id} by {author} -->\n"
 
 
 def _normalise(body: str) -> str:
