@@ -449,6 +449,27 @@ def test_an_unknown_identity_never_edits_another_apps_comment_carrying_our_marke
     assert edited == {str(first.id)}
 
 
+def test_a_personal_token_whose_graphql_and_user_calls_fail_never_edits_a_marked_comment(
+    scenario: Scenario,
+) -> None:
+    """GraphQL and `GET /user` both fail: the identity is unknown. A person's comments (a personal
+    token writes as its user) are never candidates then, so each run posts rather than guesses."""
+    gh = scenario.gh
+    theirs = gh.add_comment(
+        REPO, 1, f"{MARKER}\nother app's report", login="other-app[bot]", user_type="Bot"
+    )
+    gh.add_token("ghp_person", kind="pat", login="maintainer")
+    gh.fail("POST", "/graphql", [Fault(502)] * 10)
+    gh.fail("GET", "/user", [Fault(502)] * 20)
+    with _client(gh, "ghp_person") as person:
+        assert person.identity().login is None
+        api = person.repository(REPO)
+        ids = [api.upsert_sticky_comment(1, b, marker=MARKER, author=None).id for b in "ab"]
+    assert theirs.id not in ids and len(set(ids)) == 2
+    assert gh.comments[theirs.id].body == f"{MARKER}\nother app's report"
+    assert {c.user_login for c in gh.comments_on(REPO, 1)} == {"other-app[bot]", "maintainer"}
+
+
 def test_a_copied_or_forged_record_does_not_make_a_comment_ours(scenario: Scenario) -> None:
     gh = scenario.gh
     ours = scenario.bot.repository(REPO).upsert_sticky_comment(
