@@ -72,9 +72,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     with _parent_fd(path) as dfd:
         name = path.name
         keep_mode = _existing_mode(dfd, name, path)
-        tmp = _exclusive_temp(dfd, name)
+        tmp, fd = _exclusive_temp(dfd, name)
         try:
-            fd = os.open(tmp, os.O_WRONLY | _NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
             try:
                 if keep_mode is not None:
                     os.fchmod(fd, keep_mode)
@@ -90,7 +89,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
             raise
-        _fsync_dir(path.parent)
+        _fsync_dir(dfd)
 
 
 def write_text(path: Path, text: str) -> None:
@@ -109,8 +108,8 @@ def _existing_mode(dfd: int, name: str, path: Path) -> int | None:
     return stat.S_IMODE(st.st_mode)
 
 
-def _exclusive_temp(dfd: int, name: str) -> str:
-    """Create `.<name>.<random>.tmp` beside `name` with O_EXCL|O_NOFOLLOW; return its name."""
+def _exclusive_temp(dfd: int, name: str) -> tuple[str, int]:
+    """Create `.<name>.<random>.tmp` beside `name` with O_EXCL|O_NOFOLLOW; its name and descriptor."""
     while True:
         tmp = f".{name}.{secrets.token_hex(6)}.tmp"
         try:
@@ -122,8 +121,7 @@ def _exclusive_temp(dfd: int, name: str) -> str:
             )
         except FileExistsError:
             continue
-        os.close(fd)
-        return tmp
+        return tmp, fd
 
 
 def ensure_dir(directory: Path) -> None:
@@ -194,10 +192,10 @@ def _refusal(path: Path, link: Path) -> UnsafeWriteError:
     )
 
 
-def _fsync_dir(directory: Path) -> None:
+def _fsync_dir(dfd: int) -> None:
     # Make the rename durable; not every platform/filesystem allows opening a directory.
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC, dir_fd=dfd)
     except OSError:
         return
     try:
