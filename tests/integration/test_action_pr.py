@@ -1171,3 +1171,26 @@ def test_a_symlinked_local_output_directory_is_refused(tmp_path: Path) -> None:
     assert code == 2, said
     assert "goes through the symbolic link" in said and ".evolve-action" in said
     assert list(outside.iterdir()) == []
+
+
+def test_a_planted_results_temp_link_is_flagged_and_never_written_through(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """`evals/beta/results.json.tmp` links outside the checkout: Tier 0 says so, the results are
+    written beside it (a temp file of our own, made exclusively), the link's target is untouched."""
+    srv = model_server(POLICY)
+    edited = skill_md("beta", "Handle beta spreadsheets and tables. Use when asked about beta.")
+    pr = make_pr(tmp_path, gh, change={"skills/beta/SKILL.md": edited}, base_url=srv.base_url)
+    victim = tmp_path / "outside" / "victim.json"
+    victim.parent.mkdir()
+    victim.write_text("keep\n")
+    (pr.workspace / "evals/beta/results.json.tmp").symlink_to(victim)
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert "evals/beta/results.json.tmp: symlink" in out + err  # Tier 0: evals.symlink
+    assert victim.read_text() == "keep\n"
+    assert json.loads((pr.workspace / "evals/beta/results.json").read_text())["models"]
+    tip = gh.ref_sha(REPO, "heads/feature")
+    changed = git(gh.git_dir(REPO), "diff", "--name-only", pr.head_sha, str(tip)).splitlines()
+    assert "evals/beta/results.json" in changed
+    assert not any(p.endswith(".tmp") or p.startswith(".github/") for p in changed), changed
