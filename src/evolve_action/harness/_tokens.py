@@ -2,7 +2,8 @@
 
 Owns: `TokenCounter` (Anthropic `messages.count_tokens` through the `anthropic` SDK, `ANTHROPIC_BASE_URL`
 honoured, concurrency bounded), the evolve-compatible cache file `token-counts.json` (engine spec §8.7:
-`{sha256(provider NUL model NUL payload): tokens}`, pretty JSON, saved atomically), `default_cache_path`
+`{sha256(provider NUL model NUL payload): tokens}`, pretty JSON, saved atomically and never through a
+link: a linked cache file is not saved, with a warning), `default_cache_path`
 and `estimate` (the results `estimate` of one query/prompt, shared by both tiers).
 
 Guarantees: counting never fails a run: a missing credential or an API error yields `None` and one

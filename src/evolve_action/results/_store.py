@@ -11,7 +11,8 @@ are its siblings; the package `__init__` exports them all.
 Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically
   through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
-- Writes are atomic (`encoding.atomic_write_text`) and remove `results.*` siblings of other formats.
+- Writes are atomic and link-safe (`encoding.atomic_write_text`: never through a symbolic link in the
+  checkout, an error naming the file instead) and remove `results.*` siblings of other formats.
 - Only `load_results`, `write_results`, `lock_results`, `discard_unusable`, `migrate_in_place` and
   `ResultsWriter` touch the disk.
 - A results file is decoded at most once per version per process: `load_results` keeps what it
