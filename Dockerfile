@@ -4,7 +4,8 @@
 # that images must not set USER; the runner-owned mounts (/github/workspace, /github/file_commands)
 # are writable to root only when the runner's uid is not known in advance. Agents and `command`
 # assertions never run as root: they run as the unprivileged user `evolve-agent` created below
-# (EVOLVE_AGENT_USER picks another), which cannot read our processes' environment, the Docker
+# (EVOLVE_AGENT_USER picks another), and concurrent workspaces as `evolve-agent-1` … `-7` (one uid
+# each, so one session cannot write another's workspace), which cannot read our processes' environment, the Docker
 # socket, the checkout's .git, /github/file_commands, the event file or $HOME, and inside
 # bubblewrap where the runner's kernel allows it (docs/action.md, "Threat model"); their
 # environment never holds the GitHub token or INPUT_* values.
@@ -28,7 +29,11 @@ RUN apt-get update \
       /usr/share/doc/* /usr/share/man/* \
  && git config --system --add safe.directory '*' \
  && useradd --system --uid 2001 --user-group --no-create-home --home-dir /nonexistent \
-      --shell /usr/sbin/nologin evolve-agent
+      --shell /usr/sbin/nologin evolve-agent \
+ && for i in 1 2 3 4 5 6 7; do \
+      useradd --system --uid "$((2001 + i))" --user-group --no-create-home \
+        --home-dir /nonexistent --shell /usr/sbin/nologin "evolve-agent-$i"; \
+    done
 
 # The same install script .ci/run uses, in two layers: the dependencies (from pyproject.toml
 # only, so a change under src/ reuses this layer), then the package itself. No pip cache is

@@ -5,7 +5,8 @@ file commands), a root-only socket at `/var/run/docker.sock` that answers with a
 checkout whose `.git/config` carries an `http.extraheader` token (what `actions/checkout` leaves
 with its default `persist-credentials: true`). `mode: pr` evaluates the touched skill, whose eval
 case scripts the agent (the real Claude Code CLI against the scripted model server) to try every
-path: `/proc/1/environ`, every `/proc/*/environ`, the Docker socket, `.git/config`, the event file,
+path: its own environment (where the model key would be: it finds a gateway session token),
+`/proc/1/environ`, every `/proc/*/environ`, the Docker socket, `.git/config`, the event file,
 `/github/file_commands`, `$HOME`; a `command` assertion tries them again. Asserted: the probe ran,
 and no secret reaches what the agent saw, the results, `EVALUATION.md`, the comment, the summary,
 the outputs or the log; the run does not say "agent ran unconfined".
@@ -14,6 +15,7 @@ the outputs or the log; the run does not say "agent ran unconfined".
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import uuid
 from pathlib import Path
@@ -21,8 +23,9 @@ from pathlib import Path
 import pytest
 from tests.conftest import REPO
 from tests.helpers.agents import MODEL, skill_md
-from tests.helpers.container import FakeRunner, Image
+from tests.helpers.container import FakeRunner, Image, podman
 from tests.helpers.fake_github import FakeGitHub
+from tests.helpers.race import RACER
 from tests.helpers.secret_socket import SecretSocket
 
 from evolve_action.modelserver import ModelServer
@@ -42,7 +45,7 @@ PROBE = (
     "echo \"socket: $(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); "
     's.connect(sys.argv[1]); s.sendall(b"GET /containers/json HTTP/1.0\\\\r\\\\n\\\\r\\\\n"); '
     "print(s.recv(300).decode())' /var/run/docker.sock 2>&1 | tail -n 1)\"; "
-    'echo "whoami: $(id)"; echo PROBE-DONE; }'
+    'echo "whoami: $(id)"; echo "env: $(env | tr \\n " ")"; echo PROBE-DONE; }'
 )
 POLICY = """
 rules:
@@ -88,6 +91,8 @@ def test_the_agent_in_the_image_cannot_obtain_the_jobs_secrets(
         "home": f"confine-home-{tag}",
         "socket": f"confine-socket-{tag}",
         "state": f"confine-state-{tag}",
+        # The model key: the agent holds only a session token at the job's model gateway.
+        "model key": f"sk-ant-confine-{tag}-ModelKeyOnlyTheGatewayHolds",
     }
     runner = FakeRunner.create(tmp_path / "runner")
     (runner.home / ".docker").mkdir()
@@ -144,7 +149,7 @@ def test_the_agent_in_the_image_cannot_obtain_the_jobs_secrets(
                 ["pr"],
                 repo=REPO,
                 inputs={
-                    "anthropic_api_key": "sk-scripted",
+                    "anthropic_api_key": secrets["model key"],
                     "models": MODEL,
                     "tiers": "checks,evals",
                     "fail_on": "never",
@@ -179,7 +184,8 @@ def test_the_agent_in_the_image_cannot_obtain_the_jobs_secrets(
     assert result.returncode == 0, result.describe()
     # The probe ran in the agent's session and in the command assertion …
     assert "PROBE-DONE" in seen and "proc1:" in seen, result.describe()
-    assert "uid=2001(evolve-agent)" in seen, "the agent did not run as the image's agent user"
+    assert re.search(r"uid=20\d\d\(evolve-agent", seen), "the agent ran as no agent user"
+    assert "ANTHROPIC_API_KEY=evolve-session-" in seen, "the probe saw no session token"
     assert committed, result.describe()
     # … and found nothing secret anywhere.
     written = {
@@ -215,3 +221,58 @@ def test_a_workflow_path_does_not_hide_evolve_action(image: Image, tmp_path: Pat
     )
     assert result.returncode == 0, result.describe()
     assert result.stdout.startswith("evolve-action "), result.describe()
+
+
+RACE = r"""
+import os, subprocess, sys
+from pathlib import Path
+from evolve_action.harness import _confine as confine
+from evolve_action.harness._sandbox import Probe
+import pwd
+entry = pwd.getpwnam("evolve-agent")
+user = confine.AgentUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+conf = confine.Confinement(sandbox=Probe(bwrap=None, reason="race"), user=user)
+top = Path("/tmp/race"); top.mkdir(mode=0o755)
+target = top / "root-only"; target.mkdir(mode=0o700)
+(target / "secret").write_text("root's")
+ws = top / "ws"
+for i in range(8):
+    (ws / f"d{i}" / "inner").mkdir(parents=True)
+confine.give_to_agent(conf, ws)
+stop = top / "stop"
+racer = subprocess.Popen(
+    [*confine.launcher_argv_bare(), "--user", user.spec, "--", sys.executable, "-I", "-c",
+     sys.argv[1], str(ws), str(target), str(stop)],
+    env={"PATH": "/usr/bin:/bin"}, stdout=subprocess.PIPE, text=True)
+assert racer.stdout.readline().strip() == "racing"
+lost = 0
+for _ in range(300):
+    confine.give_to_agent(conf, ws)
+    if target.stat().st_uid != 0 or (target / "secret").stat().st_uid != 0:
+        lost += 1
+        break
+stop.touch()
+swaps, _ = racer.communicate(timeout=60)
+print(f"lost={lost} swaps={swaps.strip()}")
+"""
+
+
+def test_the_hand_over_race_is_lost_in_the_image(image: Image) -> None:
+    """The hand-over race of tests/integration/test_handover_race.py, inside the image, as root
+    with the image's agent user racing (GitHub runs the image without bubblewrap)."""
+    done = podman(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--entrypoint",
+        "/opt/evolve-action/bin/python",
+        image.name,
+        "-I",
+        "-c",
+        RACE,
+        RACER,
+        timeout=300,
+    )
+    assert "lost=0" in done.stdout, done.stdout + done.stderr
+    assert int(done.stdout.split("swaps=")[1].split()[0]) > 1

@@ -56,9 +56,13 @@ def scripted_env(tmp_path: Path, base_url: str) -> dict[str, str]:
     }
 
 
-def agents_using(base_url: str) -> list[int]:
-    """PIDs of live processes whose environment points at `base_url`."""
-    marker = f"ANTHROPIC_BASE_URL={base_url}".encode()
+SESSION_TOKEN_VAR = b"ANTHROPIC_API_KEY=evolve-session-"
+"""How an agent process is told apart: its key is a model-gateway session token (the gateway's
+address changes with every run, so the token's shape is the mark; one pytest runs at a time)."""
+
+
+def live_agents() -> list[int]:
+    """PIDs of live agent processes (and their launchers) of this machine's evolve-action runs."""
     found: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -68,17 +72,17 @@ def agents_using(base_url: str) -> list[int]:
             state = (entry / "stat").read_text().split()[2]
         except OSError:
             continue
-        if marker in env.split(b"\0") and state != "Z":
+        if any(v.startswith(SESSION_TOKEN_VAR) for v in env.split(b"\0")) and state != "Z":
             found.append(int(entry.name))
     return found
 
 
-def kill_agents_of(base_url: str) -> None:
-    """SIGKILL every live agent pointed at `base_url` and wait until none is left."""
+def kill_live_agents() -> None:
+    """SIGKILL every live agent and wait until none is left."""
     deadline = time.monotonic() + 30
-    while (pids := agents_using(base_url)) and time.monotonic() < deadline:
+    while (pids := live_agents()) and time.monotonic() < deadline:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.1)
-    assert agents_using(base_url) == [], "an agent of the killed run survived SIGKILL"
+    assert live_agents() == [], "an agent of the killed run survived SIGKILL"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.agents import MODEL, agents_using, skill_md, triggers_doc
+from tests.helpers.agents import MODEL, live_agents, skill_md, triggers_doc
 from tests.helpers.fake_github import FakeFile, FakeGitHub, Fault
 
 from evolve_action.cli import main
@@ -668,7 +668,7 @@ def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
             proc.wait()
     assert beta.exists(), "the job ended before a skill finished"
     assert proc.returncode == 143, (out + err).decode()
-    assert agents_using(srv.base_url) == []
+    assert live_agents() == []
     first = sessions(srv)
     # What finished is committed and the comment says the job was cancelled.
     tip = gh.ref_sha(REPO, "heads/feature")

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from tests.helpers.agents import (
     MODEL,
-    agents_using,
     csv_trigger_repo,
+    live_agents,
     scripted_env,
     skill_md,
     write,
@@ -57,7 +57,7 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
             if results.exists():
                 doc = json.loads(results.read_text())
                 done = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
-                if done and agents_using(srv.base_url):
+                if done and live_agents():
                     break
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
@@ -72,9 +72,9 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
     kept = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
     assert set(done) <= set(kept) and all(q in dict(queries) for q in kept)
     deadline = time.monotonic() + 10
-    while agents_using(srv.base_url) and time.monotonic() < deadline:
+    while live_agents() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert agents_using(srv.base_url) == []
+    assert live_agents() == []
 
 
 @pytest.mark.parametrize("sandbox_off", [False, True], ids=["bwrap", "no-sandbox"])
@@ -115,14 +115,14 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            if len([p for p in agents_using(srv.base_url) if p != proc.pid]) >= 2:
+            if len([p for p in live_agents() if p != proc.pid]) >= 2:
                 break
             time.sleep(0.1)
-        assert [p for p in agents_using(srv.base_url) if p != proc.pid], "no agent was running"
+        assert [p for p in live_agents() if p != proc.pid], "no agent was running"
         time.sleep(0.5)  # the agents are waiting for the (slow) model
         signalled = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        while [p for p in agents_using(srv.base_url) if p != proc.pid]:
+        while [p for p in live_agents() if p != proc.pid]:
             if time.monotonic() > signalled + 60:
                 break
             time.sleep(0.05)
@@ -140,4 +140,4 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
     )
     assert proc.returncode == 143, text
     assert "Traceback" not in text and "Exception ignored" not in text, text
-    assert agents_using(srv.base_url) == [], "agents outlived the run they belong to"
+    assert live_agents() == [], "agents outlived the run they belong to"

@@ -220,9 +220,11 @@ def test_an_agent_printing_its_key_leaks_it_nowhere(
     console = out.getvalue() + err.getvalue()
     assert code == 0, console
 
-    # The run really held the key: the agent's session printed it, and the judge quoted it.
+    # The agent never held the key: what it printed is its session's gateway token, and the
+    # model saw the job's key only where the scripted policy wrote it in (files, the answer).
     bodies = json.dumps([r.get("body") for r in srv.requests])
-    assert "my key is " + API_KEY in bodies, "the agent never printed its key"
+    assert "my key is evolve-session-" in bodies, "the agent never printed its variable"
+    assert "my key is " + API_KEY not in bodies
     assert leaks(ENCODED) != [] and leaks(API_KEY.upper()) != []  # the oracle sees every form
     results_path = ws / "plugins/kit/evals/setup/results.json"
     stored = json.loads(results_path.read_text())

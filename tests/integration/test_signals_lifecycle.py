@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from tests.helpers.agents import (
-    agents_using,
     csv_trigger_repo,
-    kill_agents_of,
+    kill_live_agents,
+    live_agents,
     scripted_env,
     skill_md,
     write,
@@ -62,21 +62,21 @@ def _wait_mid_run(proc: subprocess.Popen[bytes], results: Path, base_url: str) -
         if results.exists():
             doc = json.loads(results.read_text())
             done = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
-            if done and any(pid != proc.pid for pid in agents_using(base_url)):
+            if done and any(pid != proc.pid for pid in live_agents()):
                 break
     return done
 
 
 def _agents(srv: Any, proc: subprocess.Popen[bytes]) -> list[int]:
     """Agents of `srv`, not counting our own run (its environment names the server too)."""
-    return [pid for pid in agents_using(srv.base_url) if pid != proc.pid]
+    return [pid for pid in live_agents() if pid != proc.pid]
 
 
 def _wait_no_agents(base_url: str, seconds: float = 20) -> list[int]:
     deadline = time.monotonic() + seconds
-    while agents_using(base_url) and time.monotonic() < deadline:
+    while live_agents() and time.monotonic() < deadline:
         time.sleep(0.2)
-    return agents_using(base_url)
+    return live_agents()
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
@@ -128,7 +128,7 @@ def test_kill_9_leaves_no_agent_and_next_start_sweeps_temp_dirs(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        kill_agents_of(srv.base_url)
+        kill_live_agents()
     assert left == [], "agents outlived a kill -9 of their parent"
     stale = [p.name for p in tmpdir.iterdir()]
     assert stale and all(n.startswith("evolve-action.") for n in stale), stale
@@ -171,7 +171,7 @@ def test_missing_fixture_stops_the_run_without_leaking_a_workspace(
     assert b"missing.txt" in proc.stderr and b"Traceback" not in proc.stderr
     assert b"ERROR:" not in proc.stderr  # no SDK logging noise from the cancelled sessions
     assert [p.name for p in tmpdir.iterdir()] == []
-    assert agents_using(srv.base_url) == []
+    assert live_agents() == []
 
 
 def test_a_timed_out_session_prints_no_sdk_logging_noise(

@@ -24,7 +24,7 @@ import pytest
 from tests.helpers.agents import (
     MODEL,
     csv_trigger_repo,
-    kill_agents_of,
+    kill_live_agents,
     scripted_env,
     skill_md,
     triggers_doc,
@@ -403,7 +403,7 @@ def test_kill_9_then_new_completes_the_rest_without_duplicates(
         proc.wait()
         # The killed run's agent runs in its own session and survives it: kill it and wait until
         # it is gone, so it cannot talk to the server during the `--new` run below.
-        kill_agents_of(srv.base_url)
+        kill_live_agents()
     done = stored()  # re-read after the kill: a query may have finished in between
     assert 2 <= len(done) < len(queries), "the run finished before it could be killed"
     srv.clear()

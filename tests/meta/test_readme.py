@@ -35,6 +35,7 @@ COMMANDS = [
     "merge",
     "shard",
     "install",
+    "init",
 ]
 SHARED = ("run triggers", "run evals", "run all")  # documented in the shared-options table too
 # Flags of other programs that the docs mention (pytest's golden switch, the Claude Code CLI's).

@@ -9,6 +9,7 @@ Files (private; import from this package):
 - `_common`: Shared pieces of the subcommand modules: the invocation object, common flags and their checks.
 - `_demo`: `evolve-action demo`: evaluate a copy of the example repository end to end, offline by default.
 - `_evals`: `evolve-action run evals`: Tier 2 behavioural evals from the command line.
+- `_init`: `evolve-action init`: draft trigger queries and eval cases for the skills that have none.
 - `_main`: The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
 - `_model_server`: `evolve-action model-server`: run the scripted Anthropic-compatible server until interrupted.
 - `_report`: `evolve-action report`: regenerate EVALUATION.md / EVALUATION.<fmt> / plugin pages; gate; JUnit.

@@ -3,14 +3,17 @@
 Owns: the flags of `run all` (the union of the triggers and evals flags, engine spec §2.3), turning
 them into `flows.RunAllOptions`, printing each step as the flow finishes it (`StepPrinter`) and the
 exit code: 0 done, 1 failures under `--strict`, 2 unusable input. The steps themselves are
-`flows.run_all`.
+`flows.run_all`. With `--scripted` the run talks to the scripted model server (the demo's policy),
+started here for the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +49,14 @@ from evolve_action.flows import (
     RunAllOutcome,
     RunAllStep,
     TriggersReady,
+    demo_policy,
     estimate_cost,
     parse_shard,
     run_all,
     run_shard,
+    scripted_environ,
 )
+from evolve_action.modelserver import ModelServer
 from evolve_action.specs import Severity
 from evolve_action.triggers import DEFAULT_RUNS
 
@@ -68,6 +74,12 @@ def register(subparsers: Any) -> None:
     )
     add_run_all_flags(parser)
     add_shard_flags(parser, plan_hint="`evolve-action plan --shards N`")
+    parser.add_argument(
+        "--scripted",
+        action="store_true",
+        help="the agent and the judge talk to the built-in scripted model server with the "
+        "demo's policy (offline, free; e.g. after `init --scripted`)",
+    )
     parser.set_defaults(handler=handle)
     # `run triggers|evals --shard I/N`: one tier of the same scale-out (registered before `all`).
     for tier in ("triggers", "evals"):
@@ -150,7 +162,24 @@ def handle(inv: Invocation) -> int:
     if args.fragments is not None and args.shard is None:
         raise UsageError("--fragments needs --shard I/N")
     if args.shard is not None:
+        if args.scripted:
+            raise UsageError("--scripted does not go with --shard (run one shard for real)")
         return handle_shard(inv, ("triggers", "evals"))
+    with contextlib.ExitStack() as stack:
+        if args.scripted:
+            server = stack.enter_context(ModelServer(demo_policy(), port=0, keep_requests=False))
+            cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-run-")))
+            environ = scripted_environ(inv.environ, base_url=server.base_url, cache_dir=cache)
+            inv = dataclasses.replace(inv, environ=environ)
+            inv.stdout.write(
+                f"run: --scripted: the agent and the judge talk to the scripted model server "
+                f"at {server.base_url} (offline, free; the demo's policy)\n"
+            )
+        return _run(inv)
+
+
+def _run(inv: Invocation) -> int:
+    args = inv.args
     options = run_all_options(inv)
     printer = StepPrinter(inv)
     reporter = pick_reporter(inv, options.evals.budget)

@@ -30,6 +30,7 @@ from evolve_action.cli import (
     _demo,
     _evals,
     _export,
+    _init,
     _install,
     _model_server,
     _report,
@@ -52,6 +53,7 @@ TOP_COMMANDS: tuple[ModuleType, ...] = (
     _shard,
     _install,
     _export,
+    _init,
 )
 
 SECRET_ENV_NAMES: tuple[str, ...] = (
@@ -228,6 +230,10 @@ def _run(
                 if getattr(args, "keep_workspaces", False) is True:
                     harness.keep_scratch()
                 if _runs_agents(args):
+                    # The model gateway holds the credentials; `--max-cost-usd` is its hard cap.
+                    stack.enter_context(
+                        harness.gateways(limit_usd=getattr(args, "max_cost_usd", None))
+                    )
                     conf = stack.enter_context(harness.confined(env, root=_root_of(args)))
                     _say_confinement(conf, env, out, err)
                 return handler(invocation)
@@ -299,6 +305,7 @@ def _runs_agents(args: argparse.Namespace) -> bool:
     return (
         tier in ("triggers", "evals", "all")
         or command in ("demo", "pr", "shard")
+        or (command == "init" and getattr(args, "check", False) is True)
         or (
             command == "run" and tier is None  # the action's `mode: run`
         )

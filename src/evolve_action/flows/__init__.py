@@ -4,7 +4,7 @@ Owns: `run_all` (checks → triggers → evals → report), `run_demo` (the exam
 evaluated end to end, offline by default), `regenerate_report` (load → build → write → gate) and
 `trigger_options` (the one builder of the trigger engine's options). `run_pr` and `run_gate` (the GitHub Action's jobs). `plan_shards`, `run_shard` and
 `merge_fragments` (scale-out over a CI matrix). `run_export` (stored results in the formats of
-AgentEvals and skill-creator).
+AgentEvals and skill-creator). `run_init` (drafted triggers and evals for skills that have none).
 Guarantees: flows never parse argv and never print: engine progress goes to the `Reporter`, each
 finished step to `on_step`, and the outcome is returned for the CLI to print and map to an exit code.
 Never does: stage work itself (the stage packages do).
@@ -12,6 +12,9 @@ Never does: stage work itself (the stage packages do).
 Files (private; import from this package):
 - `_action`: the GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
+- `_draft`: drafting for `init`: the request, the answer, the quality gates, the drafted files.
+- `_init`: `init`: draft trigger queries and eval cases for skills without definitions, check
+  and plan them, write the example workflows.
 - `_export`: `export`: stored results as AgentEvals JSONL rows and skill-creator workspace artefacts.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
@@ -58,6 +61,16 @@ from evolve_action.flows._export import (
     check_formats,
     run_export,
 )
+from evolve_action.flows._init import (
+    WORKFLOW_SECRET,
+    WORKFLOWS,
+    CheckedQuery,
+    InitOptions,
+    InitOutcome,
+    InitPlanned,
+    SkillDraft,
+    run_init,
+)
 from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.flows._run_all import (
     ChecksDone,
@@ -89,9 +102,12 @@ __all__ = [
     "DUMMY_KEY",
     "EXPORT_FORMATS",
     "POLICY_RESOURCE",
+    "WORKFLOWS",
+    "WORKFLOW_SECRET",
     "ActionOutcome",
     "Backend",
     "BuiltTriggerOptions",
+    "CheckedQuery",
     "ChecksDone",
     "CostEstimate",
     "DemoBackendReady",
@@ -103,6 +119,9 @@ __all__ = [
     "ExportOptions",
     "ExportOutcome",
     "ExportedSkill",
+    "InitOptions",
+    "InitOutcome",
+    "InitPlanned",
     "MergeOutcome",
     "Migration",
     "PrOptions",
@@ -113,6 +132,7 @@ __all__ = [
     "RunAllOutcome",
     "RunAllStep",
     "ShardPlan",
+    "SkillDraft",
     "SkillFigures",
     "TriggersReady",
     "bundled_examples",
@@ -132,6 +152,7 @@ __all__ = [
     "run_demo",
     "run_export",
     "run_gate",
+    "run_init",
     "run_pr",
     "run_shard",
     "scripted_environ",

@@ -104,6 +104,7 @@ from evolve_action.harness import (
     default_jobs,
     deferred_signals,
     find_codex,
+    gateway_spend,
     install_codex,
     sweep_failed,
 )
@@ -361,6 +362,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         live = []
     cancelled = False
     budget = Budget(limit_usd=inputs.max_cost_usd)  # one cap for the whole job
+    gateway_spend().limit_usd = inputs.max_cost_usd  # and the gateway's hard stop
     if live:
         _ensure_extra_harnesses(inputs, agent_env, state, commands)
         knobs = _Knobs.of(inputs).with_default_model(config, state)

@@ -24,6 +24,7 @@ from evolve_action.grading._assertions import (
 from evolve_action.grading._judge import (
     Judge,
     JudgeRequest,
+    ToolAnswer,
     ToolRefused,
     WorkspaceTools,
     build_prompt,
@@ -54,6 +55,7 @@ __all__ = [
     "JudgeRequest",
     "SuiteContext",
     "SuiteGrade",
+    "ToolAnswer",
     "ToolRefused",
     "Verdict",
     "WorkspaceTools",

@@ -2,7 +2,8 @@
 
 Owns: the judge prompt, the read-only workspace tools (`list_files`, `read_file`, `grep`) and their
 confinement to the workspace, the tool loop (turn cap 16, engine spec §2.2), the forced verdict tool
-and the mapping of its answer to one `grading.Verdict` per assertion, plus judge model resolution.
+and the mapping of its answer to one `grading.Verdict` per assertion, plus judge model resolution
+and `Judge.call_tool` (one forced-tool turn: `evolve-action init`'s drafting request).
 
 Guarantees: `Judge.grade` never raises for a judge failure (API error after retries, timeout, turn
 cap, malformed answer): every affected assertion fails with evidence `judge error: <why>`. Every
@@ -64,7 +65,7 @@ import contextlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -460,6 +461,15 @@ def _failed(n: int, why: str) -> list[Verdict]:
 # The conversation
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolAnswer:
+    """`Judge.call_tool`'s answer: the forced tool's input (None without one), the usage, why not."""
+
+    input: Any = None
+    usage: Mapping[str, int] = field(default_factory=dict)
+    why: str = ""
+
+
 class Judge:
     """Runs judge conversations against one model through one SDK client."""
 
@@ -554,6 +564,50 @@ class Judge:
             return "", _short(str(exc))
         blocks = [_block_dict(b) for b in resp.content]
         return "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"), ""
+
+    async def call_tool(
+        self,
+        *,
+        system: str,
+        prompt: str,
+        tool: Mapping[str, Any],
+        max_tokens: int,
+        limit_seconds: float,
+    ) -> ToolAnswer:
+        """One turn that forces `tool` (for `evolve-action init`'s drafting request): the tool's
+        input, the usage, or why there is none. Never raises for a model failure."""
+        import anthropic
+
+        if self._client is None:
+            return ToolAnswer(why=f"unavailable: {self.unavailable}")
+        try:
+            async with asyncio.timeout(limit_seconds):
+                params: dict[str, Any] = {
+                    "model": self.model,
+                    "max_tokens": max_tokens,
+                    "system": system,
+                    "tools": [dict(tool)],
+                    "tool_choice": {"type": "tool", "name": str(tool["name"])},
+                    "messages": [{"role": "user", "content": prompt}],
+                }
+                resp = await self._client.messages.create(**params)
+        except TimeoutError:
+            return ToolAnswer(why="timed out")
+        except anthropic.APIStatusError as exc:
+            return ToolAnswer(why=f"HTTP {exc.status_code}: {_short(exc.message)}")
+        except anthropic.APIError as exc:
+            return ToolAnswer(why=_short(str(exc)))
+        u = resp.usage
+        usage = {
+            "input_tokens": u.input_tokens or 0,
+            "output_tokens": u.output_tokens or 0,
+            "cache_read_input_tokens": getattr(u, "cache_read_input_tokens", 0) or 0,
+            "cache_creation_input_tokens": getattr(u, "cache_creation_input_tokens", 0) or 0,
+        }
+        for block in (_block_dict(b) for b in resp.content):
+            if block.get("type") == "tool_use" and block.get("name") == tool["name"]:
+                return ToolAnswer(input=block.get("input"), usage=usage)
+        return ToolAnswer(usage=usage, why=f"the model did not call {tool['name']}")
 
     async def _converse(
         self, client: anthropic.AsyncAnthropic, request: JudgeRequest, n: int

@@ -10,7 +10,8 @@ Anthropic credential choice (`safe_env`, `chosen_credential`), token counting wi
 (`TokenCounter`, `estimate`), and the one Anthropic SDK client factory (`anthropic_client`,
 shared by token counting and the judge).
 Guarantees: a failed session is a `Transcript` with `error` set, never an exception; no child ever
-sees `GITHUB_TOKEN` or `INPUT_*`; agents and `command` assertions run confined where the machine
+sees `GITHUB_TOKEN`, `INPUT_*` or a model credential (agents get a per-session token at the model
+gateway, `Gateway`, which holds the credentials in this process); agents and `command` assertions run confined where the machine
 allows it (`Confinement`: bubblewrap and/or an unprivileged agent user), and every process they
 start dies when they end. Never does: print, read `os.environ` (callers pass `environ`).
 The Claude Code names are loaded lazily (importing `claude_agent_sdk` is slow), so importing the
@@ -22,6 +23,9 @@ Files (private; import from this package):
 - `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
 - `_confine`: how agents and `command` assertions are confined (sandbox, agent user, hidden paths).
 - `_launch`: the launcher script every confined process starts through (its reaper, the user switch).
+- `_gateway`: the model gateway: the loopback proxy that alone holds the model credentials; each
+  session gets a token valid only there and only while it runs; the job's meter and hard cap.
+- `_meter`: what one model response used and cost, read from the bytes the gateway forwards.
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
 - `_claude_code`: the Claude Code harness: one agent session through `claude-agent-sdk`.
@@ -60,6 +64,9 @@ from evolve_action.harness._confine import (
     launcher_argv,
 )
 from evolve_action.harness._confine import current as confinement
+from evolve_action.harness._gateway import Gateway, Grant, Spend, Upstream, gateways
+from evolve_action.harness._gateway import acquire as acquire_gateway
+from evolve_action.harness._gateway import spend as gateway_spend
 from evolve_action.harness._install import CODEX_VERSION, install_codex, installed_codex_version
 from evolve_action.harness._lifecycle import (
     Caught,
@@ -88,6 +95,7 @@ from evolve_action.harness._locate import (
     find_cli,
     find_codex,
 )
+from evolve_action.harness._meter import Metered, metered_cost_usd
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -171,19 +179,25 @@ __all__ = [
     "ClaudeCodeHarness",
     "Confinement",
     "ErrorClass",
+    "Gateway",
+    "Grant",
     "Harness",
     "ListedEntry",
     "ListingCapture",
+    "Metered",
     "Probe",
     "RateLimit",
     "SessionSpec",
     "SessionTally",
     "SkippedUnit",
+    "Spend",
     "StopPredicate",
     "TokenCounter",
     "ToolCall",
     "Transcript",
+    "Upstream",
     "Usage",
+    "acquire_gateway",
     "agent_harness",
     "anthropic_client",
     "available_harnesses",
@@ -208,12 +222,15 @@ __all__ = [
     "estimate_payload",
     "find_cli",
     "find_codex",
+    "gateway_spend",
+    "gateways",
     "give_to_agent",
     "install_codex",
     "installed_codex_version",
     "keep_scratch",
     "launcher_argv",
     "live_session",
+    "metered_cost_usd",
     "openai_credential",
     "outside_links",
     "plugin_skill_dirs",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evolve_action.config import DEFAULT_MAX_TURNS
+from evolve_action.harness._meter import Metered
 
 
 class ErrorClass(enum.StrEnum):
@@ -117,6 +118,9 @@ class Transcript:
     error_message: str = ""
     stderr_tail: str = ""
     session_id: str = ""
+    metered: Metered | None = None
+    """What the model gateway measured for the session (every request's usage and list-price
+    cost, cache included); None when the session made no request through it."""
 
     @property
     def ok(self) -> bool:

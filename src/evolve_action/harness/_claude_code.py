@@ -50,7 +50,9 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import RateLimitEvent, SystemPromptPreset
 
 from evolve_action.encoding import strip_ansi
+from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _confine as confine
+from evolve_action.harness import _gateway as gateway
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
 from evolve_action.harness._base import (
@@ -106,16 +108,19 @@ def agent_env(
     environ: Mapping[str, str],
     config_dir: Path,
     is_root: bool,
+    grant: gateway.Grant,
     cli_retries: int = DEFAULT_CLI_RETRIES,
 ) -> dict[str, str]:
     """The complete environment of the agent process (allowlist + session variables).
 
-    The credential is the one the judge and token counting use (`procenv.agent_credential_env`).
+    The agent holds no credential: its key is the session's token at the model gateway
+    (`grant`), which puts the real one (the judge's and token counting's) on each request.
     `is_root`: the agent runs as uid 0 (root without a user switch), where Claude Code needs
     `IS_SANDBOX=1` for `bypassPermissions`; an agent user never gets it.
     """
     extra = {
-        **procenv.agent_credential_env(environ),
+        "ANTHROPIC_API_KEY": grant.token,
+        "ANTHROPIC_BASE_URL": grant.anthropic_base_url,
         "CLAUDE_CONFIG_DIR": str(config_dir),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
@@ -124,7 +129,7 @@ def agent_env(
     }
     if is_root and spec.permission_mode == "bypassPermissions":
         extra["IS_SANDBOX"] = "1"
-    return procenv.safe_env(environ, allow=procenv.AGENT_PASSTHROUGH, extra=extra)
+    return procenv.safe_env(environ, extra=extra)
 
 
 def build_options(
@@ -158,29 +163,30 @@ def exec_wrapper_script(
     *,
     launcher: Sequence[str] = (),
 ) -> str:
-    """A POSIX sh script that execs `real_cli` with only the `keep` variables (`env -i`).
+    """A POSIX sh script that execs `real_cli` through the launcher, keeping only `keep` variables.
 
-    The environment is cleared first, so `launcher` (`confine.launcher_argv`: the session's reaper,
-    the user switch and bubblewrap) and everything it starts hold only the session's variables;
-    the word `$PPID` in it is our pid. The launcher keeps the wrapper's pid, written to `pidfile`
-    (so an early stop or a timeout can end the session at once), and leads its own session
-    (`setsid`, when available).
+    The launcher (`confine.launcher_argv`: the session's reaper, the user switch and bubblewrap;
+    the bare launcher when `launcher` is empty) clears its own environment down to the `keep`
+    names (`--keep`), so everything it starts holds only the session's variables and no value
+    is ever on a command line; the word `$PPID` in it is our pid. The launcher keeps the
+    wrapper's pid, written to `pidfile` (so an early stop or a timeout can end the session at
+    once), and leads its own session (`setsid`, when available).
     """
     names = sorted({n for n in keep if _NAME_RE.match(n)})
-    via = "".join(('"$PPID"' if w == "$PPID" else _sh_quote(w)) + " " for w in launcher)
+    words = list(launcher) or [*confine.launcher_argv_bare(), "--"]
+    # `python -I -S _launch.py` first: `--keep` goes right after the script's path.
+    words[4:4] = ["--keep", ",".join(names)]
+    via = " ".join('"$PPID"' if w == "$PPID" else _sh_quote(w) for w in words)
     lines = [
         "#!/bin/sh",
-        "# Written by evolve-action: drop every variable not on the allowlist, then exec the CLI.",
-        f'set -- {via}{_sh_quote(str(real_cli))} "$@"',
-        f"for n in {' '.join(names)}; do",
-        '  eval "if [ -n \\"\\${$n+x}\\" ]; then set -- \\"$n=\\${$n}\\" \\"\\$@\\"; fi"',
-        "done",
+        "# Written by evolve-action: the launcher keeps only the allowlisted variables, then execs the CLI.",
+        f'set -- {via} {_sh_quote(str(real_cli))} "$@"',
     ]
     if pidfile is not None:
         lines.append(f"echo $$ > {_sh_quote(str(pidfile))}")
     lines += [
-        'if command -v setsid >/dev/null 2>&1; then exec setsid env -i "$@"; fi',
-        'exec env -i "$@"',
+        'if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; fi',
+        'exec "$@"',
         "",
     ]
     return "\n".join(lines)
@@ -424,8 +430,8 @@ async def run_session(
     cli_retries: int = DEFAULT_CLI_RETRIES,
 ) -> Transcript:
     """Run one session; the only place that iterates `query()`. Never raises for a failed session."""
-    real_cli = cli_path or find_cli(environ)
     conf = confine.current(environ)
+    real_cli = confine.agent_cli(conf.user, cli_path or find_cli(environ))
     root = conf.agent_is_root if is_root is None else is_root
     tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
     messages: list[Any] = []
@@ -453,8 +459,18 @@ async def run_session(
         else:
             config_dir = spec.config_dir
         prepare_config_dir(config_dir)
+        try:
+            proxy = gateway.acquire(environ)
+        except EnvironmentProblem as exc:
+            return parse_messages([], crash=f"agent CLI failed: {exc.message}")
+        grant = stack.enter_context(proxy.session())
         env = agent_env(
-            spec, environ=environ, config_dir=config_dir, is_root=root, cli_retries=cli_retries
+            spec,
+            environ=environ,
+            config_dir=config_dir,
+            is_root=root,
+            grant=grant,
+            cli_retries=cli_retries,
         )
         # The agent's temp files live in its config dir: removed with it, and writable in the sandbox.
         (config_dir / "tmp").mkdir(exist_ok=True)
@@ -474,6 +490,7 @@ async def run_session(
             chdir=spec.workspace,
             parent="$PPID",
             readable=[real_cli.parent, *plugins],
+            gateway=proxy.forward,
         )
         wrapper = control / "evolve-exec.sh"
         pidfile = control / "agent.pid"
@@ -534,12 +551,13 @@ async def run_session(
             _kill_agent(pidfile)  # the backstop fired: the SDK's close may not have run to the end
         if killed_for == "timeout" and not stopped:
             timed_out = True
+        metered = proxy.used(grant)  # before the block ends and revokes the session's token
     if lifecycle.terminating() and not any(isinstance(m, ResultMessage) for m in messages):
         raise asyncio.CancelledError  # a termination signal ended it: never a failed run
     # The SDK drops its reaped process without closing the asyncio transport; collect it while the
     # loop is alive (otherwise its finaliser runs after `asyncio.run` and complains the loop is closed).
     gc.collect()
-    return parse_messages(
+    transcript = parse_messages(
         messages,
         duration_seconds=time.monotonic() - started,
         stopped_early=stopped,
@@ -548,6 +566,7 @@ async def run_session(
         stderr_tail="\n".join(tail)[-4096:],
         expect_skill=spec.expect_skill,
     )
+    return dataclasses.replace(transcript, metered=metered)
 
 
 def _digest(text: str) -> str:

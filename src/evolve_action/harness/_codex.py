@@ -6,10 +6,12 @@ environment), `link_skills()` (the workspace's skills where Codex discovers them
 with the failure classification), `run_codex()` (the only place that starts `codex`) and
 `CodexHarness`.
 
-Guarantees: the CLI gets only the allowlisted environment plus the OpenAI key (as `OPENAI_API_KEY`),
-its own `CODEX_HOME` outside the workspace (removed with the session) and stdin closed (Codex
-would read stdin into the prompt). The user's `OPENAI_BASE_URL` is passed as `-c
-openai_base_url=…` (Codex ignores the variable). With bubblewrap available the whole CLI runs in
+Guarantees: the CLI gets only the allowlisted environment plus its session's token at the model
+gateway (as `CODEX_API_KEY`, which `codex exec` authenticates with — it sends no key for
+`OPENAI_API_KEY` alone — and as `OPENAI_API_KEY`; the gateway holds the real key), its own `CODEX_HOME` outside the workspace (removed with the session) and stdin closed (Codex
+would read stdin into the prompt). The gateway's address (which forwards to the user's
+`OPENAI_BASE_URL`, else the public API) is passed as `-c openai_base_url=…` (Codex ignores the
+variable). With bubblewrap available the whole CLI runs in
 our sandbox (only the workspace and its home writable) and Codex's own sandbox is off (it cannot
 nest); without it, Codex's sandbox confines its commands (`workspace-write` for evals, read-only
 for triggers). It starts through `confine.launcher_argv` (its reaper; the unprivileged agent user
@@ -44,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action.encoding import strip_ansi
+from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _confine as confine
+from evolve_action.harness import _gateway as gateway
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
 from evolve_action.harness._base import (
@@ -127,15 +131,20 @@ def codex_argv(spec: SessionSpec, *, cli: Path, base_url: str, own_sandbox: bool
 
 
 def codex_env(
-    spec: SessionSpec, *, environ: Mapping[str, str], home: Path, cli: Path | None = None
+    spec: SessionSpec,
+    *,
+    environ: Mapping[str, str],
+    home: Path,
+    grant: gateway.Grant,
+    cli: Path | None = None,
 ) -> dict[str, str]:
-    """The complete environment of the CLI: the allowlist, the OpenAI key, its own home and temp dir.
+    """The complete environment of the CLI: the allowlist, the session's gateway token (as
+    `OPENAI_API_KEY`: the agent holds no credential), its own home and temp dir.
 
     `TMPDIR` is inside `CODEX_HOME` (Codex refuses to install its helper commands, and so cannot
     sandbox them, when its home lies under the temp dir). A CLI unpacked from the npm package
     (`evolve-action install codex`) gets its bundled tools (`codex-path/rg`) first on PATH, as
     the package's launcher does."""
-    chosen = procenv.openai_credential(environ)
     tools = cli.parent.parent / "codex-path" if cli is not None else None
     path = environ.get("PATH", os.defpath)
     extra = {
@@ -143,7 +152,8 @@ def codex_env(
         "CODEX_HOME": str(home),
         "TMPDIR": str(home / "tmp"),
         "NO_COLOR": "1",
-        **({"OPENAI_API_KEY": chosen[1]} if chosen is not None else {}),
+        "OPENAI_API_KEY": grant.token,
+        "CODEX_API_KEY": grant.token,  # what `codex exec` authenticates with
         **dict(spec.env),
     }
     return procenv.safe_env(environ, extra=extra)
@@ -387,7 +397,13 @@ async def run_codex(
         if missing:
             return parse_events([], missing_skill=missing)
         conf = confine.current(environ)
-        env = codex_env(spec, environ=environ, home=home, cli=cli)
+        cli = confine.agent_cli(conf.user, cli, tree=cli.parent.parent)
+        try:
+            proxy = gateway.acquire(environ)
+        except EnvironmentProblem as exc:
+            return parse_events([], crash=f"agent CLI failed: {exc.message}")
+        grant = stack.enter_context(proxy.session())
+        env = codex_env(spec, environ=environ, home=home, grant=grant, cli=cli)
         if not conf.unconfined:  # our $HOME is hidden: the agent gets a private one
             (home / "home").mkdir()
             env["HOME"] = str(home / "home")
@@ -396,7 +412,7 @@ async def run_codex(
         argv = codex_argv(
             spec,
             cli=cli,
-            base_url=procenv.openai_base_url(environ),
+            base_url=grant.openai_base_url,
             own_sandbox=conf.sandbox.available,
         )
         confine.give_to_agent(conf, spec.workspace, home)
@@ -406,6 +422,7 @@ async def run_codex(
             chdir=spec.workspace,
             parent=str(os.getpid()),
             readable=[cli.parent.parent],
+            gateway=proxy.forward,
         )
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -471,9 +488,10 @@ async def run_codex(
             # Leftovers of a finished session: its group only (the leader is reaped already).
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
+        metered = proxy.used(grant)  # before the block ends and revokes the session's token
     if lifecycle.terminating() and exit_code != 0:
         raise asyncio.CancelledError  # a termination signal ended it: never a failed run
-    return parse_events(
+    transcript = parse_events(
         lines,
         duration_seconds=time.monotonic() - started,
         stopped_early=stopped,
@@ -482,6 +500,7 @@ async def run_codex(
         crash=crash,
         stderr_tail="\n".join(tail)[-4096:],
     )
+    return dataclasses.replace(transcript, metered=metered)
 
 
 class CodexHarness:

@@ -4,7 +4,8 @@ Owns: the run's `Confinement` (`resolve()`, `confined()` and `current()`): the O
 (bubblewrap, `_sandbox`), the unprivileged **agent user** (when we run as root: `EVOLVE_AGENT_USER`,
 a name or `uid[:gid]`, else the user `evolve-agent` when it exists, as in the action's image;
 `root`/`0` keeps root), and the paths the agent must not reach (our `$HOME`, the checkout's `.git`,
-the event file, the runner's file-command files, container-engine sockets); `launcher_argv()` (the
+the event file, the runner's file-command files, container-engine sockets); `agent_cli()` (the agent CLI, staged where the agent user can
+run it when it cannot reach the installed one), `launcher_argv()` (the
 one argv prefix every agent and `command` assertion starts with: `_launch.py` as the session's
 reaper, the user switch, bubblewrap) and `give_to_agent()` (a workspace or private dir handed to
 the agent user).
@@ -19,6 +20,10 @@ Guarantees:
   run (restored when `confined()` exits; a root-only socket stays root-only), so the user can open
   none of them, and `/proc/<pid>/environ` of our processes is not its to read;
 - every descendant of a session or `command` dies when it ends (the launcher is a subreaper);
+- each live workspace belongs to its own agent uid while the pool lasts (`user_for`: the agent
+  user and `<user>-1` … where they exist), so concurrent sessions cannot write each other's
+  workspaces; root hands a workspace over (`give_to_agent`) through directory descriptors with
+  no-follow operations, so a link an agent made is never followed;
 - `unconfined` is True only when neither a sandbox nor a user switch applies; `warning()` then says
   so, once, and how to fix it.
 Never prints; never reads `os.environ` (callers pass the environment).
@@ -31,10 +36,12 @@ import ctypes
 import functools
 import os
 import pwd
+import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,16 +54,25 @@ __all__ = [
     "AGENT_USER_VAR",
     "DEFAULT_AGENT_USER",
     "LAUNCHER",
+    "NETWORK_VAR",
     "AgentUser",
     "Confinement",
+    "agent_cli",
+    "chown_tree",
     "confined",
     "current",
     "give_to_agent",
     "launcher_argv",
+    "launcher_argv_bare",
+    "release",
     "resolve",
+    "user_for",
 ]
 
 AGENT_USER_VAR = "EVOLVE_AGENT_USER"
+NETWORK_VAR = "EVOLVE_AGENT_NETWORK"
+"""`gateway` (the default): where bubblewrap can make a network namespace, agents and `command`
+assertions reach no network but the model gateway; `open`: they reach what this machine does."""
 DEFAULT_AGENT_USER = "evolve-agent"
 LAUNCHER = Path(__file__).with_name("_launch.py")
 """The launcher script (run by path with `python -I -S`: it imports nothing of ours)."""
@@ -115,6 +131,13 @@ class Confinement:
     """Paths bound back read-only inside the sandbox when a hidden path covers them."""
     as_root: bool = field(default=False)
     """True when we run as root (and so does the agent, unless `user` is set)."""
+    pool: tuple[AgentUser, ...] = ()
+    """The agent uids concurrent workspaces are spread over (`user` first); see `user_for`."""
+    isolated_network: bool = False
+    """True when agents and `command` assertions get a network namespace of their own (only the
+    model gateway reachable, through a forwarder on their loopback)."""
+    open_network: str = ""
+    """Why the network is open (empty when isolated)."""
 
     @property
     def unconfined(self) -> bool:
@@ -193,6 +216,57 @@ def agent_user(environ: Mapping[str, str]) -> tuple[AgentUser | None, str]:
     return user, ""
 
 
+POOL_SIZE = 16
+"""At most this many agent uids: the user itself and `<user>-1` … `<user>-15` where they exist."""
+
+
+def _pool_members(user: AgentUser) -> list[AgentUser]:
+    """The other users of the pool: `<name>-1`, `<name>-2`… while they exist (the action's image
+    makes `evolve-agent-1` … `-7`), each with its own uid and group."""
+    found: list[AgentUser] = []
+    for i in range(1, POOL_SIZE):
+        try:
+            entry = pwd.getpwnam(f"{user.name}-{i}")
+        except KeyError:
+            break
+        if entry.pw_uid not in (0, user.uid):
+            found.append(AgentUser(entry.pw_name, entry.pw_uid, entry.pw_gid))
+    return found
+
+
+_leases: dict[Path, AgentUser] = {}
+_leases_lock = threading.Lock()
+
+
+def user_for(conf: Confinement, workspace: Path) -> AgentUser | None:
+    """The agent uid that owns `workspace` for as long as it exists (`release` frees it).
+
+    Each live workspace gets a uid no other live workspace has while the pool lasts, so one
+    session's tools (or `command` assertions) cannot write another's workspace; beyond the pool,
+    workspaces share the least-used uid (`shared_uids()` says so).
+    """
+    if conf.user is None or len(conf.pool) <= 1:
+        return conf.user
+    key = workspace.absolute()
+    with _leases_lock:
+        found = _leases.get(key)
+        if found is not None and found in conf.pool:
+            return found
+        load = {u: 0 for u in conf.pool}
+        for leased in _leases.values():
+            if leased in load:
+                load[leased] += 1
+        chosen = min(conf.pool, key=lambda u: load[u])  # pool order breaks ties
+        _leases[key] = chosen
+        return chosen
+
+
+def release(workspace: Path) -> None:
+    """Free the uid `workspace` held (its workspace is gone)."""
+    with _leases_lock:
+        _leases.pop(workspace.absolute(), None)
+
+
 # Run as the agent user: the paths it cannot use (a directory to enter, a file to execute).
 _CHECK = 'bad=""; for p; do [ -x "$p" ] || bad="$bad $p"; done; echo $bad; [ -z "$bad" ]'
 
@@ -214,6 +288,42 @@ def _user_problem(user: AgentUser, python: str, paths: tuple[str, ...]) -> str:
         return f"user {user.name} cannot reach {done.stdout.strip()}"
     detail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
     return f"cannot run as user {user.name}: {detail}"
+
+
+def agent_cli(user: AgentUser | None, cli: Path, *, tree: Path | None = None) -> Path:
+    """`cli`, or a copy of it the agent user can run when it cannot reach `cli` where it is.
+
+    `tree` is the directory the CLI needs beside it (Codex: its package, with `codex-path`); it
+    is staged whole, `cli` keeping its place in it. The copy lives in the run's scratch dir
+    (traversable, not listable), made of hard links where the filesystem allows (no bytes
+    copied), else copies; it is made once per run and removed with the scratch dir. Root-owned
+    and not writable by the agent user, like the original.
+    """
+    if user is None or not _user_problem(user, sys.executable, (str(cli),)):
+        return cli
+    return _staged(cli.resolve(), (tree or cli.parent).resolve(), lifecycle.scratch_dir())
+
+
+@functools.cache
+def _staged(cli: Path, tree: Path, scratch: Path | None) -> Path:
+    base = Path(scratch or tempfile.gettempdir()) / "agent-cli"
+    base.mkdir(mode=0o711, exist_ok=True)
+    target = Path(tempfile.mkdtemp(prefix="cli.", dir=base))
+    target.chmod(0o755)
+    here = target / tree.name
+    if cli.parent == tree and tree.name != cli.name:  # one binary: only the CLI itself
+        here.mkdir(mode=0o755)
+        _link_or_copy(cli, here / cli.name)
+    else:
+        shutil.copytree(tree, here, symlinks=True, copy_function=_link_or_copy)
+    return here / cli.relative_to(tree)
+
+
+def _link_or_copy(source: str | Path, dest: str | Path) -> None:
+    try:
+        os.link(source, dest, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, dest, follow_symlinks=False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -313,19 +423,40 @@ _current: Confinement | None = None
 
 
 def resolve(environ: Mapping[str, str], *, root: Path | None = None) -> Confinement:
-    """Work out how agents are confined here (probes bubblewrap and the agent user; cached)."""
+    """Work out how agents are confined here (probes bubblewrap and the agent user; cached).
+
+    The agent user must enter the scratch dir; the agent CLIs it cannot reach where they are
+    installed (a clone under a `0700` directory, `/root`) are staged for it (`agent_cli`)."""
     found = sandbox.probe(environ)
     user, no_user = agent_user(environ)
-    if user is not None:  # it must enter the scratch dir and run the agent CLI
-        reach = [str(lifecycle.scratch_dir() or tempfile.gettempdir())]
-        with contextlib.suppress(Exception):
-            reach.append(str(find_cli(environ)))
-        problem = _user_problem(user, sys.executable, tuple(reach))
+    if user is not None:
+        problem = _user_problem(
+            user, sys.executable, (str(lifecycle.scratch_dir() or tempfile.gettempdir()),)
+        )
+        if not problem:
+            with contextlib.suppress(Exception):  # no CLI at all: the harness says so itself
+                cli = find_cli(environ)
+                problem = _user_problem(user, sys.executable, (str(agent_cli(user, cli)),))
         if problem:
             user, no_user = None, problem
+    pool: tuple[AgentUser, ...] = ()
+    if user is not None:
+        scratch = str(lifecycle.scratch_dir() or tempfile.gettempdir())
+        extra = [u for u in _pool_members(user) if not _user_problem(u, sys.executable, (scratch,))]
+        pool = (user, *extra)
+    wanted = environ.get(NETWORK_VAR, "").strip().lower() or "gateway"
+    if wanted == "open":
+        open_network = f"{NETWORK_VAR}=open"
+    elif wanted == "gateway":
+        open_network = sandbox.network_problem(found)
+    else:
+        open_network = f"{NETWORK_VAR}={wanted} is not gateway or open"
     return Confinement(
         sandbox=found,
         user=user,
+        pool=pool,
+        isolated_network=not open_network,
+        open_network=open_network,
         no_user=no_user,
         hidden=tuple(hidden_paths(environ, root)),
         readable=tuple(readable_paths(environ, root)),
@@ -358,7 +489,7 @@ def confined(environ: Mapping[str, str], *, root: Path | None = None) -> Iterato
         with contextlib.suppress(Exception):
             needed.append(find_cli(environ).resolve())
         keep = [h for h in conf.hidden if not any(n.is_relative_to(h) for n in needed)]
-        restore = _withdraw(keep, conf.user)
+        restore = _withdraw(keep, conf.pool or (conf.user,))
     previous, _current = _current, conf
     try:
         yield conf
@@ -370,8 +501,8 @@ def confined(environ: Mapping[str, str], *, root: Path | None = None) -> Iterato
         _set_dumpable(True)
 
 
-def _withdraw(paths: Sequence[Path], user: AgentUser) -> list[tuple[Path, int]]:
-    """Take the permission bits `user` would get off each path; return the modes to restore."""
+def _withdraw(paths: Sequence[Path], users: Sequence[AgentUser]) -> list[tuple[Path, int]]:
+    """Take the permission bits `users` would get off each path; return the modes to restore."""
     changed: list[tuple[Path, int]] = []
     for path in paths:
         try:
@@ -381,8 +512,8 @@ def _withdraw(paths: Sequence[Path], user: AgentUser) -> list[tuple[Path, int]]:
         if stat.S_ISLNK(info.st_mode):
             continue
         mode = stat.S_IMODE(info.st_mode)
-        strip = 0o007 | (0o070 if info.st_gid == user.gid else 0)
-        if info.st_uid == user.uid or not mode & strip:
+        strip = 0o007 | (0o070 if any(info.st_gid == u.gid for u in users) else 0)
+        if any(info.st_uid == u.uid for u in users) or not mode & strip:
             continue
         with contextlib.suppress(OSError):
             path.chmod(mode & ~strip)
@@ -401,6 +532,11 @@ def _set_dumpable(on: bool) -> None:
 # starting a confined process
 
 
+def launcher_argv_bare(python: str = sys.executable) -> list[str]:
+    """The launcher alone (`python -I -S _launch.py`), for an unconfined process."""
+    return [python, "-I", "-S", str(LAUNCHER)]
+
+
 def launcher_argv(
     conf: Confinement,
     *,
@@ -409,41 +545,98 @@ def launcher_argv(
     parent: str,
     readable: Sequence[Path] = (),
     python: str = sys.executable,
+    owner: Path | None = None,
+    gateway: tuple[int, Path] | None = None,
 ) -> list[str]:
     """The argv prefix of a confined process (run it after `env -i`, with only its own variables).
 
     The launcher is the session's reaper (it dies with `parent`, our pid or the word `$PPID` for
     the exec wrapper); bubblewrap confines it where available, with the hidden paths masked and
     `writable` bound read-write; the process runs as the agent user when there is one.
+    With an isolated network (`Confinement.isolated_network`) the sandbox has its own network
+    namespace; `gateway` (the model gateway's port and Unix socket) is then reachable at the
+    same `127.0.0.1:<port>` inside it, through a forwarder the launcher starts; without
+    `gateway` (a `command` assertion) nothing is reachable.
     """
-    argv = [python, "-I", "-S", str(LAUNCHER), "--parent", parent, "--reap"]
+    user = user_for(conf, owner or writable[0]) if writable or owner else conf.user
+    argv = [*launcher_argv_bare(python), "--parent", parent, "--reap"]
     if not conf.sandbox.available:
-        if conf.user is not None:
-            argv += ["--user", conf.user.spec]
+        if user is not None:
+            argv += ["--user", user.spec]
         return [*argv, "--"]
+    forward = conf.isolated_network and gateway is not None
     argv.append("--")
     argv += sandbox.wrap(
         conf.sandbox,
         writable=writable,
-        chdir=Path("/") if conf.user is not None else chdir,  # bwrap has no right to enter it
+        chdir=Path("/") if user is not None else chdir,  # bwrap has no right to enter it
         hidden=conf.hidden,
-        readable=[*conf.readable, *readable],
-        caps=("CAP_SETUID", "CAP_SETGID") if conf.user is not None else (),
+        readable=[*conf.readable, *readable, *([gateway[1].parent] if gateway else [])],
+        caps=("CAP_SETUID", "CAP_SETGID") if user is not None else (),
+        isolate_network=conf.isolated_network,
     )
-    if conf.user is not None:
-        argv += [python, "-I", "-S", str(LAUNCHER), "--user", conf.user.spec]
+    if user is not None or forward:
+        argv += launcher_argv_bare(python)
+        if forward:
+            assert gateway is not None
+            argv += ["--forward", f"{gateway[0]}={gateway[1]}"]
+        if user is not None:
+            argv += ["--user", user.spec]
         argv += ["--chdir", str(chdir), "--"]
     return argv
 
 
 def give_to_agent(conf: Confinement, *paths: Path) -> None:
-    """Hand directories the agent writes (its workspace, config dir, temp dir) to the agent user."""
-    if conf.user is None:
+    """Hand directories the agent writes (its workspace first, then its config or temp dir) to
+    the agent uid that owns the workspace (`user_for`).
+
+    Never follows a link an agent could have made: each directory is opened with `O_NOFOLLOW`
+    relative to its parent's descriptor, and entries are changed through that descriptor
+    without following links, so a directory swapped for a symlink mid-walk is skipped, never
+    entered, and nothing outside the given trees changes owner.
+    """
+    if conf.user is None or not paths:
         return
+    user = user_for(conf, paths[0])
+    assert user is not None
     for top in paths:
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-            for name in [*dirnames, *filenames]:
-                with contextlib.suppress(OSError):
-                    os.lchown(Path(dirpath) / name, conf.user.uid, conf.user.gid)
+        chown_tree(top, user.uid, user.gid)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def chown_tree(top: Path, uid: int, gid: int) -> None:
+    """`chown -R --no-dereference` through directory descriptors (see `give_to_agent`)."""
+    try:
+        fd = os.open(top, _DIR_FLAGS)
+    except OSError:  # not a directory (or a link): the entry itself, never what it points to
         with contextlib.suppress(OSError):
-            os.lchown(top, conf.user.uid, conf.user.gid)
+            os.chown(top, uid, gid, follow_symlinks=False)
+        return
+    try:
+        _chown_below(fd, uid, gid)
+        with contextlib.suppress(OSError):
+            os.fchown(fd, uid, gid)
+    finally:
+        os.close(fd)
+
+
+def _chown_below(dir_fd: int, uid: int, gid: int) -> None:
+    try:
+        entries = list(os.scandir(dir_fd))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+        except OSError:  # a file, a link, or gone: change the entry itself
+            with contextlib.suppress(OSError):
+                os.chown(entry.name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+            continue
+        try:
+            _chown_below(sub, uid, gid)
+            with contextlib.suppress(OSError):
+                os.fchown(sub, uid, gid)
+        finally:
+            os.close(sub)

@@ -1,8 +1,13 @@
 """The launcher every agent process and `command` assertion is started through (a script, not imported).
 
-Run as `python -I -S _launch.py [--parent PID] [--reap] [--user UID:GID] [--chdir DIR] -- ARGV…`,
-always after `env -i` (its environment holds only what the child is given). It imports nothing
-from evolve_action, so it starts in a few milliseconds and runs wherever the interpreter does.
+Run as `python -I -S _launch.py [--keep NAMES] [--parent PID] [--reap] [--user UID:GID]
+[--chdir DIR] -- ARGV…`. It imports nothing from evolve_action, so it starts in a few
+milliseconds and runs wherever the interpreter does.
+
+- `--keep NAMES` (comma-separated): ARGV gets only these variables of the launcher's
+  environment; every other is dropped before anything starts. Values are never on a command
+  line: the caller passes names, the launcher clears its own environment. Without it, ARGV gets
+  the launcher's environment as it is (the caller cleared it).
 
 - `--parent PID`: the launcher dies with PID (`PR_SET_PDEATHSIG`; SIGTERM with `--reap`, so it
   cleans up first, else SIGKILL); when PID is already gone it exits 137 at once.
@@ -13,6 +18,9 @@ from evolve_action, so it starts in a few milliseconds and runs wherever the int
   status, or killed by the same signal; 128 + the signal when it was told to stop). Our side stops a session by sending SIGTERM to the launcher.
 - `--user UID:GID`: ARGV runs as that user: no supplementary groups, `PR_SET_NO_NEW_PRIVS` (a
   setuid binary cannot give root back), parent-death SIGKILL re-armed after the switch.
+- `--forward PORT=PATH`: before ARGV starts, a forwarder process listens on `127.0.0.1:PORT`
+  (in the sandbox's own network namespace) and relays each connection to the Unix socket PATH
+  (the model gateway's); it runs as the `--user` too and dies with ARGV.
 - `--chdir DIR`: ARGV starts in DIR (entered after the user switch: a directory only that user may
   enter is fine).
 
@@ -26,7 +34,9 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import sys
+import threading
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -42,9 +52,14 @@ def _prctl(option: int, value: int) -> None:
     _libc.prctl(option, value, 0, 0, 0)
 
 
+_forward: tuple[int, str] | None = None
+
+
 def _parse(
     argv: list[str],
 ) -> tuple[int | None, bool, tuple[int, int] | None, str, list[str]]:
+    global _forward
+    keep: set[str] | None = None
     parent: int | None = None
     reap = False
     user: tuple[int, int] | None = None
@@ -52,7 +67,10 @@ def _parse(
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag = argv[i]
-        if flag == "--parent":
+        if flag == "--keep":
+            keep = {name for name in argv[i + 1].split(",") if name}
+            i += 1
+        elif flag == "--parent":
             parent = int(argv[i + 1])
             i += 1
         elif flag == "--reap":
@@ -61,6 +79,10 @@ def _parse(
             uid, _, gid = argv[i + 1].partition(":")
             user = (int(uid), int(gid or uid))
             i += 1
+        elif flag == "--forward":
+            port, _, path = argv[i + 1].partition("=")
+            _forward = (int(port), path)
+            i += 1
         elif flag == "--chdir":
             chdir = argv[i + 1]
             i += 1
@@ -68,6 +90,10 @@ def _parse(
             sys.stderr.write(f"evolve-action launcher: unknown option {flag}\n")
             os._exit(2)
         i += 1
+    if keep is not None:  # clear our own environment: the children inherit only these names
+        for name in list(os.environ):
+            if name not in keep:
+                del os.environ[name]
     return parent, reap, user, chdir, argv[i + 1 :]
 
 
@@ -84,6 +110,58 @@ def _become(user: tuple[int, int]) -> None:
         os._exit(126)
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     os.umask(0o022)
+
+
+def _relay(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            sink.sendall(data)
+    except OSError:
+        pass
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+def _serve_forward(listener: socket.socket, path: str) -> None:
+    while True:
+        client, _ = listener.accept()
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(path)
+        except OSError:
+            client.close()
+            upstream.close()
+            continue
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=_relay, args=(a, b), daemon=True).start()
+
+
+def _start_forwarder(user: tuple[int, int] | None) -> None:
+    """Listen now (so ARGV's first request finds it), relay from a child process."""
+    if _forward is None:
+        return
+    port, path = _forward
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+        listener.listen(64)
+    except OSError as exc:
+        sys.stderr.write(f"evolve-action launcher: cannot forward port {port}: {exc}\n")
+        os._exit(126)
+    if os.fork() == 0:
+        _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        if user is not None:
+            _become(user)
+            _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        try:
+            _serve_forward(listener, path)
+        finally:
+            os._exit(0)
+    listener.close()
 
 
 def _exec(argv: list[str], chdir: str) -> None:
@@ -145,6 +223,7 @@ def main(argv: list[str]) -> None:
         if os.getppid() != parent:
             os._exit(137)
     if not reap:
+        _start_forwarder(user)
         if user is not None:
             _become(user)
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))  # cleared by the switch: re-arm it

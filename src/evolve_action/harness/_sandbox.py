@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Probe", "probe", "wrap"]
+__all__ = ["Probe", "network_problem", "probe", "wrap"]
 
 _PROBE_TIMEOUT = 20.0
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})  # the config's boolean spellings
@@ -67,6 +67,28 @@ def _probe_binary(bwrap: str) -> Probe:
     return Probe(bwrap)
 
 
+def network_problem(found: Probe) -> str:
+    """Why bubblewrap cannot give a process a network namespace of its own ("" when it can)."""
+    if found.bwrap is None:
+        return found.reason
+    return _probe_network(found.bwrap)
+
+
+@functools.cache
+def _probe_network(bwrap: str) -> str:
+    argv = [*_base(bwrap), "--unshare-net", "--", "true"]
+    try:
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False, env={}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap --unshare-net cannot run here: {exc}"
+    if proc.returncode != 0:
+        detail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        return f"bwrap --unshare-net cannot run here: {detail}"
+    return ""
+
+
 def _base(bwrap: str) -> list[str]:
     return [
         bwrap,
@@ -90,8 +112,12 @@ def wrap(
     hidden: Sequence[Path] = (),
     readable: Sequence[Path] = (),
     caps: Sequence[str] = (),
+    isolate_network: bool = False,
 ) -> list[str]:
     """The argv prefix confining a command to `writable` (empty when there is no sandbox).
+
+    `isolate_network`: a network namespace of its own (only its own loopback: see
+    `_confine`'s gateway forwarding for how an agent still reaches the model gateway).
 
     `hidden` paths are masked (an empty read-only tmpfs over a directory, `/dev/null` over anything
     else);
@@ -101,6 +127,8 @@ def wrap(
     if found.bwrap is None:
         return []
     argv = _base(found.bwrap)
+    if isolate_network:
+        argv.append("--unshare-net")
     if os.geteuid() == 0:
         argv += ["--cap-drop", "ALL"]
         for cap in caps:

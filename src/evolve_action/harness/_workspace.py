@@ -152,8 +152,10 @@ def create_trigger_workspace(
 
 
 def remove_workspace(ws: Path) -> None:
-    """Delete a workspace (symlinked skills are unlinked, never followed; copies are deleted)."""
+    """Delete a workspace (symlinked skills are unlinked, never followed; copies are deleted) and
+    free the agent uid it held."""
     shutil.rmtree(ws, ignore_errors=True)
+    confine.release(ws)
 
 
 def _git_init(ws: Path, environ: Mapping[str, str]) -> None:

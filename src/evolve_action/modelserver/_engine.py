@@ -1,4 +1,5 @@
-"""Decide the scripted model's answer to one request: rule matching, steps, routing, judging, faults.
+"""Decide the scripted model's answer to one request: rule matching, steps, routing, judging,
+drafting (`_draft`), faults.
 
 Owns: `Engine` (a policy plus the per-rule counters that `times`, `stop_after` and seeded probabilities
 need) and the `Decision` it returns. Guarantees: for a given policy, request body and history of earlier
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evolve_action.modelserver._draft import draft_input
 from evolve_action.modelserver._policy import (
     Fault,
     Judge,
@@ -352,6 +354,8 @@ class Engine:
             and verdict_tool(view) is not None
         ):
             return self._judge(rule, rule.judge or Judge(), view)
+        if rule.action == "draft":
+            return self._draft(rule, view)
         if rule.action == "echo":
             return self._blocks(rule, view, Step(text=view.last_user or view.prompt or "OK"))
         lo = rule.match.turn[0] if rule.match.turn else 1
@@ -429,6 +433,29 @@ class Engine:
         step = Step(tools=(ToolUse(name="Skill", input={"skill": name}),))
         return self._blocks(rule, view, step, note=note)
 
+    def _draft(self, rule: Rule, view: RequestView) -> Decision:
+        """Answer a drafting request (`evolve-action init`) through its forced tool, from the
+        request's own text only (`_draft.draft_input`)."""
+        target = view.forced_tool or next((t for t in view.tools if "draft" in t.lower()), None)
+        if target is None:
+            return self._blocks(
+                rule, view, Step(text="No draft tool offered."), note="draft: no draft tool"
+            )
+        tool_input = draft_input(_user_text(view))
+        block = {"type": "tool_use", "id": self._next_id(), "name": target, "input": tool_input}
+        note = (
+            f"draft: {len(tool_input['should_trigger'])} should, "
+            f"{len(tool_input['should_not_trigger'])} should not, {len(tool_input['evals'])} evals"
+        )
+        return Decision(
+            rule=rule.name,
+            blocks=(block,),
+            stop_reason="tool_use",
+            model=rule.model,
+            usage=rule.usage,
+            note=note,
+        )
+
     def _judge(self, rule: Rule, judge: Judge, view: RequestView) -> Decision:
         target = verdict_tool(view)
         if target is None:
@@ -438,12 +465,7 @@ class Engine:
                 Step(text="No verdict tool offered; nothing to judge."),
                 note="judge: no verdict tool",
             )
-        prompt_text = "\n".join(
-            _all_text(m.get("content"))
-            for m in view.body.get("messages", [])
-            if isinstance(m, Mapping) and m.get("role") == "user"
-        )
-        assertions = parse_assertions(prompt_text)
+        assertions = parse_assertions(_user_text(view))
         schema = _tool_schema(view.body, target)
         tool_input = judge_input(assertions, judge, schema)
         block = {"type": "tool_use", "id": self._next_id(), "name": target, "input": tool_input}
@@ -457,6 +479,15 @@ class Engine:
             usage=rule.usage,
             note=note,
         )
+
+
+def _user_text(view: RequestView) -> str:
+    """The text of every user message of the request, joined by newlines."""
+    return "\n".join(
+        _all_text(m.get("content"))
+        for m in view.body.get("messages", [])
+        if isinstance(m, Mapping) and m.get("role") == "user"
+    )
 
 
 def _reads(name: str, tool_input: Mapping[str, Any], tail: str) -> bool:

@@ -1,6 +1,7 @@
 """The policy language of the scripted model server: parsing and validation into frozen rules.
 
-Owns: `Policy`, `Rule`, `Match`, `Step`, `ToolUse`, `Fault`, `Route`, `Judge`, `Usage` and the loaders
+Owns: `Policy`, `Rule`, `Match`, `Step`, `ToolUse`, `Fault`, `Route`, `Judge`, `Usage`, the `draft`
+action's flag and the loaders
 (`Policy.from_yaml`, `Policy.from_file`, `Policy.from_dict`). Guarantees: a loaded policy is fully
 validated (regexes compiled, unknown keys rejected) and immutable, so it can be shared between server
 threads; every problem is a `PolicyError` naming the policy file, the key path and what to do. Never
@@ -158,7 +159,7 @@ class Match:
     thread interleaving. Models a skill that triggers with probability p."""
 
 
-Action = Literal["text", "steps", "route", "judge", "echo", "fault"]
+Action = Literal["text", "steps", "route", "judge", "draft", "echo", "fault"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,7 +269,7 @@ def _path(source: str) -> Path | None:
     return None if source.startswith("<") else Path(source)
 
 
-_ACTION_KEYS = ("text", "tool", "tools", "steps", "route", "judge", "echo")
+_ACTION_KEYS = ("text", "tool", "tools", "steps", "route", "judge", "draft", "echo")
 _RULE_KEYS = frozenset(
     {"name", "when", "delay_ms", "usage", "fault", "stop_after", "model", "input", *_ACTION_KEYS}
     | {"status", "disconnect", "malformed", "probability", "times", "retry_after", "message"}
@@ -425,6 +426,10 @@ class _Parser:
         elif action == "judge":
             kwargs["action"] = "judge"
             kwargs["judge"] = self.judge(data["judge"], f"{where}.judge")
+        elif action == "draft":
+            if not self.boolean(data["draft"], f"{where}.draft"):
+                raise self.fail(f"{where}.draft", "expected true", hint="drop the rule instead")
+            kwargs["action"] = "draft"
         elif action == "echo":
             self.boolean(data["echo"], f"{where}.echo")
             kwargs["action"] = "echo"
@@ -442,7 +447,7 @@ class _Parser:
                 raise self.fail(
                     where,
                     "a rule needs an action",
-                    hint="add one of: text, tool, tools, steps, route, judge, echo, or a fault (status/disconnect/malformed)",
+                    hint="add one of: text, tool, tools, steps, route, judge, draft, echo, or a fault (status/disconnect/malformed)",
                 )
             kwargs["action"] = "fault"
         if "delay_ms" in data:

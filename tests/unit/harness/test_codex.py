@@ -23,6 +23,7 @@ from evolve_action.harness._codex import (
     parse_events,
     tool_calls_of,
 )
+from evolve_action.harness._gateway import Grant
 from evolve_action.harness._install import CodexBuild, installed_codex_version
 from evolve_action.triggers import is_hit
 
@@ -78,7 +79,7 @@ def test_argv_passes_base_url_through_config_and_keeps_the_prompt_a_prompt(
     assert confined[confined.index("--sandbox") + 1] == "danger-full-access"
 
 
-def test_env_is_allowlisted_with_the_openai_key_only(tmp_path: Path) -> None:
+def test_env_is_allowlisted_with_the_gateway_token_only(tmp_path: Path) -> None:
     tools = tmp_path / "codex" / "codex-path"
     tools.mkdir(parents=True)
     (tmp_path / "codex" / "bin").mkdir()
@@ -92,10 +93,16 @@ def test_env_is_allowlisted_with_the_openai_key_only(tmp_path: Path) -> None:
         "INPUT_OPENAI_API_KEY": "sk-input",
         "AWS_SECRET_ACCESS_KEY": "aws",
     }
+    grant = Grant(token="evolve-session-t", anthropic_base_url="a", openai_base_url="o")
     env = codex_env(
-        spec(tmp_path), environ=environ, home=tmp_path / "h", cli=tmp_path / "codex/bin/codex"
+        spec(tmp_path),
+        environ=environ,
+        home=tmp_path / "h",
+        grant=grant,
+        cli=tmp_path / "codex/bin/codex",
     )
-    assert env["OPENAI_API_KEY"] == "sk-evolve"  # EVOLVE_OPENAI_API_KEY wins
+    assert env["OPENAI_API_KEY"] == "evolve-session-t"  # the gateway holds the real key
+    assert env["CODEX_API_KEY"] == "evolve-session-t"  # what `codex exec` sends (measured)
     assert env["CODEX_HOME"] == str(tmp_path / "h")
     assert env["TMPDIR"] == str(tmp_path / "h" / "tmp")
     assert env["PATH"] == f"{tools}:/usr/bin"
@@ -107,6 +114,7 @@ def test_env_is_allowlisted_with_the_openai_key_only(tmp_path: Path) -> None:
     ):
         assert name not in env
     assert "EVOLVE_OPENAI_API_KEY" not in env
+    assert not {"sk-evolve", "sk-plain", "sk-ant", "sk-input"} & set(env.values())
 
 
 def test_link_skills_mirrors_installed_skills_for_codex(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ from claude_agent_sdk._internal.message_parser import parse_message
 
 from evolve_action import harness as procenv
 from evolve_action import harness as tokens
+from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import ErrorClass, SessionSpec, runtime_error
+from evolve_action.harness import _gateway as gateway
 from evolve_action.harness._claude_code import (
     agent_env,
     build_options,
@@ -174,18 +176,28 @@ ENVIRON = {
 }
 
 
+GRANT = gateway.Grant(
+    token="evolve-session-abc",
+    anthropic_base_url="http://127.0.0.1:9/anthropic",
+    openai_base_url="http://127.0.0.1:9/openai",
+)
+
+
 @pytest.mark.parametrize(
     ("is_root", "mode", "sandbox"),
     [(True, "bypassPermissions", "1"), (False, "bypassPermissions", None), (True, "default", None)],
 )
 def test_agent_env_is_allowlisted(is_root: bool, mode: str, sandbox: str | None) -> None:
     spec = SessionSpec(prompt="p", workspace=Path("/ws"), model="m", permission_mode=mode)
-    env = agent_env(spec, environ=ENVIRON, config_dir=Path("/cfg"), is_root=is_root)
+    env = agent_env(spec, environ=ENVIRON, config_dir=Path("/cfg"), is_root=is_root, grant=GRANT)
     assert "GITHUB_TOKEN" not in env and "GH_TOKEN" not in env
     assert not any(k.startswith("INPUT_") for k in env)
     assert "AWS_SECRET_ACCESS_KEY" not in env
     assert env["CLAUDE_CONFIG_DIR"] == "/cfg"  # never the operator's config dir
-    assert env["ANTHROPIC_API_KEY"] == "sk-1" and env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"
+    # The agent holds the session's gateway token and address, never the job's key or endpoint.
+    assert env["ANTHROPIC_API_KEY"] == GRANT.token
+    assert env["ANTHROPIC_BASE_URL"] == GRANT.anthropic_base_url
+    assert "sk-1" not in env.values() and "http://127.0.0.1:1" not in env.values()
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     assert env.get("IS_SANDBOX") == sandbox
 
@@ -195,37 +207,49 @@ def test_agent_env_is_allowlisted(is_root: bool, mode: str, sandbox: str | None)
     [
         (
             {"EVOLVE_ANTHROPIC_API_KEY": "e", "ANTHROPIC_API_KEY": "k"},
-            {"ANTHROPIC_API_KEY": "e"},
+            (("x-api-key", "e"),),
         ),
         (
             {"EVOLVE_CLAUDE_CODE_OAUTH_TOKEN": "o", "ANTHROPIC_API_KEY": "k"},
-            {"CLAUDE_CODE_OAUTH_TOKEN": "o"},
+            (("authorization", "Bearer o"), ("anthropic-beta", "oauth-2025-04-20")),
         ),
         (
             {"CLAUDE_CODE_OAUTH_TOKEN": "t", "ANTHROPIC_AUTH_TOKEN": "a"},
-            {"CLAUDE_CODE_OAUTH_TOKEN": "t"},
+            (("authorization", "Bearer t"), ("anthropic-beta", "oauth-2025-04-20")),
         ),
-        ({"ANTHROPIC_AUTH_TOKEN": "a"}, {"ANTHROPIC_AUTH_TOKEN": "a"}),
-        ({}, {}),
+        ({"ANTHROPIC_AUTH_TOKEN": "a"}, (("authorization", "Bearer a"),)),
+        ({}, ()),
     ],
 )
-def test_agent_gets_the_credential_the_judge_and_counting_use(
-    environ: dict[str, str], expected: dict[str, str]
+def test_gateway_puts_on_the_credential_the_judge_and_counting_use(
+    environ: dict[str, str], expected: tuple[tuple[str, str], ...]
 ) -> None:
     spec = SessionSpec(prompt="p", workspace=Path("/ws"), model="m")
-    env = agent_env(spec, environ=environ, config_dir=Path("/cfg"), is_root=False)
-    creds = {k: v for k, v in env.items() if k in procenv.CREDENTIAL_VARS}
-    assert creds == expected
+    env = agent_env(spec, environ=environ, config_dir=Path("/cfg"), is_root=False, grant=GRANT)
+    assert not {k for k in env if k in procenv.CREDENTIAL_VARS} - {"ANTHROPIC_API_KEY"}
+    assert env["ANTHROPIC_API_KEY"] == GRANT.token
+    route = gateway.upstreams(environ)["anthropic"]
+    assert route.headers == expected
+    assert route.base_url == "https://api.anthropic.com"
     chosen = procenv.chosen_credential(environ)
-    assert (chosen[1] if chosen else None) == (next(iter(expected.values())) if expected else None)
+    assert (chosen[1] if chosen else None) == (
+        expected[0][1].removeprefix("Bearer ") if expected else None
+    )
     assert tokens.CREDENTIAL_VARS == procenv.CREDENTIAL_VARS
+    assert "headers" not in repr(route)  # a route's repr never shows its credential
+
+
+@pytest.mark.parametrize("name", ["CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"])
+def test_gateway_refuses_cloud_credentials_with_the_reason(name: str) -> None:
+    with pytest.raises(EnvironmentProblem, match=f"{name} is set: Bedrock and Vertex"):
+        gateway.upstreams({name: "1", "ANTHROPIC_API_KEY": "k"})
 
 
 def test_session_extras_cannot_smuggle_forbidden_names() -> None:
     spec = SessionSpec(
         prompt="p", workspace=Path("/ws"), model="m", env={"GITHUB_TOKEN": "x", "FOO": "1"}
     )
-    env = agent_env(spec, environ={}, config_dir=Path("/cfg"), is_root=False)
+    env = agent_env(spec, environ={}, config_dir=Path("/cfg"), is_root=False, grant=GRANT)
     assert "GITHUB_TOKEN" not in env and env["FOO"] == "1"
 
 
@@ -238,12 +262,42 @@ def test_build_options() -> None:
     assert opts.system_prompt == {"type": "preset", "preset": "claude_code"}
 
 
-def test_exec_wrapper_keeps_only_valid_names() -> None:
+def test_exec_wrapper_passes_names_never_values() -> None:
     script = exec_wrapper_script(Path("/opt/it's/claude"), ["PATH", "HOME", "BAD-NAME", "X;rm"])
     assert script.startswith("#!/bin/sh\n")
-    assert "for n in HOME PATH; do" in script
+    assert "'--keep' 'HOME,PATH'" in script  # the launcher clears its own environment
     assert "'/opt/it'\\''s/claude'" in script
-    assert 'exec env -i "$@"' in script
+    assert "env -i" not in script and "$n" not in script  # no value is put on a command line
+
+
+def test_launcher_keeps_only_the_named_variables(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from evolve_action.harness._confine import LAUNCHER
+
+    secret = "sk-ant-api03-" + "s" * 40
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            str(LAUNCHER),
+            "--keep",
+            "KEEP,PATH",
+            "--",
+            "/bin/sh",
+            "-c",
+            'printf "%s|%s|%s" "$KEEP" "${ANTHROPIC_API_KEY-unset}" "$(cat /proc/$$/cmdline | tr "\\0" " ")"',
+        ],
+        env={"KEEP": "yes", "PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": secret},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    keep, key, cmdline = done.stdout.split("|", 2)
+    assert keep == "yes" and key == "unset"
+    assert secret not in cmdline
 
 
 def test_backstop_after_the_result_keeps_the_result(
