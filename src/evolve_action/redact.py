@@ -20,9 +20,13 @@ The rule (docs/action.md, "Secrets in what we write"):
   the first 120 bytes of a match or the last 200 of a command's output): its first or last 12
   characters, widened over the neighbouring characters the value is made of;
 - and, registered or not, the shapes of Anthropic (`sk-ant-…`), OpenAI (`sk-…`, `sk-proj-…`) and
-  GitHub (`ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_…`, `github_pat_…`) tokens.
-Anything else an agent can compute (hex, rot13, a value cut into pieces far apart) is not
-recognised: the protection against that is that the agent never holds our secrets.
+  GitHub (`ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_…`, `github_pat_…`) tokens;
+- every one of those in any letter case, and in text normalised first (`normalised`): zero-width
+  and other Unicode format characters removed, percent-escapes (`%73`), `\\u`/`\\x` escapes and
+  HTML/XML character references (`&#115;`, `&#x73;`, `&amp;`) decoded. A match in the normalised text
+  replaces the original characters it came from, escapes and invisible characters included.
+Anything else an agent can compute (base32, hex, reversal, rot13, a value cut into pieces far
+apart) is not recognised: the protection against that is that the agent never holds our secrets.
 
 Guarantees: text with no secret and no token shape is returned unchanged (the same object), so
 reports stay byte-identical; never raises for any input; never reads the environment itself (the
@@ -35,6 +39,7 @@ import base64
 import bisect
 import contextlib
 import functools
+import html
 import json
 import re
 import threading
@@ -48,6 +53,7 @@ __all__ = [
     "REDACTED",
     "Redactor",
     "is_secret_name",
+    "normalised",
     "redact",
     "redact_structured",
     "redactor",
@@ -87,10 +93,32 @@ _TOKEN_SHAPES = (
     r"github_pat_[A-Za-z0-9_]{30,}",  # GitHub fine-grained personal access tokens
 )
 _SHAPES = r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_SHAPES) + ")"
-_SHAPES_RE = re.compile(_SHAPES)
+_SHAPES_RE = re.compile(_SHAPES)  # searched in case-folded text (`_fold`)
 # Every token shape contains `sk-`, `github_pat_` or a `gh?_` prefix: text without any holds no
 # token (these tests are far cheaper than the shapes' pattern, tried at every position of a text).
 _GH_PREFIX = re.compile("gh[pousr]_")
+
+# Invisible characters an agent can put between a secret's characters: Unicode's format characters
+# (category Cf: zero-width space and joiners, word joiner, BOM, soft hyphen, bidi controls, tags…),
+# the combining grapheme joiner, variation selectors and the Hangul fillers.
+_INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef"
+)
+# What `normalised` decodes or drops: one invisible character, or one escape of one character.
+_DECODABLE = re.compile(
+    f"[{_INVISIBLE}]"
+    r"|%[0-7][0-9A-Fa-f]"  # a percent-escaped ASCII byte
+    r"|\\\\"  # an escaped backslash (JSON's `\\u0073` is the text `\u0073`, decoded next level)
+    r"|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}"
+    r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+)
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
+_LEVELS = 2
+"""Layers of escaping undone: an agent's escapes inside a file format's own (`&amp;#115;`)."""
 
 # Names of environment variables whose values are secrets, whoever set them: `*_TOKEN`,
 # `*_API_KEY`, `*_SECRET`, `*_PASSWORD`, `*_PAT`, `*_PRIVATE_KEY` (either separator, any case).
@@ -104,6 +132,105 @@ _ESCAPES = {
     "xml": re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);"),
 }
 _JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def normalised(text: str) -> tuple[str, list[tuple[int, int]] | None]:
+    """`text` with invisible characters dropped and one-character escapes decoded, and where each
+    of its characters came from in `text` (`(start, end)`); None when nothing changed.
+
+    Percent-escapes of ASCII bytes, `\\\\`, `\\uXXXX`/`\\UXXXXXXXX`/`\\xXX`/`\\u{…}` escapes and HTML/XML
+    character references (numeric, and the named ones HTML knows) are decoded once; an escape of
+    an invisible character is dropped like the character. Only what is searched changes: the
+    text we write is never rewritten beyond the replacement of what is found.
+    """
+    if not _may_decode(text):
+        return text, None
+    out: list[str] = []
+    where: list[tuple[int, int]] = []
+    done = 0
+    for m in _DECODABLE.finditer(text):
+        start, end = m.span()
+        if start > done:
+            out.append(text[done:start])
+            where.extend(zip(range(done, start), range(done + 1, start + 1), strict=True))
+        char = _visible(m.group())
+        out.append(char)
+        where.extend((start, end) for _ in char)
+        done = end
+    if done == 0 and not where:
+        return text, None
+    out.append(text[done:])
+    where.extend(zip(range(done, len(text)), range(done + 1, len(text) + 1), strict=True))
+    return "".join(out), where
+
+
+def _views(text: str) -> Iterator[tuple[str, list[tuple[int, int]] | None]]:
+    """`text`, then up to `_LEVELS` successive `normalised` forms of it, each case-folded
+    (`_fold`) and with where its characters came from in `text` (None for `text` itself)."""
+    yield _fold(text), None
+    view, where = text, None
+    for _ in range(_LEVELS):
+        nxt, back = normalised(view)
+        if back is None:
+            return
+        if where is not None:
+            back = [(where[s][0], where[e - 1][1]) for s, e in back]
+        view, where = nxt, back
+        yield _fold(view), where
+
+
+def _quick_views(text: str) -> Iterator[str]:
+    """What `_views` yields, without the maps (the cheap test of whether anything is there)."""
+    yield _fold(text)
+    view = text
+    for _ in range(_LEVELS):
+        if not _may_decode(view):
+            return
+        nxt = _DECODABLE.sub(lambda m: _visible(m.group()), view)
+        if nxt == view:
+            return
+        view = nxt
+        yield _fold(view)
+
+
+def _may_decode(text: str) -> bool:
+    """Whether `normalised` could change `text` (cheap: substring tests, and ASCII needs no scan)."""
+    if "%" in text or "\\" in text or "&" in text:
+        return True
+    return not text.isascii() and _INVISIBLE_RE.search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _visible(escape: str) -> str:
+    """What one match of `_DECODABLE` stands for, "" for an invisible character."""
+    char = _decoded(escape)
+    return "" if _INVISIBLE_RE.fullmatch(char) else char
+
+
+def _fold(text: str) -> str:
+    """`text` in lower case, one character for one (a character whose lower case is longer stays)."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
+
+
+def _decoded(escape: str) -> str:
+    """What one match of `_DECODABLE` stands for ("" for an invisible character)."""
+    head = escape[0]
+    try:
+        if head == "%":
+            return chr(int(escape[1:], 16))
+        if escape == "\\\\":
+            return "\\"
+        if head == "\\":
+            digits = escape[2:].strip("{}")
+            return chr(int(digits, 16))
+    except (ValueError, OverflowError):
+        return escape
+    if head == "&":
+        return html.unescape(escape)
+    return ""
 
 
 def is_secret_name(name: str) -> bool:
@@ -155,7 +282,8 @@ class _Compiled:
     pattern: re.Pattern[str]
     alphabets: Mapping[str, frozenset[str]]
     literals: tuple[str, ...]
-    """The forms `pattern` matches literally (short forms, the fragments of long values)."""
+    """The forms `pattern` matches literally (short forms, the fragments of long values).
+    Every form is case-folded (`_fold`): `pattern` is searched in case-folded text."""
     split: re.Pattern[str] | None
     """The forms `pattern` also finds split by blanks or escaped line breaks (None if none).
     `literals`, `split` and the token shapes are the quick test of whether `pattern` matches
@@ -164,28 +292,31 @@ class _Compiled:
 
 @functools.lru_cache(maxsize=16)
 def _compiled(values: frozenset[str]) -> _Compiled:
-    forms = sorted({f for v in values for f in _forms(v)}, key=lambda f: (-len(f), f))
+    forms = sorted({_fold(f) for v in values for f in _forms(v)}, key=lambda f: (-len(f), f))
     parts = [_pattern_of(f) for f in forms]
     long = [v for v in values if len(v) >= _FRAGMENT_MIN_VALUE]
-    heads = {v[:_FRAGMENT]: frozenset(v) for v in long}
-    tails = {v[-_FRAGMENT:]: frozenset(v) for v in long}
+    heads = {_fold(v[:_FRAGMENT]): frozenset(_fold(v)) for v in long}
+    tails = {_fold(v[-_FRAGMENT:]): frozenset(_fold(v)) for v in long}
     if heads:
         parts.append(f"(?P<head>{_alternation(heads)})")
         parts.append(f"(?P<tail>{_alternation(tails)})")
     parts.append(_SHAPES)
     split = [_pattern_of(f) for f in forms if len(f) >= _SPLIT_MIN_LENGTH]
+    alphabets = dict(tails)
+    for fragment, alphabet in heads.items():
+        alphabets[fragment] = alphabets.get(fragment, frozenset()) | alphabet
     return _Compiled(
         pattern=re.compile("|".join(parts)),
-        alphabets={**tails, **heads},
+        alphabets=alphabets,
         literals=(*(f for f in forms if len(f) < _SPLIT_MIN_LENGTH), *heads, *tails),
         split=re.compile("|".join(split)) if split else None,
     )
 
 
-def _has_shape(text: str) -> bool:
+def _has_shape(folded: str) -> bool:
     return (
-        "sk-" in text or "github_pat_" in text or _GH_PREFIX.search(text) is not None
-    ) and _SHAPES_RE.search(text) is not None
+        "sk-" in folded or "github_pat_" in folded or _GH_PREFIX.search(folded) is not None
+    ) and _SHAPES_RE.search(folded) is not None
 
 
 class Redactor:
@@ -231,18 +362,34 @@ class Redactor:
     def holds_any(self, text: str) -> bool:
         """Whether `text` holds a secret or a token anywhere (what `spans` would find)."""
         compiled = self._current()
-        if any(lit in text for lit in compiled.literals):
+        return any(self._holds(compiled, view) for view in _quick_views(text))
+
+    @staticmethod
+    def _holds(compiled: _Compiled, folded: str) -> bool:
+        if any(lit in folded for lit in compiled.literals):
             return True
-        if compiled.split is not None and compiled.split.search(text) is not None:
+        if compiled.split is not None and compiled.split.search(folded) is not None:
             return True
-        return _has_shape(text)
+        return _has_shape(folded)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where `text` holds a secret or a token: sorted, non-overlapping `(start, end)` spans.
 
-        A fragment (the first or last characters of a long value: what is left of it after a
-        cut to a size limit) is widened over the neighbouring characters that value is made of.
+        Found in `text` as it is and in its `normalised` form (whose spans cover the original
+        characters they came from, escapes and invisible characters included), in any case. A
+        fragment (the first or last characters of a long value: what is left of it after a cut to
+        a size limit) is widened over the neighbouring characters that value is made of.
         """
+        found: list[tuple[int, int]] = []
+        for view, where in _views(text):
+            spans = self._spans(view)
+            if where is None:
+                found.extend(spans)
+            else:
+                found.extend((where[s][0], where[e - 1][1]) for s, e in spans if e > s)
+        return _merged(found)
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
         compiled = self._current()
         fragments = "head" in compiled.pattern.groupindex
         found: list[tuple[int, int]] = []
@@ -295,6 +442,17 @@ class Redactor:
             (_widen(s, escapes, starts), _widen(e, escapes, starts, at_end=True)) for s, e in spans
         ]
         return _replace(text, widened)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` sorted, with overlapping or touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _replace(text: str, spans: Iterable[tuple[int, int]]) -> str:

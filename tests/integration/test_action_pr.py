@@ -968,7 +968,7 @@ def test_a_plugin_symlinked_outside_the_checkout_is_never_committed(
     changed = git(gh.git_dir(REPO), "diff", "--name-only", pull.head_sha, str(tip)).splitlines()
     # No junk path named after the absolute workspace, nothing through the symlink.
     assert set(changed) <= {"EVALUATION.md", "EVALUATION.json"}, changed
-    assert code != 0 or "resolve outside the repository" not in out.getvalue()
+    assert code != 0 or "outside the repository" not in out.getvalue()
 
 
 def test_a_refused_definition_says_authoring_error_not_a_failure(tmp_path: Path) -> None:
@@ -1337,3 +1337,83 @@ def test_gate_on_a_repository_without_evals_says_nothing_was_gated(tmp_path: Pat
     out = io.StringIO()
     main(["report", "--root", str(root)], env, stdout=out, stderr=err, cwd=tmp_path)
     assert "(1 plugin, 0 with results)" in out.getvalue()
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 29 item 4: a pull request's symlinks never make the action write or commit elsewhere.
+# The PR's checkout holds a link where an output goes (`EVALUATION.md` onto a workflow file, the
+# rollup `EVALUATION.yaml` onto a file outside the checkout, `.evolve-action/` onto a directory
+# outside it); the job runs Tier 0 only. Nothing is written through the link, nothing under
+# `.github/` is committed, and the error names the file.
+
+WORKFLOW = "on: push\njobs: {}\n"
+
+
+def _committed(gh: FakeGitHub, head_sha: str) -> list[str]:
+    tip = gh.ref_sha(REPO, "heads/feature")
+    return git(gh.git_dir(REPO), "diff", "--name-only", head_sha, str(tip)).splitlines()
+
+
+@pytest.mark.parametrize(
+    ("name", "results_format"), [("EVALUATION.md", "json"), ("EVALUATION.yaml", "yaml")]
+)
+def test_a_symlinked_report_is_neither_written_through_nor_committed(
+    tmp_path: Path, gh: FakeGitHub, name: str, results_format: str
+) -> None:
+    config = json.dumps({"models": [MODEL], "results_format": results_format}) + "\n"
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        inputs={"tiers": "checks"},
+        extra_base={".github/workflows/x.yml": WORKFLOW, ".evolve.json": config},
+    )
+    victim = tmp_path / "outside" / "victim.yaml"
+    victim.parent.mkdir()
+    victim.write_text("keep: 1\n")
+    target = ".github/workflows/x.yml" if name == "EVALUATION.md" else str(victim)
+    (pr.workspace / name).symlink_to(target)
+    code, out, err = run_action(pr)
+    assert code == 2, out + err
+    assert f"refusing to write {pr.workspace / name}" in out + err
+    assert (pr.workspace / ".github/workflows/x.yml").read_text() == WORKFLOW
+    assert victim.read_text() == "keep: 1\n"
+    assert not any(p.startswith(".github/") for p in _committed(gh, pr.head_sha))
+    assert gh.calls("POST", r".*/git/commits") == []
+
+
+def test_a_symlinked_local_output_directory_is_refused(tmp_path: Path) -> None:
+    root = local_repo_with_gamma_edited(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".evolve-action").symlink_to(outside, target_is_directory=True)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["pr", "--local", "--base", "main"], env, stdout=out, stderr=err, cwd=root)
+    said = out.getvalue() + err.getvalue()
+    assert code == 2, said
+    assert "goes through the symbolic link" in said and ".evolve-action" in said
+    assert list(outside.iterdir()) == []
+
+
+def test_a_planted_results_temp_link_is_flagged_and_never_written_through(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """`evals/beta/results.json.tmp` links outside the checkout: Tier 0 says so, the results are
+    written beside it (a temp file of our own, made exclusively), the link's target is untouched."""
+    srv = model_server(POLICY)
+    edited = skill_md("beta", "Handle beta spreadsheets and tables. Use when asked about beta.")
+    pr = make_pr(tmp_path, gh, change={"skills/beta/SKILL.md": edited}, base_url=srv.base_url)
+    victim = tmp_path / "outside" / "victim.json"
+    victim.parent.mkdir()
+    victim.write_text("keep\n")
+    (pr.workspace / "evals/beta/results.json.tmp").symlink_to(victim)
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert "evals/beta/results.json.tmp: symlink" in out + err  # Tier 0: evals.symlink
+    assert victim.read_text() == "keep\n"
+    assert json.loads((pr.workspace / "evals/beta/results.json").read_text())["models"]
+    tip = gh.ref_sha(REPO, "heads/feature")
+    changed = git(gh.git_dir(REPO), "diff", "--name-only", pr.head_sha, str(tip)).splitlines()
+    assert "evals/beta/results.json" in changed
+    assert not any(p.endswith(".tmp") or p.startswith(".github/") for p in changed), changed

@@ -359,12 +359,15 @@ def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scen
     assert gh.comments[human.id].body == quoted
     assert gh.comments[other_bot.id].body == f"x {MARKER}"
     assert gh.comments[foreign.id].body == same_bot
-    edits = gh.calls("PATCH", EDIT)
-    assert not edits
+    # The only edit is of our own new comment (its record: its id and author on the last line).
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
     assert gh.comments[new_id].body.splitlines()[0] == MARKER  # the marker leads our body
+    assert gh.comments[new_id].body.splitlines()[-1] == (
+        f"<!-- evolve-action:comment {new_id} by {BOT_LOGIN} -->"
+    )
     # The next run finds its own comment, not the human's.
     assert _upsert(scenario, "results 2") == (new_id, "updated")
-    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)] * 2
 
 
 @pytest.mark.parametrize(
@@ -397,7 +400,7 @@ def test_an_app_token_run_twice_keeps_one_comment(scenario: Scenario) -> None:
             )
     assert ids[0] == ids[1] != theirs.id
     mine = [c for c in gh.comments_on(REPO, 1) if c.user_login == "evolve-app[bot]"]
-    assert [c.id for c in mine] == [ids[0]] and mine[0].body.endswith("results 2")
+    assert [c.id for c in mine] == [ids[0]] and mine[0].body.splitlines()[-2] == "results 2"
     assert gh.comments[theirs.id].body == f"{MARKER}\nold"
     assert gh.calls("GET", "/user") == []
 
@@ -413,6 +416,78 @@ def test_an_unknown_identity_updates_the_bots_comment_and_never_doubles_it(
     assert (first.action, second.action, second.id) == ("created", "updated", first.id)
     assert gh.comments[forged.id].body == f"{MARKER}\nI am the bot, honest"  # a human: never ours
     assert len(gh.comments_on(REPO, 1)) == 2
+
+
+def _unknown_identity(gh: FakeGitHub) -> GitHubClient:
+    """An App's token whose identity GitHub will not tell: GraphQL fails (and `GET /user` would)."""
+    gh.add_token("ghp_quiet", kind="installation", login="quiet-app[bot]")
+    gh.fail("POST", "/graphql", [Fault(502)] * 10)
+    gh.fail("GET", "/user", [Fault(403, "Resource not accessible")] * 10)
+    client = _client(gh, "ghp_quiet")
+    assert client.identity().login is None
+    return client
+
+
+def test_an_unknown_identity_never_edits_another_apps_comment_carrying_our_marker(
+    scenario: Scenario,
+) -> None:
+    """Issue 29 item 7: with neither the identity nor a record of ours, a new comment."""
+    gh = scenario.gh
+    theirs = gh.add_comment(
+        REPO, 1, f"{MARKER}\nother app's report", login="other-app[bot]", user_type="Bot"
+    )
+    with _unknown_identity(gh) as quiet:
+        api = quiet.repository(REPO)
+        first = api.upsert_sticky_comment(1, "results 1", marker=MARKER, author=None)
+        assert first.action == "created" and first.id != theirs.id
+        assert gh.comments[theirs.id].body == f"{MARKER}\nother app's report"
+        # Our new comment records itself, so the next unknown-identity run edits it, not theirs.
+        second = api.upsert_sticky_comment(1, "results 2", marker=MARKER, author=None)
+    assert (second.action, second.id) == ("updated", first.id)
+    assert gh.comments[theirs.id].body == f"{MARKER}\nother app's report"
+    edited = {r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)}
+    assert edited == {str(first.id)}
+
+
+def test_a_personal_token_whose_graphql_and_user_calls_fail_never_edits_a_marked_comment(
+    scenario: Scenario,
+) -> None:
+    """GraphQL and `GET /user` both fail: the identity is unknown. A person's comments (a personal
+    token writes as its user) are never candidates then, so each run posts rather than guesses."""
+    gh = scenario.gh
+    theirs = gh.add_comment(
+        REPO, 1, f"{MARKER}\nother app's report", login="other-app[bot]", user_type="Bot"
+    )
+    gh.add_token("ghp_person", kind="pat", login="maintainer")
+    gh.fail("POST", "/graphql", [Fault(502)] * 10)
+    gh.fail("GET", "/user", [Fault(502)] * 20)
+    with _client(gh, "ghp_person") as person:
+        assert person.identity().login is None
+        api = person.repository(REPO)
+        ids = [api.upsert_sticky_comment(1, b, marker=MARKER, author=None).id for b in "ab"]
+    assert theirs.id not in ids and len(set(ids)) == 2
+    assert gh.comments[theirs.id].body == f"{MARKER}\nother app's report"
+    assert {c.user_login for c in gh.comments_on(REPO, 1)} == {"other-app[bot]", "maintainer"}
+
+
+def test_a_copied_or_forged_record_does_not_make_a_comment_ours(scenario: Scenario) -> None:
+    gh = scenario.gh
+    ours = scenario.bot.repository(REPO).upsert_sticky_comment(
+        1, "results", marker=MARKER, author=BOT_LOGIN
+    )
+    copied_body = gh.comments[ours.id].body  # another app mirrors our whole comment
+    copy = gh.add_comment(REPO, 1, copied_body, login="mirror-app[bot]", user_type="Bot")
+    claim = f"{MARKER}\nforged\n<!-- evolve-action:comment {{}} by {BOT_LOGIN} -->"
+    forged = gh.add_comment(REPO, 1, "placeholder", login="other-app[bot]", user_type="Bot")
+    gh.comments[forged.id].body = claim.format(forged.id)  # its own id, our login: not its author
+    gh.comments.pop(ours.id)  # our comment was deleted: nothing of ours is left
+    with _unknown_identity(gh) as quiet:
+        result = quiet.repository(REPO).upsert_sticky_comment(
+            1, "results 2", marker=MARKER, author=None
+        )
+    assert result.action == "created" and result.id not in (copy.id, forged.id)
+    assert gh.comments[copy.id].body == copied_body
+    assert gh.comments[forged.id].body == claim.format(forged.id)
 
 
 def test_duplicates_by_the_bot_converge_on_the_lowest_id(scenario: Scenario) -> None:
@@ -468,7 +543,8 @@ def test_lost_answer_on_comment_create_never_duplicates(scenario: Scenario) -> N
     comment_id, action = _upsert(scenario, "results")
     assert len(gh.comments_on(REPO, 1)) == 1
     assert gh.comments_on(REPO, 1)[0].id == comment_id
-    assert action == "unchanged"
+    assert action == "updated"  # found by its exact body; the PATCH writes its record
+    assert gh.comments[comment_id].body.splitlines()[-1].startswith("<!-- evolve-action:comment ")
     assert len(gh.calls("POST", COMMENTS)) == 1
 
 
@@ -588,7 +664,15 @@ def test_a_422_on_the_ref_update_of_an_unmoved_branch_reports_githubs_reason(
 
 @pytest.mark.parametrize(
     "path",
-    ["/github/workspace/plugins/x/EVALUATION.md", "C:/x", ".git/config", "a/.GIT/hooks/x", "a\nb"],
+    [
+        "/github/workspace/plugins/x/EVALUATION.md",
+        "C:/x",
+        ".git/config",
+        "a/.GIT/hooks/x",
+        "a\nb",
+        ".github/workflows/x.yml",
+        ".GitHub/workflows/x.yml",
+    ],
 )
 def test_paths_outside_the_repository_are_refused_before_any_request(
     scenario: Scenario, path: str
@@ -685,3 +769,48 @@ def test_bad_arguments_are_rejected_before_any_request(scenario: Scenario) -> No
             message="m",
         )
     assert scenario.gh.requests == []
+
+
+# ------------------------------------------------------------------ secrets in what we post and commit
+
+PLANTED = "sk-ant-api03-Pl4nted-9Qx7Lm2Rt5Vw8Zk3Np6Hs1Jd4Fg0YbAaBbCcDd"
+PLANTED_FORMS = {
+    "zero-width": "\u200b".join(PLANTED),
+    "percent": "".join(f"%{ord(c):02X}" for c in PLANTED),
+    "u-escape": "".join(f"\\u{ord(c):04x}" for c in PLANTED),
+    "entities": "".join(f"&#x{ord(c):x};" for c in PLANTED),
+    "upper": PLANTED.upper(),
+}
+
+
+def _shows_planted(text: str) -> bool:
+    """The test's own decoders (not the gate's): is either end of the planted key visible?"""
+    import html
+    import re
+    from urllib.parse import unquote
+
+    visible = text.replace("\u200b", "")
+    u = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), visible)
+    views = (visible, unquote(visible), html.unescape(visible), u)
+    return any(p.lower() in v.lower() for v in views for p in (PLANTED[:12], PLANTED[-12:]))
+
+
+@pytest.mark.parametrize("form", list(PLANTED_FORMS))
+def test_an_encoded_secret_is_absent_from_posted_and_committed_bytes(
+    scenario: Scenario, tmp_path: Path, form: str
+) -> None:
+    """Issue 29 item 5: the gate on the way out (`_outbound`) normalises too."""
+    from evolve_action import redact
+
+    redact.register(PLANTED)  # the suite's autouse fixture forgets it after the test
+    gh = scenario.gh
+    text = f"evidence: {PLANTED_FORMS[form]}\n"
+    assert _shows_planted(text)
+    _upsert(scenario, f"## Results\n{text}")
+    [comment] = gh.comments_on(REPO, 1)
+    assert not _shows_planted(comment.body) and "***" in comment.body
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", text.encode())])
+    assert isinstance(outcome, Committed)
+    work = _fetch(gh, tmp_path, "refs/heads/feature")
+    blob = _git(work, "show", "refs/remotes/fake/feature:EVALUATION.md")
+    assert not _shows_planted(blob) and blob.startswith("evidence: ***")

@@ -4,7 +4,8 @@ The GitHub Action's `pr` job end to end (the fake GitHub server, real git, the r
 against the scripted model server) on a marketplace whose touched skill has one eval. The scripted
 agent echoes the key it was given, writes it (and its base64) into files and repeats it in its
 answer; every assertion type quotes it in its evidence (`regex` on the answer and on files,
-`not_regex`, `command`, `tool_call`, `llm` through the judge's reasoning, a judge error), and a
+`not_regex`, `command`, `tool_call`, `llm` through the judge's reasoning (which also quotes it
+zero-width-separated, percent-encoded, `\\u`-escaped, as entities and upper-cased), a judge error), and a
 second case ends in a runtime error whose message holds it. Afterwards the key, any 12-character
 piece of either end of it, and its base64 are absent from every byte under the checkout (results,
 EVALUATION.md/.json, the plugin page, a JUnit file), from the console, the step summary, the
@@ -34,6 +35,17 @@ TOKEN = "ghs_Inst4llationT0kenForRedactionTestAbCdEf"
 API_KEY = "sk-ant-test-R3dact10nK3y-9Qx7Lm2Rt5Vw8Zk3Np6Hs1Jd4Fg0YbAaBb"
 MODEL = "anthropic/claude-sonnet-5"  # Claude Code writes files for this id (see test_evals_cli)
 KEY_PATTERN = "sk-ant-[A-Za-z0-9_-]+"
+# Issue 29 item 5: the judge also quotes the key in the forms an agent produces without effort
+# (written into YAML's double quotes: a backslash is doubled there).
+ENCODED = " ".join(
+    [
+        "\u200b".join(API_KEY),
+        "".join(f"%{ord(c):02X}" for c in API_KEY),
+        "".join(f"\\\\u{ord(c):04x}" for c in API_KEY),
+        "".join(f"&#x{ord(c):x};" for c in API_KEY),
+        API_KEY.upper(),
+    ]
+)
 
 EVALS = {
     "evals": [
@@ -72,7 +84,7 @@ rules:
     message: "invalid x-api-key {API_KEY}"
   - name: judge
     when: {{tools: [submit_verdicts]}}
-    judge: {{fail: 'leak', evidence: "the agent printed its key {API_KEY}"}}
+    judge: {{fail: 'leak', evidence: "the agent printed its key {API_KEY} and {ENCODED}"}}
   - name: leak
     when: {{prompt: '\\[leak\\]'}}
     steps:
@@ -136,7 +148,19 @@ def pieces(secret: str) -> list[str]:
 
 
 def leaks(text: str) -> list[str]:
-    return [p for p in pieces(API_KEY) + pieces(TOKEN) if p in text]
+    """Pieces of a secret visible in `text` or in the test's own decodings of it (each applied
+    once: invisible characters dropped, percent, `\\u` and entity escapes decoded, any case)."""
+    import html
+    import re
+    from urllib.parse import unquote
+
+    visible = text.replace("\u200b", "")
+    u = re.sub(r"\\{1,2}u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), visible)
+    views = [visible, unquote(visible), html.unescape(visible), u, html.unescape(u)]
+    folded = [v.lower() for v in views]
+    found = [p for p in pieces(API_KEY) + pieces(TOKEN) if p in text]
+    found += [p for p in (API_KEY[:12], API_KEY[-12:]) if any(p.lower() in v for v in folded)]
+    return found
 
 
 def test_an_agent_printing_its_key_leaks_it_nowhere(
@@ -201,6 +225,7 @@ def test_an_agent_printing_its_key_leaks_it_nowhere(
     bodies = json.dumps([r.get("body") for r in srv.requests])
     assert "my key is evolve-session-" in bodies, "the agent never printed its variable"
     assert "my key is " + API_KEY not in bodies
+    assert leaks(ENCODED) != [] and leaks(API_KEY.upper()) != []  # the oracle sees every form
     results_path = ws / "plugins/kit/evals/setup/results.json"
     stored = json.loads(results_path.read_text())
     leak = next(r for r in stored["models"][MODEL]["evals"]["results"] if r["id"] == "leak")

@@ -216,8 +216,8 @@ def test_never_raises_on_odd_text() -> None:
 
 
 def test_quick_test_agrees_with_the_full_pattern() -> None:
-    # `holds_any` (values pattern, then substring tests before the shapes pattern) must say yes
-    # exactly where the one combined pattern finds something, for every kind of near miss.
+    # `holds_any` (values pattern, then substring tests before the shapes pattern, on each
+    # normalised view) must say yes exactly where `spans` finds something, for every near miss.
     import random
 
     rng = random.Random(24)
@@ -241,13 +241,116 @@ def test_quick_test_agrees_with_the_full_pattern() -> None:
         "\n",
         "\\n",
         "é",
+        "SK-ANT-",
+        "%73",
+        "&#115;",
+        "&amp;",
+        "\\u0073",
+        "\u200b",
     ]
     for values in ((), (KEY,), ("short-but-ok", KEY)):
         r = fresh(*values)
-        full = r._current().pattern
         for _ in range(400):
             text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
             if rng.random() < 0.5 and len(text) > 4:  # cut a piece in two
                 cut = rng.randint(1, len(text) - 1)
                 text = text[:cut] + rng.choice(["", " ", "x"]) + text[cut:]
-            assert r.holds_any(text) is (full.search(text) is not None), (values, text)
+            assert r.holds_any(text) is bool(r.spans(text)), (values, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 29 item 5: text is normalised before matching
+
+
+def encodings(secret: str) -> dict[str, str]:
+    """The forms an agent produces without effort, each one character-by-character."""
+    return {
+        "zero-width": "\u200b".join(secret),
+        "word-joiner-and-soft-hyphen": "\u2060\u00ad".join(secret),
+        "percent": "".join(f"%{ord(c):02X}" for c in secret),
+        "percent-lower": "".join(f"%{ord(c):02x}" for c in secret),
+        "u-escape": "".join(f"\\u{ord(c):04x}" for c in secret),
+        "x-escape": "".join(f"\\x{ord(c):02x}" for c in secret),
+        "entity-decimal": "".join(f"&#{ord(c)};" for c in secret),
+        "entity-hex": "".join(f"&#x{ord(c):X};" for c in secret),
+        "entity-mixed": "".join(f"&#{ord(c)};" if i % 2 else c for i, c in enumerate(secret)),
+        "upper": secret.upper(),
+        "lower": secret.lower(),
+        "alternating": "".join(c.upper() if i % 2 else c for i, c in enumerate(secret)),
+        "partly-percent": secret[:10] + quote(secret[10:], safe="").replace("-", "%2D"),
+    }
+
+
+def decoded_views(text: str) -> list[str]:
+    """The test's own decoders (independent of the code under test), each applied once."""
+    import html
+    import re
+    import unicodedata
+    from urllib.parse import unquote
+
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    u = re.sub(r"\\[ux]([0-9a-fA-F]{2,4})", lambda m: chr(int(m.group(1), 16)), visible)
+    return [v.lower() for v in (text, visible, unquote(visible), html.unescape(visible), u)]
+
+
+def holds(text: str, secret: str) -> bool:
+    return any(p.lower() in v for v in decoded_views(text) for p in (secret[:12], secret[-12:]))
+
+
+CUSTOM = "hunter2-Correct-Horse-Battery"  # a registered secret of no known token shape
+
+
+@pytest.mark.parametrize("secret", [KEY, CUSTOM, "ghs_" + "Z9y8" * 9])
+@pytest.mark.parametrize("name", list(encodings("x")))
+def test_each_encoding_of_a_secret_is_redacted(secret: str, name: str) -> None:
+    r = fresh(KEY, CUSTOM)
+    form = encodings(secret)[name]
+    text = f"The agent said: {form} (done)\n"
+    assert holds(text, secret)  # the oracle sees the secret in the input
+    out = r.redact(text)
+    assert not holds(out, secret), out
+    assert out.startswith("The agent said: ") and out.endswith(" (done)\n")
+    doc = json.dumps({"evidence": text, "n": 1})
+    cleaned = r.redact_structured(doc, "json")
+    assert json.loads(cleaned)["n"] == 1 and not holds(json.loads(cleaned)["evidence"], secret)
+    xml = f"<r><e>{text.replace('&', '&amp;')}</e></r>"
+    assert not holds(ET.fromstring(r.redact_structured(xml, "xml")).findtext("e") or "", secret)
+
+
+ORDINARY_ENCODED = [
+    "50%25 of runs, 100%2F100 and %7E in a URL: https://example.com/a%20b?q=%41",
+    "Fish &amp; chips &lt;b&gt; &#169; &#x2014; &nbsp;",
+    'JSON "caf\\u00e9" and \\x41 and \\u{1F600}',
+    "zero\u200bwidth\u200djoin\ufeffbom and soft\u00adhyphen",
+    "SHOUTING TASK-MANAGEMENT-SYSTEM-DESIGN-2024 AND SK-LEARN-SOMETHING-QUITE-LONG",
+    "GHP_SHORT and GITHUB_PAT_ alone",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_ENCODED)
+def test_text_without_secrets_stays_byte_identical_whatever_it_escapes(text: str) -> None:
+    r = fresh(KEY, CUSTOM)
+    assert r.redact(text) is text
+    assert r.redact_structured(json.dumps({"t": text}), "json") == json.dumps({"t": text})
+
+
+def test_normalised_maps_every_character_back_to_where_it_came_from() -> None:
+    from evolve_action.redact import normalised
+
+    text = "a%41\\u0042&amp;\u200bz"
+    clean, where = normalised(text)
+    assert clean == "aAB&z"
+    assert where is not None
+    assert [text[s:e] for s, e in where] == ["a", "%41", "\\u0042", "&amp;", "z"]
+    assert normalised("plain text") == ("plain text", None)
+    assert normalised("100% sure") == ("100% sure", None)
+
+
+def test_every_format_character_of_the_bmp_is_dropped() -> None:
+    import unicodedata
+
+    from evolve_action.redact import normalised
+
+    cf = [chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "Cf"]
+    for c in cf:
+        assert normalised(f"a{c}b")[0] == "ab", hex(ord(c))

@@ -222,6 +222,7 @@ def run_checks(
         for plugin in repo.plugins:
             _plugin_checks(out, repo, plugin, plugin.rel, plugin.name, rules, config)
     _eval_spec_checks(out, repo, opts)
+    _output_link_checks(out, repo)
     scores = tuple(skill_signals(repo, config)) if signals else ()
     return CheckReport(
         root=repo.root,
@@ -650,6 +651,57 @@ def _eval_spec_checks(out: _Collector, repo: Repository, opts: CheckOptions) -> 
                 check="evals.skill",
                 path=eval_set.results_dir,
             )
+
+
+_OUTPUT_NAMES = tuple(f"EVALUATION.{ext}" for ext in ("md", "json", "jsonc", "yaml", "yml"))
+_RESULTS_NAMES = tuple(
+    f"results.{ext}{tmp}" for ext in ("json", "jsonc", "yaml", "yml") for tmp in ("", ".tmp")
+)
+
+
+def _output_link_checks(out: _Collector, repo: Repository) -> None:
+    """A finding per place we write (reports, rollups, results, `.evolve-action/`) that is, or goes
+    through, a symlink inside the repository: writes there are refused (`encoding.atomic_write_text`)."""
+    places = [repo.root / ".evolve-action", *(repo.root / n for n in _OUTPUT_NAMES)]
+    for plugin in repo.plugins:
+        places.extend(plugin.dir / n for n in _OUTPUT_NAMES)
+    try:
+        sets = repo.eval_sets()
+    except EvolveError:
+        sets = []  # already a finding (`evals.enumerate`)
+    for eval_set in sets:
+        places.extend(eval_set.results_dir / n for n in _RESULTS_NAMES)
+    flagged = {f.path for f in out.findings if f.check.endswith(".symlink")}
+    for place in dict.fromkeys(places):
+        link = _linked_component(repo.root, place)
+        if link is None:
+            continue
+        rel = rel_path(repo.root, link)
+        if rel in flagged:
+            continue
+        flagged.add(rel)
+        out.add(
+            f"{rel}: symlink where evolve-action writes its output; nothing is written through it "
+            "(replace it with a regular file or directory)",
+            check="output.symlink",
+            path=rel,
+        )
+
+
+def _linked_component(root: Path, path: Path) -> Path | None:
+    """The first of `path`'s components below `root` that is a symlink, or None."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return None
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+        if not here.exists():
+            return None
+    return None
 
 
 def _outside_link_checks(out: _Collector, repo: Repository, directory: Path, *, check: str) -> bool:

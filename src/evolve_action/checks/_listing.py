@@ -326,6 +326,8 @@ class ListingCache:
             encoding.atomic_write_text(
                 self.path, json.dumps(dict(sorted(self._data.items())), indent=1) + "\n"
             )
+        except encoding.UnsafeWriteError as exc:  # a link where the cache goes: lose the cache only
+            return f"listing cache not saved: {exc.message}"
         except OSError as exc:
             return f"listing cache {self.path} not saved: {exc.strerror or exc}"
         self._dirty = False

@@ -13,7 +13,7 @@ Files (private; import from this package):
 - `_document`: the decoded-document types shared by the decoders and encoders of this package.
 - `_decode`: Reading authored and results files into one JSON data model, and finding them.
 - `_encode`: Go-compatible, deterministic encoders: JSON (indented and compact) and yaml.v3-style YAML.
-- `_fsio`: Atomic file writes (through the redaction gate) and sibling clean-up after a format switch.
+- `_fsio`: Link-safe atomic file writes (through the redaction gate) and sibling clean-up after a format switch.
 - `_gocompat`: Go standard-library behaviours that evolve's file formats depend on, restated in Python.
 - `_regex`: Go `regexp` (RE2) compilation through `google-re2`: the one place patterns are compiled.
 - `_yaml`: YAML decoding with yaml.v3's semantics on PyYAML's event parser (LibYAML's where available).
@@ -46,7 +46,13 @@ from evolve_action.encoding._encode import (
     go_json_string,
     sorted_map,
 )
-from evolve_action.encoding._fsio import atomic_write_text, remove_siblings, write_text
+from evolve_action.encoding._fsio import (
+    UnsafeWriteError,
+    atomic_write_text,
+    ensure_dir,
+    remove_siblings,
+    write_text,
+)
 from evolve_action.encoding._gocompat import (
     go_clean,
     go_float,
@@ -74,6 +80,7 @@ __all__ = [
     "Format",
     "LineOf",
     "Re2Error",
+    "UnsafeWriteError",
     "atomic_write_text",
     "compile_re2",
     "decode_bytes",
@@ -85,6 +92,7 @@ __all__ = [
     "encode_json",
     "encode_json_compact",
     "encode_yaml",
+    "ensure_dir",
     "find_one",
     "find_results",
     "format_of",

@@ -88,6 +88,7 @@ from evolve_action.github import (
     annotate,
     append_summary,
     checkout_kind,
+    committable_path,
     fork_target_refusal,
     git_changed_paths,
     git_env,
@@ -1227,9 +1228,8 @@ def _more_runs(
 
 def _ignored_dir(path: Path) -> Path:
     """`path`, made, with a `.gitignore` of `*` so git never lists what we write there."""
-    path.mkdir(parents=True, exist_ok=True)
     ignore = path / ".gitignore"
-    if not ignore.is_file():
+    if not ignore.is_file():  # the write makes `path` (never through a link inside the checkout)
         write_text(ignore, "# evolve-action's local output: never committed\n*\n")
     return path
 
@@ -1297,8 +1297,9 @@ def _commit_back(
         shown = ", ".join(str(p) for p in outside[:3]) + (" …" if len(outside) > 3 else "")
         state.errored = True
         state.notice(
-            f"not committed: {len(outside)} file(s) resolve outside the repository {top} ({shown}); "
-            "nothing outside the checkout is ever committed",
+            f"not committed: {len(outside)} file(s) outside the repository {top}, under .github/ or "
+            f"going through a link ({shown}); nothing outside the checkout, no workflow and nothing "
+            "through a link is ever committed",
             commands,
         )
     if not changes:
@@ -1337,7 +1338,8 @@ def _comment(
         if author is None:
             state.lines.append(
                 "comment: the token's identity is unknown (GitHub's API did not say; set "
-                "`comment_author`); our comment is the oldest one by a bot that starts with the marker"
+                "`comment_author`); our comment is one whose record names its own id and author, "
+                "else a new one is posted"
             )
         rc = client.repository(ctx.repository)
         existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
@@ -1801,12 +1803,9 @@ def _report_rel(repo: Repository, top: Path) -> str:
 
 
 def _inside(path: Path, top: Path) -> str | None:
-    """`path` relative to the repository top, symlinks resolved; None when it resolves outside."""
-    try:
-        rel = path.resolve().relative_to(top.resolve())
-    except (ValueError, OSError):
-        return None
-    return rel.as_posix() if rel.parts and ".git" not in rel.parts else None
+    """`path` relative to the repository top as written (`github.committable_path`); None when it
+    is outside, is or goes through a link, or lies under `.git/` or `.github/`."""
+    return committable_path(path, top)
 
 
 def _rel(path: Path, top: Path) -> str:

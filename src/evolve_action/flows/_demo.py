@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from evolve_action.catalog import PR_DEFAULT_MODEL, build_catalog, resolve_models
 from evolve_action.config import resolve_repository
-from evolve_action.encoding import decode_bytes, decode_path, round_half_away
+from evolve_action.encoding import atomic_write_text, decode_bytes, decode_path, round_half_away
 from evolve_action.errors import SpecError, UsageError
 from evolve_action.evals import EvalsOptions
 from evolve_action.events import Reporter
@@ -589,7 +589,7 @@ def _preview_pr(
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "evaluated examples"]):
         subprocess.run([*git, *args], check=True, capture_output=True)
     path = found[0]
-    path.write_text(add_trigger_query(path, PREVIEW_QUERY), encoding="utf-8")
+    atomic_write_text(path, add_trigger_query(path, PREVIEW_QUERY))
     return run_pr(
         PrOptions(
             environ=environ,
@@ -651,7 +651,7 @@ def pin_models(copy: Path, models: tuple[str, ...]) -> None:
         text += "\n"
     text += "# Added by `evolve-action demo`: the models this copy was evaluated with.\nmodels:\n"
     text += "".join(f"  - {json.dumps(m)}\n" for m in models)
-    path.write_text(text, encoding="utf-8")
+    atomic_write_text(path, text)
 
 
 def _preflight(options: DemoOptions, models: tuple[str, ...], *, cwd: Path) -> None:

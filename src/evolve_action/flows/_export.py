@@ -782,7 +782,6 @@ def _prompts(src: _Source, notes: list[str]) -> dict[str, str]:
 
 
 def _write(path: Path, text: str, written: list[Path]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     encoding.atomic_write_text(path, text)
     written.append(path)
 

@@ -1,7 +1,8 @@
 """Power on demand: more trigger runs for a touched skill whose comparison is still undecided.
 
 Owns: `PowerOptions` (config's `BaseMode` and the cap), `more_runs` (the sequential loop of one
-job) and `materialise_base` (the base commit's tree in a scratch directory). For each touched
+job) and `materialise_base` (the base commit's tree in a scratch directory, extracted by
+`extract_tar`, which refuses members that could leave it on every Python 3.11+). For each touched
 skill × model whose triggers tier the PR re-ran, the loop looks at the evidence (report's
 `compare_skill`, the one rule), and while the look says "run more" it adds runs in rounds of
 `step`: **paired base runs** (the base commit's version of the repository, materialised from git
@@ -61,6 +62,7 @@ __all__ = [
     "PowerOptions",
     "PowerOutcome",
     "copy_worktree",
+    "extract_tar",
     "materialise_base",
     "more_runs",
     "reruns_document",
@@ -169,9 +171,51 @@ def materialise_base(top: Path, base_sha: str, environ: Mapping[str, str], into:
     if proc.returncode != 0:
         return False
     into.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(into, filter="data")
+    try:
+        extract_tar(proc.stdout, into)
+    except tarfile.TarError:
+        return False  # a member that would leave `into`: no base runs rather than a risky tree
     return True
+
+
+def extract_tar(data: bytes, into: Path) -> None:
+    """Extract the tar archive `data` under `into`, refusing what could leave it or is not a file.
+
+    With `tarfile`'s `data` filter where this Python has it (3.11.4+, 3.12+); on older 3.11
+    releases the same checks by hand, one member at a time and in order, so a link extracted
+    earlier is followed when a later member is checked: no absolute or `..` name, no symbolic or
+    hard link whose target resolves outside `into`, no device or FIFO; modes lose setuid/setgid
+    and group/other write. A refused member raises `tarfile.TarError` naming it.
+    """
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        if getattr(tarfile, "data_filter", None) is not None:
+            tar.extractall(into, filter="data")
+            return
+        root = into.resolve()
+        for member in tar.getmembers():
+            _check_member(member, root)
+            member.mode &= 0o755
+            tar.extract(member, root, set_attrs=True)
+
+
+def _check_member(member: tarfile.TarInfo, root: Path) -> None:
+    """Raise `tarfile.TarError` when extracting `member` under `root` could leave it."""
+
+    def inside(path: Path) -> bool:
+        resolved = path.resolve()
+        return resolved == root or root in resolved.parents
+
+    name = member.name
+    if name.startswith(("/", "\\")) or ".." in Path(name).parts or not inside(root / name):
+        raise tarfile.TarError(f"{name}: leaves the extraction directory")
+    if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+        raise tarfile.TarError(f"{name}: not a file, directory or link")
+    if member.issym():
+        target = member.linkname
+        if target.startswith("/") or not inside((root / name).parent / target):
+            raise tarfile.TarError(f"{name}: links to {target}, outside the extraction directory")
+    if member.islnk() and (member.linkname.startswith("/") or not inside(root / member.linkname)):
+        raise tarfile.TarError(f"{name}: hard link to {member.linkname}, outside the directory")
 
 
 def copy_worktree(top: Path, into: Path, environ: Mapping[str, str]) -> None:

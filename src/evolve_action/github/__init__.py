@@ -42,6 +42,7 @@ from evolve_action.github._api import (
     RepositoryClient,
     RetryPolicy,
     TokenIdentity,
+    committable_path,
     is_sticky,
 )
 from evolve_action.github._context import (
@@ -156,6 +157,7 @@ __all__ = [
     "append_summary",
     "checkout_kind",
     "command",
+    "committable_path",
     "escape_data",
     "escape_property",
     "fork_target_refusal",

@@ -12,20 +12,27 @@ Guarantees:
   written by the token's own identity; a comment that merely quotes the marker (a human, another
   workflow) is never edited; an unchanged body is never re-sent. The identity comes from the
   `comment_author` input, else GraphQL `viewer` (which answers for App installation tokens, where
-  `GET /user` is a 403), else `GET /user` for tokens that are not installation tokens. When it stays
-  unknown the author rule becomes "written by a Bot account": an existing comment of ours is still
-  found, so an unknown identity never posts a second comment.
+  `GET /user` is a 403), else `GET /user` for tokens that are not installation tokens.
+- Every comment we write carries, as its last line, the record of its own id and author
+  (`<!-- evolve-action:comment <id> by <login> -->`; a new comment gets it in a PATCH right after the
+  POST, whose answer names both). When the identity stays unknown, a comment is ours only if its
+  record names its own id and its real author (as GitHub reports it), and that author is a Bot: an
+  unknown identity edits nothing it cannot tie to a previous run of ours, and posts a new comment
+  instead (another app's comment that starts with our marker, or quotes our whole body, is never
+  edited).
 - Every comment body and every committed file's bytes pass through `_outbound` on their way out
   (the one home of the redaction of secrets).
 - Commit-back writes one commit whose only parent is the evaluated head SHA, on that commit's tree, and
-  moves the branch with `force: false`. If the branch is no longer at that SHA the outcome is `HeadMoved`
+  moves the branch with `force: false`. It commits paths as written (lexically; `committable_path`
+  turns a written file into one, refusing a file that is or goes through a link), never anything under
+  `.git/` or `.github/` (a results commit must never change a workflow). If the branch is no longer at that SHA the outcome is `HeadMoved`
   and the branch is untouched; nothing that changed nothing is committed (`NothingToCommit`).
 - 403s become `GitHubPermissionError` naming the `permissions:` entry to grant; other failures become
   `GitHubApiError` (both `PublishError`s) with GitHub's message.
 
 Never: reads `os.environ`, prints, runs git, force-pushes or rebases, deletes or hides comments, or
-changes a comment's body beyond putting the marker on its first line (sanitising and
-size-trimming are the renderer's job).
+changes a comment's body beyond putting the marker on its first line and the record on its last
+(sanitising and size-trimming are the renderer's job).
 """
 
 from __future__ import annotations
@@ -33,10 +40,12 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AnyStr, Literal, NoReturn, TypeVar
 
 import requests
@@ -91,6 +100,8 @@ _VIEWER = "query { viewer { login } }"
 _INSTALLATION_TOKEN = "ghs_"
 """The prefix of installation tokens (`GITHUB_TOKEN`, App tokens): `GET /user` always 403s for them."""
 _MARKER = re.compile(r"<!--(?:(?!-->)[^\n])+-->")
+_RECORD = re.compile(r"<!-- evolve-action:comment (\d+) by (\S+) -->")
+"""The last line of every comment we write: its own id and author, as the API answered them."""
 _T = TypeVar("_T")
 
 # --------------------------------------------------------------------------------------------------
@@ -606,7 +617,8 @@ class RepositoryClient:
 
     def marked_comments(self, number: int, marker: str, author: str | None) -> list[CommentInfo]:
         """Our comments on `number` (all pages), by id: `marker` is the first line of the body and
-        the author is `author`; with `author` None (the token's identity is unknown), any Bot account.
+        the author is `author`; with `author` None (the token's identity is unknown), a Bot account's
+        comment whose record (last line) names its own id and that same author (`is_recorded`).
         """
         _check_marker(marker)
 
@@ -615,8 +627,11 @@ class RepositoryClient:
             for c in self._repo.get_issue(number).get_comments():
                 if not is_sticky(c.body or "", marker) or c.user is None:
                     continue
-                if (author is None and c.user.type == "Bot") or _same_login(c.user.login, author):
-                    found.append(_comment_info(c))
+                info = _comment_info(c)
+                if _same_login(info.author, author) or (
+                    author is None and info.author_type == "Bot" and is_recorded(info)
+                ):
+                    found.append(info)
             return sorted(found, key=lambda c: c.id)
 
         return self._client._call(
@@ -635,17 +650,21 @@ class RepositoryClient:
     ) -> CommentResult:
         """Create the sticky comment, or edit it in place; an unchanged body sends nothing.
 
-        `marker` (a hidden HTML comment) becomes the body's first line when it is not. Candidates
-        are `marked_comments(number, marker, author)`: pass `GitHubClient.identity().login`; None
-        (unknown) falls back to "a Bot wrote it", so an existing comment is updated, never doubled.
+        `marker` (a hidden HTML comment) becomes the body's first line when it is not, and the
+        record of the comment's id and author its last. Candidates are
+        `marked_comments(number, marker, author)`: pass `GitHubClient.identity().login`; None
+        (unknown) edits only a comment whose record ties it to a previous run of ours, else a new
+        comment is created (never another author's edited).
         """
         _check_marker(marker)
         body = _outbound(body)
         if not is_sticky(body, marker):
             body = f"{marker}\n{body}"
-        if len(body) > MAX_COMMENT_CHARS:
+        body = _without_record(body)
+        if len(body) + _RECORD_ROOM > MAX_COMMENT_CHARS:
             raise GitHubApiError(
-                f"the comment is {len(body)} characters; GitHub accepts at most {MAX_COMMENT_CHARS}",
+                f"the comment is {len(body)} characters; GitHub accepts at most "
+                f"{MAX_COMMENT_CHARS - _RECORD_ROOM} (the rest holds the comment's record)",
                 hint="render a shorter body (drop detail sections first)",
             )
         found = self.marked_comments(number, marker, author)
@@ -656,6 +675,7 @@ class RepositoryClient:
     def _update(
         self, number: int, current: CommentInfo, body: str, duplicates: tuple[int, ...]
     ) -> CommentResult:
+        body = _with_record(body, current.id, current.author)
         if _normalise(current.body) == _normalise(body):
             return CommentResult(current.id, "unchanged", current.html_url, duplicates)
         # A lazy comment object: `edit` PATCHes /issues/comments/{id} without reading it first.
@@ -666,13 +686,15 @@ class RepositoryClient:
         return CommentResult(current.id, "updated", current.html_url, duplicates)
 
     def _create(self, number: int, body: str, marker: str, author: str | None) -> CommentResult:
-        """POST the comment. A 5xx or lost answer may hide a created comment: look again, then retry."""
+        """POST the comment, then PATCH in its record. A 5xx or lost answer may hide a created
+        comment: look again (ours, or a Bot's comment with exactly this body), then retry."""
         policy = self._client.policy
         attempt = 0
-        while True:
+        info: CommentInfo | None = None
+        while info is None:
             try:
-                created = self._repo.get_issue(number).create_comment(body)
-                return CommentResult(created.id, "created", created.html_url or "")
+                info = _comment_info(self._repo.get_issue(number).create_comment(body))
+                continue
             except (GithubException, requests.RequestException) as exc:
                 status = exc.status if isinstance(exc, GithubException) else None
                 unknown = status is None or status >= 500
@@ -682,9 +704,31 @@ class RepositoryClient:
                     )
             attempt += 1
             self._client._sleep(policy.backoff(attempt))
-            found = self.marked_comments(number, marker, author)
+            found = self.marked_comments(number, marker, author) or self._sent(number, body)
             if found:
                 return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
+        if info.author:  # the answer names who we are: record it, so a later run can tell
+            self._update(number, info, body, ())
+        return CommentResult(info.id, "created", info.html_url)
+
+    def _sent(self, number: int, body: str) -> list[CommentInfo]:
+        """Bot comments holding exactly `body` (what a lost POST answer may have created)."""
+
+        def fetch() -> list[CommentInfo]:
+            return sorted(
+                (
+                    _comment_info(c)
+                    for c in self._repo.get_issue(number).get_comments()
+                    if c.user is not None
+                    and c.user.type == "Bot"
+                    and _normalise(c.body or "") == _normalise(body)
+                ),
+                key=lambda c: c.id,
+            )
+
+        return self._client._call(
+            f"reading the comments of #{number}", "pull-requests: read", fetch
+        )
 
     # ------------------------------------------------------------------ commit-back
 
@@ -931,6 +975,30 @@ def _outbound(data: AnyStr) -> AnyStr:
     return data if cleaned == text else cleaned.encode("utf-8")
 
 
+_RECORD_ROOM = 80
+"""Characters kept free for the record line (a 20-digit id and a 39-character login fit)."""
+
+
+def is_recorded(comment: CommentInfo) -> bool:
+    """True when `comment`'s last line records its own id and its real author."""
+    last = comment.body.replace("\r\n", "\n").rstrip().rpartition("\n")[2]
+    m = _RECORD.fullmatch(last.strip())
+    return (
+        m is not None and int(m.group(1)) == comment.id and _same_login(m.group(2), comment.author)
+    )
+
+
+def _without_record(body: str) -> str:
+    """`body` without a record as its last line (a body we render never has one)."""
+    head, nl, last = body.rstrip().rpartition("\n")
+    return f"{head}\n" if nl and _RECORD.fullmatch(last.strip()) else body
+
+
+def _with_record(body: str, comment_id: int, author: str) -> str:
+    """`body` with the record of `comment_id` by `author` as its last line."""
+    return f"{body.rstrip()}\n<!-- evolve-action:comment {comment_id} by {author} -->\n"
+
+
 def _normalise(body: str) -> str:
     return body.replace("\r\n", "\n").rstrip()
 
@@ -941,7 +1009,8 @@ def _check_marker(marker: str) -> None:
 
 
 def _clean_path(path: str) -> str:
-    """`path` as a repository-relative POSIX path; anything that could leave the tree is refused."""
+    """`path` as a repository-relative POSIX path; anything that could leave the tree, or that lies
+    under `.git/` or `.github/` (workflows: a results commit never changes one), is refused."""
     clean = path.replace("\\", "/").removesuffix("/")
     parts = clean.split("/")
     if (
@@ -949,9 +1018,40 @@ def _clean_path(path: str) -> str:
         or clean.startswith("/")
         or re.match(r"[A-Za-z]:", clean)
         or any(p in ("", ".", "..") or p.lower() == ".git" for p in parts)
+        or parts[0].lower() == ".github"
         or any(not c.isprintable() for c in clean)
     ):
         raise ValueError(f"not a repository-relative path: {path!r}")
+    return clean
+
+
+def committable_path(path: Path, top: Path) -> str | None:
+    """The repository-relative path to commit a file we wrote at `path` under, or None.
+
+    Lexical, never resolved: a file that is a symbolic link, or whose directory below `top` is
+    one, is None (what it points at is not what we wrote), and so is a path outside `top` or
+    under `.git/` or `.github/`.
+    """
+    here = Path(os.path.normpath(os.path.abspath(path)))  # noqa: PTH100 (lexical, not resolved)
+    rel: Path | None = None
+    for base in (top, top.resolve()):
+        try:
+            rel = here.relative_to(os.path.normpath(os.path.abspath(base)))  # noqa: PTH100
+            top = base
+            break
+        except ValueError:
+            continue
+    if rel is None:
+        return None
+    try:
+        clean = _clean_path(rel.as_posix())
+    except ValueError:
+        return None
+    walked = Path(os.path.normpath(os.path.abspath(top)))  # noqa: PTH100
+    for part in rel.parts:
+        walked = walked / part
+        if walked.is_symlink():
+            return None
     return clean
 
 

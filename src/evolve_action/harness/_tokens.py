@@ -2,7 +2,8 @@
 
 Owns: `TokenCounter` (Anthropic `messages.count_tokens` through the `anthropic` SDK, `ANTHROPIC_BASE_URL`
 honoured, concurrency bounded), the evolve-compatible cache file `token-counts.json` (engine spec §8.7:
-`{sha256(provider NUL model NUL payload): tokens}`, pretty JSON, saved atomically), `default_cache_path`
+`{sha256(provider NUL model NUL payload): tokens}`, pretty JSON, saved atomically and never through a
+link: a linked cache file is not saved, with a warning), `default_cache_path`
 and `estimate` (the results `estimate` of one query/prompt, shared by both tiers).
 
 Guarantees: counting never fails a run: a missing credential or an API error yields `None` and one
@@ -154,10 +155,12 @@ class TokenCounter:
             return
         text = json.dumps(dict(sorted(self._cache.items())), indent=2) + "\n"
         try:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            encoding.atomic_write_text(self._cache_path, text)
-        except OSError as exc:
+            encoding.atomic_write_text(self._cache_path, text)  # link-safe; makes the directory
+        except encoding.UnsafeWriteError as exc:
             # A cache is an optimisation: never fail a run (or mask its real error) over it.
+            self._warn("save", f"token cache not saved: {exc.message}")
+            return
+        except OSError as exc:
             self._warn("save", f"token cache {self._cache_path} not saved: {exc.strerror or exc}")
             return
         self._dirty = False

@@ -11,7 +11,8 @@ are its siblings; the package `__init__` exports them all.
 Guarantees:
 - `to_document(from_document(doc))` re-encodes every file evolve 0.7.0 wrote byte-identically
   through `encoding.encode_json`; unknown keys are dropped on read, exactly as evolve drops them.
-- Writes are atomic (`encoding.atomic_write_text`) and remove `results.*` siblings of other formats.
+- Writes are atomic and link-safe (`encoding.atomic_write_text`: never through a symbolic link in the
+  checkout, an error naming the file instead) and remove `results.*` siblings of other formats.
 - Only `load_results`, `write_results`, `lock_results`, `discard_unusable`, `migrate_in_place` and
   `ResultsWriter` touch the disk.
 - A results file is decoded at most once per version per process: `load_results` keeps what it
@@ -400,7 +401,7 @@ def check_writable(results_dir: Path, fmt: encoding.Format, *, root: Path | None
         # skill-creator's layout keeps its definitions in the skill: its results directory
         # (`<plugin>/evals/<skill>/`) may not exist yet.
         with contextlib.suppress(OSError):
-            results_dir.mkdir(parents=True)
+            encoding.ensure_dir(results_dir)
     if not results_dir.is_dir() or not os.access(results_dir, os.W_OK | os.X_OK):
         raise SpecError(
             f"cannot write results: directory {where} is not writable",
@@ -645,7 +646,7 @@ class ResultsWriter:
 
     def _write(self, *, merge: bool = True) -> Path:
         try:
-            self.results_dir.mkdir(parents=True, exist_ok=True)
+            encoding.ensure_dir(self.results_dir)
             with lock_results(self.results_dir, on_wait=self._on_wait):
                 base = self._file
                 if merge:

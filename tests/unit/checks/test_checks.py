@@ -592,3 +592,32 @@ def test_prose_lines_skip_frontmatter_code_and_markers() -> None:
 )
 def test_conciseness(text: str, want: float) -> None:
     assert conciseness_score(text) == want
+
+
+def test_a_symlink_where_we_write_output_is_an_error(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    make_repo(root, "marketplace")
+    write(root, ".github/workflows/x.yml", "on: push\n")
+    write(root, "plugins/alpha/evals/one/triggers.json", '[{"query": "q", "should_trigger": true}]')
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "EVALUATION.md").symlink_to(".github/workflows/x.yml")
+    (root / "plugins/alpha/EVALUATION.yaml").symlink_to("../../README.md")
+    (root / "plugins/alpha/evals/one/results.yaml.tmp").symlink_to("triggers.json")
+    (root / ".evolve-action").symlink_to(outside, target_is_directory=True)
+    repo = discover(root, root)
+    found = [
+        (f.path, f.severity)
+        for f in run_checks(repo, Config(), CheckOptions(signals=False)).findings
+        if f.check == "output.symlink"
+    ]
+    assert found == [
+        (".evolve-action", Severity.ERROR),
+        ("EVALUATION.md", Severity.ERROR),
+        ("plugins/alpha/EVALUATION.yaml", Severity.ERROR),
+        ("plugins/alpha/evals/one/results.yaml.tmp", Severity.ERROR),
+    ]
+    assert any(
+        m.startswith("EVALUATION.md: symlink where evolve-action writes its output")
+        for m in messages(root)
+    )

@@ -95,3 +95,21 @@ def test_a_failed_capture_is_a_warning() -> None:
 def test_budget_share() -> None:
     assert budget_share("ab", "x" * 100) == pytest.approx(100 * (len("- ab: ") + 101) / 30_000)
     assert budget_share("ab", "x" * 5000) == budget_share("ab", "x" * 1536)
+
+
+def test_a_symlinked_listing_cache_is_not_written_through(tmp_path: Path) -> None:
+    """Issue 29 item 4: the listing cache behind a link is lost with a warning, never followed."""
+    from evolve_action.checks import ListingCache
+    from evolve_action.harness import ListingCapture
+
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}\n")
+    path = tmp_path / "listing.json"
+    path.symlink_to(victim)
+    cache = ListingCache(path)
+    cache.put(
+        "k", ListingCapture(model="m", entries=(ListedEntry(name="a", description="d"),)), "1"
+    )
+    warning = cache.save()
+    assert warning.startswith(f"listing cache not saved: refusing to write {path}")
+    assert victim.read_text() == "{}\n"

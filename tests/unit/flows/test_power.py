@@ -3,6 +3,8 @@ early-stopped; good stored evidence is used (and paired runs appended)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 import pytest
 
@@ -56,3 +58,115 @@ def test_an_early_stopped_stored_base_is_rerun() -> None:
         stopped, results=(*stopped.results[:2], msgspec.structs.replace(stopped.results[2], runs=4))
     )
     assert _auto_reason(stopped, HEAD, True) == "stored base early-stopped"
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 32 item 6: extracting the base archive works on every Python 3.11 (with or without
+# tarfile's `data` filter, which arrived in 3.11.4) and never writes outside its directory.
+
+
+@pytest.fixture(params=["filter", "no-filter"])
+def tar_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    import tarfile
+
+    if request.param == "no-filter":
+        monkeypatch.delattr(tarfile, "data_filter")  # what Python 3.11.0-3.11.3 look like
+    return str(request.param)
+
+
+def _archive(*members: tuple[str, str, str]) -> bytes:
+    """A tar of (kind, name, content or link target) members, in order."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for kind, name, value in members:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                data = value.encode()
+                info.size = len(data)
+                info.mode = 0o4777  # setuid, world-writable: both dropped
+                tar.addfile(info, io.BytesIO(data))
+                continue
+            info.type = {
+                "dir": tarfile.DIRTYPE,
+                "sym": tarfile.SYMTYPE,
+                "hard": tarfile.LNKTYPE,
+                "chr": tarfile.CHRTYPE,
+                "fifo": tarfile.FIFOTYPE,
+            }[kind]
+            info.linkname = value
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def test_a_git_archive_extracts_with_or_without_the_filter(tmp_path: Path, tar_path: str) -> None:
+    import os
+    import subprocess
+
+    from evolve_action.flows._power import materialise_base
+
+    top = tmp_path / "repo"
+    (top / "skills" / "a").mkdir(parents=True)
+    (top / "skills" / "a" / "SKILL.md").write_text("---\nname: a\n---\n")
+    (top / "link.md").symlink_to("skills/a/SKILL.md")
+    git = ["git", "-C", str(top), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    sha = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    into = tmp_path / "base"
+    assert materialise_base(top, sha.strip(), {"PATH": os.environ["PATH"]}, into)
+    assert (into / "skills" / "a" / "SKILL.md").read_text() == "---\nname: a\n---\n"
+    assert (into / "link.md").is_symlink() and (into / "link.md").read_text().startswith("---")
+
+
+def test_safe_members_keep_their_content_and_lose_dangerous_modes(
+    tmp_path: Path, tar_path: str
+) -> None:
+    from evolve_action.flows._power import extract_tar
+
+    into = tmp_path / "x"
+    into.mkdir()
+    extract_tar(
+        _archive(("dir", "d", ""), ("file", "d/f.txt", "hi"), ("sym", "d/l", "f.txt")), into
+    )
+    assert (into / "d" / "l").read_text() == "hi"
+    assert (into / "d" / "f.txt").stat().st_mode & 0o7022 == 0
+
+
+HOSTILE = {
+    "absolute": [("file", "/tmp/evolve-escape-abs", "x")],
+    "dot-dot": [("file", "../escape.txt", "x")],
+    "symlink-out": [("sym", "l", "../"), ("file", "l/escape.txt", "x")],
+    "absolute-symlink": [("sym", "l", "/etc/passwd")],
+    "chained-symlink": [("sym", "a", "."), ("sym", "b", "a/.."), ("file", "b/escape.txt", "x")],
+    "hard-link-out": [("hard", "h", "../outside.txt")],
+    "device": [("chr", "dev", "")],
+    "fifo": [("fifo", "fifo", "")],
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_member_that_could_leave_the_directory_is_refused(
+    tmp_path: Path, tar_path: str, case: str
+) -> None:
+    import tarfile
+
+    from evolve_action.flows._power import extract_tar
+
+    into = tmp_path / "sub" / "x"
+    into.mkdir(parents=True)
+    (tmp_path / "sub" / "outside.txt").write_text("keep")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "x" not in p.parts)
+    try:
+        extract_tar(_archive(*HOSTILE[case]), into)
+        refused = False
+    except tarfile.TarError:
+        refused = True
+    assert refused or case == "absolute"  # the `data` filter strips a leading `/` instead
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if "x" not in p.parts)
+    assert after == before
+    assert (tmp_path / "sub" / "outside.txt").read_text() == "keep"
+    assert not Path("/tmp/evolve-escape-abs").exists()

@@ -106,3 +106,22 @@ def test_estimate_is_shared_by_both_tiers(tokens: int | None) -> None:
     else:
         assert got is not None and got.input_tokens == tokens
         assert got.input_cost_usd == estimate_cost_usd(model.model.pricing, tokens)
+
+
+def test_a_symlinked_cache_file_is_not_written_through(tmp_path: Path) -> None:
+    """Issue 29 item 4: a `cache_dir` file a PR linked elsewhere loses the cache, with a warning."""
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}\n")
+    cache_dir = tmp_path / "repo" / ".cache"
+    cache_dir.mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    path = default_cache_path({}, str(cache_dir))
+    path.symlink_to(victim)
+    counter = TokenCounter({}, cache_path=path)
+    counter._cache = {"a": 1}
+    counter._dirty = True
+    counter.save()
+    assert victim.read_text() == "{}\n"
+    assert path.is_symlink()
+    assert len(counter.warnings) == 1
+    assert counter.warnings[0].startswith(f"token cache not saved: refusing to write {path}")
