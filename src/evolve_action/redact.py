@@ -20,7 +20,8 @@ The rule (docs/action.md, "Secrets in what we write"):
   the first 120 bytes of a match or the last 200 of a command's output): its first or last 12
   characters, widened over the neighbouring characters the value is made of;
 - and, registered or not, the shapes of Anthropic (`sk-ant-…`), OpenAI (`sk-…`, `sk-proj-…`) and
-  GitHub (`ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_…`, `github_pat_…`) tokens;
+  GitHub (`ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_…`, `github_pat_…`) tokens, and the model gateway's
+  session tokens (`evolve-session-…`: worthless once their session ends, never written anyway);
 - every one of those in any letter case, and in text normalised first (`normalised`): zero-width
   and other Unicode format characters removed, percent-escapes (`%73`), `\\u`/`\\x` escapes and
   HTML/XML character references (`&#115;`, `&#x73;`, `&amp;`) decoded. A match in the normalised text
@@ -91,10 +92,12 @@ _TOKEN_SHAPES = (
     r"sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}",  # OpenAI user keys (a digit somewhere in it)
     r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub classic, OAuth, user-to-server, installation, refresh
     r"github_pat_[A-Za-z0-9_]{30,}",  # GitHub fine-grained personal access tokens
+    r"evolve-session-[a-z0-9_-]{20,}",  # our model gateway's session tokens (worthless once over)
 )
 _SHAPES = r"(?<![A-Za-z0-9_])(?:" + "|".join(_TOKEN_SHAPES) + ")"
 _SHAPES_RE = re.compile(_SHAPES)  # searched in case-folded text (`_fold`)
-# Every token shape contains `sk-`, `github_pat_` or a `gh?_` prefix: text without any holds no
+# Every token shape contains `sk-`, `github_pat_`, `evolve-session-` or a `gh?_` prefix: text
+# without any holds no
 # token (these tests are far cheaper than the shapes' pattern, tried at every position of a text).
 _GH_PREFIX = re.compile("gh[pousr]_")
 
@@ -315,7 +318,10 @@ def _compiled(values: frozenset[str]) -> _Compiled:
 
 def _has_shape(folded: str) -> bool:
     return (
-        "sk-" in folded or "github_pat_" in folded or _GH_PREFIX.search(folded) is not None
+        "sk-" in folded
+        or "github_pat_" in folded
+        or "evolve-session-" in folded
+        or _GH_PREFIX.search(folded) is not None
     ) and _SHAPES_RE.search(folded) is not None
 
 

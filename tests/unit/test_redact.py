@@ -57,6 +57,7 @@ SHAPES = [
     "ghs_" + "Z9y8" * 9,  # installation token
     "ghr_" + "Z9y8" * 19,
     "github_pat_11ABCDEFG0" + "x" * 12 + "_" + "Y" * 59,  # fine-grained PAT
+    "evolve-session-" + "Ab3_-xY9" * 5 + "Q1z",  # a model-gateway session token (43 characters)
 ]
 
 
