@@ -71,14 +71,16 @@ MANIFEST_PATHS: dict[str, str] = {"claude": CLAUDE_MANIFEST, "codex": CODEX_MANI
 MAX_TEXT_BYTES = 10 * 1024 * 1024
 """SKILL.md and manifests larger than this are refused (a user error, never a slow parse)."""
 
-NOT_RECOGNIZED = (
-    "is not a recognized plugin repository (no .claude-plugin/marketplace.json, "
-    "plugins/*/.claude-plugin/plugin.json, or .claude-plugin/plugin.json)"
-)
-NOT_FOUND = (
-    "no plugin repository found walking up from the working directory; recognized layouts: "
+ACCEPTED_LAYOUTS = (
     "marketplace (.claude-plugin/marketplace.json), multi (plugins/*/.claude-plugin/plugin.json), "
-    "single (.claude-plugin/plugin.json)"
+    "single (.claude-plugin/plugin.json), bare skills (skills/*/SKILL.md or "
+    ".claude/skills/*/SKILL.md, no manifest), standalone skill (SKILL.md at the top)"
+)
+"""Every layout discovery accepts, as error messages list them."""
+NOT_RECOGNIZED = f"is not a recognized plugin repository; accepted layouts: {ACCEPTED_LAYOUTS}"
+NOT_FOUND = (
+    "no plugin repository found walking up from the working directory; accepted layouts: "
+    + ACCEPTED_LAYOUTS
 )
 
 
@@ -138,6 +140,10 @@ class EvalSet:
     evolve's own `evals/<skill>/` sets (evolve's rule only)."""
     suite_paths: tuple[Path, ...] = ()
     """AgentEvals/AgentV suite files bound to this skill (`suite_bindings`), in path order."""
+    content_skips: tuple[str, ...] = ()
+    """Path prefixes (relative to `skill_dir`) the eval `content_hash` leaves out: the results
+    files and reports this tool writes inside a skill whose directory is a root (a standalone
+    skill, a single-skill plugin), so recording results never makes the skill look modified."""
 
     @property
     def has_evals(self) -> bool:
@@ -244,7 +250,7 @@ class SkillPlaces:
 
     def owners(self, rel: str) -> tuple[SkillKey, ...]:
         """The skills whose files include the root-relative path `rel` (existing or not)."""
-        found = [k for d, k in self.dirs if rel.startswith(d + "/")]
+        found = [k for d, k in self.dirs if _owns(d, rel)]
         found += [k for f, k in self.files if rel == f]
         if not found:
             for directory, plugin, is_skill in self.containers:
@@ -359,13 +365,14 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         kind = classify(base, forced)
         if kind is None and forced is None and _bare_skills_dir(base) is not None:
             return _build_bare(base)
+        if kind is None and forced is None and _is_standalone(base):
+            return _build_standalone(base)
         if kind is None and forced is not None:
             raise _wrong_layout(base, forced)
         if kind is None:
             raise SpecError(
                 f"{base} {NOT_RECOGNIZED}",
-                hint="pass --root at the repository root (a directory with one of those, or "
-                "with skills/*/SKILL.md)",
+                hint="pass --root at the repository root (a directory with one of those)",
             )
         return _build(base, kind)
     here = absolute(cwd)
@@ -381,6 +388,13 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         while True:
             if _bare_skills_dir(here) is not None:
                 return _build_bare(here)
+            if here.parent == here:
+                break
+            here = here.parent
+        here = absolute(cwd)
+        while True:
+            if _is_standalone(here):
+                return _build_standalone(here)
             if here.parent == here:
                 break
             here = here.parent
@@ -455,6 +469,47 @@ def _build_bare(root: Path) -> Repository:
     note = (
         f"note: no plugin manifest: the skills under {where}/ form one implicit plugin "
         f"'{root.name}' (named after the repository directory)"
+    )
+    return _finish(
+        Repository(root=root, layout="single", plugins=(plugin,), notices=(note,)), extra=None
+    )
+
+
+def _is_standalone(directory: Path) -> bool:
+    """A standalone skill repository: a `SKILL.md` at the top and no manifest (issue 30)."""
+    return (directory / "SKILL.md").is_file()
+
+
+def root_skill_name(skill_md: Path, fallback: str) -> str:
+    """The name of a skill whose directory is a plugin's or repository's root: its frontmatter
+    `name` (as Claude Code names a single-skill plugin's skill) when usable as a directory name,
+    else `fallback` (the plugin's or the directory's name). Never raises."""
+    try:
+        front = parse_frontmatter(read_text(skill_md), skill_md)
+    except EvolveError:
+        return fallback
+    name = trim_space(front.fields.get("name", "")) if front is not None else ""
+    unusable = not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
+    return fallback if unusable else name
+
+
+def _build_standalone(root: Path) -> Repository:
+    """The repository is one skill (skill-creator's layout: installed by copying it into a
+    `skills/` directory): one implicit plugin holding that skill, named after it."""
+    name = root_skill_name(root / "SKILL.md", root.name)
+    plugin = Plugin(
+        name=name,
+        dir=root,
+        rel=".",
+        skills_dir=root / "skills",
+        evals_dir=root / "evals",
+        skill_dirs=(root,),
+        manifest=False,
+        root=root,
+    )
+    note = (
+        f"note: SKILL.md at the top and no plugin manifest: a standalone skill repository, "
+        f"evaluated as skill '{name}'"
     )
     return _finish(
         Repository(root=root, layout="single", plugins=(plugin,), notices=(note,)), extra=None
@@ -543,6 +598,7 @@ def _finish(repo: Repository, *, extra: tuple[Plugin, str] | None) -> Repository
         problems=tuple(dict.fromkeys(problems)),
         evolve_marker=evolve_marker(repo.root),
     )
+    unbound.extend(_foreign_notes(shaped))
     for path, names in _unbound_eval_files(shaped):
         unbound.append(
             f"note: {shaped.rel(path)} looks like skill-creator eval definitions but is bound to "
@@ -965,13 +1021,19 @@ def _eval_set(
     suite_paths: tuple[Path, ...] = (),
 ) -> EvalSet:
     """The one way an `EvalSet` is made: results always live in `<plugin>/evals/<skill>/`."""
+    results_dir = plugin.evals_dir / skill
+    skips: tuple[str, ...] = ()
+    if absolute(skill_dir) == absolute(plugin.dir):
+        inner = rel_path(absolute(skill_dir), absolute(results_dir))
+        skips = (f"{inner}/results.", "EVALUATION.")
     return EvalSet(
+        content_skips=skips,
         plugin=plugin.name,
         plugin_dir=plugin.dir,
         plugin_rel=plugin.rel,
         skill=skill,
         skill_dir=skill_dir,
-        results_dir=plugin.evals_dir / skill,
+        results_dir=results_dir,
         triggers_path=triggers,
         evals_path=evals,
         fixture_bases=fixture_bases,
@@ -1004,7 +1066,9 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             evals = find_one(directory, "evals")
             if triggers is None and evals is None:
                 continue
-            skill_dir = listed[skill] if listed is not None else plugin.skills_dir / skill
+            skill_dir = (
+                listed[skill] if listed is not None else skills.get(skill, plugin.skills_dir / skill)
+            )
             found[skill] = _eval_set(plugin, skill, skill_dir, triggers=triggers, evals=evals)
         for sk in plugin_skills(plugin):
             if sk.name in found or not evals_ok:
@@ -1025,9 +1089,27 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
         yield from (found[k] for k in sorted(found, key=lambda k: k.encode("utf-8", "replace")))
 
 
+def _owns(directory: str, rel: str) -> bool:
+    """Whether the root-relative `directory` holds `rel`; the root (`.`, a standalone skill)
+    holds every path outside hidden directories, as the skill's fingerprint does."""
+    if directory == ".":
+        return not any(part.startswith(".") for part in rel.split("/")[:-1])
+    return rel.startswith(directory + "/")
+
+
 def _places(repo: Repository) -> SkillPlaces:
-    def rel(path: Path) -> str:
-        return rel_path(repo.root, path)
+    real_root = os.path.realpath(repo.root)
+
+    def rels(path: Path) -> list[str]:
+        """`path` relative to the root, and where it really is when a symlink inside the
+        repository leads there (`.claude/skills -> ../.agents/skills`): a change at either
+        place touches it. Links leaving the repository are never followed."""
+        shown = rel_path(repo.root, path)
+        real = os.path.realpath(path)
+        if real == real_root or not _within(real_root, real):
+            return [shown]
+        target = Path(real).relative_to(real_root).as_posix()
+        return [shown] if target == shown else [shown, target]
 
     existing: dict[SkillKey, None] = {}
     dirs: list[tuple[str, SkillKey]] = []
@@ -1036,27 +1118,31 @@ def _places(repo: Repository) -> SkillPlaces:
     for plugin in repo.plugins:
         for sk in plugin_skills(plugin):
             existing.setdefault((plugin.name, sk.name), None)
-            dirs.append((rel(sk.dir), (plugin.name, sk.name)))
+            dirs += [(r, (plugin.name, sk.name)) for r in rels(sk.dir)]
         if plugin.skill_dirs is None:
-            containers.append((rel(plugin.skills_dir), plugin.name, False))
-            containers.append((rel(plugin.evals_dir), plugin.name, False))
+            containers += [(r, plugin.name, False) for r in rels(plugin.skills_dir)]
+            containers += [(r, plugin.name, False) for r in rels(plugin.evals_dir)]
         else:
             for listed in plugin.skill_dirs:
                 is_skill = os.path.lexists(listed / "SKILL.md") or not listed.is_dir()
-                containers.append((rel(listed), plugin.name, is_skill))
+                if listed == plugin.dir:
+                    continue  # the root as a skill: its directory entry above covers it
+                containers += [(r, plugin.name, is_skill) for r in rels(listed)]
                 if is_skill:
-                    containers.append((rel(plugin.evals_dir / listed.name), plugin.name, True))
-        manifests += [(rel(plugin.dir / m), plugin.name) for m in MANIFEST_PATHS.values()]
+                    evals = plugin.evals_dir / listed.name
+                    containers += [(r, plugin.name, True) for r in rels(evals)]
+        for manifest in MANIFEST_PATHS.values():
+            manifests += [(r, plugin.name) for r in rels(plugin.dir / manifest)]
     files: list[tuple[str, SkillKey]] = []
     orphans: set[SkillKey] = set()
     for es in repo.eval_sets():
         key = (es.plugin, es.skill)
         if key not in existing:
             orphans.add(key)
-        dirs.append((rel(es.results_dir), key))
+        dirs += [(r, key) for r in rels(es.results_dir)]
         for path in (es.triggers_path, es.evals_path, *es.suite_paths):
             if path is not None:
-                files.append((rel(path), key))
+                files += [(r, key) for r in rels(path)]
     return SkillPlaces(
         existing=tuple(existing),
         orphans=frozenset(orphans),
@@ -1075,9 +1161,57 @@ IN_SKILL_TRIGGER_NAMES = ("trigger*.json", "eval_set.json")
 """skill-creator's trigger eval sets (a bare JSON array), looked for in `<skill>/evals/`."""
 
 
-def _trigger_files(where: Path) -> list[Path]:
+READ_FORMATS = (
+    "evolve's evals/<skill>/triggers.<ext> and evals.<ext>; skill-creator's evals/evals.json "
+    '({"evals": [...]}) and trigger array ([{"query", "should_trigger"}] in trigger*.json or '
+    "eval_set.json); AgentEvals EVAL.yaml and AgentV suites"
+)
+"""The definition formats evolve-action reads, as notes about other files name them."""
+
+
+def _named_trigger_files(where: Path) -> list[Path]:
     found = {p for pattern in IN_SKILL_TRIGGER_NAMES for p in where.glob(pattern) if p.is_file()}
     return sorted(found, key=lambda p: p.name.encode("utf-8", "surrogateescape"))
+
+
+def _claims(path: Path) -> bool:
+    """Whether a file named like skill-creator's is in its shape (so validated strictly): a
+    trigger array (or evolve's `{"triggers": [...]}`) or an `{"evals": [...]}` object. A file
+    that is not JSON at all stays claimed: its syntax error is worth reporting."""
+    manifest = read_manifest(path)
+    if not manifest.ok:
+        return True
+    value = manifest.value
+    if path.name == "evals.json":
+        return isinstance(value, dict) and "evals" in value
+    return isinstance(value, list) or (isinstance(value, dict) and "triggers" in value)
+
+
+def _trigger_files(where: Path) -> list[Path]:
+    """skill-creator's trigger files in `where` that are in its shape (`_claims`)."""
+    return [p for p in _named_trigger_files(where) if _claims(p)]
+
+
+def _foreign_notes(repo: Repository) -> list[str]:
+    """A note per file named like a definition the tool reads but in another shape (issue 30):
+    never validated, never an error."""
+    places: dict[Path, None] = {absolute(repo.root / "evals"): None}
+    for plugin in repo.plugins:
+        places[absolute(plugin.evals_dir)] = None
+        for sk in plugin_skills(plugin):
+            places[absolute(sk.dir / "evals")] = None
+    notes: list[str] = []
+    for where in places:
+        if escapes(repo.root, where):
+            continue
+        candidates = [*_named_trigger_files(where), where / "evals.json"]
+        for path in candidates:
+            if path.is_file() and not _claims(path):
+                notes.append(
+                    f"note: {repo.rel(path)} is not in a format evolve-action reads (not "
+                    f"evaluated, not checked); formats read: {READ_FORMATS}"
+                )
+    return notes
 
 
 def in_skill_trigger_files(skill_dir: Path) -> list[Path]:
@@ -1094,6 +1228,7 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
     skill-creator resolves them. Several trigger files → `SpecError` naming them.
     """
     evals = skill.dir / IN_SKILL_EVALS
+    evals_ok = evals.is_file() and _claims(evals)  # another tool's file: a note, never read
     triggers = in_skill_trigger_files(skill.dir)
     if len(triggers) > 1:
         shown = ", ".join(str(p.absolute()) for p in triggers)
@@ -1103,14 +1238,14 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
             hint="rename or delete all but one (evolve-action reads trigger*.json or "
             "eval_set.json in the skill's evals/ directory)",
         )
-    if not evals.is_file() and not triggers:
+    if not evals_ok and not triggers:
         return None
     return _eval_set(
         plugin,
         skill.name,
         skill.dir,
         triggers=triggers[0] if triggers else None,
-        evals=evals if evals.is_file() else None,
+        evals=evals if evals_ok else None,
         fixture_bases=(skill.dir, *((plugin.root,) if plugin.root is not None else ())),
     )
 
@@ -1150,11 +1285,14 @@ def _scan_levels(
         everything.extend(skills)
         scopes.setdefault(absolute(plugin.evals_dir), []).extend(skills)
     scopes.setdefault(absolute(repo.root / "evals"), everything)
+    own = {absolute(s.dir / "evals") for _, s in everything}
     bound: dict[SkillKey, EvalSet] = {}
     unbound: list[tuple[Path, list[str]]] = []
     for directory, scope in scopes.items():
+        if directory in own:
+            continue  # a skill's own evals/ (a root skill's): read as its in-skill set
         evals = directory / "evals.json"
-        evals_path = evals if evals.is_file() else None
+        evals_path = evals if evals.is_file() and _claims(evals) else None
         triggers = _trigger_files(directory)
         if evals_path is None and not triggers:
             continue
@@ -1205,9 +1343,19 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
     A plugin with an explicit `skills` list (a marketplace entry's or plugin.json's) has those: a
     listed directory holding SKILL.md is one skill, any other listed directory is globbed like
     `skills/` (list order, duplicates dropped). A skill directory resolving outside the repository
-    is never a skill (the repository's problems name it).
+    is never a skill (the repository's problems name it). A directory that is the plugin's own
+    root (a standalone skill repository, or a single-skill plugin: a root SKILL.md with no
+    `skills/` directory and no `skills` key, as Claude Code ≥ 2.1.142 loads it) is one skill named
+    by `root_skill_name`.
     """
     inside = _inside_check(plugin)
+    if (
+        plugin.skill_dirs is None
+        and not os.path.lexists(plugin.skills_dir)
+        and (plugin.dir / "SKILL.md").is_file()
+        and inside(plugin.dir)
+    ):
+        return [_root_skill(plugin)]
     if plugin.skill_dirs is not None:
         seen: dict[Path, Skill] = {}
         for listed in plugin.skill_dirs:
@@ -1218,6 +1366,9 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
             )
             for directory in candidates:
                 if not inside(directory):
+                    continue
+                if directory == plugin.dir:
+                    seen.setdefault(directory, _root_skill(plugin))
                     continue
                 seen.setdefault(
                     directory,
@@ -1246,6 +1397,16 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
                 )
             )
     return found
+
+
+def _root_skill(plugin: Plugin) -> Skill:
+    """The one skill of a plugin whose root is the skill directory."""
+    return Skill(
+        name=root_skill_name(plugin.dir / "SKILL.md", plugin.name),
+        plugin=plugin.name,
+        dir=plugin.dir,
+        skill_md=plugin.dir / "SKILL.md",
+    )
 
 
 def absolute(path: Path) -> Path:

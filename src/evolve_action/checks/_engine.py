@@ -515,7 +515,14 @@ def _skill_checks(
         return
     name = front.fields.get("name", "")
     name_line = front.lines.get("name", 1)
-    if name != skill.name:
+    # A skill at a plugin's or repository's root is named by its frontmatter (its directory is
+    # the checkout's, renamed on install): only the name itself is checked then.
+    at_root = skill.dir == skill.skill_md.parent and any(
+        p.dir == skill.dir for p in repo.plugins if p.name == skill.plugin
+    )
+    named = False
+    if name != skill.name and not at_root:
+        named = True
         out.add(
             f"{rel}: name '{name}' != directory '{skill.name}'",
             check="skill.name",
@@ -523,10 +530,16 @@ def _skill_checks(
             line=name_line,
         )
     if not _KEBAB.fullmatch(name):
+        same = name == skill.name and not at_root
+        named = True
         out.add(
-            f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=name_line
+            f"{rel}: name '{name}' not kebab-case"
+            + (" (nor is its directory: rename both)" if same else ""),
+            check="skill.name",
+            path=rel,
+            line=name_line,
         )
-    if not _KEBAB.fullmatch(skill.name):
+    if not _KEBAB.fullmatch(skill.name) and not named and not at_root:  # one finding per problem
         # Claude Code has been seen to list no skill at all when one directory name is not
         # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
         out.add(
