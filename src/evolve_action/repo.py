@@ -1067,7 +1067,9 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             if triggers is None and evals is None:
                 continue
             skill_dir = (
-                listed[skill] if listed is not None else skills.get(skill, plugin.skills_dir / skill)
+                listed[skill]
+                if listed is not None
+                else skills.get(skill, plugin.skills_dir / skill)
             )
             found[skill] = _eval_set(plugin, skill, skill_dir, triggers=triggers, evals=evals)
         for sk in plugin_skills(plugin):

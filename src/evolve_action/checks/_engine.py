@@ -17,6 +17,7 @@ truth). Never does: reading `os.environ`, raising for a broken authored file (th
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -108,6 +109,56 @@ class CheckReport:
     def verdict(self) -> Literal["passed", "failed"]:
         """`failed` when any error finding exists."""
         return "failed" if self.failures else "passed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreExisting:
+    """A check report split by a change (issue 30): the errors a PR answers for, and the errors
+    of skills it did not touch (reported once, never failing the PR's job)."""
+
+    failures: int
+    """Errors in touched skills, or in no skill at all (manifests, the repository)."""
+    untouched: tuple[Finding, ...]
+    """Errors whose files belong only to skills the change did not touch."""
+    skills: tuple[str, ...]
+    """`plugin/skill` of the untouched skills with errors, in report order."""
+
+    def line(self) -> str:
+        """The one summary line naming them (empty when there are none)."""
+        if not self.untouched:
+            return ""
+        shown = ", ".join(self.skills[:5]) + (", …" if len(self.skills) > 5 else "")
+        count = len(self.untouched)
+        return (
+            f"checks: {count} pre-existing failure{'' if count == 1 else 's'} in skills this change "
+            f"did not touch ({shown}); not counted here — `run checks` lists them, `gate` and "
+            "`run checks --strict` fail on them"
+        )
+
+
+def split_pre_existing(
+    report: CheckReport, repo: Repository, touched: Iterable[tuple[str, str]]
+) -> PreExisting:
+    """Split `report`'s errors into those of touched skills and those of skills left alone.
+
+    A finding belongs to the skills owning its file (`Repository.places`); one owned by no skill
+    (a manifest, the layout) always counts.
+    """
+    wanted = set(touched)
+    places = repo.places()
+    counted = 0
+    untouched: list[Finding] = []
+    skills: dict[str, None] = {}
+    for finding in report.findings:
+        if finding.severity != Severity.ERROR:
+            continue
+        owners = places.owners(finding.path) if finding.path else ()
+        if owners and not wanted.intersection(owners):
+            untouched.append(finding)
+            skills.update(dict.fromkeys(f"{p}/{s}" for p, s in owners))
+        else:
+            counted += 1
+    return PreExisting(failures=counted, untouched=tuple(untouched), skills=tuple(skills))
 
 
 @dataclass(slots=True)
@@ -520,9 +571,7 @@ def _skill_checks(
     at_root = skill.dir == skill.skill_md.parent and any(
         p.dir == skill.dir for p in repo.plugins if p.name == skill.plugin
     )
-    named = False
     if name != skill.name and not at_root:
-        named = True
         out.add(
             f"{rel}: name '{name}' != directory '{skill.name}'",
             check="skill.name",
@@ -530,8 +579,7 @@ def _skill_checks(
             line=name_line,
         )
     if not _KEBAB.fullmatch(name):
-        same = name == skill.name and not at_root
-        named = True
+        same = name == skill.name and not at_root  # one finding for both (issue 30)
         out.add(
             f"{rel}: name '{name}' not kebab-case"
             + (" (nor is its directory: rename both)" if same else ""),
@@ -539,7 +587,7 @@ def _skill_checks(
             path=rel,
             line=name_line,
         )
-    if not _KEBAB.fullmatch(skill.name) and not named and not at_root:  # one finding per problem
+    if not _KEBAB.fullmatch(skill.name) and name != skill.name and not at_root:
         # Claude Code has been seen to list no skill at all when one directory name is not
         # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
         out.add(

@@ -46,7 +46,7 @@ from typing import Literal, TextIO
 
 from evolve_action import checks, evals, events, plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
-from evolve_action.checks import CheckOptions, run_checks
+from evolve_action.checks import CheckOptions, CheckReport, run_checks, split_pre_existing
 from evolve_action.config import BaseMode, Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
@@ -546,11 +546,11 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     base = options.base or _default_base(top, genv)
     state = _Run()
     checks = run_checks(repo, config, CheckOptions(signals=False))
-    state.check_failures = checks.failures
-    if checks.failures:
-        state.lines.append(f"checks: {checks.failures} failure(s) (see `run checks`)")
     changes = _local_changes(top, base, genv)
     touched = touched_skills(repo, changes, prefix=prefix)
+    _count_touched_failures(repo, checks, touched, state)
+    if state.check_failures:
+        state.lines.append(f"checks: {state.check_failures} failure(s) (see `run checks`)")
     if touched.empty:
         state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
         return ActionOutcome(
@@ -773,6 +773,8 @@ def _tier0(
     only = frozenset((s.plugin, s.skill) for s in touched.skills) if touched else None
     report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
     state.check_failures = report.failures
+    if touched is not None:
+        _count_touched_failures(repo, report, touched, state)
     shown = {"error": 0, "warning": 0}
     for finding in report.findings:
         level = "error" if finding.severity == Severity.ERROR else "warning"
@@ -783,10 +785,21 @@ def _tier0(
         file = _rel(path, top) if path is not None else None
         annotate(commands, level, finding.message, file=file, line=finding.line)
     hidden = sum(1 for _ in report.findings) - sum(shown.values())
-    if report.failures:
-        state.lines.append(f"checks: {report.failures} failure(s)")
+    if state.check_failures:
+        state.lines.append(f"checks: {state.check_failures} failure(s)")
     if hidden > 0:
         state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
+
+
+def _count_touched_failures(
+    repo: Repository, report: CheckReport, touched: Touched, state: _Run
+) -> None:
+    """Issue 30: only errors in the skills a change touched fail its job; the others are named
+    once as pre-existing (`gate` and `run checks --strict` still fail on them)."""
+    split = split_pre_existing(report, repo, ((s.plugin, s.skill) for s in touched.skills))
+    state.check_failures = split.failures
+    if split.untouched:
+        state.lines.append(split.line())
 
 
 def _client(
