@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.fake_github import FakeGitHub
-from tests.helpers.repo_shapes import SHAPE_EDITS, project_skills
+from tests.helpers.repo_shapes import SHAPE_EDITS, project_skills, shape_links
 
 from evolve_action.cli import main
 from evolve_action.errors import EnvironmentProblem
@@ -324,13 +324,16 @@ def local_pr(root: Path, change: dict[str, str | None]) -> Touched:
 
 
 def action_pr(
-    tmp_path: Path, files: dict[str, str], change: dict[str, str | None]
+    tmp_path: Path,
+    files: dict[str, str],
+    change: dict[str, str | None],
+    links: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The action's `pr` job on a same-repository PR against the fake GitHub (Tier 0 only)."""
     with FakeGitHub.start(tmp_path) as gh:
         gh.add_token("ghs_t", kind="installation")
         repo = gh.add_repo("octo/shape")
-        base = gh.commit(repo, dict(files), branch="main")
+        base = gh.commit(repo, dict(files), branch="main", symlinks=links)
         head = gh.commit(repo, dict(change), parents=[base], branch="feature")
         pull = gh.add_pull(repo, head_ref="feature", files=list(change))
         ws = tmp_path / "shape"  # GitHub checks out into a directory named after the repository
@@ -406,7 +409,7 @@ def test_each_shape_through_pr_local_and_the_action(tmp_path: Path, name: str) -
     change: dict[str, str | None] = {case.edit: edited(root, case.edit)}
     touched = local_pr(root, change)
     assert (touched.keys, touched.removed) == ((case.touched,), ())
-    outputs = action_pr(tmp_path / "action", files, change)
+    outputs = action_pr(tmp_path / "action", files, change, shape_links(root))
     assert json.loads(outputs["evaluated_skills"]) == [case.touched]
 
 
