@@ -671,7 +671,8 @@ def _kind_of(value: Any) -> str:
 def _manifest_skills(
     root: Path, directory: Path
 ) -> tuple[tuple[Path, ...] | None, list[RepoProblem]]:
-    """plugin.json's `skills` (a path or list of paths relative to the plugin root), if any."""
+    """plugin.json's `skills` (a path or list of paths relative to the plugin root) after the
+    default `skills/`, if the key is there."""
     manifest = read_manifest(directory / CLAUDE_MANIFEST)
     if not manifest.ok or not isinstance(manifest.value, dict) or "skills" not in manifest.value:
         return None, []
@@ -689,7 +690,9 @@ def _manifest_skills(
                 check="plugin.skills_field",
             )
         ]
-    return tuple(absolute(directory / p) for p in paths), []
+    # Measured with the bundled CLI (2.1.332, tests/integration/test_discovery_cli.py): the key
+    # adds to the default `skills/` rather than replacing it (a marketplace entry's list replaces).
+    return (directory / "skills", *(absolute(directory / p) for p in paths)), []
 
 
 def escapes(root: Path, path: Path) -> bool:
@@ -1127,6 +1130,7 @@ def _places(repo: Repository) -> SkillPlaces:
         else:
             for listed in plugin.skill_dirs:
                 is_skill = os.path.lexists(listed / "SKILL.md") or not listed.is_dir()
+                is_skill = is_skill and listed != plugin.skills_dir  # the default, kept by a key
                 if listed == plugin.dir:
                     continue  # the root as a skill: its directory entry above covers it
                 containers += [(r, plugin.name, is_skill) for r in rels(listed)]
