@@ -235,5 +235,5 @@ def test_the_cli_lists_exactly_the_skills_discovery_finds(
         )
     listed = _cli_lists(ws, env, claude_cli, plugin_dirs=plugin_dirs) - built_ins
     found = expected_by_discovery(discover(root, root))
-    assert found, "every fixture has skills"
     assert listed == found, f"CLI lists {sorted(listed)}, discovery finds {sorted(found)}"
+    assert found, "every fixture has skills"
