@@ -774,7 +774,7 @@ def _tier0(
     report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
     state.check_failures = report.failures
     if touched is not None:
-        _count_touched_failures(repo, report, touched, state)
+        _count_touched_failures(repo, report, touched, state, commands)
     shown = {"error": 0, "warning": 0}
     for finding in report.findings:
         level = "error" if finding.severity == Severity.ERROR else "warning"
@@ -792,14 +792,18 @@ def _tier0(
 
 
 def _count_touched_failures(
-    repo: Repository, report: CheckReport, touched: Touched, state: _Run
+    repo: Repository,
+    report: CheckReport,
+    touched: Touched,
+    state: _Run,
+    commands: TextIO | None = None,
 ) -> None:
     """Issue 30: only errors in the skills a change touched fail its job; the others are named
     once as pre-existing (`gate` and `run checks --strict` still fail on them)."""
     split = split_pre_existing(report, repo, ((s.plugin, s.skill) for s in touched.skills))
     state.check_failures = split.failures
     if split.untouched:
-        state.lines.append(split.line())
+        state.notice(split.line(), commands)
 
 
 def _client(
