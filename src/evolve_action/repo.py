@@ -18,7 +18,13 @@ sources (`github`, `url`, `git-subdir`, …, or strings that are not `./`-relati
 `Repository.notices` as not evaluated here, and a remote entry naming the root's own plugin.json
 is the root plugin (a self-listing marketplace). With no marker at all, `skills/*/SKILL.md` (or
 `.claude/skills/*/SKILL.md`) form one implicit plugin named after the directory (a bare skill
-repository, layout `single`), found only when no ancestor has a marker.
+repository, layout `single`), found only when no ancestor has a marker; failing that, a
+`SKILL.md` at the top makes a standalone skill repository (one skill, named by its frontmatter).
+A plugin with a root `SKILL.md` and no `skills/` or `skills` key is a single-skill plugin, and a
+plugin.json `skills` key adds to `skills/` — both as the bundled Claude Code lists them
+(tests/integration/test_discovery_cli.py is the oracle). Files named like skill-creator's but in
+another shape are a note (`READ_FORMATS`), never read. `SkillPlaces` knows each skill directory
+by its path and, when a symlink inside the repository leads there, by its target too.
 
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
@@ -448,7 +454,7 @@ BARE_SKILL_DIRS = ("skills", ".claude/skills")
 def _bare_skills_dir(directory: Path) -> Path | None:
     for rel in BARE_SKILL_DIRS:
         skills = directory / rel
-        if any((path / "SKILL.md").is_file() for _, path in _subdirs(skills)):
+        if _has_skills(skills):
             return skills
     return None
 
@@ -619,7 +625,7 @@ PROJECT_SKILLS = ".claude/skills"
 def _project_plugin(root: Path, plugins: tuple[Plugin, ...]) -> tuple[Plugin, str] | None:
     """`.claude/skills/*/SKILL.md` beside the repository's plugins, as one more plugin."""
     directory = root / PROJECT_SKILLS
-    if not any((path / "SKILL.md").is_file() for _, path in _subdirs(directory)):
+    if not _has_skills(directory):
         return None
     if any(p.skills_dir == directory or directory in (p.skill_dirs or ()) for p in plugins):
         return None
@@ -972,6 +978,24 @@ def _single_name(root: Path) -> str:
         if isinstance(name, str):
             return name
     return root.name
+
+
+def _entries(directory: Path) -> list[tuple[str, Path]]:
+    """Every entry of `directory` (symlinks too), sorted by name bytes (missing → empty)."""
+    try:
+        with os.scandir(directory) as entries:
+            found = [(e.name, directory / e.name) for e in entries]
+    except OSError:
+        return []
+    return sorted(found, key=lambda item: item[0].encode("utf-8", "surrogateescape"))
+
+
+def _has_skills(directory: Path) -> bool:
+    """Whether `directory` holds a `<name>/SKILL.md`, `<name>` a directory or a symlink to one
+    (`.claude/skills/x -> ../../.agents/skills/x`: Claude Code follows it). A link leaving the
+    repository counts here, so the repository is found and the link reported (`repo.outside`);
+    its skill is never read (`plugin_skills`)."""
+    return any((path / "SKILL.md").is_file() for _, path in _entries(directory))
 
 
 def _subdirs(directory: Path) -> list[tuple[str, Path]]:
@@ -1368,7 +1392,7 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
             candidates = (
                 [listed]
                 if os.path.lexists(listed / "SKILL.md")
-                else [p for _, p in _subdirs(listed) if os.path.lexists(p / "SKILL.md")]
+                else [p for _, p in _entries(listed) if os.path.lexists(p / "SKILL.md")]
             )
             for directory in candidates:
                 if not inside(directory):

@@ -435,6 +435,19 @@ def symlinked_project_skills(root: Path) -> Path:
     return root
 
 
+def linked_project_skills(root: Path) -> Path:
+    """Claude plus Codex, one link per skill: `.claude/skills/<x> -> ../../.agents/skills/<x>`."""
+    skill(root, ".agents/skills/plan")
+    skill(root, ".agents/skills/ship")
+    triggers(root, "evals/ship", "ship")
+    (root / ".claude/skills").mkdir(parents=True, exist_ok=True)
+    for name in ("plan", "ship"):
+        (root / ".claude/skills" / name).symlink_to(
+            f"../../.agents/skills/{name}", target_is_directory=True
+        )
+    return root
+
+
 def shape_links(root: Path) -> dict[str, str]:
     """Symlinks of a built shape (root-relative path → link text), `.git` left out."""
     return {
@@ -545,6 +558,12 @@ SHAPE_EDITS: dict[str, Edit] = {
         {"shape": ["docs", "lint"]},
         ".agents/skills/lint/SKILL.md",
         "shape/lint",
+    ),
+    "linked-project-skills": Edit(
+        linked_project_skills,
+        {"shape": ["plan", "ship"]},
+        ".agents/skills/ship/SKILL.md",
+        "shape/ship",
     ),
 }
 """Every shape of issues 21 and 30 with the edit a PR makes; the root directory is named `shape`."""

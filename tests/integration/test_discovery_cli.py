@@ -29,6 +29,7 @@ import pytest
 from tests.helpers.repo_shapes import (
     MANIFEST,
     MARKETPLACE,
+    linked_project_skills,
     marketplace_root_skill_plugin,
     plugin_json_skills,
     project_beside_plugins,
@@ -83,6 +84,7 @@ LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "strict-false-skills-lists": skills_list_marketplace,
     "project-skills": project_skills,
     "project-skills-symlinked": symlinked_project_skills,
+    "project-skills-linked-one-by-one": linked_project_skills,
     "project-beside-plugins": project_beside_plugins,
 }
 

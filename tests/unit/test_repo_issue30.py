@@ -11,7 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.helpers.repo_shapes import put, skill, standalone_skill, symlinked_project_skills
+from tests.helpers.repo_shapes import (
+    linked_project_skills,
+    put,
+    skill,
+    standalone_skill,
+    symlinked_project_skills,
+)
 
 from evolve_action.checks import CheckOptions, run_checks, split_pre_existing
 from evolve_action.config import Config
@@ -212,3 +218,14 @@ def test_errors_of_untouched_skills_are_pre_existing(tmp_path: Path) -> None:
     put(root, ".claude-plugin/plugin.json", "{")  # a repository-level error always counts
     report = run_checks(discover(root, root), Config(), CheckOptions(signals=False))
     assert split_pre_existing(report, discover(root, root), [("shape", "good")]).failures >= 1
+
+
+def test_one_link_per_skill_is_followed_inside_and_refused_outside(tmp_path: Path) -> None:
+    root = linked_project_skills(tmp_path / "shape")
+    skill(tmp_path / "outside", "stolen")
+    (root / ".claude/skills/stolen").symlink_to(tmp_path / "outside/stolen")
+    repo = discover(root, tmp_path)
+    assert [s.name for s in repo.skills()] == ["plan", "ship"]
+    assert any(".claude/skills/stolen" in m and "outside" in m for m in findings(repo))
+    edit = ChangedPath(path=".agents/skills/plan/SKILL.md")
+    assert touched_skills(repo, [edit]).keys == ("shape/plan",)

@@ -3,7 +3,11 @@
 Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
 emission order and wording — the choice of rules (evolve's conventions where the repository opts
 in, else Claude Code's and the Agent Skills specification's; docs/checks.md) and the verdict
-(`CheckReport`). The advisory skill signals live in
+(`CheckReport`), and the split of a report by a change (`split_pre_existing`: errors of skills
+a PR did not touch are pre-existing, issue 30). One naming problem is one finding (a name and
+its directory that are the same non-kebab string); a skill at a plugin's or repository's root is
+named by its frontmatter, so its name is not compared with the directory. The advisory skill
+signals live in
 `_signals` (exported by the package: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
 `prose_lines`, `HEDGE_WORDS`).
 
