@@ -175,6 +175,8 @@ def test_a_trigger_file_that_is_not_json_is_still_claimed_and_reported(tmp_path:
             ["name '_helper' not kebab-case (nor is its directory: rename both)"],
         ),
         ("Bad_Name", "bad-name", ["name 'bad-name' != directory 'Bad_Name'", "skill directory"]),
+        ("pdf-text", "PDF_Text", ["name 'PDF_Text' != directory 'pdf-text' (and not kebab-case)"]),
+        ("graphql", "", ["name missing (the Agent Skills specification requires it; Claude Code"]),
     ],
 )
 def test_one_finding_per_naming_problem(

@@ -575,31 +575,7 @@ def _skill_checks(
     at_root = skill.dir == skill.skill_md.parent and any(
         p.dir == skill.dir for p in repo.plugins if p.name == skill.plugin
     )
-    if name != skill.name and not at_root:
-        out.add(
-            f"{rel}: name '{name}' != directory '{skill.name}'",
-            check="skill.name",
-            path=rel,
-            line=name_line,
-        )
-    if not _KEBAB.fullmatch(name):
-        same = name == skill.name and not at_root  # one finding for both (issue 30)
-        out.add(
-            f"{rel}: name '{name}' not kebab-case"
-            + (" (nor is its directory: rename both)" if same else ""),
-            check="skill.name",
-            path=rel,
-            line=name_line,
-        )
-    if not _KEBAB.fullmatch(skill.name) and name != skill.name and not at_root:
-        # Claude Code has been seen to list no skill at all when one directory name is not
-        # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
-        out.add(
-            f"{rel}: skill directory '{skill.name}' not kebab-case (Claude Code may not load "
-            "this plugin's skills)",
-            check="skill.dirname",
-            path=rel,
-        )
+    _name_checks(out, rel, name, name_line, skill.name, at_root=at_root, evolve=rules.evolve)
     if len(name) > MAX_NAME_RUNES:
         out.add(
             f"{rel}: name longer than {MAX_NAME_RUNES} chars",
@@ -628,6 +604,73 @@ def _skill_checks(
         )
     _license_check(out, rel, front, rules)
     _size_check(out, rel, text, config, rules)
+
+
+def _name_checks(
+    out: _Collector,
+    rel: str,
+    name: str,
+    line: int,
+    directory: str,
+    *,
+    at_root: bool,
+    evolve: bool,
+) -> None:
+    """The `name` against the Agent Skills rules: equal to the directory, kebab-case.
+
+    Under evolve's conventions, evolve's findings as it words them (one per rule). Otherwise one
+    finding per problem (issue 30): a missing name, a name differing from its directory (kebab
+    or not), a name and directory that are the same non-kebab string. A skill at a root is named
+    by its frontmatter: only its kebab-case is checked. A directory that is not kebab-case while
+    the name differs is its own problem (Claude Code may then load none of the plugin's skills).
+    """
+    kebab = _KEBAB.fullmatch(name) is not None
+    if evolve:
+        if name != directory and not at_root:
+            out.add(
+                f"{rel}: name '{name}' != directory '{directory}'",
+                check="skill.name",
+                path=rel,
+                line=line,
+            )
+        if not kebab:
+            out.add(f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=line)
+    elif at_root:
+        if not kebab:
+            out.add(f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=line)
+    elif name == "":
+        out.add(
+            f"{rel}: name missing (the Agent Skills specification requires it; Claude Code uses "
+            f"the directory's) — add `name: {directory}`",
+            check="skill.name",
+            path=rel,
+            line=line,
+        )
+    elif name != directory:
+        out.add(
+            f"{rel}: name '{name}' != directory '{directory}'"
+            + ("" if kebab else " (and not kebab-case)"),
+            check="skill.name",
+            path=rel,
+            line=line,
+        )
+    elif not kebab:
+        out.add(
+            f"{rel}: name '{name}' not kebab-case (nor is its directory: rename both)",
+            check="skill.name",
+            path=rel,
+            line=line,
+        )
+    dir_problem = not _KEBAB.fullmatch(directory) and not at_root
+    if dir_problem and (evolve or name != directory):
+        # Claude Code has been seen to list no skill at all when one directory name is not
+        # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
+        out.add(
+            f"{rel}: skill directory '{directory}' not kebab-case (Claude Code may not load "
+            "this plugin's skills)",
+            check="skill.dirname",
+            path=rel,
+        )
 
 
 def _size_check(out: _Collector, rel: str, text: str, config: Config, rules: _Rules) -> None:
