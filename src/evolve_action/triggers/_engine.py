@@ -309,35 +309,38 @@ async def run(
                 skill=es.skill,
                 on_wait=lambda m: reporter.emit(events.RunWarning(message=m)),
             )
-            ws = await asyncio.to_thread(
-                make_workspace,
-                # plugin mode: an empty workspace; the plugin itself comes in with --plugin-dir
-                es.skill_dir.parent if options.install != "plugin" else NO_SKILLS,
-                environ=options.environ,
-                tmp_root=options.tmp_root,
-            )
-            try:
-                for u in runnable:
-                    units.append(
-                        await _run_unit(
-                            u,
-                            set_input=set_input,
-                            model=models[u.model],
-                            workspace=ws,
-                            plugin_dir=es.plugin_dir if options.install == "plugin" else None,
-                            writer=writer,
-                            skill_md=skill_md,
-                            sweep=sweep,
-                            counter=counter,
-                            listing=statuses.get((u.plugin, u.skill, u.model), ""),
+            # a root skill (standalone repository, single-skill plugin) is installed from a copy
+            # named after it, alone: its directory is the checkout's, beside unrelated ones
+            with plan.staged_skill(es, options.tmp_root) as skill_dir:
+                ws = await asyncio.to_thread(
+                    make_workspace,
+                    # plugin mode: an empty workspace; the plugin itself comes in with --plugin-dir
+                    skill_dir.parent if options.install != "plugin" else NO_SKILLS,
+                    environ=options.environ,
+                    tmp_root=options.tmp_root,
+                )
+                try:
+                    for u in runnable:
+                        units.append(
+                            await _run_unit(
+                                u,
+                                set_input=set_input,
+                                model=models[u.model],
+                                workspace=ws,
+                                plugin_dir=es.plugin_dir if options.install == "plugin" else None,
+                                writer=writer,
+                                skill_md=skill_md,
+                                sweep=sweep,
+                                counter=counter,
+                                listing=statuses.get((u.plugin, u.skill, u.model), ""),
+                            )
                         )
-                    )
-            finally:
-                if options.keep_workspaces:
-                    kept.append(ws)
-                    reporter.emit(events.RunWarning(message=f"workspace kept: {ws}"))
-                else:
-                    await asyncio.to_thread(remove_workspace, ws)
+                finally:
+                    if options.keep_workspaces:
+                        kept.append(ws)
+                        reporter.emit(events.RunWarning(message=f"workspace kept: {ws}"))
+                    else:
+                        await asyncio.to_thread(remove_workspace, ws)
     finally:
         counter.save()
         for w in counter.warnings:
