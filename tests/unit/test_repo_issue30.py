@@ -23,7 +23,7 @@ from evolve_action.checks import CheckOptions, run_checks, split_pre_existing
 from evolve_action.config import Config
 from evolve_action.errors import SpecError
 from evolve_action.github import ChangedPath, touched_skills
-from evolve_action.plan import build_inputs, eval_content_hash
+from evolve_action.plan import build_inputs, eval_content_hash, staged_skill
 from evolve_action.repo import ACCEPTED_LAYOUTS, Repository, discover
 from evolve_action.specs import Severity, load_evals
 
@@ -231,3 +231,21 @@ def test_one_link_per_skill_is_followed_inside_and_refused_outside(tmp_path: Pat
     assert any(".claude/skills/stolen" in m and "outside" in m for m in findings(repo))
     edit = ChangedPath(path=".agents/skills/plan/SKILL.md")
     assert touched_skills(repo, [edit]).keys == ("shape/plan",)
+
+
+def test_a_root_skill_is_installed_from_a_copy_named_after_it(tmp_path: Path) -> None:
+    root = standalone_skill(tmp_path / "checkout")
+    put(root, ".git/HEAD", "ref: refs/heads/main\n")
+    put(root, "evals/tidy-notes/results.json", "{}\n")
+    put(root, "EVALUATION.md", "# Evaluation\n")
+    [es] = discover(root, root).eval_sets()
+    with staged_skill(es, tmp_path) as installed:
+        assert installed.name == "tidy-notes" and installed.parent.name == "skills"
+        assert [p.name for p in installed.parent.iterdir()] == ["tidy-notes"]  # alone
+        files = sorted(p.relative_to(installed).as_posix() for p in installed.rglob("*"))
+        assert "SKILL.md" in files and "evals/files/notes.txt" in files
+        assert not [f for f in files if f.startswith((".", "EVALUATION")) or "results" in f]
+    assert not installed.exists()
+    plain = discover(symlinked_project_skills(tmp_path / "plain"), tmp_path).eval_sets()[0]
+    with staged_skill(plain, tmp_path) as as_is:
+        assert as_is == plain.skill_dir
