@@ -440,6 +440,11 @@ def _wrong_layout(base: Path, forced: Layout) -> SpecError:
             f"it has bare skills under {rel_path(base, skills)}/ and no manifest",
             "drop --layout: the skills then form one implicit plugin",
         )
+    elif _is_standalone(base):
+        found, hint = (
+            "it is a standalone skill (SKILL.md at the top, no manifest)",
+            "drop --layout: the repository is then evaluated as that one skill",
+        )
     else:
         found, hint = "no plugin repository is there", "pass --root at the repository root"
     return SpecError(

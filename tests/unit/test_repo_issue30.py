@@ -249,3 +249,10 @@ def test_a_root_skill_is_installed_from_a_copy_named_after_it(tmp_path: Path) ->
     plain = discover(symlinked_project_skills(tmp_path / "plain"), tmp_path).eval_sets()[0]
     with staged_skill(plain, tmp_path) as as_is:
         assert as_is == plain.skill_dir
+
+
+def test_a_forced_layout_on_a_standalone_skill_says_what_it_is(tmp_path: Path) -> None:
+    root = standalone_skill(tmp_path / "shape")
+    with pytest.raises(SpecError) as caught:
+        discover(root, root, "single")
+    assert "it is a standalone skill (SKILL.md at the top, no manifest)" in caught.value.message
