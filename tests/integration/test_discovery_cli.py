@@ -45,7 +45,7 @@ from tests.helpers.repo_shapes import (
 
 from evolve_action.harness import LISTING_ANCHOR, SessionSpec, run_session
 from evolve_action.modelserver import ModelServer
-from evolve_action.repo import PROJECT_SKILLS, Repository, discover
+from evolve_action.repo import PROJECT_SKILLS, Repository, discover, parse_frontmatter
 
 pytestmark = pytest.mark.integration
 
@@ -69,6 +69,12 @@ def nested_and_underscored(root: Path) -> Path:
     skill(root, "skills/_private")
     skill(root, ".claude/skills/_scratch")
     skill(root, ".claude/skills/helper")
+    put(
+        root,
+        "skills/menu/SKILL.md",
+        "---\nname: menu\ndescription: A menu. Use when asked.\ndisable-model-invocation: true\n"
+        "---\nPick a job.\n",
+    )
     return root
 
 
@@ -200,9 +206,14 @@ def _standalone_name(root: Path) -> str | None:
 
 
 def expected_by_discovery(repo: Repository) -> set[str]:
-    """What discovery finds, namespaced as the CLI lists it."""
+    """What discovery finds, namespaced as the CLI lists it. A skill with
+    `disable-model-invocation: true` is found (a user can still run it) but never shown to the
+    model, so the listing leaves it out (measured on anthropics/claude-plugins-official)."""
     names = set()
     for sk in repo.skills():
+        front = parse_frontmatter(sk.skill_md.read_text(), sk.skill_md)
+        if front is not None and front.fields.get("disable-model-invocation") == "true":
+            continue
         plugin = repo.plugin(sk.plugin)
         assert plugin is not None
         project = repo.rel(sk.dir).startswith(PROJECT_SKILLS + "/")
