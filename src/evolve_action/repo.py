@@ -947,12 +947,18 @@ def _claude_marketplace(
             problems.append(_outside(root, directory, f"plugin '{name}' (source {local})"))
             continue
         listed = _path_list(entry.get("skills")) if "skills" in entry else None
-        skill_dirs: tuple[Path, ...] | None = None
+        strict = entry.get("strict") is not False
+        if not strict and listed is not None and (directory / CLAUDE_MANIFEST).is_file():
+            problems.append(_conflict(index, name, directory, root))
+            continue  # Claude Code loads nothing of it (measured, CLI 2.1.332)
+        skill_dirs, problem = _manifest_skills(root, directory) if strict else (None, [])
+        problems.extend(problem)
         if listed is not None:
-            skill_dirs = tuple(absolute(directory / item) for item in listed)
-        elif entry.get("strict") is not False:
-            skill_dirs, problem = _manifest_skills(root, directory)
-            problems.extend(problem)
+            # Measured with CLI 2.1.332: an entry's `skills` add to the plugin's own (its
+            # `skills/` and plugin.json's), except for a plugin at the marketplace's root (`./`),
+            # whose listed skills replace `skills/`.
+            own = skill_dirs or ((directory / "skills",) if directory != root else ())
+            skill_dirs = (*own, *(absolute(directory / item) for item in listed))
         plugins[name] = Plugin(
             name=name,
             dir=directory,
@@ -974,6 +980,19 @@ def _claude_marketplace(
     if empty:
         notices.append(f"note: plugins with no skills (shown, skipped): {', '.join(empty)}")
     return ordered, tuple(notices), tuple(problems)
+
+
+def _conflict(index: int, name: str, directory: Path, root: Path) -> RepoProblem:
+    """`strict: false` with skills in the entry while the plugin has its own plugin.json."""
+    return _entry_problem(
+        index,
+        name,
+        "strict",
+        f"`strict: false` with `skills` in the entry, and {rel_path(root, directory)}/"
+        f"{CLAUDE_MANIFEST} exists; Claude Code loads none of this plugin's skills (conflicting "
+        "manifests) — drop `strict: false` (the entry's skills then add to the plugin's), or "
+        "remove the plugin.json",
+    )
 
 
 def _single_name(root: Path) -> str:

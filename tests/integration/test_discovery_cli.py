@@ -30,6 +30,7 @@ from tests.helpers.repo_shapes import (
     MANIFEST,
     MARKETPLACE,
     linked_project_skills,
+    marketplace,
     marketplace_root_skill_plugin,
     plugin_json_skills,
     project_beside_plugins,
@@ -78,6 +79,42 @@ def nested_and_underscored(root: Path) -> Path:
     return root
 
 
+def marketplace_entry_rules(root: Path) -> Path:
+    """Entries' `skills` and `strict` as Claude Code 2.1.332 applies them: a list adds to the
+    plugin's `skills/` (strict or not); `strict: false` with a list while the plugin has a
+    plugin.json loads nothing (conflicting manifests); `strict: false` alone keeps `skills/`."""
+    marketplace(
+        root,
+        [
+            {
+                "name": "conflict",
+                "source": "./plugins/conflict",
+                "strict": False,
+                "skills": ["./extra/c2"],
+            },
+            {"name": "strict-list", "source": "./plugins/strict-list", "skills": ["./extra/s2"]},
+            {
+                "name": "loose-list",
+                "source": "./plugins/loose-list",
+                "strict": False,
+                "skills": ["./extra/l2"],
+            },
+            {"name": "loose", "source": "./plugins/loose", "strict": False},
+        ],
+    )
+    for name, first, second in (
+        ("conflict", "c1", "c2"),
+        ("strict-list", "s1", "s2"),
+        ("loose-list", "l1", "l2"),
+        ("loose", "n1", "n2"),
+    ):
+        skill(root, f"plugins/{name}/skills/{first}")
+        skill(root, f"plugins/{name}/extra/{second}")
+        if name != "loose-list":
+            put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
+    return root
+
+
 LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "standalone-skill": standalone_skill,
     "single-skill-plugin": root_skill_plugin,
@@ -88,6 +125,7 @@ LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "nested-and-underscored": nested_and_underscored,
     "marketplace-local-and-remote": remote_marketplace,
     "strict-false-skills-lists": skills_list_marketplace,
+    "marketplace-entry-rules": marketplace_entry_rules,
     "project-skills": project_skills,
     "project-skills-symlinked": symlinked_project_skills,
     "project-skills-linked-one-by-one": linked_project_skills,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.helpers.repo_shapes import (
     linked_project_skills,
+    marketplace,
     put,
     skill,
     standalone_skill,
@@ -256,3 +257,30 @@ def test_a_forced_layout_on_a_standalone_skill_says_what_it_is(tmp_path: Path) -
     with pytest.raises(SpecError) as caught:
         discover(root, root, "single")
     assert "it is a standalone skill (SKILL.md at the top, no manifest)" in caught.value.message
+
+
+def test_marketplace_entry_skills_add_and_a_strict_false_conflict_is_an_error(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "shape"
+    marketplace(
+        root,
+        [
+            {
+                "name": "conflict",
+                "source": "./plugins/conflict",
+                "strict": False,
+                "skills": ["./extra/c2"],
+            },
+            {"name": "adds", "source": "./plugins/adds", "skills": ["./extra/a2"]},
+        ],
+    )
+    for name, first, second in (("conflict", "c1", "c2"), ("adds", "a1", "a2")):
+        skill(root, f"plugins/{name}/skills/{first}")
+        skill(root, f"plugins/{name}/extra/{second}")
+        put(root, f"plugins/{name}/.claude-plugin/plugin.json", {"name": name})
+    repo = discover(root, root)
+    assert [(s.plugin, s.name) for s in repo.skills()] == [("adds", "a1"), ("adds", "a2")]
+    [error] = findings(repo)
+    assert error.startswith(".claude-plugin/marketplace.json: plugin 'conflict' (plugins[0]): ")
+    assert "Claude Code loads none of this plugin's skills (conflicting manifests)" in error
