@@ -29,6 +29,7 @@ import pytest
 from tests.helpers.repo_shapes import (
     MANIFEST,
     MARKETPLACE,
+    dot_source_list,
     linked_project_skills,
     marketplace,
     marketplace_root_skill_plugin,
@@ -126,6 +127,7 @@ LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "marketplace-local-and-remote": remote_marketplace,
     "strict-false-skills-lists": skills_list_marketplace,
     "marketplace-entry-rules": marketplace_entry_rules,
+    "root-entry-with-skills-list": dot_source_list,
     "project-skills": project_skills,
     "project-skills-symlinked": symlinked_project_skills,
     "project-skills-linked-one-by-one": linked_project_skills,
