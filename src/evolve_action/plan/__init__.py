@@ -46,7 +46,7 @@ from evolve_action.plan._select import (
     to_json_lines,
     trigger_reason,
 )
-from evolve_action.plan._staging import is_root_skill, staged_skill
+from evolve_action.plan._staging import is_root_skill, staged_copy, staged_skill
 
 __all__ = [
     "NO_FRONTMATTER",
@@ -73,6 +73,7 @@ __all__ = [
     "render",
     "shard",
     "skill_content_hash",
+    "staged_copy",
     "staged_skill",
     "stale_tier",
     "to_json_lines",

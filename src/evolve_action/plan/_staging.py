@@ -1,6 +1,6 @@
 """An installable view of a skill whose directory is a root (issue 30).
 
-Owns: `staged_skill`, the one way a skill at a repository's or plugin's root (a standalone skill
+Owns: `staged_skill` (and `staged_copy` under it), the one way a skill at a repository's or plugin's root (a standalone skill
 repository, a single-skill plugin) is handed to the agent workspaces: a scratch copy named after
 the skill, alone in its own `skills/` directory. Agents install skills by directory name and the
 trigger tier installs every skill beside the one under test, so a root (named after the checkout,
@@ -37,17 +37,27 @@ def staged_skill(es: EvalSet, scratch: Path | None) -> Iterator[Path]:
     if not is_root_skill(es):
         yield es.skill_dir
         return
+    with staged_copy(es.skill_dir, es.skill, es.content_skips, scratch) as target:
+        yield target
+
+
+@contextlib.contextmanager
+def staged_copy(
+    skill_dir: Path, name: str, skips: tuple[str, ...], scratch: Path | None
+) -> Iterator[Path]:
+    """A copy of `skill_dir` at `<scratch temp>/skills/<name>/` for the duration of the block:
+    hidden entries, paths starting with one of `skips` and links leaving `skill_dir` left out."""
     holder = Path(tempfile.mkdtemp(prefix="staged-skill.", dir=scratch))
     try:
-        target = holder / "skills" / es.skill
-        shutil.copytree(es.skill_dir, target, symlinks=False, ignore=_ignore(es))
+        target = holder / "skills" / name
+        shutil.copytree(skill_dir, target, symlinks=False, ignore=_ignore(skill_dir, skips))
         yield target
     finally:
         shutil.rmtree(holder, ignore_errors=True)
 
 
-def _ignore(es: EvalSet) -> Callable[[str, list[str]], set[str]]:
-    root = absolute(es.skill_dir)
+def _ignore(skill_dir: Path, skips: tuple[str, ...]) -> Callable[[str, list[str]], set[str]]:
+    root = absolute(skill_dir)
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         here = Path(directory)
@@ -57,7 +67,7 @@ def _ignore(es: EvalSet) -> Callable[[str, list[str]], set[str]]:
             n
             for n in names
             if n.startswith(".")
-            or (prefix + n).startswith(es.content_skips)
+            or (prefix + n).startswith(skips)
             or ((here / n).is_symlink() and escapes(root, here / n))
         }
 
