@@ -162,3 +162,25 @@ def test_a_standalone_skill_repository_runs_in_place(
         )
         assert code == 0
         assert "0 case(s) in 0 unit(s) to run; 1 unit(s) up to date\n" in out, out
+
+
+def test_skills_linked_one_by_one_are_installed_for_triggers(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    """Issue 30: `.claude/skills/<x> -> ../../.agents/skills/<x>` (Claude plus Codex): the trigger
+    tier installs the linked skills (from copies), so the skill under test is loaded."""
+    from tests.helpers.repo_shapes import linked_project_skills
+
+    repo = linked_project_skills(tmp_path / "linked")
+    srv = model_server(POLICY)
+    env = scripted_env(tmp_path, srv.base_url)
+    code, out, err = run_cli(
+        ["run", "triggers", "--model", MODEL, "--jobs", "1", "--runs", "1"], env, repo
+    )
+    assert code == 0, out + err
+    assert "ERRORED" not in out + err and "was not loaded" not in out + err
+    results = json.loads((repo / "evals/ship/results.json").read_text())
+    runs = results["models"][f"anthropic/{MODEL}"]["triggers"]["results"]
+    assert len(runs) == 2 and not any(r.get("runtime_error") for r in runs)
+    listed = {s for r in srv.requests if r["path"] == "/v1/messages" for s in r.get("skills", [])}
+    assert {"plan", "ship"} <= listed

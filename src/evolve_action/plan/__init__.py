@@ -46,7 +46,12 @@ from evolve_action.plan._select import (
     to_json_lines,
     trigger_reason,
 )
-from evolve_action.plan._staging import is_root_skill, staged_copy, staged_skill
+from evolve_action.plan._staging import (
+    is_root_skill,
+    staged_copy,
+    staged_skill,
+    staged_skills_dir,
+)
 
 __all__ = [
     "NO_FRONTMATTER",
@@ -75,6 +80,7 @@ __all__ = [
     "skill_content_hash",
     "staged_copy",
     "staged_skill",
+    "staged_skills_dir",
     "stale_tier",
     "to_json_lines",
     "trigger_content_hash",

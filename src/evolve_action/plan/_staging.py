@@ -1,6 +1,6 @@
 """An installable view of a skill whose directory is a root (issue 30).
 
-Owns: `staged_skill` (and `staged_copy` under it), the one way a skill at a repository's or plugin's root (a standalone skill
+Owns: `staged_skill` (and `staged_copy` under it) and `staged_skills_dir`, the one way a skill at a repository's or plugin's root (a standalone skill
 repository, a single-skill plugin) is handed to the agent workspaces: a scratch copy named after
 the skill, alone in its own `skills/` directory. Agents install skills by directory name and the
 trigger tier installs every skill beside the one under test, so a root (named after the checkout,
@@ -19,10 +19,10 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from evolve_action.repo import EvalSet, absolute, escapes
+from evolve_action.repo import EvalSet, Skill, absolute, escapes
 
 
 def is_root_skill(es: EvalSet) -> bool:
@@ -54,6 +54,32 @@ def staged_copy(
         yield target
     finally:
         shutil.rmtree(holder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_skills_dir(es: EvalSet, skills: Sequence[Skill], scratch: Path | None) -> Iterator[Path]:
+    """The directory of skills the trigger tier installs beside `es` (`skills`: its plugin's).
+
+    `es.skill_dir.parent` as it is, unless one of them is a root skill or is reached through a
+    symlink (`.claude/skills/x -> ../../.agents/skills/x`), which agent workspaces do not
+    install: then a scratch `skills/` holding a copy of each, named after it.
+    """
+    if not any(_needs_copy(es, sk) for sk in skills):
+        yield es.skill_dir.parent
+        return
+    holder = Path(tempfile.mkdtemp(prefix="staged-skills.", dir=scratch))
+    try:
+        target = holder / "skills"
+        for sk in skills:
+            skips = es.content_skips if absolute(sk.dir) == absolute(es.plugin_dir) else ()
+            shutil.copytree(sk.dir, target / sk.name, symlinks=False, ignore=_ignore(sk.dir, skips))
+        yield target
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def _needs_copy(es: EvalSet, sk: Skill) -> bool:
+    return absolute(sk.dir) == absolute(es.plugin_dir) or sk.dir.is_symlink()
 
 
 def _ignore(skill_dir: Path, skips: tuple[str, ...]) -> Callable[[str, list[str]], set[str]]:

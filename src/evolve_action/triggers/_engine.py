@@ -48,7 +48,7 @@ from evolve_action.harness import (
     session_cost_usd,
 )
 from evolve_action.harness import estimate as token_estimate
-from evolve_action.repo import EvalSet, Repository
+from evolve_action.repo import EvalSet, Repository, plugin_skills
 from evolve_action.triggers._verdicts import (
     QueryOutcome,
     RunRecord,
@@ -309,13 +309,15 @@ async def run(
                 skill=es.skill,
                 on_wait=lambda m: reporter.emit(events.RunWarning(message=m)),
             )
-            # a root skill (standalone repository, single-skill plugin) is installed from a copy
-            # named after it, alone: its directory is the checkout's, beside unrelated ones
-            with plan.staged_skill(es, options.tmp_root) as skill_dir:
+            # a root skill (standalone repository, single-skill plugin) or skills reached through
+            # symlinks are installed from copies named after them (plan.staged_skills_dir)
+            owner = options.repo.plugin(es.plugin)
+            beside = plugin_skills(owner) if owner is not None else []
+            with plan.staged_skills_dir(es, beside, options.tmp_root) as skills_dir:
                 ws = await asyncio.to_thread(
                     make_workspace,
                     # plugin mode: an empty workspace; the plugin itself comes in with --plugin-dir
-                    skill_dir.parent if options.install != "plugin" else NO_SKILLS,
+                    skills_dir if options.install != "plugin" else NO_SKILLS,
                     environ=options.environ,
                     tmp_root=options.tmp_root,
                 )
