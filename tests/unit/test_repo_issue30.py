@@ -284,3 +284,15 @@ def test_marketplace_entry_skills_add_and_a_strict_false_conflict_is_an_error(
     [error] = findings(repo)
     assert error.startswith(".claude-plugin/marketplace.json: plugin 'conflict' (plugins[0]): ")
     assert "Claude Code loads none of this plugin's skills (conflicting manifests)" in error
+
+
+def test_the_listing_check_installs_linked_and_root_skills_themselves(tmp_path: Path) -> None:
+    from evolve_action.checks import install_sets
+
+    repo = discover(linked_project_skills(tmp_path / "linked"), tmp_path)
+    [one] = install_sets(repo)
+    assert [m.skill for m in one.members] == ["plan", "ship"]
+    root = standalone_skill(tmp_path / "checkout")
+    skill(tmp_path, "sibling")
+    [solo] = install_sets(discover(root, root))
+    assert [(m.skill, m.dir) for m in solo.members] == [("tidy-notes", root)]

@@ -181,9 +181,10 @@ def install_sets(repo: Repository, *, install: Install = "skills") -> list[Insta
     with_skills: list[tuple[str, Path]] = []
     for plugin in repo.plugins:
         listed = _plugin_skill_list(repo, plugin.name)
-        # a skill at the plugin's root is itself (installed from a copy named after it); the
-        # others bring every skill of their directory, as the trigger tier installs them
-        at_root = tuple(m for m in listed if m.dir == plugin.dir)
+        # a skill at the plugin's root (installed from a copy named after it) or reached
+        # through a symlink is itself; the others bring every skill of their directory, as the
+        # trigger tier installs them
+        at_root = tuple(m for m in listed if m.dir == plugin.dir or m.dir.is_symlink())
         parents = dict.fromkeys(m.dir.parent for m in listed if m.dir != plugin.dir)
         members = at_root + tuple(
             SetMember(plugin=plugin.name, skill=d.name, dir=d)
