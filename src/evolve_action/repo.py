@@ -18,7 +18,13 @@ sources (`github`, `url`, `git-subdir`, …, or strings that are not `./`-relati
 `Repository.notices` as not evaluated here, and a remote entry naming the root's own plugin.json
 is the root plugin (a self-listing marketplace). With no marker at all, `skills/*/SKILL.md` (or
 `.claude/skills/*/SKILL.md`) form one implicit plugin named after the directory (a bare skill
-repository, layout `single`), found only when no ancestor has a marker.
+repository, layout `single`), found only when no ancestor has a marker; failing that, a
+`SKILL.md` at the top makes a standalone skill repository (one skill, named by its frontmatter).
+A plugin with a root `SKILL.md` and no `skills/` or `skills` key is a single-skill plugin, and a
+plugin.json `skills` key adds to `skills/` — both as the bundled Claude Code lists them
+(tests/integration/test_discovery_cli.py is the oracle). Files named like skill-creator's but in
+another shape are a note (`READ_FORMATS`), never read. `SkillPlaces` knows each skill directory
+by its path and, when a symlink inside the repository leads there, by its target too.
 
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
@@ -71,14 +77,16 @@ MANIFEST_PATHS: dict[str, str] = {"claude": CLAUDE_MANIFEST, "codex": CODEX_MANI
 MAX_TEXT_BYTES = 10 * 1024 * 1024
 """SKILL.md and manifests larger than this are refused (a user error, never a slow parse)."""
 
-NOT_RECOGNIZED = (
-    "is not a recognized plugin repository (no .claude-plugin/marketplace.json, "
-    "plugins/*/.claude-plugin/plugin.json, or .claude-plugin/plugin.json)"
-)
-NOT_FOUND = (
-    "no plugin repository found walking up from the working directory; recognized layouts: "
+ACCEPTED_LAYOUTS = (
     "marketplace (.claude-plugin/marketplace.json), multi (plugins/*/.claude-plugin/plugin.json), "
-    "single (.claude-plugin/plugin.json)"
+    "single (.claude-plugin/plugin.json), bare skills (skills/*/SKILL.md or "
+    ".claude/skills/*/SKILL.md, no manifest), standalone skill (SKILL.md at the top)"
+)
+"""Every layout discovery accepts, as error messages list them."""
+NOT_RECOGNIZED = f"is not a recognized plugin repository; accepted layouts: {ACCEPTED_LAYOUTS}"
+NOT_FOUND = (
+    "no plugin repository found walking up from the working directory; accepted layouts: "
+    + ACCEPTED_LAYOUTS
 )
 
 
@@ -138,6 +146,10 @@ class EvalSet:
     evolve's own `evals/<skill>/` sets (evolve's rule only)."""
     suite_paths: tuple[Path, ...] = ()
     """AgentEvals/AgentV suite files bound to this skill (`suite_bindings`), in path order."""
+    content_skips: tuple[str, ...] = ()
+    """Path prefixes (relative to `skill_dir`) the eval `content_hash` leaves out: the results
+    files and reports this tool writes inside a skill whose directory is a root (a standalone
+    skill, a single-skill plugin), so recording results never makes the skill look modified."""
 
     @property
     def has_evals(self) -> bool:
@@ -244,7 +256,7 @@ class SkillPlaces:
 
     def owners(self, rel: str) -> tuple[SkillKey, ...]:
         """The skills whose files include the root-relative path `rel` (existing or not)."""
-        found = [k for d, k in self.dirs if rel.startswith(d + "/")]
+        found = [k for d, k in self.dirs if _owns(d, rel)]
         found += [k for f, k in self.files if rel == f]
         if not found:
             for directory, plugin, is_skill in self.containers:
@@ -359,13 +371,14 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         kind = classify(base, forced)
         if kind is None and forced is None and _bare_skills_dir(base) is not None:
             return _build_bare(base)
+        if kind is None and forced is None and _is_standalone(base):
+            return _build_standalone(base)
         if kind is None and forced is not None:
             raise _wrong_layout(base, forced)
         if kind is None:
             raise SpecError(
                 f"{base} {NOT_RECOGNIZED}",
-                hint="pass --root at the repository root (a directory with one of those, or "
-                "with skills/*/SKILL.md)",
+                hint="pass --root at the repository root (a directory with one of those)",
             )
         return _build(base, kind)
     here = absolute(cwd)
@@ -381,6 +394,13 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         while True:
             if _bare_skills_dir(here) is not None:
                 return _build_bare(here)
+            if here.parent == here:
+                break
+            here = here.parent
+        here = absolute(cwd)
+        while True:
+            if _is_standalone(here):
+                return _build_standalone(here)
             if here.parent == here:
                 break
             here = here.parent
@@ -420,6 +440,11 @@ def _wrong_layout(base: Path, forced: Layout) -> SpecError:
             f"it has bare skills under {rel_path(base, skills)}/ and no manifest",
             "drop --layout: the skills then form one implicit plugin",
         )
+    elif _is_standalone(base):
+        found, hint = (
+            "it is a standalone skill (SKILL.md at the top, no manifest)",
+            "drop --layout: the repository is then evaluated as that one skill",
+        )
     else:
         found, hint = "no plugin repository is there", "pass --root at the repository root"
     return SpecError(
@@ -434,7 +459,7 @@ BARE_SKILL_DIRS = ("skills", ".claude/skills")
 def _bare_skills_dir(directory: Path) -> Path | None:
     for rel in BARE_SKILL_DIRS:
         skills = directory / rel
-        if any((path / "SKILL.md").is_file() for _, path in _subdirs(skills)):
+        if _has_skills(skills):
             return skills
     return None
 
@@ -455,6 +480,47 @@ def _build_bare(root: Path) -> Repository:
     note = (
         f"note: no plugin manifest: the skills under {where}/ form one implicit plugin "
         f"'{root.name}' (named after the repository directory)"
+    )
+    return _finish(
+        Repository(root=root, layout="single", plugins=(plugin,), notices=(note,)), extra=None
+    )
+
+
+def _is_standalone(directory: Path) -> bool:
+    """A standalone skill repository: a `SKILL.md` at the top and no manifest (issue 30)."""
+    return (directory / "SKILL.md").is_file()
+
+
+def root_skill_name(skill_md: Path, fallback: str) -> str:
+    """The name of a skill whose directory is a plugin's or repository's root: its frontmatter
+    `name` (as Claude Code names a single-skill plugin's skill) when usable as a directory name,
+    else `fallback` (the plugin's or the directory's name). Never raises."""
+    try:
+        front = parse_frontmatter(read_text(skill_md), skill_md)
+    except EvolveError:
+        return fallback
+    name = trim_space(front.fields.get("name", "")) if front is not None else ""
+    unusable = not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
+    return fallback if unusable else name
+
+
+def _build_standalone(root: Path) -> Repository:
+    """The repository is one skill (skill-creator's layout: installed by copying it into a
+    `skills/` directory): one implicit plugin holding that skill, named after it."""
+    name = root_skill_name(root / "SKILL.md", root.name)
+    plugin = Plugin(
+        name=name,
+        dir=root,
+        rel=".",
+        skills_dir=root / "skills",
+        evals_dir=root / "evals",
+        skill_dirs=(root,),
+        manifest=False,
+        root=root,
+    )
+    note = (
+        f"note: SKILL.md at the top and no plugin manifest: a standalone skill repository, "
+        f"evaluated as skill '{name}'"
     )
     return _finish(
         Repository(root=root, layout="single", plugins=(plugin,), notices=(note,)), extra=None
@@ -543,6 +609,7 @@ def _finish(repo: Repository, *, extra: tuple[Plugin, str] | None) -> Repository
         problems=tuple(dict.fromkeys(problems)),
         evolve_marker=evolve_marker(repo.root),
     )
+    unbound.extend(_foreign_notes(shaped))
     for path, names in _unbound_eval_files(shaped):
         unbound.append(
             f"note: {shaped.rel(path)} looks like skill-creator eval definitions but is bound to "
@@ -563,7 +630,7 @@ PROJECT_SKILLS = ".claude/skills"
 def _project_plugin(root: Path, plugins: tuple[Plugin, ...]) -> tuple[Plugin, str] | None:
     """`.claude/skills/*/SKILL.md` beside the repository's plugins, as one more plugin."""
     directory = root / PROJECT_SKILLS
-    if not any((path / "SKILL.md").is_file() for _, path in _subdirs(directory)):
+    if not _has_skills(directory):
         return None
     if any(p.skills_dir == directory or directory in (p.skill_dirs or ()) for p in plugins):
         return None
@@ -615,7 +682,8 @@ def _kind_of(value: Any) -> str:
 def _manifest_skills(
     root: Path, directory: Path
 ) -> tuple[tuple[Path, ...] | None, list[RepoProblem]]:
-    """plugin.json's `skills` (a path or list of paths relative to the plugin root), if any."""
+    """plugin.json's `skills` (a path or list of paths relative to the plugin root) after the
+    default `skills/`, if the key is there."""
     manifest = read_manifest(directory / CLAUDE_MANIFEST)
     if not manifest.ok or not isinstance(manifest.value, dict) or "skills" not in manifest.value:
         return None, []
@@ -633,7 +701,9 @@ def _manifest_skills(
                 check="plugin.skills_field",
             )
         ]
-    return tuple(absolute(directory / p) for p in paths), []
+    # Measured with the bundled CLI (2.1.332, tests/integration/test_discovery_cli.py): the key
+    # adds to the default `skills/` rather than replacing it (a marketplace entry's list replaces).
+    return (directory / "skills", *(absolute(directory / p) for p in paths)), []
 
 
 def escapes(root: Path, path: Path) -> bool:
@@ -877,12 +947,18 @@ def _claude_marketplace(
             problems.append(_outside(root, directory, f"plugin '{name}' (source {local})"))
             continue
         listed = _path_list(entry.get("skills")) if "skills" in entry else None
-        skill_dirs: tuple[Path, ...] | None = None
+        strict = entry.get("strict") is not False
+        if not strict and listed is not None and (directory / CLAUDE_MANIFEST).is_file():
+            problems.append(_conflict(index, name, directory, root))
+            continue  # Claude Code loads nothing of it (measured, CLI 2.1.332)
+        skill_dirs, problem = _manifest_skills(root, directory) if strict else (None, [])
+        problems.extend(problem)
         if listed is not None:
-            skill_dirs = tuple(absolute(directory / item) for item in listed)
-        elif entry.get("strict") is not False:
-            skill_dirs, problem = _manifest_skills(root, directory)
-            problems.extend(problem)
+            # Measured with CLI 2.1.332: an entry's `skills` add to the plugin's own (its
+            # `skills/` and plugin.json's), except for a plugin at the marketplace's root (`./`),
+            # whose listed skills replace `skills/`.
+            own = skill_dirs or ((directory / "skills",) if directory != root else ())
+            skill_dirs = (*own, *(absolute(directory / item) for item in listed))
         plugins[name] = Plugin(
             name=name,
             dir=directory,
@@ -906,6 +982,19 @@ def _claude_marketplace(
     return ordered, tuple(notices), tuple(problems)
 
 
+def _conflict(index: int, name: str, directory: Path, root: Path) -> RepoProblem:
+    """`strict: false` with skills in the entry while the plugin has its own plugin.json."""
+    return _entry_problem(
+        index,
+        name,
+        "strict",
+        f"`strict: false` with `skills` in the entry, and {rel_path(root, directory)}/"
+        f"{CLAUDE_MANIFEST} exists; Claude Code loads none of this plugin's skills (conflicting "
+        "manifests) — drop `strict: false` (the entry's skills then add to the plugin's), or "
+        "remove the plugin.json",
+    )
+
+
 def _single_name(root: Path) -> str:
     manifest = read_manifest(root / CLAUDE_MANIFEST)
     if manifest.ok and isinstance(manifest.value, dict):
@@ -913,6 +1002,24 @@ def _single_name(root: Path) -> str:
         if isinstance(name, str):
             return name
     return root.name
+
+
+def _entries(directory: Path) -> list[tuple[str, Path]]:
+    """Every entry of `directory` (symlinks too), sorted by name bytes (missing → empty)."""
+    try:
+        with os.scandir(directory) as entries:
+            found = [(e.name, directory / e.name) for e in entries]
+    except OSError:
+        return []
+    return sorted(found, key=lambda item: item[0].encode("utf-8", "surrogateescape"))
+
+
+def _has_skills(directory: Path) -> bool:
+    """Whether `directory` holds a `<name>/SKILL.md`, `<name>` a directory or a symlink to one
+    (`.claude/skills/x -> ../../.agents/skills/x`: Claude Code follows it). A link leaving the
+    repository counts here, so the repository is found and the link reported (`repo.outside`);
+    its skill is never read (`plugin_skills`)."""
+    return any((path / "SKILL.md").is_file() for _, path in _entries(directory))
 
 
 def _subdirs(directory: Path) -> list[tuple[str, Path]]:
@@ -965,13 +1072,19 @@ def _eval_set(
     suite_paths: tuple[Path, ...] = (),
 ) -> EvalSet:
     """The one way an `EvalSet` is made: results always live in `<plugin>/evals/<skill>/`."""
+    results_dir = plugin.evals_dir / skill
+    skips: tuple[str, ...] = ()
+    if absolute(skill_dir) == absolute(plugin.dir):
+        inner = rel_path(absolute(skill_dir), absolute(results_dir))
+        skips = (f"{inner}/results.", "EVALUATION.")
     return EvalSet(
+        content_skips=skips,
         plugin=plugin.name,
         plugin_dir=plugin.dir,
         plugin_rel=plugin.rel,
         skill=skill,
         skill_dir=skill_dir,
-        results_dir=plugin.evals_dir / skill,
+        results_dir=results_dir,
         triggers_path=triggers,
         evals_path=evals,
         fixture_bases=fixture_bases,
@@ -1004,7 +1117,11 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
             evals = find_one(directory, "evals")
             if triggers is None and evals is None:
                 continue
-            skill_dir = listed[skill] if listed is not None else plugin.skills_dir / skill
+            skill_dir = (
+                listed[skill]
+                if listed is not None
+                else skills.get(skill, plugin.skills_dir / skill)
+            )
             found[skill] = _eval_set(plugin, skill, skill_dir, triggers=triggers, evals=evals)
         for sk in plugin_skills(plugin):
             if sk.name in found or not evals_ok:
@@ -1025,9 +1142,27 @@ def _eval_sets(repo: Repository) -> Iterable[EvalSet]:
         yield from (found[k] for k in sorted(found, key=lambda k: k.encode("utf-8", "replace")))
 
 
+def _owns(directory: str, rel: str) -> bool:
+    """Whether the root-relative `directory` holds `rel`; the root (`.`, a standalone skill)
+    holds every path outside hidden directories, as the skill's fingerprint does."""
+    if directory == ".":
+        return not any(part.startswith(".") for part in rel.split("/")[:-1])
+    return rel.startswith(directory + "/")
+
+
 def _places(repo: Repository) -> SkillPlaces:
-    def rel(path: Path) -> str:
-        return rel_path(repo.root, path)
+    real_root = os.path.realpath(repo.root)
+
+    def rels(path: Path) -> list[str]:
+        """`path` relative to the root, and where it really is when a symlink inside the
+        repository leads there (`.claude/skills -> ../.agents/skills`): a change at either
+        place touches it. Links leaving the repository are never followed."""
+        shown = rel_path(repo.root, path)
+        real = os.path.realpath(path)
+        if real == real_root or not _within(real_root, real):
+            return [shown]
+        target = Path(real).relative_to(real_root).as_posix()
+        return [shown] if target == shown else [shown, target]
 
     existing: dict[SkillKey, None] = {}
     dirs: list[tuple[str, SkillKey]] = []
@@ -1036,27 +1171,32 @@ def _places(repo: Repository) -> SkillPlaces:
     for plugin in repo.plugins:
         for sk in plugin_skills(plugin):
             existing.setdefault((plugin.name, sk.name), None)
-            dirs.append((rel(sk.dir), (plugin.name, sk.name)))
+            dirs += [(r, (plugin.name, sk.name)) for r in rels(sk.dir)]
         if plugin.skill_dirs is None:
-            containers.append((rel(plugin.skills_dir), plugin.name, False))
-            containers.append((rel(plugin.evals_dir), plugin.name, False))
+            containers += [(r, plugin.name, False) for r in rels(plugin.skills_dir)]
+            containers += [(r, plugin.name, False) for r in rels(plugin.evals_dir)]
         else:
             for listed in plugin.skill_dirs:
                 is_skill = os.path.lexists(listed / "SKILL.md") or not listed.is_dir()
-                containers.append((rel(listed), plugin.name, is_skill))
+                is_skill = is_skill and listed != plugin.skills_dir  # the default, kept by a key
+                if listed == plugin.dir:
+                    continue  # the root as a skill: its directory entry above covers it
+                containers += [(r, plugin.name, is_skill) for r in rels(listed)]
                 if is_skill:
-                    containers.append((rel(plugin.evals_dir / listed.name), plugin.name, True))
-        manifests += [(rel(plugin.dir / m), plugin.name) for m in MANIFEST_PATHS.values()]
+                    evals = plugin.evals_dir / listed.name
+                    containers += [(r, plugin.name, True) for r in rels(evals)]
+        for manifest in MANIFEST_PATHS.values():
+            manifests += [(r, plugin.name) for r in rels(plugin.dir / manifest)]
     files: list[tuple[str, SkillKey]] = []
     orphans: set[SkillKey] = set()
     for es in repo.eval_sets():
         key = (es.plugin, es.skill)
         if key not in existing:
             orphans.add(key)
-        dirs.append((rel(es.results_dir), key))
+        dirs += [(r, key) for r in rels(es.results_dir)]
         for path in (es.triggers_path, es.evals_path, *es.suite_paths):
             if path is not None:
-                files.append((rel(path), key))
+                files += [(r, key) for r in rels(path)]
     return SkillPlaces(
         existing=tuple(existing),
         orphans=frozenset(orphans),
@@ -1075,9 +1215,57 @@ IN_SKILL_TRIGGER_NAMES = ("trigger*.json", "eval_set.json")
 """skill-creator's trigger eval sets (a bare JSON array), looked for in `<skill>/evals/`."""
 
 
-def _trigger_files(where: Path) -> list[Path]:
+READ_FORMATS = (
+    "evolve's evals/<skill>/triggers.<ext> and evals.<ext>; skill-creator's evals/evals.json "
+    '({"evals": [...]}) and trigger array ([{"query", "should_trigger"}] in trigger*.json or '
+    "eval_set.json); AgentEvals EVAL.yaml and AgentV suites"
+)
+"""The definition formats evolve-action reads, as notes about other files name them."""
+
+
+def _named_trigger_files(where: Path) -> list[Path]:
     found = {p for pattern in IN_SKILL_TRIGGER_NAMES for p in where.glob(pattern) if p.is_file()}
     return sorted(found, key=lambda p: p.name.encode("utf-8", "surrogateescape"))
+
+
+def _claims(path: Path) -> bool:
+    """Whether a file named like skill-creator's is in its shape (so validated strictly): a
+    trigger array (or evolve's `{"triggers": [...]}`) or an `{"evals": [...]}` object. A file
+    that is not JSON at all stays claimed: its syntax error is worth reporting."""
+    manifest = read_manifest(path)
+    if not manifest.ok:
+        return True
+    value = manifest.value
+    if path.name == "evals.json":
+        return isinstance(value, dict) and "evals" in value
+    return isinstance(value, list) or (isinstance(value, dict) and "triggers" in value)
+
+
+def _trigger_files(where: Path) -> list[Path]:
+    """skill-creator's trigger files in `where` that are in its shape (`_claims`)."""
+    return [p for p in _named_trigger_files(where) if _claims(p)]
+
+
+def _foreign_notes(repo: Repository) -> list[str]:
+    """A note per file named like a definition the tool reads but in another shape (issue 30):
+    never validated, never an error."""
+    places: dict[Path, None] = {absolute(repo.root / "evals"): None}
+    for plugin in repo.plugins:
+        places[absolute(plugin.evals_dir)] = None
+        for sk in plugin_skills(plugin):
+            places[absolute(sk.dir / "evals")] = None
+    notes: list[str] = []
+    for where in places:
+        if escapes(repo.root, where):
+            continue
+        candidates = [*_named_trigger_files(where), where / "evals.json"]
+        for path in candidates:
+            if path.is_file() and not _claims(path):
+                notes.append(
+                    f"note: {repo.rel(path)} is not in a format evolve-action reads (not "
+                    f"evaluated, not checked); formats read: {READ_FORMATS}"
+                )
+    return notes
 
 
 def in_skill_trigger_files(skill_dir: Path) -> list[Path]:
@@ -1094,6 +1282,7 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
     skill-creator resolves them. Several trigger files → `SpecError` naming them.
     """
     evals = skill.dir / IN_SKILL_EVALS
+    evals_ok = evals.is_file() and _claims(evals)  # another tool's file: a note, never read
     triggers = in_skill_trigger_files(skill.dir)
     if len(triggers) > 1:
         shown = ", ".join(str(p.absolute()) for p in triggers)
@@ -1103,14 +1292,14 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
             hint="rename or delete all but one (evolve-action reads trigger*.json or "
             "eval_set.json in the skill's evals/ directory)",
         )
-    if not evals.is_file() and not triggers:
+    if not evals_ok and not triggers:
         return None
     return _eval_set(
         plugin,
         skill.name,
         skill.dir,
         triggers=triggers[0] if triggers else None,
-        evals=evals if evals.is_file() else None,
+        evals=evals if evals_ok else None,
         fixture_bases=(skill.dir, *((plugin.root,) if plugin.root is not None else ())),
     )
 
@@ -1150,11 +1339,14 @@ def _scan_levels(
         everything.extend(skills)
         scopes.setdefault(absolute(plugin.evals_dir), []).extend(skills)
     scopes.setdefault(absolute(repo.root / "evals"), everything)
+    own = {absolute(s.dir / "evals") for _, s in everything}
     bound: dict[SkillKey, EvalSet] = {}
     unbound: list[tuple[Path, list[str]]] = []
     for directory, scope in scopes.items():
+        if directory in own:
+            continue  # a skill's own evals/ (a root skill's): read as its in-skill set
         evals = directory / "evals.json"
-        evals_path = evals if evals.is_file() else None
+        evals_path = evals if evals.is_file() and _claims(evals) else None
         triggers = _trigger_files(directory)
         if evals_path is None and not triggers:
             continue
@@ -1205,19 +1397,32 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
     A plugin with an explicit `skills` list (a marketplace entry's or plugin.json's) has those: a
     listed directory holding SKILL.md is one skill, any other listed directory is globbed like
     `skills/` (list order, duplicates dropped). A skill directory resolving outside the repository
-    is never a skill (the repository's problems name it).
+    is never a skill (the repository's problems name it). A directory that is the plugin's own
+    root (a standalone skill repository, or a single-skill plugin: a root SKILL.md with no
+    `skills/` directory and no `skills` key, as Claude Code ≥ 2.1.142 loads it) is one skill named
+    by `root_skill_name`.
     """
     inside = _inside_check(plugin)
+    if (
+        plugin.skill_dirs is None
+        and not os.path.lexists(plugin.skills_dir)
+        and (plugin.dir / "SKILL.md").is_file()
+        and inside(plugin.dir)
+    ):
+        return [_root_skill(plugin)]
     if plugin.skill_dirs is not None:
         seen: dict[Path, Skill] = {}
         for listed in plugin.skill_dirs:
             candidates = (
                 [listed]
                 if os.path.lexists(listed / "SKILL.md")
-                else [p for _, p in _subdirs(listed) if os.path.lexists(p / "SKILL.md")]
+                else [p for _, p in _entries(listed) if os.path.lexists(p / "SKILL.md")]
             )
             for directory in candidates:
                 if not inside(directory):
+                    continue
+                if directory == plugin.dir:
+                    seen.setdefault(directory, _root_skill(plugin))
                     continue
                 seen.setdefault(
                     directory,
@@ -1246,6 +1451,16 @@ def plugin_skills(plugin: Plugin) -> list[Skill]:
                 )
             )
     return found
+
+
+def _root_skill(plugin: Plugin) -> Skill:
+    """The one skill of a plugin whose root is the skill directory."""
+    return Skill(
+        name=root_skill_name(plugin.dir / "SKILL.md", plugin.name),
+        plugin=plugin.name,
+        dir=plugin.dir,
+        skill_md=plugin.dir / "SKILL.md",
+    )
 
 
 def absolute(path: Path) -> Path:

@@ -202,12 +202,6 @@ CASES: list[Case] = [
         (CHANGELOG_TRIGGERS, "query"),
     ),
     Case(
-        "no-assertions",
-        lambda r: put(r, CHANGELOG_EVALS, json.dumps({"evals": [{"id": "a", "prompt": "p"}]})),
-        1,
-        (CHANGELOG_EVALS,),
-    ),
-    Case(
         "re2-rejects-lookahead",
         lambda r: edit(r, CSV_EVALS, '"pattern": "1,845\\\\.50"', '"pattern": "(?=1,845)"'),
         1,
@@ -407,6 +401,14 @@ def test_malformed_input(repo: Path, case: Case) -> None:
         assert "FAIL: " in result.err
     else:
         assert result.err.startswith("error: ")
+
+
+def test_a_case_without_assertions_is_not_graded_yet_and_passes_strict(repo: Path) -> None:
+    """skill-creator's first draft (a prompt, no assertions) is a warning, even with --strict."""
+    put(repo, CHANGELOG_EVALS, json.dumps({"evals": [{"id": "a", "prompt": "p"}]}))
+    result = run(repo, "--strict", "--no-signals")
+    assert result.code == 0, result.text
+    assert f'WARN: {CHANGELOG_EVALS}:1: eval "a": not graded yet: add assertions' in result.err
 
 
 def test_findings_without_strict_exit_zero_with_a_warning(repo: Path) -> None:

@@ -329,18 +329,27 @@ class FakeGitHub:
         parents: Sequence[str] = (),
         branch: str | None = None,
         message: str = "test commit",
+        symlinks: Mapping[str, str] | None = None,
     ) -> str:
-        """Write a commit: the first parent's tree with `files` applied (None deletes). Moves `branch`."""
+        """Write a commit: the first parent's tree with `files` applied (None deletes) and
+        `symlinks` (path → link text) added. Moves `branch`."""
         repo = self._repo(repo)
-        entries = [
-            {"path": path, "mode": "100644", "type": "blob", "content": content}
-            for path, content in files.items()
-            if content is not None
-        ] + [
-            {"path": path, "mode": "100644", "type": "blob", "sha": None}
-            for path, content in files.items()
-            if content is None
-        ]
+        entries = (
+            [
+                {"path": path, "mode": "100644", "type": "blob", "content": content}
+                for path, content in files.items()
+                if content is not None
+            ]
+            + [
+                {"path": path, "mode": "120000", "type": "blob", "content": target}
+                for path, target in (symlinks or {}).items()
+            ]
+            + [
+                {"path": path, "mode": "100644", "type": "blob", "sha": None}
+                for path, content in files.items()
+                if content is None
+            ]
+        )
         base_tree = self._commit_tree_sha(repo, parents[0]) if parents else None
         tree = self._write_tree(repo, base_tree, entries)
         args = ["commit-tree", tree, "-m", message]

@@ -365,6 +365,98 @@ def outside_symlink(root: Path, outside: Path) -> Path:
     return root
 
 
+# --- issue 30: the shapes people actually have -------------------------------------------------
+
+
+def standalone_skill(root: Path) -> Path:
+    """The repository is the skill (skill-creator's layout): a root SKILL.md named `tidy-notes`
+    (the checkout directory is named otherwise), skill-creator's `evals/evals.json` with one case
+    graded by `{"id", "text"}` assertions and one saved without assertions yet, a trigger array,
+    a fixture, and the author's own `evals/trigger-queries.json` in a shape the tool does not read.
+    """
+    put(
+        root,
+        "SKILL.md",
+        "---\nname: tidy-notes\ndescription: Tidies meeting notes. Use when asked to tidy "
+        "notes.\n---\n\n# Tidy notes\n\nSort the notes by topic.\n",
+    )
+    put(root, "README.md", "# tidy-notes\n\nInstall: copy this directory into skills/.\n")
+    put(
+        root,
+        "evals/evals.json",
+        {
+            "skill_name": "tidy-notes",
+            "evals": [
+                {
+                    "id": 1,
+                    "prompt": "Tidy evals/files/notes.txt",
+                    "expected_output": "notes sorted by topic",
+                    "files": ["evals/files/notes.txt"],
+                    "assertions": [{"id": "a1", "text": "the notes are sorted by topic"}],
+                },
+                {"id": 2, "prompt": "Tidy these notes: b, a", "expected_output": "a, b"},
+            ],
+        },
+    )
+    put(root, "evals/files/notes.txt", "b: two\na: one\n")
+    put(root, "evals/trigger-evals.json", trigger_array("tidy-notes", 4))
+    put(root, "evals/trigger-queries.json", {"queries": ["tidy my notes", "what time is it"]})
+    put(root, ".github/workflows/ci.yml", "on: push\n")
+    return root
+
+
+def root_skill_plugin(root: Path) -> Path:
+    """A plugin whose SKILL.md is at its root: no `skills/`, no `skills` key (Claude Code ≥
+    2.1.142 loads it as one skill, `humanizer:humanizer`)."""
+    put(root, MANIFEST, {"name": "humanizer", "version": "1.0.0"})
+    skill(root, ".")
+    put(root, "SKILL.md", (root / "SKILL.md").read_text().replace("name: .", "name: humanizer"))
+    put(root, "evals/trigger-evals.json", trigger_array("humanizer", 2))
+    put(root, "README.md", "# humanizer\n")
+    return root
+
+
+def marketplace_root_skill_plugin(root: Path) -> Path:
+    """A marketplace whose one local plugin keeps its SKILL.md at the plugin root."""
+    marketplace(root, [{"name": "voice", "source": "./plugins/voice"}])
+    put(root, f"plugins/voice/{MANIFEST}", {"name": "voice"})
+    skill(root, "plugins/voice")
+    triggers(root, "plugins/voice/evals/voice", "voice")
+    return root
+
+
+def symlinked_project_skills(root: Path) -> Path:
+    """Claude plus Codex: the skills live in `.agents/skills/`, `.claude/skills` links there."""
+    skill(root, ".agents/skills/lint")
+    skill(root, ".agents/skills/docs")
+    triggers(root, "evals/lint", "lint")
+    (root / ".claude").mkdir(parents=True, exist_ok=True)
+    (root / ".claude/skills").symlink_to("../.agents/skills", target_is_directory=True)
+    return root
+
+
+def linked_project_skills(root: Path) -> Path:
+    """Claude plus Codex, one link per skill: `.claude/skills/<x> -> ../../.agents/skills/<x>`."""
+    skill(root, ".agents/skills/plan")
+    skill(root, ".agents/skills/ship")
+    triggers(root, "evals/ship", "ship")
+    (root / ".claude/skills").mkdir(parents=True, exist_ok=True)
+    for name in ("plan", "ship"):
+        (root / ".claude/skills" / name).symlink_to(
+            f"../../.agents/skills/{name}", target_is_directory=True
+        )
+    return root
+
+
+def shape_links(root: Path) -> dict[str, str]:
+    """Symlinks of a built shape (root-relative path → link text), `.git` left out."""
+    return {
+        p.relative_to(root).as_posix(): p.readlink().as_posix()
+        for p in sorted(root.rglob("*"))
+        if p.is_symlink() and ".git" not in p.relative_to(root).parts
+    }
+
+
 @dataclass(frozen=True)
 class Edit:
     """A shape, the skills Claude Code loads from it, and the one file a PR edits."""
@@ -376,6 +468,8 @@ class Edit:
     """Root-relative file the PR edits."""
     touched: str
     """`plugin/skill` the edit touches."""
+    unrelated: str = "README.md"
+    """A root-relative file whose change touches no skill."""
 
 
 SHAPE_EDITS: dict[str, Edit] = {
@@ -439,5 +533,37 @@ SHAPE_EDITS: dict[str, Edit] = {
         "plugins/listed/skills/listed-skill/SKILL.md",
         "listed/listed-skill",
     ),
+    "standalone-skill": Edit(
+        standalone_skill,
+        {"tidy-notes": ["tidy-notes"]},
+        "SKILL.md",
+        "tidy-notes/tidy-notes",
+        unrelated=".github/workflows/ci.yml",
+    ),
+    "root-skill-plugin": Edit(
+        root_skill_plugin,
+        {"humanizer": ["humanizer"]},
+        "SKILL.md",
+        "humanizer/humanizer",
+        unrelated=".github/workflows/ci.yml",
+    ),
+    "marketplace-root-skill-plugin": Edit(
+        marketplace_root_skill_plugin,
+        {"voice": ["voice"]},
+        "plugins/voice/SKILL.md",
+        "voice/voice",
+    ),
+    "symlinked-project-skills": Edit(
+        symlinked_project_skills,
+        {"shape": ["docs", "lint"]},
+        ".agents/skills/lint/SKILL.md",
+        "shape/lint",
+    ),
+    "linked-project-skills": Edit(
+        linked_project_skills,
+        {"shape": ["plan", "ship"]},
+        ".agents/skills/ship/SKILL.md",
+        "shape/ship",
+    ),
 }
-"""Every shape of issue 21 with the edit a PR makes; the root directory is named `shape`."""
+"""Every shape of issues 21 and 30 with the edit a PR makes; the root directory is named `shape`."""

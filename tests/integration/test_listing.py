@@ -262,3 +262,20 @@ def test_the_cli_listing_budget_rule(tmp_path: Path, claude_cli: Path) -> None:
     small, names = _capture(tmp_path, 120, 324, "claude-sonnet-4-6")
     assert 7_500 <= small.chars <= 8_000
     assert sum(1 for e in small.entries if e.name in set(names) and e.description is None) >= 115
+
+
+def test_a_standalone_skill_is_listed_under_its_own_name(tmp_path: Path, claude_cli: Path) -> None:
+    """Issue 30: the checkout is named otherwise and has siblings with a SKILL.md of their own;
+    the check installs the skill alone, from a copy named after it, and finds it listed whole."""
+    from tests.helpers.repo_shapes import skill, standalone_skill
+
+    root = standalone_skill(tmp_path / "checkout")
+    skill(tmp_path, "sibling")  # beside the checkout: never installed
+    env = _environ(tmp_path)
+    repo = discover(root, root)
+    [one] = install_sets(repo)
+    assert [(m.skill, m.dir) for m in one.members] == [("tidy-notes", root)]
+    report = _check(root, env)
+    [sl] = report.sets
+    assert [(s.skill, s.status) for s in sl.skills] == [("tidy-notes", "whole")]
+    assert report.findings == ()

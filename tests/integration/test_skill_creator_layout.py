@@ -119,3 +119,68 @@ def test_skill_creator_definitions_run_in_place(
         assert code == 0
         assert "0 case(s) in 0 unit(s) to run; 1 unit(s) up to date\n" in out, out
         assert out.strip().endswith("estimate: no agent sessions, $0.00"), out
+
+
+def test_a_standalone_skill_repository_runs_in_place(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    """Issue 30: the repository is the skill (root SKILL.md, skill-creator's files beside it, no
+    manifest), checked out under another directory name, with a case saved without assertions:
+    triggers and evals run, the draft case is not run, and a second run plans nothing."""
+    import subprocess
+
+    repo = tmp_path / "checkout"
+    skill_creator_repo(tmp_path / "src")
+    (tmp_path / "src/skills/sample-reader").rename(repo)
+    doc = json.loads((repo / "evals/evals.json").read_text())
+    doc["evals"].append({"id": 2, "prompt": "Read it again", "expected_output": "hello"})
+    write(repo, "evals/evals.json", json.dumps(doc, indent=2))
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    srv = model_server(POLICY)
+    env = scripted_env(tmp_path, srv.base_url)
+    common = ["--model", MODEL, "--jobs", "1"]
+
+    code, out, err = run_cli(["run", "triggers", *common, "--runs", "1"], env, repo / "evals")
+    assert code == 0, out + err
+    code, out, err = run_cli(["run", "evals", *common, "--no-baseline"], env, repo)
+    assert code == 0, out + err
+    assert "sample-reader/sample-reader: 1 eval case not graded yet (2)" in out + err
+
+    results = json.loads((repo / "evals/sample-reader/results.json").read_text())
+    assert (results["plugin"], results["skill"]) == ("sample-reader", "sample-reader")
+    entry = results["models"][f"anthropic/{MODEL}"]
+    verdicts = {r["query"]: r["passed"] for r in entry["triggers"]["results"]}
+    assert verdicts == {
+        "Read the sample file sample.txt to me": True,
+        "What is the capital of France?": True,
+    }
+    [case] = entry["evals"]["results"]
+    assert (case["id"], case["passed"]) == ("1", True), json.dumps(case, indent=1)
+    for again in (["triggers"], ["evals", "--no-baseline"]):
+        code, out, _ = run_cli(
+            ["run", *again, *common, "--new", "--modified", "--dry-run"], env, repo
+        )
+        assert code == 0
+        assert "0 case(s) in 0 unit(s) to run; 1 unit(s) up to date\n" in out, out
+
+
+def test_skills_linked_one_by_one_are_installed_for_triggers(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    """Issue 30: `.claude/skills/<x> -> ../../.agents/skills/<x>` (Claude plus Codex): the trigger
+    tier installs the linked skills (from copies), so the skill under test is loaded."""
+    from tests.helpers.repo_shapes import linked_project_skills
+
+    repo = linked_project_skills(tmp_path / "linked")
+    srv = model_server(POLICY)
+    env = scripted_env(tmp_path, srv.base_url)
+    code, out, err = run_cli(
+        ["run", "triggers", "--model", MODEL, "--jobs", "1", "--runs", "1"], env, repo
+    )
+    assert code == 0, out + err
+    assert "ERRORED" not in out + err and "was not loaded" not in out + err
+    results = json.loads((repo / "evals/ship/results.json").read_text())
+    runs = results["models"][f"anthropic/{MODEL}"]["triggers"]["results"]
+    assert len(runs) == 2 and not any(r.get("runtime_error") for r in runs)
+    listed = {s for r in srv.requests if r["path"] == "/v1/messages" for s in r.get("skills", [])}
+    assert {"plan", "ship"} <= listed

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.helpers.fake_github import FakeGitHub
-from tests.helpers.repo_shapes import SHAPE_EDITS, project_skills
+from tests.helpers.repo_shapes import SHAPE_EDITS, project_skills, shape_links
 
 from evolve_action.cli import main
 from evolve_action.errors import EnvironmentProblem
@@ -324,13 +324,17 @@ def local_pr(root: Path, change: dict[str, str | None]) -> Touched:
 
 
 def action_pr(
-    tmp_path: Path, files: dict[str, str], change: dict[str, str | None]
+    tmp_path: Path,
+    files: dict[str, str],
+    change: dict[str, str | None],
+    links: dict[str, str] | None = None,
+    fail_on: str = "error",
 ) -> dict[str, str]:
     """The action's `pr` job on a same-repository PR against the fake GitHub (Tier 0 only)."""
     with FakeGitHub.start(tmp_path) as gh:
         gh.add_token("ghs_t", kind="installation")
         repo = gh.add_repo("octo/shape")
-        base = gh.commit(repo, dict(files), branch="main")
+        base = gh.commit(repo, dict(files), branch="main", symlinks=links)
         head = gh.commit(repo, dict(change), parents=[base], branch="feature")
         pull = gh.add_pull(repo, head_ref="feature", files=list(change))
         ws = tmp_path / "shape"  # GitHub checks out into a directory named after the repository
@@ -372,7 +376,7 @@ def action_pr(
             "INPUT_GITHUB_TOKEN": "ghs_t",
             "INPUT_ANTHROPIC_API_KEY": "",
             "INPUT_COMMENT": "always",
-            "INPUT_FAIL_ON": "error",
+            "INPUT_FAIL_ON": fail_on,
         }
         out, err = io.StringIO(), io.StringIO()
         code = main(["pr"], env, stdout=out, stderr=err, cwd=ws)
@@ -406,7 +410,7 @@ def test_each_shape_through_pr_local_and_the_action(tmp_path: Path, name: str) -
     change: dict[str, str | None] = {case.edit: edited(root, case.edit)}
     touched = local_pr(root, change)
     assert (touched.keys, touched.removed) == ((case.touched,), ())
-    outputs = action_pr(tmp_path / "action", files, change)
+    outputs = action_pr(tmp_path / "action", files, change, shape_links(root))
     assert json.loads(outputs["evaluated_skills"]) == [case.touched]
 
 
@@ -425,3 +429,82 @@ def test_a_skill_deleted_while_its_evals_stay_is_removed_and_the_rest_runs(tmp_p
     outputs = action_pr(tmp_path / "action", files, change)
     assert json.loads(outputs["evaluated_skills"]) == ["shape/review"]
     assert "removed shape/commit" in outputs["summary"]
+
+
+# --- issue 30: errors in skills a PR did not touch -------------------------------------------
+
+
+def _broken_beside(root: Path) -> Path:
+    project_skills(root)
+    write(root, ".claude/skills/broken/SKILL.md", "no frontmatter here\n")
+    return root
+
+
+def _pr_local(root: Path, change: dict[str, str | None]) -> tuple[int, tuple[str, ...]]:
+    env = {**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root.parent)}
+    run = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "checkout", "-qB", "feature", "main"], cwd=root, check=True, env=run)
+    for rel, text in change.items():
+        write(root, rel, text or "")
+    subprocess.run(["git", "commit", "-qam", "edit"], cwd=root, check=True, env=run)
+    outcome = run_pr(
+        PrOptions(
+            environ=env,
+            cwd=root,
+            local=True,
+            base="main",
+            out_dir=root.parent / "out",
+            fail_on="regression",  # the default: Tier 0 failures fail the job
+        ),
+        reporter=RecordingReporter(),
+        commands=io.StringIO(),
+    )
+    return outcome.exit_code, outcome.lines
+
+
+def test_errors_in_untouched_skills_are_pre_existing_and_do_not_fail_the_pr(
+    tmp_path: Path,
+) -> None:
+    root = _broken_beside(tmp_path / "shape")
+    run = {**os.environ, **GIT_ENV}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=run, capture_output=True)
+    # `run checks --strict` (and so a release gate running it) still fails on the broken skill
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["run", "checks", "--strict", "--no-signals"],
+        dict(os.environ),
+        stdout=out,
+        stderr=err,
+        cwd=root,
+    )
+    assert (
+        code == 1
+        and "FAIL: .claude/skills/broken/SKILL.md:1: no YAML frontmatter" in err.getvalue()
+    )
+    # a PR editing another skill: exit 0, the broken skill named once as pre-existing
+    code, lines = _pr_local(
+        root, {".claude/skills/commit/SKILL.md": edited(root, ".claude/skills/commit/SKILL.md")}
+    )
+    pre = [line for line in lines if "pre-existing" in line]
+    assert code == 0, lines
+    assert pre == [
+        "notice: checks: 1 pre-existing failure in skills this change did not touch (shape/broken); "
+        "not "
+        "counted here — `run checks` lists them, `gate` and `run checks --strict` fail on them"
+    ]
+    assert not any(line.startswith("checks: 1 failure") for line in lines)
+    # a PR touching the broken skill answers for it
+    code, lines = _pr_local(root, {".claude/skills/broken/SKILL.md": "still no frontmatter\n"})
+    assert code == 1, lines
+    assert "checks: 1 failure(s) (see `run checks`)" in lines
+
+
+def test_the_action_names_pre_existing_errors_once_and_passes(tmp_path: Path) -> None:
+    root = _broken_beside(tmp_path / "shape")
+    rel = ".claude/skills/commit/SKILL.md"
+    outputs = action_pr(
+        tmp_path / "action", shape_files(root), {rel: edited(root, rel)}, fail_on="regression"
+    )
+    assert json.loads(outputs["evaluated_skills"]) == ["shape/commit"]
+    assert outputs["summary"].count("pre-existing failure") == 1, outputs["summary"]

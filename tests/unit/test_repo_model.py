@@ -53,7 +53,7 @@ def test_each_shape_finds_what_claude_code_loads_and_an_edit_touches_that_skill(
     touched = touched_skills(repo, [edit])
     assert (touched.keys, touched.removed) == ((case.touched,), ())
     # a file beside the skills that belongs to none of them touches nothing
-    assert touched_skills(repo, [ChangedPath(path="README.md")]).empty
+    assert touched_skills(repo, [ChangedPath(path=case.unrelated)]).empty
 
 
 def test_plugin_json_skills_bring_their_evals_and_triggers(tmp_path: Path) -> None:

@@ -12,7 +12,13 @@ Files (private; import from this package):
 - `_signals`: Advisory skill signals of `run checks` (engine spec §5.6): size and conciseness scores.
 """
 
-from evolve_action.checks._engine import CheckOptions, CheckReport, run_checks
+from evolve_action.checks._engine import (
+    CheckOptions,
+    CheckReport,
+    PreExisting,
+    run_checks,
+    split_pre_existing,
+)
 from evolve_action.checks._listing import (
     CACHE_NAME as LISTING_CACHE_NAME,
 )
@@ -51,6 +57,7 @@ __all__ = [
     "ListingCache",
     "ListingReport",
     "ListingStatus",
+    "PreExisting",
     "SetListing",
     "SkillListing",
     "SkillSignal",
@@ -62,6 +69,7 @@ __all__ = [
     "prose_lines",
     "run_checks",
     "size_score",
+    "split_pre_existing",
     "status_of",
     "with_listing",
 ]

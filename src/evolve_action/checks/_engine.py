@@ -3,7 +3,11 @@
 Owns: `run_checks` — marketplace, plugin manifest, SKILL.md and eval-spec checks in evolve's
 emission order and wording — the choice of rules (evolve's conventions where the repository opts
 in, else Claude Code's and the Agent Skills specification's; docs/checks.md) and the verdict
-(`CheckReport`). The advisory skill signals live in
+(`CheckReport`), and the split of a report by a change (`split_pre_existing`: errors of skills
+a PR did not touch are pre-existing, issue 30). One naming problem is one finding (a name and
+its directory that are the same non-kebab string); a skill at a plugin's or repository's root is
+named by its frontmatter, so its name is not compared with the directory. The advisory skill
+signals live in
 `_signals` (exported by the package: `SkillSignal`, `skill_signals`, `size_score`, `conciseness_score`,
 `prose_lines`, `HEDGE_WORDS`).
 
@@ -17,6 +21,7 @@ truth). Never does: reading `os.environ`, raising for a broken authored file (th
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -108,6 +113,56 @@ class CheckReport:
     def verdict(self) -> Literal["passed", "failed"]:
         """`failed` when any error finding exists."""
         return "failed" if self.failures else "passed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreExisting:
+    """A check report split by a change (issue 30): the errors a PR answers for, and the errors
+    of skills it did not touch (reported once, never failing the PR's job)."""
+
+    failures: int
+    """Errors in touched skills, or in no skill at all (manifests, the repository)."""
+    untouched: tuple[Finding, ...]
+    """Errors whose files belong only to skills the change did not touch."""
+    skills: tuple[str, ...]
+    """`plugin/skill` of the untouched skills with errors, in report order."""
+
+    def line(self) -> str:
+        """The one summary line naming them (empty when there are none)."""
+        if not self.untouched:
+            return ""
+        shown = ", ".join(self.skills[:5]) + (", …" if len(self.skills) > 5 else "")
+        count = len(self.untouched)
+        return (
+            f"checks: {count} pre-existing failure{'' if count == 1 else 's'} in skills this change "
+            f"did not touch ({shown}); not counted here — `run checks` lists them, `gate` and "
+            "`run checks --strict` fail on them"
+        )
+
+
+def split_pre_existing(
+    report: CheckReport, repo: Repository, touched: Iterable[tuple[str, str]]
+) -> PreExisting:
+    """Split `report`'s errors into those of touched skills and those of skills left alone.
+
+    A finding belongs to the skills owning its file (`Repository.places`); one owned by no skill
+    (a manifest, the layout) always counts.
+    """
+    wanted = set(touched)
+    places = repo.places()
+    counted = 0
+    untouched: list[Finding] = []
+    skills: dict[str, None] = {}
+    for finding in report.findings:
+        if finding.severity != Severity.ERROR:
+            continue
+        owners = places.owners(finding.path) if finding.path else ()
+        if owners and not wanted.intersection(owners):
+            untouched.append(finding)
+            skills.update(dict.fromkeys(f"{p}/{s}" for p, s in owners))
+        else:
+            counted += 1
+    return PreExisting(failures=counted, untouched=tuple(untouched), skills=tuple(skills))
 
 
 @dataclass(slots=True)
@@ -516,26 +571,12 @@ def _skill_checks(
         return
     name = front.fields.get("name", "")
     name_line = front.lines.get("name", 1)
-    if name != skill.name:
-        out.add(
-            f"{rel}: name '{name}' != directory '{skill.name}'",
-            check="skill.name",
-            path=rel,
-            line=name_line,
-        )
-    if not _KEBAB.fullmatch(name):
-        out.add(
-            f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=name_line
-        )
-    if not _KEBAB.fullmatch(skill.name):
-        # Claude Code has been seen to list no skill at all when one directory name is not
-        # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
-        out.add(
-            f"{rel}: skill directory '{skill.name}' not kebab-case (Claude Code may not load "
-            "this plugin's skills)",
-            check="skill.dirname",
-            path=rel,
-        )
+    # A skill at a plugin's or repository's root is named by its frontmatter (its directory is
+    # the checkout's, renamed on install): only the name itself is checked then.
+    at_root = skill.dir == skill.skill_md.parent and any(
+        p.dir == skill.dir for p in repo.plugins if p.name == skill.plugin
+    )
+    _name_checks(out, rel, name, name_line, skill.name, at_root=at_root, evolve=rules.evolve)
     if len(name) > MAX_NAME_RUNES:
         out.add(
             f"{rel}: name longer than {MAX_NAME_RUNES} chars",
@@ -564,6 +605,73 @@ def _skill_checks(
         )
     _license_check(out, rel, front, rules)
     _size_check(out, rel, text, config, rules)
+
+
+def _name_checks(
+    out: _Collector,
+    rel: str,
+    name: str,
+    line: int,
+    directory: str,
+    *,
+    at_root: bool,
+    evolve: bool,
+) -> None:
+    """The `name` against the Agent Skills rules: equal to the directory, kebab-case.
+
+    Under evolve's conventions, evolve's findings as it words them (one per rule). Otherwise one
+    finding per problem (issue 30): a missing name, a name differing from its directory (kebab
+    or not), a name and directory that are the same non-kebab string. A skill at a root is named
+    by its frontmatter: only its kebab-case is checked. A directory that is not kebab-case while
+    the name differs is its own problem (Claude Code may then load none of the plugin's skills).
+    """
+    kebab = _KEBAB.fullmatch(name) is not None
+    if evolve:
+        if name != directory and not at_root:
+            out.add(
+                f"{rel}: name '{name}' != directory '{directory}'",
+                check="skill.name",
+                path=rel,
+                line=line,
+            )
+        if not kebab:
+            out.add(f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=line)
+    elif at_root:
+        if not kebab:
+            out.add(f"{rel}: name '{name}' not kebab-case", check="skill.name", path=rel, line=line)
+    elif name == "":
+        out.add(
+            f"{rel}: name missing (the Agent Skills specification requires it; Claude Code uses "
+            f"the directory's) — add `name: {directory}`",
+            check="skill.name",
+            path=rel,
+            line=line,
+        )
+    elif name != directory:
+        out.add(
+            f"{rel}: name '{name}' != directory '{directory}'"
+            + ("" if kebab else " (and not kebab-case)"),
+            check="skill.name",
+            path=rel,
+            line=line,
+        )
+    elif not kebab:
+        out.add(
+            f"{rel}: name '{name}' not kebab-case (nor is its directory: rename both)",
+            check="skill.name",
+            path=rel,
+            line=line,
+        )
+    dir_problem = not _KEBAB.fullmatch(directory) and not at_root
+    if dir_problem and (evolve or name != directory):
+        # Claude Code has been seen to list no skill at all when one directory name is not
+        # kebab-case: every trigger session of the plugin would then be invalid (issue 8).
+        out.add(
+            f"{rel}: skill directory '{directory}' not kebab-case (Claude Code may not load "
+            "this plugin's skills)",
+            check="skill.dirname",
+            path=rel,
+        )
 
 
 def _size_check(out: _Collector, rel: str, text: str, config: Config, rules: _Rules) -> None:

@@ -17,6 +17,7 @@ a real model.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -41,6 +42,7 @@ from evolve_action.harness import (
     find_cli,
     plugin_skill_dirs,
 )
+from evolve_action.plan import staged_copy
 from evolve_action.repo import CLAUDE_MANIFEST, Repository, parse_frontmatter, read_text, rel_path
 from evolve_action.specs import Finding, Severity
 
@@ -82,7 +84,8 @@ class SetMember:
 
     plugin: str
     skill: str
-    """The skill directory name."""
+    """The skill's name: its directory's, or (a skill at a plugin's or repository's root) its
+    frontmatter's — it is then installed from a copy named so."""
     dir: Path
 
 
@@ -177,8 +180,13 @@ def install_sets(repo: Repository, *, install: Install = "skills") -> list[Insta
     names: dict[str, str] = {}
     with_skills: list[tuple[str, Path]] = []
     for plugin in repo.plugins:
-        parents = dict.fromkeys(s.dir.parent for s in _plugin_skill_list(repo, plugin.name))
-        members = tuple(
+        listed = _plugin_skill_list(repo, plugin.name)
+        # a skill at the plugin's root (installed from a copy named after it) or reached
+        # through a symlink is itself; the others bring every skill of their directory, as the
+        # trigger tier installs them
+        at_root = tuple(m for m in listed if m.dir == plugin.dir or m.dir.is_symlink())
+        parents = dict.fromkeys(m.dir.parent for m in listed if m.dir != plugin.dir)
+        members = at_root + tuple(
             SetMember(plugin=plugin.name, skill=d.name, dir=d)
             for parent in parents
             for d in plugin_skill_dirs(parent)
@@ -378,14 +386,21 @@ async def check_listing(
             if not version:
                 version = cli_version(cli, _no_credentials(environ))
             started += 1
-            capture = await capture_listing(
-                model=model,
-                environ=environ,
-                skills=[m.dir for m in s.members] if not s.plugin_dirs else (),
-                plugin_dirs=s.plugin_dirs,
-                tmp_root=tmp_root,
-                cli_path=cli,
-            )
+            with contextlib.ExitStack() as stack:
+                skills = [
+                    m.dir
+                    if m.dir.name == m.skill
+                    else stack.enter_context(staged_copy(m.dir, m.skill, (), tmp_root))
+                    for m in (s.members if not s.plugin_dirs else ())
+                ]
+                capture = await capture_listing(
+                    model=model,
+                    environ=environ,
+                    skills=skills,
+                    plugin_dirs=s.plugin_dirs,
+                    tmp_root=tmp_root,
+                    cli_path=cli,
+                )
             if capture.error:
                 out.append(SetListing(set=s, model=model, cli_version=version, error=capture.error))
                 continue

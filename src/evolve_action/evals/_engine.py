@@ -689,7 +689,9 @@ async def _run_unit(
         raise SpecError(
             f"reading skill under test: {exc.strerror or exc}", path=skill_md_path
         ) from None
-    content_hash = await asyncio.to_thread(planning.eval_content_hash, eval_set.skill_dir)
+    content_hash = await asyncio.to_thread(
+        planning.eval_content_hash, eval_set.skill_dir, skip=eval_set.content_skips
+    )
     pricing = model.model.pricing
     header = res.EntryHeader(
         provider=model.model.provider,
@@ -745,7 +747,7 @@ async def _run_unit(
                     )
                 )
                 brun = await _guarded_run(
-                    case, model=model, skill_dir=eval_set.skill_dir, baseline=True, sweep=sweep
+                    case, model=model, skill_dir=installed, baseline=True, sweep=sweep
                 )
                 base_result = build_result(
                     case, brun, model=model, fingerprint_hex=fp, estimate=None, baseline=True
@@ -762,7 +764,7 @@ async def _run_unit(
                 )
             reporter.emit(ItemStarted(skill=unit.skill, model=unit.model, tier=TIER, label=case.id))
             run = await _guarded_run(
-                case, model=model, skill_dir=eval_set.skill_dir, baseline=False, sweep=sweep
+                case, model=model, skill_dir=installed, baseline=False, sweep=sweep
             )
             result = build_result(case, run, model=model, fingerprint_hex=fp, estimate=est)
             if result.runtime_error:
@@ -796,9 +798,12 @@ async def _run_unit(
             )
 
     try:
-        async with asyncio.TaskGroup() as tg:
-            for (pc, case), est in zip(planned, estimates, strict=True):
-                tg.create_task(one(pc, case, est))
+        # a root skill (standalone repository, single-skill plugin) is installed from a copy
+        # named after it: its directory is named after the checkout
+        with planning.staged_skill(eval_set, lifecycle.scratch_dir()) as installed:
+            async with asyncio.TaskGroup() as tg:
+                for (pc, case), est in zip(planned, estimates, strict=True):
+                    tg.create_task(one(pc, case, est))
     except BaseExceptionGroup as group:
         first = first_evolve_error(group)
         if first is not None:

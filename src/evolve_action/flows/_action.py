@@ -53,7 +53,7 @@ from typing import Literal, TextIO
 
 from evolve_action import checks, evals, events, plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
-from evolve_action.checks import CheckOptions, run_checks
+from evolve_action.checks import CheckOptions, CheckReport, run_checks, split_pre_existing
 from evolve_action.config import BaseMode, Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
@@ -597,11 +597,11 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     base = options.base or _default_base(top, genv)
     state = _Run()
     report = run_checks(repo, config, CheckOptions(signals=False))
-    state.check_failures = report.failures
-    if report.failures:
-        state.lines.append(f"checks: {report.failures} failure(s) (see `run checks`)")
     changes = _local_changes(top, base, genv)
     touched = touched_skills(repo, changes, prefix=prefix)
+    _count_touched_failures(repo, report, touched, state)
+    if state.check_failures:
+        state.lines.append(f"checks: {state.check_failures} failure(s) (see `run checks`)")
     state.findings = _touched_findings(repo, touched, report.findings, top)
     if touched.empty:
         state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
@@ -862,6 +862,7 @@ def _tier0(
     state.check_failures = report.failures
     if touched is not None:
         state.findings = _touched_findings(repo, touched, report.findings, top)
+        _count_touched_failures(repo, report, touched, state, commands)
     shown = {"error": 0, "warning": 0}
     for finding in report.findings:
         level = "error" if finding.severity == Severity.ERROR else "warning"
@@ -872,8 +873,8 @@ def _tier0(
         file = _rel(path, top) if path is not None else None
         annotate(commands, level, finding.message, file=file, line=finding.line)
     hidden = sum(1 for _ in report.findings) - sum(shown.values())
-    if report.failures:
-        state.lines.append(f"checks: {report.failures} failure(s)")
+    if state.check_failures:
+        state.lines.append(f"checks: {state.check_failures} failure(s)")
     if hidden > 0:
         state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
 
@@ -900,6 +901,21 @@ def _touched_findings(
         message = f.message.removeprefix(f"{f.path}: ")
         out.append(CheckLine(error=f.severity == Severity.ERROR, where=where, message=message))
     return tuple(sorted(out, key=lambda c: not c.error))
+
+
+def _count_touched_failures(
+    repo: Repository,
+    report: CheckReport,
+    touched: Touched,
+    state: _Run,
+    commands: TextIO | None = None,
+) -> None:
+    """Issue 30: only errors in the skills a change touched fail its job; the others are named
+    once as pre-existing (`gate` and `run checks --strict` still fail on them)."""
+    split = split_pre_existing(report, repo, ((s.plugin, s.skill) for s in touched.skills))
+    state.check_failures = split.failures
+    if split.untouched:
+        state.notice(split.line(), commands)
 
 
 def _client(

@@ -374,7 +374,9 @@ def _stale(
     if es.evals_path is not None and any(me.evals for me in entries.values()):
         evspec = load_evals(es.evals_path, fixture_bases=es.fixture_bases)
         efresh = {c.id: eval_fingerprint(c) for c in evspec.evals}
-        econtent = eval_content_hash(es.skill_dir) if es.skill_dir.is_dir() else ""
+        econtent = (
+            eval_content_hash(es.skill_dir, skip=es.content_skips) if es.skill_dir.is_dir() else ""
+        )
         if stale_tier(
             (me.evals for me in entries.values()),
             fresh_specs=efresh,

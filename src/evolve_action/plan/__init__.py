@@ -9,6 +9,7 @@ Files (private; import from this package):
 - `_fingerprint`: Fingerprints: the hashes that decide which stored results are still current.
 - `_model`: The values of planning: tiers, reasons, the planning inputs and the plan itself.
 - `_select`: Planning: which cases run, for which model, and why (engine spec §7, report spec §1.5).
+- `_staging`: An installable view of a skill whose directory is a root (issue 30).
 """
 
 from evolve_action.plan._fingerprint import (
@@ -45,6 +46,12 @@ from evolve_action.plan._select import (
     to_json_lines,
     trigger_reason,
 )
+from evolve_action.plan._staging import (
+    is_root_skill,
+    staged_copy,
+    staged_skill,
+    staged_skills_dir,
+)
 
 __all__ = [
     "NO_FRONTMATTER",
@@ -65,11 +72,15 @@ __all__ = [
     "eval_spec_hash",
     "eval_spec_json",
     "is_modified",
+    "is_root_skill",
     "needs_baseline",
     "plan",
     "render",
     "shard",
     "skill_content_hash",
+    "staged_copy",
+    "staged_skill",
+    "staged_skills_dir",
     "stale_tier",
     "to_json_lines",
     "trigger_content_hash",

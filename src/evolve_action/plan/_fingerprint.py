@@ -100,7 +100,7 @@ def _go_os_error(op: str, path: Path | str, exc: OSError) -> str:
     return f"{op} {os.fsdecode(path)}: {text}"
 
 
-def _walk(skill_dir: str) -> list[tuple[bytes, str]]:
+def _walk(skill_dir: str, skip: tuple[str, ...] = ()) -> list[tuple[bytes, str]]:
     """`(rel path bytes, absolute path)` of every hashed file (§6.2 rules), unsorted."""
     out: list[tuple[bytes, str]] = []
     st = os.lstat(skill_dir)
@@ -120,12 +120,18 @@ def _walk(skill_dir: str) -> list[tuple[bytes, str]]:
                 continue
             if name.startswith(".") or not entry.is_file(follow_symlinks=False):
                 continue
+            if skip and rel.startswith(skip):
+                continue
             out.append((os.fsencode(rel), entry.path))
     return out
 
 
-def eval_content_hash(skill_dir: Path) -> str:
+def eval_content_hash(skill_dir: Path, *, skip: tuple[str, ...] = ()) -> str:
     """§6.2: sha256 over every regular, non-hidden file below `skill_dir` (`rel NUL bytes NUL`).
+
+    `skip`: prefixes of `/`-separated relative paths left out: the files this tool writes when
+    the skill directory is a repository's or plugin's root (`EvalSet.content_skips`); empty, the
+    hash is evolve's.
 
     Hidden directories are skipped whole, symlinks and other non-regular entries are ignored, paths
     are `/`-separated and sorted bytewise. Walk or read errors raise `SpecError`.
@@ -133,7 +139,7 @@ def eval_content_hash(skill_dir: Path) -> str:
     root = os.fspath(skill_dir)
     h = hashlib.sha256()
     try:
-        files = sorted(_walk(root))
+        files = sorted(_walk(root, skip))
     except OSError as exc:
         raise SpecError(
             f"fingerprinting skill under test: {_go_os_error('lstat', exc.filename or root, exc)}",

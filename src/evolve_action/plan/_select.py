@@ -558,11 +558,17 @@ def build_inputs(
             if spec is not None:
                 restriction = spec.models
                 if Tier.EVALS in tiers:
+                    ungraded = [c.id for c in spec.evals if not c.assertions]
+                    if ungraded:
+                        warnings.append(_ungraded_note(es, ungraded))
                     evals = tuple(
                         EvalCaseInput(id=c.id, fingerprint=fingerprint.eval_fingerprint(c))
                         for c in spec.evals
+                        if c.assertions
                     )
-                    eval_content = fingerprint.eval_content_hash(es.skill_dir)
+                    eval_content = fingerprint.eval_content_hash(
+                        es.skill_dir, skip=es.content_skips
+                    )
         triggers: tuple[TriggerCaseInput, ...] | None = None
         trigger_content = ""
         if es.triggers_path is not None and Tier.TRIGGERS in tiers and Tier.TRIGGERS not in refused:
@@ -593,6 +599,16 @@ def build_inputs(
             )
         )
     return BuiltInputs(out, warnings, invalid)
+
+
+def _ungraded_note(es: EvalSet, ids: Sequence[str]) -> str:
+    """skill-creator's first draft of a case (a prompt, no assertions): named, never run."""
+    shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+    count = f"{len(ids)} eval case{'' if len(ids) == 1 else 's'}"
+    return (
+        f"{es.plugin}/{es.skill}: {count} not graded yet ({shown}): add assertions (or "
+        "expectations) to run them"
+    )
 
 
 def _path_of(es: EvalSet, tier: Tier) -> Path | None:

@@ -524,6 +524,12 @@ def _validate_models(
             )
 
 
+NOT_GRADED = (
+    "not graded yet: add assertions (or expectations); the case is not run until it has one"
+)
+"""A skill-creator case saved as its SKILL.md says to first: a prompt, no assertions (issue 30)."""
+
+
 def _validate_case(
     case: EvalCase,
     cptr: str,
@@ -544,7 +550,14 @@ def _validate_case(
     if not case.prompt:
         pk = keys.get("prompt")
         rep.add(f"{label}: missing prompt", cptr + json_pointer(pk) if pk else cptr)
-    if not case.assertions:
+    if not case.assertions and case.prompt:
+        rep.add(
+            f"{label}: {NOT_GRADED}",
+            cptr,
+            severity=Severity.WARNING,
+            check="evals.ungraded",
+        )
+    elif not case.assertions:
         rep.add(f"{label}: no expectations or assertions", cptr)
     fkey = keys.get("files", "files")
     used: dict[str, str] = {}

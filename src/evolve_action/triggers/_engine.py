@@ -48,7 +48,7 @@ from evolve_action.harness import (
     session_cost_usd,
 )
 from evolve_action.harness import estimate as token_estimate
-from evolve_action.repo import EvalSet, Repository
+from evolve_action.repo import EvalSet, Repository, plugin_skills
 from evolve_action.triggers._verdicts import (
     QueryOutcome,
     RunRecord,
@@ -309,35 +309,40 @@ async def run(
                 skill=es.skill,
                 on_wait=lambda m: reporter.emit(events.RunWarning(message=m)),
             )
-            ws = await asyncio.to_thread(
-                make_workspace,
-                # plugin mode: an empty workspace; the plugin itself comes in with --plugin-dir
-                es.skill_dir.parent if options.install != "plugin" else NO_SKILLS,
-                environ=options.environ,
-                tmp_root=options.tmp_root,
-            )
-            try:
-                for u in runnable:
-                    units.append(
-                        await _run_unit(
-                            u,
-                            set_input=set_input,
-                            model=models[u.model],
-                            workspace=ws,
-                            plugin_dir=es.plugin_dir if options.install == "plugin" else None,
-                            writer=writer,
-                            skill_md=skill_md,
-                            sweep=sweep,
-                            counter=counter,
-                            listing=statuses.get((u.plugin, u.skill, u.model), ""),
+            # a root skill (standalone repository, single-skill plugin) or skills reached through
+            # symlinks are installed from copies named after them (plan.staged_skills_dir)
+            owner = options.repo.plugin(es.plugin)
+            beside = plugin_skills(owner) if owner is not None else []
+            with plan.staged_skills_dir(es, beside, options.tmp_root) as skills_dir:
+                ws = await asyncio.to_thread(
+                    make_workspace,
+                    # plugin mode: an empty workspace; the plugin itself comes in with --plugin-dir
+                    skills_dir if options.install != "plugin" else NO_SKILLS,
+                    environ=options.environ,
+                    tmp_root=options.tmp_root,
+                )
+                try:
+                    for u in runnable:
+                        units.append(
+                            await _run_unit(
+                                u,
+                                set_input=set_input,
+                                model=models[u.model],
+                                workspace=ws,
+                                plugin_dir=es.plugin_dir if options.install == "plugin" else None,
+                                writer=writer,
+                                skill_md=skill_md,
+                                sweep=sweep,
+                                counter=counter,
+                                listing=statuses.get((u.plugin, u.skill, u.model), ""),
+                            )
                         )
-                    )
-            finally:
-                if options.keep_workspaces:
-                    kept.append(ws)
-                    reporter.emit(events.RunWarning(message=f"workspace kept: {ws}"))
-                else:
-                    await asyncio.to_thread(remove_workspace, ws)
+                finally:
+                    if options.keep_workspaces:
+                        kept.append(ws)
+                        reporter.emit(events.RunWarning(message=f"workspace kept: {ws}"))
+                    else:
+                        await asyncio.to_thread(remove_workspace, ws)
     finally:
         counter.save()
         for w in counter.warnings:

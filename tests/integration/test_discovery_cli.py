@@ -1,0 +1,292 @@
+"""Discovery agrees with Claude Code (issue 30): the bundled CLI is the oracle for which skills load.
+
+For each layout fixture the real CLI is started offline against a scripted server, as the listing
+check starts it, in a copy of the repository (so project skills under `.claude/skills`, symlinked
+or not, load as they do for anyone working there). Plugins are loaded the way users get them:
+a marketplace is added (`claude plugin marketplace add --scope project`) and every entry it lists
+is installed (remote entries cannot be fetched offline and fail, as they would on an air-gapped
+machine); any other plugin is loaded with `--plugin-dir`. The skills the CLI lists (minus its
+built-in ones) must be exactly the skills `discover` finds, namespaced as the CLI namespaces them
+(`plugin:skill` for plugin skills, the bare name for project skills).
+
+Where the CLI cannot load a shape as it is, a rule stands in: a standalone skill repository (a
+root SKILL.md, no manifest) is installed by copying it into `.claude/skills/<name>/` (what
+skill-creator tells its users to do), named by its frontmatter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers.repo_shapes import (
+    MANIFEST,
+    MARKETPLACE,
+    dot_source_list,
+    linked_project_skills,
+    marketplace,
+    marketplace_root_skill_plugin,
+    plugin_json_skills,
+    project_beside_plugins,
+    project_skills,
+    put,
+    remote_marketplace,
+    root_skill_plugin,
+    skill,
+    skills_list_marketplace,
+    standalone_skill,
+    symlinked_project_skills,
+)
+
+from evolve_action.harness import LISTING_ANCHOR, SessionSpec, run_session
+from evolve_action.modelserver import ModelServer
+from evolve_action.repo import PROJECT_SKILLS, Repository, discover, parse_frontmatter
+
+pytestmark = pytest.mark.integration
+
+
+def skills_key(root: Path, value: str | list[str]) -> Path:
+    """A plugin whose plugin.json `skills` key (a string or a list) replaces `skills/`."""
+    put(root, MANIFEST, {"name": "keyed", "skills": value})
+    skill(root, "custom/a")
+    skill(root, "custom/b")
+    skill(root, "more/c")
+    skill(root, "skills/ignored")  # replaced by the key: never loaded
+    return root
+
+
+def nested_and_underscored(root: Path) -> Path:
+    """`skills/group/inner/SKILL.md` two levels down (never loaded), `_`-prefixed skill names in
+    a plugin and in the project's `.claude/skills`."""
+    put(root, MANIFEST, {"name": "deep"})
+    skill(root, "skills/top")
+    skill(root, "skills/group/inner")
+    skill(root, "skills/_private")
+    skill(root, ".claude/skills/_scratch")
+    skill(root, ".claude/skills/helper")
+    put(
+        root,
+        "skills/menu/SKILL.md",
+        "---\nname: menu\ndescription: A menu. Use when asked.\ndisable-model-invocation: true\n"
+        "---\nPick a job.\n",
+    )
+    return root
+
+
+def marketplace_entry_rules(root: Path) -> Path:
+    """Entries' `skills` and `strict` as Claude Code 2.1.332 applies them: a list adds to the
+    plugin's `skills/` (strict or not); `strict: false` with a list while the plugin has a
+    plugin.json loads nothing (conflicting manifests); `strict: false` alone keeps `skills/`."""
+    marketplace(
+        root,
+        [
+            {
+                "name": "conflict",
+                "source": "./plugins/conflict",
+                "strict": False,
+                "skills": ["./extra/c2"],
+            },
+            {"name": "strict-list", "source": "./plugins/strict-list", "skills": ["./extra/s2"]},
+            {
+                "name": "loose-list",
+                "source": "./plugins/loose-list",
+                "strict": False,
+                "skills": ["./extra/l2"],
+            },
+            {"name": "loose", "source": "./plugins/loose", "strict": False},
+        ],
+    )
+    for name, first, second in (
+        ("conflict", "c1", "c2"),
+        ("strict-list", "s1", "s2"),
+        ("loose-list", "l1", "l2"),
+        ("loose", "n1", "n2"),
+    ):
+        skill(root, f"plugins/{name}/skills/{first}")
+        skill(root, f"plugins/{name}/extra/{second}")
+        if name != "loose-list":
+            put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
+    return root
+
+
+LAYOUTS: dict[str, Callable[[Path], Path]] = {
+    "standalone-skill": standalone_skill,
+    "single-skill-plugin": root_skill_plugin,
+    "marketplace-single-skill-plugin": marketplace_root_skill_plugin,
+    "skills-key-string": lambda r: skills_key(r, "./custom"),
+    "skills-key-list": lambda r: skills_key(r, ["./custom/a", "./more"]),
+    "plugin-json-skills-in-marketplace": plugin_json_skills,
+    "nested-and-underscored": nested_and_underscored,
+    "marketplace-local-and-remote": remote_marketplace,
+    "strict-false-skills-lists": skills_list_marketplace,
+    "marketplace-entry-rules": marketplace_entry_rules,
+    "root-entry-with-skills-list": dot_source_list,
+    "project-skills": project_skills,
+    "project-skills-symlinked": symlinked_project_skills,
+    "project-skills-linked-one-by-one": linked_project_skills,
+    "project-beside-plugins": project_beside_plugins,
+}
+
+
+def _environ(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+    return env
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def _listed(body: dict[str, Any]) -> set[str]:
+    """The names of the listing's `- name: description` lines (`- dir (name): …` → `dir`),
+    read by the test itself, not by the code under test."""
+    texts = [t for t in _texts(body) if LISTING_ANCHOR in t]
+    assert texts, "the CLI sent no skill listing"
+    listing = texts[-1].split(LISTING_ANCHOR, 1)[1]
+    names = set()
+    for line in listing.splitlines():
+        if line.startswith("- "):
+            names.add(line[2:].split(": ", 1)[0].split(" (", 1)[0])
+    return names
+
+
+def _cli_lists(
+    workspace: Path, env: dict[str, str], cli: Path, *, plugin_dirs: tuple[Path, ...] = ()
+) -> set[str]:
+    with ModelServer({"rules": [{"text": "ok"}]}, port=0) as srv:
+        run_env = {**env, "ANTHROPIC_BASE_URL": srv.base_url, "ANTHROPIC_API_KEY": "sk-test"}
+        config = workspace.parent / f"{workspace.name}.config"
+        config.mkdir()
+        run_env["CLAUDE_CONFIG_DIR"] = str(config)
+        market = workspace / MARKETPLACE
+        if market.is_file():
+            _claude(cli, workspace, run_env, "plugin", "marketplace", "add", str(workspace))
+            doc = json.loads(market.read_text())
+            for entry in doc["plugins"]:  # every entry: the CLI decides what installs
+                _claude(
+                    cli, workspace, run_env, "plugin", "install", f"{entry['name']}@{doc['name']}"
+                )
+        transcript = asyncio.run(
+            run_session(
+                SessionSpec(
+                    prompt="hello",
+                    workspace=workspace,
+                    model="",
+                    max_turns=1,
+                    allowed_tools=("Skill",),
+                    permission_mode="default",
+                    plugin_dirs=plugin_dirs,
+                    config_dir=config,
+                ),
+                environ=run_env,
+            )
+        )
+        bodies = [r["body"] for r in srv.requests if r["path"] == "/v1/messages"]
+    assert bodies, transcript.error_message
+    return _listed(bodies[0])
+
+
+def _claude(cli: Path, cwd: Path, env: dict[str, str], *args: str) -> None:
+    """One `claude plugin …` command, project scope (the sessions read project settings only)."""
+    subprocess.run(
+        [str(cli), *args, "--scope", "project"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,  # a remote entry fails offline: the listing shows what loaded
+    )
+
+
+def _workspace(root: Path, dest: Path, env: dict[str, str]) -> Path:
+    """A copy of the repository (symlinks kept), in git, where the CLI is started."""
+    shutil.copytree(root, dest, symlinks=True)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "shape", "--allow-empty"]):
+        subprocess.run(
+            ["git", *args],
+            cwd=dest,
+            env={
+                **env,
+                "GIT_AUTHOR_NAME": "t",
+                "GIT_AUTHOR_EMAIL": "t@t",
+                "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t",
+            },
+            check=True,
+            capture_output=True,
+        )
+    return dest
+
+
+def _standalone_name(root: Path) -> str | None:
+    """The stand-in's install name: the frontmatter `name` of a root SKILL.md with no manifest."""
+    if not (root / "SKILL.md").is_file() or (root / MANIFEST).exists():
+        return None
+    for line in (root / "SKILL.md").read_text().splitlines()[1:]:
+        if line.startswith("name:"):
+            return line.split(":", 1)[1].strip()
+    return root.name
+
+
+def expected_by_discovery(repo: Repository) -> set[str]:
+    """What discovery finds, namespaced as the CLI lists it. A skill with
+    `disable-model-invocation: true` is found (a user can still run it) but never shown to the
+    model, so the listing leaves it out (measured on anthropics/claude-plugins-official)."""
+    names = set()
+    for sk in repo.skills():
+        front = parse_frontmatter(sk.skill_md.read_text(), sk.skill_md)
+        if front is not None and front.fields.get("disable-model-invocation") == "true":
+            continue
+        plugin = repo.plugin(sk.plugin)
+        assert plugin is not None
+        project = repo.rel(sk.dir).startswith(PROJECT_SKILLS + "/")
+        standalone = not plugin.manifest and sk.dir == repo.root and repo.layout == "single"
+        names.add(sk.name if project or standalone else f"{sk.plugin}:{sk.name}")
+    return names
+
+
+@pytest.fixture(scope="module")
+def built_ins(tmp_path_factory: pytest.TempPathFactory, claude_cli: Path) -> set[str]:
+    """The CLI's own skills, listed in an empty repository."""
+    tmp = tmp_path_factory.mktemp("empty")
+    (tmp / "repo").mkdir()
+    env = _environ(tmp)
+    return _cli_lists(_workspace(tmp / "repo", tmp / "ws", env), env, claude_cli)
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_the_cli_lists_exactly_the_skills_discovery_finds(
+    tmp_path: Path, name: str, claude_cli: Path, built_ins: set[str]
+) -> None:
+    root = LAYOUTS[name](tmp_path / "shape")
+    env = _environ(tmp_path)
+    ws = _workspace(root, tmp_path / "ws" / "shape", env)
+    plugin_dirs: tuple[Path, ...] = ()
+    if not (ws / MARKETPLACE).exists() and ((ws / MANIFEST).exists() or (ws / "skills").is_dir()):
+        plugin_dirs = (ws,)
+    installed = _standalone_name(root)
+    if installed is not None:  # the stand-in: installed by copying, as skill-creator says
+        shutil.copytree(
+            root, ws / PROJECT_SKILLS / installed, ignore=shutil.ignore_patterns(".git")
+        )
+    listed = _cli_lists(ws, env, claude_cli, plugin_dirs=plugin_dirs) - built_ins
+    found = expected_by_discovery(discover(root, root))
+    assert listed == found, f"CLI lists {sorted(listed)}, discovery finds {sorted(found)}"
+    assert found, "every fixture has skills"
