@@ -23,10 +23,6 @@ Files (private; import from this package):
 """
 
 from evolve_action.flows._action import (
-    COMMENT_MARKER,
-    UNCONFINED,
-    ActionOutcome,
-    PrOptions,
     exit_for,
     run_gate,
     run_pr,
@@ -72,6 +68,12 @@ from evolve_action.flows._init import (
     InitPlanned,
     SkillDraft,
     run_init,
+)
+from evolve_action.flows._pr_job import (
+    COMMENT_MARKER,
+    UNCONFINED,
+    ActionOutcome,
+    PrOptions,
 )
 from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.flows._run_all import (

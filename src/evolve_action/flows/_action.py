@@ -5,8 +5,14 @@ Owns: `run_pr` (one pull request: Tier 0 on the whole repository — eval specs 
 only — the touched skills' missing or stale cases, the report, the commit-back, the sticky comment,
 the step summary and the outputs; `plan` splits that work into shards, `shard` runs one into
 fragments, `merge` folds them in and publishes as `pr`), `run_gate` (the committed evidence
-against the thresholds, no agent) and the pieces they share: which skills to evaluate, the base
-evidence, the fail-on rule, the job's budget.
+against the thresholds, no agent) and the fail-on rule (`exit_for`). `run_pr` and its local
+preview compose the PR job's stages, each in a file of its own:
+
+1. `_pr_job`: the job's options, knobs and running state, and the helpers every stage shares;
+2. `_pr_touched`: which skills the PR touches, and Tier 0 on them;
+3. `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand;
+4. `_pr_compare`: the report and the base -> head comparison;
+5. `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
 
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
@@ -37,60 +43,93 @@ the caller passes, lines for the log come back in the outcome.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import json
-import re
-import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
-from evolve_action import checks, evals, events, plan, triggers
+from evolve_action import evals, events, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
-from evolve_action.checks import CheckOptions, CheckReport, run_checks, split_pre_existing
-from evolve_action.config import BaseMode, Config, resolve_repository
+from evolve_action.checks import CheckOptions, run_checks
+from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import write_text
-from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
-from evolve_action.flows._power import PowerOptions, copy_worktree, more_runs, reruns_document
+from evolve_action.errors import UsageError
+from evolve_action.flows._power import copy_worktree
+from evolve_action.flows._pr_compare import (
+    _base_evidence,
+    _git_show_results,
+    _load_bytes,
+    _measured,
+    _report_and_compare,
+    _result_files,
+    _snapshot,
+)
+from evolve_action.flows._pr_evaluate import (
+    _agent_environ,
+    _confinement_notice,
+    _ensure_extra_harnesses,
+    _evaluate,
+    _more_runs,
+    _undecided_hint,
+    _unevaluated,
+    _why_not_run,
+)
+from evolve_action.flows._pr_job import (
+    ActionOutcome,
+    PrOptions,
+    _base_ref,
+    _client,
+    _default_base,
+    _dirty,
+    _git,
+    _git_toplevel,
+    _has_credentials,
+    _ignored_dir,
+    _Knobs,
+    _local_changes,
+    _rel_prefix,
+    _report_rel,
+    _revision_of,
+    _Run,
+    _short_ref,
+)
+from evolve_action.flows._pr_publish import (
+    _checkout_matches,
+    _comment,
+    _commit_back,
+    _cost_line,
+    _evaluation_url,
+    _outputs,
+)
+from evolve_action.flows._pr_touched import (
+    _count_touched_failures,
+    _explicit,
+    _refusals,
+    _tier0,
+    _touched_findings,
+    _touched_for,
+)
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
 from evolve_action.flows._shard import (
-    CostEstimate,
     MergeOutcome,
-    estimate_cost,
     merge_fragments,
     plan_shards,
     run_shard,
 )
-from evolve_action.flows._tiers import trigger_options
 from evolve_action.github import (
     ActionInputs,
     ActionOutputs,
-    ChangedPath,
     CommandFiles,
-    Committed,
     Event,
-    FileChange,
-    GitHubApiError,
-    GitHubClient,
-    GitHubContext,
-    HeadMoved,
-    RetryPolicy,
     Status,
     Touched,
-    TouchedSkill,
     annotate,
     append_summary,
-    checkout_kind,
-    committable_path,
     fork_target_refusal,
-    git_changed_paths,
     git_env,
     inactive_message,
     is_actions,
@@ -102,224 +141,34 @@ from evolve_action.github import (
     write_outputs,
 )
 from evolve_action.harness import (
-    CODEX_VERSION,
-    CREDENTIAL_VARS,
     Budget,
-    agent_harness,
     available_harnesses,
-    check_for_models,
-    confinement,
     default_jobs,
     deferred_signals,
-    find_codex,
     gateway_spend,
-    install_codex,
-    sweep_failed,
 )
 from evolve_action.repo import Repository, rel_path
 from evolve_action.report import (
     NEXT_STEP_NO_EVALS,
-    CheckLine,
     ComparisonRow,
     GateOptions,
     Label,
-    Reruns,
     Revision,
-    RunFacts,
-    SkillEvidence,
-    compare,
-    digest_of,
-    evidence_digest,
     parse_maturity,
     render_pr_comment,
-    usd,
 )
-from evolve_action.results import ResultsFile, load_results
-from evolve_action.specs import Finding, Severity
 
 __all__ = [
-    "COMMENT_MARKER",
-    "UNCONFINED",
-    "ActionOutcome",
-    "PrOptions",
     "exit_for",
     "run_gate",
     "run_pr",
 ]
-
-COMMENT_MARKER = "<!-- evolve-action:pr-comment -->"
-"""The hidden marker the sticky comment is found by (together with its author)."""
-
-MAX_ANNOTATIONS = 10
-"""Annotations per level and step (GitHub shows at most 10 per level of a step)."""
-
-RESULT_NAMES = ("results.json", "results.jsonc", "results.yaml", "results.yml")
-
-UNCONFINED = (
-    "agents ran unconfined (no sandbox, no agent user): they could read what this job can; "
-    "docs/action.md#root-or-not says how to confine them"
-)
-"""The one short line about an unconfined run: the log once, and the comment and summary (a table
-cell's 160 bytes hold it whole)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PrOptions:
-    """What `run_pr` needs besides the environment."""
-
-    environ: Mapping[str, str]
-    cwd: Path
-    mode: Literal["pr", "run", "plan", "shard", "merge"] = "pr"
-    """`plan`/`shard`/`merge`: the sharded trio (the touched skills' work split over a matrix)."""
-    local: bool = False
-    """`pr --local`: the working tree against `base`; nothing is posted or committed."""
-    base: str | None = None
-    """Local only: the base ref (default: the merge base with `origin/HEAD`, else `main`)."""
-    out_dir: Path | None = None
-    """Local only: where the comment and the summary are written (default `<root>/.evolve-action`)."""
-    retry: RetryPolicy | None = None
-    """The GitHub client's retry policy (tests pass `RetryPolicy.immediate()`)."""
-    models: tuple[str, ...] = ()
-    """Local only: model tokens (empty: the repository config's, else `PR_DEFAULT_MODEL`)."""
-    runs: int | None = None
-    """Local only: trigger sessions per query (None: the engine default)."""
-    jobs: int | None = None
-    """Local only: concurrent sessions (None: twice the CPUs, at most 8)."""
-    max_cost_usd: float | None = None
-    """Local only: the spending cap in US dollars (None: no cap)."""
-    base_mode: BaseMode | None = None
-    """Local only: the base side (`stored | rerun | auto`; None: config `pr.base`)."""
-    max_runs: int | None = None
-    """Local only: runs per query per side for an undecided comparison (None: config)."""
-    fail_on: str = "regression"
-    """Local only: which outcome exits 1 (`regression | threshold | error | never`)."""
-    write: bool = False
-    """Local only: evaluate in place and update the results files and reports (default: a scratch
-    copy, so no tracked file changes)."""
-
 
 CANCELLED = (
     "cancelled: the job was stopped before every case ran; the finished cases are reported and "
     "committed, and a re-run evaluates the rest"
 )
 """The note of a cancelled `pr`/`run`/`merge` job."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Knobs:
-    """How the live tiers run: the action's inputs, or `pr --local`'s options."""
-
-    models: tuple[str, ...] = ()
-    runs: int | None = None
-    jobs: int | None = None
-    timeout: int | None = None
-    max_turns: int | None = None
-    judge_model: str | None = None
-    max_cost_usd: float | None = None
-    base_mode: BaseMode | None = None
-    max_runs: int | None = None
-
-    @classmethod
-    def of(cls, inputs: ActionInputs) -> _Knobs:
-        return cls(
-            models=inputs.models,
-            runs=inputs.runs,
-            jobs=inputs.jobs,
-            timeout=inputs.timeout,
-            max_turns=inputs.max_turns,
-            judge_model=inputs.judge_model,
-            max_cost_usd=inputs.max_cost_usd,
-            base_mode=inputs.base,
-            max_runs=inputs.max_runs,
-        )
-
-    def power(self, config: Config) -> PowerOptions:
-        """Power on demand: these knobs over config `pr.*`."""
-        return PowerOptions(
-            base=self.base_mode or config.pr.base,
-            max_runs=self.max_runs or config.pr.max_runs,
-            jobs=self.jobs or default_jobs(),
-            timeout=self.timeout,
-        )
-
-    def default_model(self, config: Config) -> _Knobs:
-        """One model when nothing names any (not every catalog model)."""
-        if self.models or config.models is not None:
-            return self
-        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
-
-    def with_default_model(self, config: Config, state: _Run) -> _Knobs:
-        """One model when nothing names any (not every catalog model): said in the notes."""
-        if self.models or config.models is not None:
-            return self
-        state.notes.append(
-            f"evaluated one model, {PR_DEFAULT_MODEL} (the default); to evaluate more, list them "
-            "in `models:` of .evolve.yaml, the `models` input, or `--model`"
-        )
-        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ActionOutcome:
-    """What a job did; the CLI prints `lines` and exits with `exit_code`."""
-
-    exit_code: int
-    outputs: ActionOutputs
-    lines: tuple[str, ...] = ()
-    """Human lines for the log (notices, what ran, where files are)."""
-    comment: str = ""
-    """The comment body (posted, previewed or empty)."""
-    summary: str = ""
-    """The step summary written (or previewed)."""
-    touched: Touched | None = None
-    rows: tuple[ComparisonRow, ...] = ()
-    files: tuple[Path, ...] = ()
-    """Local mode: the comment and summary files written."""
-
-
-@dataclass(slots=True)
-class _Run:
-    """Mutable state of one job while it runs."""
-
-    lines: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    sessions: int = 0
-    skipped: int = 0
-    errored: bool = False
-    check_failures: int = 0
-    base_unknown: set[str] = field(default_factory=set)
-    """Touched skills (`plugin/skill`) whose base results could not be read."""
-    refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
-    """Touched skills whose definition of a tier was refused as an authoring error."""
-    unevaluated: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
-    """Touched skills whose stale or missing cases of a tier this job did not run, with why."""
-    not_run: int = 0
-    """Stale or missing cases of the touched skills left unrun (`unevaluated`'s total)."""
-    not_run_reason: str = ""
-    """Why they were left unrun (for the comment's run line)."""
-    findings: tuple[CheckLine, ...] = ()
-    """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
-    undecided_hint: str = ""
-    """What would decide an undecided comparison (`_undecided_hint`)."""
-    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the runs power on demand added (never committed)."""
-    base_reruns: int = 0
-    """Sessions that re-ran the base's version (part of `sessions`)."""
-    estimate_usd: float | None = None
-    """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
-    estimate_sessions: int = 0
-    power_sessions: int = 0
-    """The most sessions power on demand may add to the estimate (0: none)."""
-    power_usd: float = 0.0
-    """Their estimated dollars at list prices."""
-
-    def notice(self, text: str, commands: TextIO | None = None) -> None:
-        """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
-        self.notes.append(text)
-        if commands is not None:
-            annotate(commands, "notice", text)
-        else:
-            self.lines.append(f"notice: {text}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -840,1049 +689,3 @@ def _breaches(rows: Sequence[ComparisonRow], inputs: ActionInputs | None) -> boo
             if tier.head.rate < minimum:
                 return True
     return False
-
-
-# ------------------------------------------------------------------------------------------------
-# Steps
-# ------------------------------------------------------------------------------------------------
-
-
-def _tier0(
-    repo: Repository,
-    config: Config,
-    commands: TextIO,
-    state: _Run,
-    top: Path,
-    touched: Touched | None = None,
-) -> None:
-    """Tier 0 as annotations: the whole repository, except that with `touched` (a PR) the eval
-    specs of the touched skills only are validated, so the job grows with the change."""
-    only = frozenset((s.plugin, s.skill) for s in touched.skills) if touched else None
-    report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
-    state.check_failures = report.failures
-    if touched is not None:
-        state.findings = _touched_findings(repo, touched, report.findings, top)
-        _count_touched_failures(repo, report, touched, state, commands)
-    shown = {"error": 0, "warning": 0}
-    for finding in report.findings:
-        level = "error" if finding.severity == Severity.ERROR else "warning"
-        if shown[level] >= MAX_ANNOTATIONS:
-            continue
-        shown[level] += 1
-        path = (repo.root / finding.path) if finding.path else None
-        file = _rel(path, top) if path is not None else None
-        annotate(commands, level, finding.message, file=file, line=finding.line)
-    hidden = sum(1 for _ in report.findings) - sum(shown.values())
-    if state.check_failures:
-        state.lines.append(f"checks: {state.check_failures} failure(s)")
-    if hidden > 0:
-        state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
-
-
-def _touched_findings(
-    repo: Repository, touched: Touched, findings: Sequence[Finding], top: Path
-) -> tuple[CheckLine, ...]:
-    """The Tier 0 findings in a touched skill's directory or eval directory (errors first, in
-    emission order), with the file relative to the checkout and the line."""
-    keys = {(s.plugin, s.skill) for s in touched.skills}
-    dirs = [sk.dir for sk in repo.skills() if (sk.plugin, sk.name) in keys]
-    for es in repo.eval_sets():
-        if (es.plugin, es.skill) in keys:
-            dirs += [es.skill_dir, es.results_dir]
-    roots = {d.resolve() for d in dirs}
-    out: list[CheckLine] = []
-    for f in findings:
-        if f.severity not in (Severity.ERROR, Severity.WARNING) or not f.path:
-            continue
-        path = (repo.root / f.path).resolve()
-        if not any(path == r or r in path.parents for r in roots):
-            continue
-        where = _rel(path, top) + (f":{f.line}" if f.line else "")
-        message = f.message.removeprefix(f"{f.path}: ")
-        out.append(CheckLine(error=f.severity == Severity.ERROR, where=where, message=message))
-    return tuple(sorted(out, key=lambda c: not c.error))
-
-
-def _count_touched_failures(
-    repo: Repository,
-    report: CheckReport,
-    touched: Touched,
-    state: _Run,
-    commands: TextIO | None = None,
-) -> None:
-    """Issue 30: only errors in the skills a change touched fail its job; the others are named
-    once as pre-existing (`gate` and `run checks --strict` still fail on them)."""
-    split = split_pre_existing(report, repo, ((s.plugin, s.skill) for s in touched.skills))
-    state.check_failures = split.failures
-    if split.untouched:
-        state.notice(split.line(), commands)
-
-
-def _client(
-    inputs: ActionInputs, ctx: GitHubContext, retry: RetryPolicy | None
-) -> GitHubClient | None:
-    if not inputs.github_token:
-        return None
-    return GitHubClient(inputs.github_token, base_url=ctx.api_url, policy=retry)
-
-
-def _touched_for(
-    inputs: ActionInputs,
-    ctx: GitHubContext,
-    repo: Repository,
-    prefix: str,
-    top: Path,
-    genv: Mapping[str, str],
-    client: GitHubClient | None,
-    state: _Run,
-    commands: TextIO,
-) -> Touched:
-    """The skills to evaluate: explicit `skills`, else the rule over the event's changes."""
-    if inputs.all_skills or inputs.skills:
-        return _explicit(repo, inputs)
-    pr = ctx.pull_request
-    changes: list[ChangedPath] | None = None
-    if pr is not None and client is not None:
-        try:
-            rc = client.repository(ctx.repository)
-            listed = rc.changed_files(rc.pull_request(pr.number))
-        except GitHubApiError as exc:
-            state.notice(
-                f"the files API failed ({exc.message}); the changes come from git", commands
-            )
-        else:
-            if listed.truncated:
-                state.notice(
-                    f"the files API lists {len(listed.files)} of {listed.expected} changed files "
-                    "(GitHub's cap); the changes come from git instead",
-                    commands,
-                )
-            else:
-                changes = [
-                    ChangedPath.from_api(f.path, f.status, f.previous_path) for f in listed.files
-                ]
-    if changes is None and pr is not None:
-        changes = git_changed_paths(top, base=pr.base_sha, head=pr.head_sha, environ=genv)
-    if changes is None and ctx.event is Event.PUSH:
-        if ctx.push_before is None or ctx.push_after is None:
-            return _explicit(repo, inputs, everything=True)
-        changes = git_changed_paths(top, base=ctx.push_before, head=ctx.push_after, environ=genv)
-    if changes is None:  # workflow_dispatch without `skills`: every skill
-        return _explicit(repo, inputs, everything=True)
-    return touched_skills(repo, changes, prefix=prefix)
-
-
-def _explicit(repo: Repository, inputs: ActionInputs, *, everything: bool = False) -> Touched:
-    wanted = set(inputs.skills)
-    picked = []
-    seen: set[tuple[str, str]] = set()
-    for es in repo.eval_sets():
-        key = (es.plugin, es.skill)
-        if key in seen:
-            continue
-        if (
-            everything
-            or inputs.all_skills
-            or es.skill in wanted
-            or f"{es.plugin}/{es.skill}" in wanted
-        ):
-            seen.add(key)
-            picked.append(TouchedSkill(plugin=es.plugin, skill=es.skill, reasons=("selected",)))
-    if wanted and not picked:
-        raise UsageError(
-            f"skills: {', '.join(sorted(wanted))}: no such skill with evals in {repo.root}",
-            hint="name skills as `name` or `plugin/name`, or use `all`",
-        )
-    return Touched(skills=tuple(sorted(picked, key=lambda s: (s.plugin, s.skill))))
-
-
-def _evaluate(
-    repo: Repository,
-    config: Config,
-    touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
-    tiers: Sequence[str],
-    reporter: events.Reporter,
-    state: _Run,
-    budget: Budget,
-) -> None:
-    """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
-    job's one `budget`; the dry-run estimate of what is planned goes into `state`."""
-    by_plugin: dict[str, list[str]] = {}
-    for s in touched.skills:
-        by_plugin.setdefault(s.plugin, []).append(s.skill)
-    jobs = knobs.jobs or default_jobs()
-    checked = False
-    for plugin, skills in sorted(by_plugin.items()):
-        if "triggers" in tiers:
-            built = trigger_options(
-                repo,
-                config,
-                agent_env,
-                plugins=(plugin,),
-                skills=tuple(skills),
-                models=knobs.models,
-                new=True,
-                modified=True,
-                runs=knobs.runs or triggers.DEFAULT_RUNS,
-                jobs=jobs,
-                timeout=knobs.timeout,
-                require_cli=True,
-                budget=budget,
-            )
-            made = triggers.make_plan(built.options)
-            planned = made[0]
-            n = sum(len(u.cases) for u in planned.units)
-            trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
-            _estimate(state, trig)
-            _power_estimate(state, trig, runs=built.options.runs, power=knobs.power(config))
-            if n:
-                if not checked:
-                    check_for_models(agent_env, built.options.models, judge=False)
-                    checked = True
-                outcome = asyncio.run(
-                    triggers.run(built.options, reporter, agent_harness(agent_env), planned=made)
-                )
-                if outcome.all_failed:
-                    raise sweep_failed(outcome.all_failed, tier="triggers")
-                state.sessions += outcome.sessions
-                state.errored = state.errored or any(
-                    q.passed is None for u in outcome.units for q in u.queries
-                )
-                for line in _listing_notes(outcome):
-                    state.notice(line)
-            runs = built.options.runs
-            state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in planned.units)
-        if "evals" in tiers:
-            eo = evals.EvalsOptions(
-                plugins=(plugin,),
-                skills=tuple(skills),
-                models=knobs.models,
-                jobs=jobs,
-                timeout=knobs.timeout,
-                max_turns=knobs.max_turns,
-                judge_model=knobs.judge_model,
-                new=True,
-                modified=True,
-                budget=budget,
-            )
-            eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
-            _estimate(state, estimate_cost([eplan.plan], runs=1, models=eplan.models))
-            state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
-            if eplan.plan.cases:
-                if not checked:
-                    check_for_models(agent_env, eplan.models)
-                    checked = True
-                ev = asyncio.run(
-                    evals.run_evals(
-                        repo, config, eo, environ=agent_env, reporter=reporter, planned=eplan
-                    )
-                )
-                if ev.all_failed:
-                    raise sweep_failed(ev.all_failed, tier="evals")
-                state.sessions += ev.executed + ev.baselines
-                state.errored = state.errored or ev.errored > 0
-
-
-def _why_not_run(budget: Budget, cancelled: bool) -> str:
-    """Why planned cases are still unrun after the evaluation."""
-    if cancelled:
-        return "the job was cancelled"
-    if budget.skipped:
-        cap = f" {usd(budget.limit_usd)}" if budget.limit_usd is not None else ""
-        return f"the budget (max_cost_usd{cap}) ran out"
-    return "they did not run in this job"
-
-
-def _unevaluated(
-    repo: Repository,
-    config: Config,
-    touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
-    tiers: Sequence[str],
-    state: _Run,
-    why: str,
-) -> None:
-    """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
-    selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
-    `why`) and the run line counts it. Refused tiers are authoring errors already."""
-    keys = {s.key for s in touched.skills}
-    if not keys:
-        return
-    plugins = tuple(sorted({s.plugin for s in touched.skills}))
-    skills = tuple(sorted({s.skill for s in touched.skills}))
-    counts: dict[str, dict[plan.Tier, int]] = {}
-    units: list[plan.PlannedUnit] = []
-    if "triggers" in tiers:
-        built = trigger_options(
-            repo,
-            config,
-            agent_env,
-            plugins=plugins,
-            skills=skills,
-            models=knobs.models,
-            new=True,
-            modified=True,
-            dry_run=True,
-            require_cli=False,
-        )
-        units.extend(triggers.make_plan(built.options)[0].units)
-    if "evals" in tiers:
-        eo = evals.EvalsOptions(
-            plugins=plugins, skills=skills, models=knobs.models, new=True, modified=True
-        )
-        here = available_harnesses(agent_env, dry_run=True)
-        units.extend(
-            evals.plan_evals(repo, config, eo, environ=agent_env, available=here).plan.units
-        )
-    for u in units:
-        key = f"{u.plugin}/{u.skill}"
-        if key in keys and u.cases and u.tier not in state.refused.get(key, {}):
-            tier_counts = counts.setdefault(key, {})
-            tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
-    for key, by_tier in counts.items():
-        for tier, n in by_tier.items():
-            unit = (
-                ("query" if n == 1 else "queries")
-                if tier is plan.Tier.TRIGGERS
-                else ("case" if n == 1 else "cases")
-            )
-            state.unevaluated.setdefault(key, {})[tier] = (
-                f"{n} stale or missing {unit} not run: {why}"
-            )
-            state.not_run += n
-    if state.not_run:
-        state.not_run_reason = why
-
-
-def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
-    """The next step of an undecided comparison: more budget, more runs, or none left (the
-    comparison ran to max_runs and stayed inconclusive)."""
-    if budget.skipped:
-        cap = usd(budget.limit_usd) if budget.limit_usd is not None else "the cap"
-        return f"the budget stopped the runs: raise max_cost_usd (now {cap}) so more runs fit"
-    looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
-    if any(rr.final and (rr.base or rr.head) for rr in looks):
-        return (
-            f"inconclusive at the cap of max_runs {max_runs} per query and side: raise "
-            f"max_runs (the action input or pr.max_runs) for more power, or read the change "
-            "as smaller than these runs can tell"
-        )
-    return (
-        f"more runs would tell: raise max_runs above {max_runs} (the action input or "
-        "pr.max_runs in .evolve.yaml) and give max_cost_usd room for them"
-    )
-
-
-def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
-    """The most power on demand may add to a trigger estimate: up to `max_runs` runs per query of
-    the base's version and `max_runs − runs` more of the head's (the range's top; it adds runs only
-    to undecided comparisons, so usually far fewer)."""
-    if not est.total_sessions or runs <= 0:
-        return
-    queries = est.total_sessions // runs
-    extra = queries * (
-        max(power.max_runs - runs, 0)
-        + (power.max_runs if power.base != "stored" else max(power.max_runs - runs, 0))
-    )
-    state.power_sessions += extra
-    state.power_usd += est.total_usd / est.total_sessions * extra
-
-
-def _estimate(state: _Run, est: CostEstimate) -> None:
-    state.estimate_sessions += est.total_sessions
-    if any(v is not None for v in est.usd.values()):
-        state.estimate_usd = (state.estimate_usd or 0.0) + est.total_usd
-
-
-def _more_runs(
-    repo: Repository,
-    touched: Touched,
-    base_files: Mapping[str, ResultsFile | None],
-    state: _Run,
-    *,
-    top: Path,
-    base_sha: str | None,
-    head_sha: str,
-    prefix: str,
-    agent_env: Mapping[str, str],
-    genv: Mapping[str, str],
-    options: PowerOptions,
-    budget: Budget,
-    reporter: events.Reporter,
-    out_dir: Path,
-) -> None:
-    """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
-    comparison and into `<out_dir>/base-runs.json`, never into a results file."""
-    got = more_runs(
-        _evidence(repo, touched, base_files, state),
-        top=top,
-        prefix=prefix,
-        base_sha=base_sha,
-        environ=agent_env,
-        genv=genv,
-        options=options,
-        budget=budget,
-        reporter=reporter,
-    )
-    state.reruns = got.reruns
-    state.sessions += got.sessions
-    state.base_reruns += got.base_sessions
-    state.notes.extend(got.notes)
-    if not got.reruns:
-        return
-    doc = reruns_document(got, base_sha=base_sha or "", head_sha=head_sha, options=options)
-    path = _ignored_dir(out_dir) / "base-runs.json"
-    write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    state.lines.append(
-        f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
-        f"base's version; the runs: {path}"
-    )
-
-
-def _ignored_dir(path: Path) -> Path:
-    """`path`, made, with a `.gitignore` of `*` so git never lists what we write there."""
-    ignore = path / ".gitignore"
-    if not ignore.is_file():  # the write makes `path` (never through a link inside the checkout)
-        write_text(ignore, "# evolve-action's local output: never committed\n*\n")
-    return path
-
-
-def _checkout_matches(
-    ctx: GitHubContext, top: Path, genv: Mapping[str, str], state: _Run, commands: TextIO
-) -> bool:
-    """A PR's results may be committed only when the workspace holds its head or its test merge.
-
-    `pull_request_target` checks out the base by default: results computed there are not the PR's,
-    so they are never committed onto its branch.
-    """
-    if ctx.pull_request is None:
-        return True
-    head = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
-    if checkout_kind(ctx, head) != "other":
-        return True
-    state.notice(
-        f"the workspace holds {head[:12] or 'no commit'}, neither the PR head nor its test merge "
-        "(pull_request_target checks out the base by default): the results were not committed; "
-        "check out github.event.pull_request.head.sha",
-        commands,
-    )
-    return False
-
-
-def _commit_back(
-    client: GitHubClient,
-    ctx: GitHubContext,
-    inputs: ActionInputs,
-    repo: Repository,
-    top: Path,
-    touched: Touched,
-    written: Sequence[Path],
-    before: Mapping[Path, bytes | None],
-    state: _Run,
-    commands: TextIO,
-) -> str:
-    """Commit the changed results files and reports on the evaluated head; return the new SHA."""
-    pr = ctx.pull_request
-    if pr is not None:
-        if ctx.is_fork:
-            state.notice(
-                "fork PR: the results were not committed (the token cannot push to a fork); "
-                "they are in the step summary",
-                commands,
-            )
-            return ""
-        branch, parent = pr.head_ref, pr.head_sha
-    elif ctx.ref.startswith("refs/heads/"):
-        branch, parent = ctx.ref.removeprefix("refs/heads/"), ctx.sha
-    else:
-        return ""
-    paths = [p for p in _result_files(repo, touched) if p.read_bytes() != before.get(p)]
-    paths += [p for p in written if p.is_file()]
-    changes = []
-    outside = []
-    for p in dict.fromkeys(paths):
-        rel = _inside(p, top)
-        if rel is None:
-            outside.append(p)
-        else:
-            changes.append(FileChange(rel, p.read_bytes()))
-    if outside:
-        shown = ", ".join(str(p) for p in outside[:3]) + (" …" if len(outside) > 3 else "")
-        state.errored = True
-        state.notice(
-            f"not committed: {len(outside)} file(s) outside the repository {top}, under .github/ or "
-            f"going through a link ({shown}); nothing outside the checkout, no workflow and nothing "
-            "through a link is ever committed",
-            commands,
-        )
-    if not changes:
-        return ""
-    try:
-        result = client.repository(ctx.repository).commit_files(
-            branch=branch, parent_sha=parent, changes=changes, message=inputs.commit_message
-        )
-    except GitHubApiError as exc:
-        state.notice(f"the results were not committed: {exc.message}", commands)
-        return ""
-    if isinstance(result, HeadMoved):
-        state.notice(result.notice(), commands)
-        return ""
-    if isinstance(result, Committed):
-        state.lines.append(f"committed {len(result.paths)} file(s) as {result.sha[:12]}")
-        return result.sha
-    return ""
-
-
-def _comment(
-    client: GitHubClient,
-    ctx: GitHubContext,
-    inputs: ActionInputs,
-    rows: Sequence[ComparisonRow],
-    body: str,
-    state: _Run,
-    commands: TextIO,
-) -> int | None:
-    """Create or update the sticky comment per `comment`; an unchanged evidence digest writes nothing."""
-    pr = ctx.pull_request
-    assert pr is not None
-    try:
-        identity = client.identity(configured=inputs.comment_author or None)
-        author = identity.login
-        if author is None:
-            state.lines.append(
-                "comment: the token's identity is unknown (GitHub's API did not say; set "
-                "`comment_author`); our comment is one whose record names its own id and author, "
-                "else a new one is posted"
-            )
-        rc = client.repository(ctx.repository)
-        existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
-        digest = evidence_digest(rows)
-        if existing is not None and digest_of(existing.body) == digest:
-            return existing.id  # same evidence: leave it alone (no rewrite, no notification)
-        wanted = inputs.comment == "always" or existing is not None
-        if inputs.comment == "changes":  # only when the verdict is not "no change" (or to update)
-            wanted = existing is not None or any(
-                r.label not in (Label.NO_CHANGE, Label.NOT_RERUN) for r in rows
-            )
-        if inputs.comment == "failures":
-            wanted = existing is not None or any(
-                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR, Label.NOT_EVALUATED)
-                or any(t.failing for t in r.tiers)
-                for r in rows
-            )
-        if not wanted:
-            return existing.id if existing is not None else None
-        result = rc.upsert_sticky_comment(pr.number, body, marker=COMMENT_MARKER, author=author)
-    except GitHubApiError as exc:
-        state.notice(f"the PR comment was not posted: {exc.message}", commands)
-        return None
-    return result.id
-
-
-# ------------------------------------------------------------------------------------------------
-# Evidence
-# ------------------------------------------------------------------------------------------------
-
-
-def _report_and_compare(
-    repo: Repository,
-    config: Config,
-    touched: Touched,
-    base_files: Mapping[str, ResultsFile | None],
-    cost_usd: float | None,
-    state: _Run,
-    cwd: Path,
-    *,
-    evaluation_url: str | None = None,
-    run_url: str | None = None,
-    title: str | None = None,
-) -> tuple[tuple[Path, ...], tuple[ComparisonRow, ...], RunFacts]:
-    """Regenerate the report, compare base → head, and gather the facts of this run."""
-    report = regenerate_report(
-        ReportOptions(repo=repo, config=config, results_format=config.results_format), cwd=cwd
-    )
-    rows = _compare(repo, touched, base_files, state)
-    facts = RunFacts(
-        marker=COMMENT_MARKER,
-        sessions_run=state.sessions,
-        sessions_skipped=state.skipped,
-        cost_usd=cost_usd,
-        evaluation_url=evaluation_url,
-        run_url=run_url,
-        notes=(*_touched_notes(repo, touched, state), *state.notes),
-        not_run=state.not_run,
-        not_run_reason=state.not_run_reason,
-        checks=state.findings,
-        no_evals=_without_evals(repo, touched),
-        undecided_hint=state.undecided_hint,
-        **({"title": title} if title is not None else {}),
-    )
-    return report.written, rows, facts
-
-
-_DERIVED = re.compile(r"(^|/)(results\.(json|jsonc|yaml|yml)|EVALUATION\.(md|json))\b")
-"""A reason naming a file the tools write (results, reports), not one an author edits."""
-
-
-def ordered_reasons(reasons: Sequence[str]) -> tuple[str, ...]:
-    """Every reason, authored changes (`SKILL.md`, triggers, evals, fixtures, manifests) before
-    derived files (`results.*`, `EVALUATION.*`), each group in its given order."""
-    authored = [r for r in reasons if not _DERIVED.search(r)]
-    return (*authored, *(r for r in reasons if _DERIVED.search(r)))
-
-
-def _without_evals(repo: Repository, touched: Touched) -> tuple[str, ...]:
-    """Touched skills with no triggers and no evals file: nothing can be measured for them."""
-    defined = {f"{es.plugin}/{es.skill}" for es in repo.eval_sets()}
-    return tuple(s.key for s in touched.skills if s.key not in defined)
-
-
-def _touched_notes(repo: Repository, touched: Touched, state: _Run) -> list[str]:
-    """One note per touched or removed skill, with every reason, authored files first (for the
-    comment and summary); a skill without evals says nothing was measured; a refused definition
-    says `authoring error` with the refusal (never a failure of the skill)."""
-    notes = []
-    bare = set(_without_evals(repo, touched))
-    for s in touched.skills:
-        why = "; ".join(ordered_reasons(s.reasons)) or "selected"
-        extra = f" (renamed from {s.renamed_from})" if s.renamed_from else ""
-        verb = "touched" if s.key in bare or s.key in state.unevaluated else "evaluated"
-        if s.key in bare:
-            why += "; it has no evals, so nothing was measured"
-        notes.append(f"{verb} {s.key}{extra}: {why}")
-        for tier, message in sorted(state.refused.get(s.key, {}).items()):
-            notes.append(f"authoring error in {s.key}'s {tier.value}: {message}")
-    notes.extend(f"removed {s.key}: its results are no longer evaluated" for s in touched.removed)
-    return notes
-
-
-def _result_files(repo: Repository, touched: Touched) -> list[Path]:
-    out: list[Path] = []
-    for es in repo.eval_sets():
-        if any(s.plugin == es.plugin and s.skill == es.skill for s in touched.skills):
-            out.extend(p for n in RESULT_NAMES if (p := es.results_dir / n).is_file())
-    return out
-
-
-def _snapshot(repo: Repository, touched: Touched) -> dict[Path, bytes | None]:
-    """The bytes of the touched skills' results files before the run (None: none yet)."""
-    snap: dict[Path, bytes | None] = {}
-    for es in repo.eval_sets():
-        if any(s.plugin == es.plugin and s.skill == es.skill for s in touched.skills):
-            for name in RESULT_NAMES:
-                p = es.results_dir / name
-                snap[p] = p.read_bytes() if p.is_file() else None
-    return snap
-
-
-def _compare(
-    repo: Repository,
-    touched: Touched,
-    base: Mapping[str, ResultsFile | None],
-    state: _Run,
-) -> tuple[ComparisonRow, ...]:
-    return compare(_evidence(repo, touched, base, state))
-
-
-def _evidence(
-    repo: Repository,
-    touched: Touched,
-    base: Mapping[str, ResultsFile | None],
-    state: _Run,
-) -> list[SkillEvidence]:
-    """Base and head evidence of every touched (and removed) skill, with what the job knows."""
-    evidence = []
-    for s in (*touched.skills, *touched.removed):
-        head = None
-        if s in touched.skills:
-            for es in repo.eval_sets():
-                if es.plugin == s.plugin and es.skill == s.skill:
-                    head = load_results(es.results_dir, plugin=es.plugin, skill=es.skill).file
-        evidence.append(
-            SkillEvidence(
-                plugin=s.plugin,
-                skill=s.skill,
-                base=base.get(s.key),
-                head=head,
-                base_known=s.key not in state.base_unknown,
-                refused=state.refused.get(s.key, {}),
-                unevaluated=state.unevaluated.get(s.key, {}),
-                reruns=state.reruns.get(s.key, {}),
-            )
-        )
-    return evidence
-
-
-def _base_evidence(
-    repo: Repository,
-    touched: Touched,
-    top: Path,
-    base_ref: str | None,
-    genv: Mapping[str, str],
-    client: GitHubClient | None,
-    ctx: GitHubContext,
-    state: _Run,
-    commands: TextIO | None,
-) -> dict[str, ResultsFile | None]:
-    """The touched skills' results files at the PR base (None: the base has none).
-
-    Git answers whenever the clone holds the base commit (a file absent there is absent: no API
-    call); otherwise one contents listing per skill through the API. A base that cannot be read
-    or decoded is a notice naming the skill, never a silent "no base".
-    """
-    out: dict[str, ResultsFile | None] = {}
-    if base_ref is None:
-        return out
-    in_git = _git(top, genv, "cat-file", "-e", f"{base_ref}^{{commit}}").returncode == 0
-    for s in (*touched.skills, *touched.removed):
-        rel = _results_dir_rel(repo, s, top)
-        found: tuple[str, bytes] | None = None
-        if in_git:
-            found = _git_show_results(top, base_ref, repo, s, genv)
-        elif client is not None:
-            try:
-                found = client.repository(ctx.repository).read_first(rel, RESULT_NAMES, base_ref)
-            except (GitHubApiError, ValueError) as exc:
-                why = exc.message if isinstance(exc, GitHubApiError) else str(exc)
-                state.notice(
-                    f"the base results of {s.key} could not be read ({why}); it is compared "
-                    "without a base",
-                    commands,
-                )
-                state.base_unknown.add(s.key)
-                continue
-        else:
-            state.notice(
-                f"the base results of {s.key} could not be read: the clone lacks the base "
-                f"commit {base_ref[:12]} and there is no token; it is compared without a base",
-                commands,
-            )
-            state.base_unknown.add(s.key)
-            continue
-        loaded = _load_bytes(found)
-        if found is not None and loaded is None:
-            state.notice(
-                f"the base results of {s.key} ({rel}/{found[0]} at {base_ref[:12]}) are not a "
-                "results file this version reads; it is compared without a base",
-                commands,
-            )
-            state.base_unknown.add(s.key)
-        out[s.key] = loaded
-    return out
-
-
-def _results_dir_rel(repo: Repository, s: TouchedSkill, top: Path) -> str:
-    for p in repo.plugins:
-        if p.name == s.plugin:
-            return _rel(p.evals_dir / s.skill, top)
-    return _rel(repo.root / "evals" / s.skill, top)
-
-
-def _git_show_results(
-    top: Path, ref: str, repo: Repository, s: TouchedSkill, genv: Mapping[str, str]
-) -> tuple[str, bytes] | None:
-    rel = _results_dir_rel(repo, s, top)
-    for name in RESULT_NAMES:
-        proc = subprocess.run(
-            ["git", "-C", str(top), "show", f"{ref}:{rel}/{name}"],
-            capture_output=True,
-            env=dict(genv),
-            check=False,
-        )
-        if proc.returncode == 0:
-            return name, proc.stdout
-    return None
-
-
-def _load_bytes(found: tuple[str, bytes] | None) -> ResultsFile | None:
-    """Decode base evidence through the normal loader; an unusable base file counts as absent."""
-    if found is None:
-        return None
-    name, data = found
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    with tempfile.TemporaryDirectory(prefix="evolve-base.") as tmp:
-        write_text(Path(tmp) / name, text)
-        try:
-            return load_results(Path(tmp)).file
-        except EvolveError:
-            return None
-
-
-def _measured(state: _Run, budget: Budget) -> float | None:
-    """The one measured cost of the job: every agent session it started (triggers, evals and
-    baselines, power on demand's base and head runs), as the sessions reported it (cache
-    discounts included) through the job's one meter; None when no session ran."""
-    return round(budget.spent_usd, 6) if state.sessions else None
-
-
-# ------------------------------------------------------------------------------------------------
-# Outputs and small helpers
-# ------------------------------------------------------------------------------------------------
-
-
-def _outputs(
-    rows: Sequence[ComparisonRow],
-    state: _Run,
-    touched: Touched,
-    facts: RunFacts,
-    comment_id: int | None,
-    commit_sha: str,
-    repo: Repository,
-    top: Path,
-) -> ActionOutputs:
-    labels = [r.label for r in rows]
-    # The most severe row label (`Label` order: regression, authoring error, improvement, …).
-    delta = next((str(lbl) for lbl in Label if lbl in labels), "")
-    status: Status = "passed"
-    if state.errored:
-        status = "errored"
-    elif Label.REGRESSION in labels:
-        status = "regressed"
-    elif state.check_failures:
-        status = "failed"
-    elif Label.NOT_EVALUATED in labels or (_without_evals(repo, touched) and not rows):
-        status = "not-evaluated"
-    return ActionOutputs(
-        status=status,
-        evaluated_skills=touched.keys,
-        triggers_pass_rate=_pooled(rows, "triggers"),
-        evals_pass_rate=_pooled(rows, "evals"),
-        delta=delta,
-        cost_usd=facts.cost_usd or 0.0,
-        sessions=state.sessions,
-        comment_id=comment_id,
-        commit_sha=commit_sha,
-        report_path=_report_rel(repo, top),
-    )
-
-
-def _pooled(rows: Sequence[ComparisonRow], tier: str) -> float | None:
-    passed = n = 0
-    for r in rows:
-        t = r.triggers if tier == "triggers" else r.evals
-        if t is not None and t.head is not None:
-            passed += t.head.passed
-            n += t.head.n
-    return round(passed / n, 6) if n else None
-
-
-def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:
-    """One line per skill × model whose should-trigger misses happened while Claude Code listed the
-    skill without its description (the listing check): those misses say nothing about the
-    description's wording, and the line says what to change instead."""
-    lines = []
-    for u in outcome.units:
-        missed = sum(1 for q in u.queries if q.should_trigger and q.passed is False)
-        if missed and u.listing in checks.NOT_SHOWN:
-            lines.append(
-                f"⚠️ {u.plugin}/{u.skill} on {u.model}: {missed} trigger miss"
-                f"{'' if missed == 1 else 'es'} with the {triggers.NOT_SHOWN_NOTE} "
-                f"(listed {u.listing}) — {triggers.LISTING_FIX}"
-            )
-    return lines
-
-
-def _short_ref(ref: str) -> str:
-    """A full commit SHA as its 7-character form; a ref name as it is."""
-    return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
-
-
-def _confinement_notice(
-    state: _Run, environ: Mapping[str, str], commands: TextIO | None = None
-) -> None:
-    """Agents ran with neither a sandbox nor an unprivileged user: say so once, in one short line,
-    in the log (an annotation under Actions), the step summary and the comment; nothing when no
-    session ran."""
-    if state.sessions and confinement(environ).unconfined:
-        state.notice("⚠️ " + UNCONFINED, commands)
-
-
-def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
-    """The environment the engines get: the runner's, with the credential inputs as the variables
-    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
-    }  # defence in depth: the harness and `command` assertions allowlist their children's env
-    if inputs.anthropic_api_key:
-        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
-    if inputs.claude_code_oauth_token:
-        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
-    if inputs.openai_api_key:
-        env["OPENAI_API_KEY"] = inputs.openai_api_key
-    return env
-
-
-def _ensure_extra_harnesses(
-    inputs: ActionInputs, environ: Mapping[str, str], state: _Run, commands: TextIO | None
-) -> None:
-    """Install the agent CLIs `extra_harnesses` names that are not there yet (`codex`: the pinned
-    release into this environment). A failed install is a notice, not a failed job: the models
-    it would run are skipped with the usual warning."""
-    if "codex" not in inputs.extra_harnesses:
-        return
-    try:
-        find_codex(environ)
-        return
-    except EnvironmentProblem:
-        pass
-    try:
-        binary = install_codex(Path(sys.prefix), environ=environ)
-    except EnvironmentProblem as exc:
-        state.notice(
-            f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped",
-            commands,
-        )
-        return
-    state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
-
-
-def _cost_line(state: _Run) -> str:
-    """The job summary's estimate line ("" when nothing was planned): the planned sessions at list
-    prices, as a range up to what power on demand may add. The measured cost is the comment's one
-    figure (the run line), never restated here."""
-    if not state.estimate_sessions:
-        return ""
-    low, high = state.estimate_sessions, state.estimate_sessions + state.power_sessions
-    sessions = f"{low}" if high == low else f"{low}–{high}"
-    if state.estimate_usd is None:
-        price = "not priced"
-    elif high == low:
-        price = f"about ${state.estimate_usd:.2f} at list prices"
-    else:
-        price = (
-            f"about ${state.estimate_usd:.2f}–${state.estimate_usd + state.power_usd:.2f} at list "
-            "prices (the top: power on demand running every comparison to max_runs)"
-        )
-    return (
-        f"\n<sub>Estimated before the run: {sessions} agent sessions, {price}, cache discounts "
-        "not counted. The measured cost of what ran is the one above.</sub>\n"
-    )
-
-
-def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
-    """What the action compared: the PR's base and head (a push: before and after)."""
-    pr = ctx.pull_request
-    if pr is not None:
-        base, head = pr.base_sha, pr.head_sha
-    else:
-        base, head = ctx.push_before or "", ctx.push_after or ctx.sha
-    return Revision(base_sha=base or "", head_sha=head or "", base_reruns=state.base_reruns)
-
-
-def _dirty(top: Path, genv: Mapping[str, str]) -> bool:
-    """Whether the working tree has changes not committed (untracked files included)."""
-    proc = _git(top, genv, "status", "--porcelain", "--untracked-files=normal")
-    return proc.returncode == 0 and bool(proc.stdout.strip())
-
-
-def _refusals(repo: Repository, touched: Touched, tiers: Sequence[str], state: _Run) -> None:
-    """Record, per touched skill, the tiers whose definition planning refuses (authoring errors:
-    `plan.build_inputs` names the file, the line and the fix; nothing runs for them)."""
-    wanted = [t for t in (plan.Tier.TRIGGERS, plan.Tier.EVALS) if t.value in tiers]
-    for es in repo.eval_sets():
-        key = f"{es.plugin}/{es.skill}"
-        if not any(s.key == key for s in touched.skills):
-            continue
-        for tier in wanted:
-            invalid = plan.build_inputs([es], tiers=(tier,), root=repo.root).invalid
-            if invalid:
-                state.refused.setdefault(key, {})[tier] = invalid[0].removeprefix("error: ")
-
-
-def _has_credentials(environ: Mapping[str, str]) -> bool:
-    return any(environ.get(name) for name in CREDENTIAL_VARS)
-
-
-def _base_ref(ctx: GitHubContext) -> str | None:
-    if ctx.pull_request is not None:
-        return ctx.pull_request.base_sha
-    return ctx.push_before
-
-
-def _evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | None:
-    pr = ctx.pull_request
-    if pr is None or ctx.is_fork:
-        return None
-    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{_report_rel(repo, top)}"
-
-
-def _report_rel(repo: Repository, top: Path) -> str:
-    return _rel(repo.root / "EVALUATION.md", top)
-
-
-def _inside(path: Path, top: Path) -> str | None:
-    """`path` relative to the repository top as written (`github.committable_path`); None when it
-    is outside, is or goes through a link, or lies under `.git/` or `.github/`."""
-    return committable_path(path, top)
-
-
-def _rel(path: Path, top: Path) -> str:
-    try:
-        return path.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def _rel_prefix(root: Path, top: Path) -> str:
-    rel = _rel(root, top)
-    return "" if rel == "." else rel
-
-
-def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    if shutil.which("git") is None:
-        raise EnvironmentProblem("git is not installed", hint="install git and re-run")
-    return subprocess.run(
-        ["git", "-C", str(top), *args], capture_output=True, text=True, env=dict(genv), check=False
-    )
-
-
-def _git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
-    proc = _git(path, genv, "rev-parse", "--show-toplevel")
-    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
-
-
-def _default_base(top: Path, genv: Mapping[str, str]) -> str:
-    for candidate in ("origin/HEAD", "origin/main", "main", "origin/master", "master"):
-        if _git(top, genv, "rev-parse", "--verify", "--quiet", candidate).returncode == 0:
-            proc = _git(top, genv, "merge-base", candidate, "HEAD")
-            if proc.returncode == 0 and proc.stdout.strip():
-                return proc.stdout.strip()
-    raise UsageError(
-        "pr --local: cannot find a base (no origin/HEAD, main or master)",
-        hint="pass --base REF",
-    )
-
-
-def _local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[ChangedPath]:
-    """Changes from `base` to the working tree (uncommitted included), plus untracked files."""
-    if _git(top, genv, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode:
-        raise UsageError(
-            f"pr --local: --base {base}: no such commit", hint="pass a branch or a SHA"
-        )
-    proc = _git(top, genv, "diff", "-M", "--name-status", "-z", base)
-    if proc.returncode != 0:
-        raise EnvironmentProblem(f"git diff {base} failed: {proc.stderr.strip()}")
-    parts = proc.stdout.split("\0")
-    out: list[ChangedPath] = []
-    i = 0
-    while i < len(parts) and parts[i]:
-        code = parts[i]
-        if code[0] in "RC":
-            out.append(ChangedPath.from_git(code, parts[i + 2], parts[i + 1]))
-            i += 3
-        else:
-            out.append(ChangedPath.from_git(code, parts[i + 1], None))
-            i += 2
-    untracked = _git(top, genv, "ls-files", "--others", "--exclude-standard", "-z")
-    for path in untracked.stdout.split("\0"):
-        if path:
-            out.append(ChangedPath.from_git("A", path, None))
-    return out

@@ -36,7 +36,8 @@ from evolve_action.encoding import atomic_write_text, decode_bytes, decode_path,
 from evolve_action.errors import SpecError, UsageError
 from evolve_action.evals import EvalsOptions
 from evolve_action.events import Reporter
-from evolve_action.flows._action import ActionOutcome, PrOptions, run_pr
+from evolve_action.flows._action import run_pr
+from evolve_action.flows._pr_job import ActionOutcome, PrOptions
 from evolve_action.flows._run_all import RunAllOptions, RunAllOutcome, RunAllStep, run_all
 from evolve_action.harness import OPENAI_CREDENTIAL_VARS, available_harnesses, openai_credential
 from evolve_action.modelserver import ModelServer, Policy

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evolve_action import plan, triggers
-from evolve_action.flows._action import _listing_notes
+from evolve_action.flows._pr_evaluate import _listing_notes
 from evolve_action.triggers import QueryOutcome, RunRecord, RunResult
 from evolve_action.triggers._engine import UnitOutcome
 

@@ -1,0 +1,371 @@
+"""Stage 2 of the PR job: evaluating the touched skills (and power on demand).
+
+Owns: running the touched skills' missing or stale cases (`_evaluate`), the extra base and head
+runs of undecided comparisons (`_more_runs`), the tiers left unevaluated and why, the cost
+estimate lines, the agents' environment and extra harnesses.
+Guarantees: only touched skills start sessions, only their missing or stale cases; results are
+written as each unit finishes. Never does: compare, commit or post.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from evolve_action import checks, evals, events, plan, triggers
+from evolve_action.config import Config
+from evolve_action.encoding import write_text
+from evolve_action.errors import EnvironmentProblem
+from evolve_action.flows._power import PowerOptions, more_runs, reruns_document
+from evolve_action.flows._pr_compare import (
+    _evidence,
+)
+from evolve_action.flows._pr_job import (
+    UNCONFINED,
+    _ignored_dir,
+    _Knobs,
+    _Run,
+)
+from evolve_action.flows._shard import (
+    CostEstimate,
+    estimate_cost,
+)
+from evolve_action.flows._tiers import trigger_options
+from evolve_action.github import (
+    ActionInputs,
+    Touched,
+)
+from evolve_action.harness import (
+    CODEX_VERSION,
+    Budget,
+    agent_harness,
+    available_harnesses,
+    check_for_models,
+    confinement,
+    default_jobs,
+    find_codex,
+    install_codex,
+    sweep_failed,
+)
+from evolve_action.repo import Repository
+from evolve_action.report import (
+    usd,
+)
+from evolve_action.results import ResultsFile
+
+
+def _evaluate(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    knobs: _Knobs,
+    agent_env: Mapping[str, str],
+    tiers: Sequence[str],
+    reporter: events.Reporter,
+    state: _Run,
+    budget: Budget,
+) -> None:
+    """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
+    job's one `budget`; the dry-run estimate of what is planned goes into `state`."""
+    by_plugin: dict[str, list[str]] = {}
+    for s in touched.skills:
+        by_plugin.setdefault(s.plugin, []).append(s.skill)
+    jobs = knobs.jobs or default_jobs()
+    checked = False
+    for plugin, skills in sorted(by_plugin.items()):
+        if "triggers" in tiers:
+            built = trigger_options(
+                repo,
+                config,
+                agent_env,
+                plugins=(plugin,),
+                skills=tuple(skills),
+                models=knobs.models,
+                new=True,
+                modified=True,
+                runs=knobs.runs or triggers.DEFAULT_RUNS,
+                jobs=jobs,
+                timeout=knobs.timeout,
+                require_cli=True,
+                budget=budget,
+            )
+            made = triggers.make_plan(built.options)
+            planned = made[0]
+            n = sum(len(u.cases) for u in planned.units)
+            trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
+            _estimate(state, trig)
+            _power_estimate(state, trig, runs=built.options.runs, power=knobs.power(config))
+            if n:
+                if not checked:
+                    check_for_models(agent_env, built.options.models, judge=False)
+                    checked = True
+                outcome = asyncio.run(
+                    triggers.run(built.options, reporter, agent_harness(agent_env), planned=made)
+                )
+                if outcome.all_failed:
+                    raise sweep_failed(outcome.all_failed, tier="triggers")
+                state.sessions += outcome.sessions
+                state.errored = state.errored or any(
+                    q.passed is None for u in outcome.units for q in u.queries
+                )
+                for line in _listing_notes(outcome):
+                    state.notice(line)
+            runs = built.options.runs
+            state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in planned.units)
+        if "evals" in tiers:
+            eo = evals.EvalsOptions(
+                plugins=(plugin,),
+                skills=tuple(skills),
+                models=knobs.models,
+                jobs=jobs,
+                timeout=knobs.timeout,
+                max_turns=knobs.max_turns,
+                judge_model=knobs.judge_model,
+                new=True,
+                modified=True,
+                budget=budget,
+            )
+            eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
+            _estimate(state, estimate_cost([eplan.plan], runs=1, models=eplan.models))
+            state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
+            if eplan.plan.cases:
+                if not checked:
+                    check_for_models(agent_env, eplan.models)
+                    checked = True
+                ev = asyncio.run(
+                    evals.run_evals(
+                        repo, config, eo, environ=agent_env, reporter=reporter, planned=eplan
+                    )
+                )
+                if ev.all_failed:
+                    raise sweep_failed(ev.all_failed, tier="evals")
+                state.sessions += ev.executed + ev.baselines
+                state.errored = state.errored or ev.errored > 0
+
+
+def _why_not_run(budget: Budget, cancelled: bool) -> str:
+    """Why planned cases are still unrun after the evaluation."""
+    if cancelled:
+        return "the job was cancelled"
+    if budget.skipped:
+        cap = f" {usd(budget.limit_usd)}" if budget.limit_usd is not None else ""
+        return f"the budget (max_cost_usd{cap}) ran out"
+    return "they did not run in this job"
+
+
+def _unevaluated(
+    repo: Repository,
+    config: Config,
+    touched: Touched,
+    knobs: _Knobs,
+    agent_env: Mapping[str, str],
+    tiers: Sequence[str],
+    state: _Run,
+    why: str,
+) -> None:
+    """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
+    selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
+    `why`) and the run line counts it. Refused tiers are authoring errors already."""
+    keys = {s.key for s in touched.skills}
+    if not keys:
+        return
+    plugins = tuple(sorted({s.plugin for s in touched.skills}))
+    skills = tuple(sorted({s.skill for s in touched.skills}))
+    counts: dict[str, dict[plan.Tier, int]] = {}
+    units: list[plan.PlannedUnit] = []
+    if "triggers" in tiers:
+        built = trigger_options(
+            repo,
+            config,
+            agent_env,
+            plugins=plugins,
+            skills=skills,
+            models=knobs.models,
+            new=True,
+            modified=True,
+            dry_run=True,
+            require_cli=False,
+        )
+        units.extend(triggers.make_plan(built.options)[0].units)
+    if "evals" in tiers:
+        eo = evals.EvalsOptions(
+            plugins=plugins, skills=skills, models=knobs.models, new=True, modified=True
+        )
+        here = available_harnesses(agent_env, dry_run=True)
+        units.extend(
+            evals.plan_evals(repo, config, eo, environ=agent_env, available=here).plan.units
+        )
+    for u in units:
+        key = f"{u.plugin}/{u.skill}"
+        if key in keys and u.cases and u.tier not in state.refused.get(key, {}):
+            tier_counts = counts.setdefault(key, {})
+            tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
+    for key, by_tier in counts.items():
+        for tier, n in by_tier.items():
+            unit = (
+                ("query" if n == 1 else "queries")
+                if tier is plan.Tier.TRIGGERS
+                else ("case" if n == 1 else "cases")
+            )
+            state.unevaluated.setdefault(key, {})[tier] = (
+                f"{n} stale or missing {unit} not run: {why}"
+            )
+            state.not_run += n
+    if state.not_run:
+        state.not_run_reason = why
+
+
+def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
+    """The next step of an undecided comparison: more budget, more runs, or none left (the
+    comparison ran to max_runs and stayed inconclusive)."""
+    if budget.skipped:
+        cap = usd(budget.limit_usd) if budget.limit_usd is not None else "the cap"
+        return f"the budget stopped the runs: raise max_cost_usd (now {cap}) so more runs fit"
+    looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
+    if any(rr.final and (rr.base or rr.head) for rr in looks):
+        return (
+            f"inconclusive at the cap of max_runs {max_runs} per query and side: raise "
+            f"max_runs (the action input or pr.max_runs) for more power, or read the change "
+            "as smaller than these runs can tell"
+        )
+    return (
+        f"more runs would tell: raise max_runs above {max_runs} (the action input or "
+        "pr.max_runs in .evolve.yaml) and give max_cost_usd room for them"
+    )
+
+
+def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
+    """The most power on demand may add to a trigger estimate: up to `max_runs` runs per query of
+    the base's version and `max_runs − runs` more of the head's (the range's top; it adds runs only
+    to undecided comparisons, so usually far fewer)."""
+    if not est.total_sessions or runs <= 0:
+        return
+    queries = est.total_sessions // runs
+    extra = queries * (
+        max(power.max_runs - runs, 0)
+        + (power.max_runs if power.base != "stored" else max(power.max_runs - runs, 0))
+    )
+    state.power_sessions += extra
+    state.power_usd += est.total_usd / est.total_sessions * extra
+
+
+def _estimate(state: _Run, est: CostEstimate) -> None:
+    state.estimate_sessions += est.total_sessions
+    if any(v is not None for v in est.usd.values()):
+        state.estimate_usd = (state.estimate_usd or 0.0) + est.total_usd
+
+
+def _more_runs(
+    repo: Repository,
+    touched: Touched,
+    base_files: Mapping[str, ResultsFile | None],
+    state: _Run,
+    *,
+    top: Path,
+    base_sha: str | None,
+    head_sha: str,
+    prefix: str,
+    agent_env: Mapping[str, str],
+    genv: Mapping[str, str],
+    options: PowerOptions,
+    budget: Budget,
+    reporter: events.Reporter,
+    out_dir: Path,
+) -> None:
+    """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
+    comparison and into `<out_dir>/base-runs.json`, never into a results file."""
+    got = more_runs(
+        _evidence(repo, touched, base_files, state),
+        top=top,
+        prefix=prefix,
+        base_sha=base_sha,
+        environ=agent_env,
+        genv=genv,
+        options=options,
+        budget=budget,
+        reporter=reporter,
+    )
+    state.reruns = got.reruns
+    state.sessions += got.sessions
+    state.base_reruns += got.base_sessions
+    state.notes.extend(got.notes)
+    if not got.reruns:
+        return
+    doc = reruns_document(got, base_sha=base_sha or "", head_sha=head_sha, options=options)
+    path = _ignored_dir(out_dir) / "base-runs.json"
+    write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    state.lines.append(
+        f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
+        f"base's version; the runs: {path}"
+    )
+
+
+def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:
+    """One line per skill × model whose should-trigger misses happened while Claude Code listed the
+    skill without its description (the listing check): those misses say nothing about the
+    description's wording, and the line says what to change instead."""
+    lines = []
+    for u in outcome.units:
+        missed = sum(1 for q in u.queries if q.should_trigger and q.passed is False)
+        if missed and u.listing in checks.NOT_SHOWN:
+            lines.append(
+                f"⚠️ {u.plugin}/{u.skill} on {u.model}: {missed} trigger miss"
+                f"{'' if missed == 1 else 'es'} with the {triggers.NOT_SHOWN_NOTE} "
+                f"(listed {u.listing}) — {triggers.LISTING_FIX}"
+            )
+    return lines
+
+
+def _confinement_notice(
+    state: _Run, environ: Mapping[str, str], commands: TextIO | None = None
+) -> None:
+    """Agents ran with neither a sandbox nor an unprivileged user: say so once, in one short line,
+    in the log (an annotation under Actions), the step summary and the comment; nothing when no
+    session ran."""
+    if state.sessions and confinement(environ).unconfined:
+        state.notice("⚠️ " + UNCONFINED, commands)
+
+
+def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
+    """The environment the engines get: the runner's, with the credential inputs as the variables
+    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
+    env = {
+        k: v
+        for k, v in environ.items()
+        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
+    }  # defence in depth: the harness and `command` assertions allowlist their children's env
+    if inputs.anthropic_api_key:
+        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
+    if inputs.claude_code_oauth_token:
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
+    if inputs.openai_api_key:
+        env["OPENAI_API_KEY"] = inputs.openai_api_key
+    return env
+
+
+def _ensure_extra_harnesses(
+    inputs: ActionInputs, environ: Mapping[str, str], state: _Run, commands: TextIO | None
+) -> None:
+    """Install the agent CLIs `extra_harnesses` names that are not there yet (`codex`: the pinned
+    release into this environment). A failed install is a notice, not a failed job: the models
+    it would run are skipped with the usual warning."""
+    if "codex" not in inputs.extra_harnesses:
+        return
+    try:
+        find_codex(environ)
+        return
+    except EnvironmentProblem:
+        pass
+    try:
+        binary = install_codex(Path(sys.prefix), environ=environ)
+    except EnvironmentProblem as exc:
+        state.notice(
+            f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped",
+            commands,
+        )
+        return
+    state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")

@@ -1,0 +1,254 @@
+"""Stage 4 of the PR job: publishing — the commit-back, the sticky comment, the outputs, the cost
+line of the summary.
+
+Owns: `_commit_back` (only the lexical paths the job wrote, never under `.github/`), `_comment`
+(one sticky comment, rewritten only when its digest changes), `_outputs`, `_cost_line`,
+`_evaluation_url`.
+Guarantees: a GitHub failure here is a notice; the results on disk, the summary and the outputs
+are still written. Never does: run sessions or decide labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from evolve_action.flows._pr_compare import (
+    _pooled,
+    _result_files,
+)
+from evolve_action.flows._pr_job import (
+    COMMENT_MARKER,
+    _git,
+    _inside,
+    _report_rel,
+    _Run,
+)
+from evolve_action.flows._pr_touched import (
+    _without_evals,
+)
+from evolve_action.github import (
+    ActionInputs,
+    ActionOutputs,
+    Committed,
+    FileChange,
+    GitHubApiError,
+    GitHubClient,
+    GitHubContext,
+    HeadMoved,
+    Status,
+    Touched,
+    checkout_kind,
+)
+from evolve_action.repo import Repository
+from evolve_action.report import (
+    ComparisonRow,
+    Label,
+    RunFacts,
+    digest_of,
+    evidence_digest,
+)
+
+
+def _checkout_matches(
+    ctx: GitHubContext, top: Path, genv: Mapping[str, str], state: _Run, commands: TextIO
+) -> bool:
+    """A PR's results may be committed only when the workspace holds its head or its test merge.
+
+    `pull_request_target` checks out the base by default: results computed there are not the PR's,
+    so they are never committed onto its branch.
+    """
+    if ctx.pull_request is None:
+        return True
+    head = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    if checkout_kind(ctx, head) != "other":
+        return True
+    state.notice(
+        f"the workspace holds {head[:12] or 'no commit'}, neither the PR head nor its test merge "
+        "(pull_request_target checks out the base by default): the results were not committed; "
+        "check out github.event.pull_request.head.sha",
+        commands,
+    )
+    return False
+
+
+def _commit_back(
+    client: GitHubClient,
+    ctx: GitHubContext,
+    inputs: ActionInputs,
+    repo: Repository,
+    top: Path,
+    touched: Touched,
+    written: Sequence[Path],
+    before: Mapping[Path, bytes | None],
+    state: _Run,
+    commands: TextIO,
+) -> str:
+    """Commit the changed results files and reports on the evaluated head; return the new SHA."""
+    pr = ctx.pull_request
+    if pr is not None:
+        if ctx.is_fork:
+            state.notice(
+                "fork PR: the results were not committed (the token cannot push to a fork); "
+                "they are in the step summary",
+                commands,
+            )
+            return ""
+        branch, parent = pr.head_ref, pr.head_sha
+    elif ctx.ref.startswith("refs/heads/"):
+        branch, parent = ctx.ref.removeprefix("refs/heads/"), ctx.sha
+    else:
+        return ""
+    paths = [p for p in _result_files(repo, touched) if p.read_bytes() != before.get(p)]
+    paths += [p for p in written if p.is_file()]
+    changes = []
+    outside = []
+    for p in dict.fromkeys(paths):
+        rel = _inside(p, top)
+        if rel is None:
+            outside.append(p)
+        else:
+            changes.append(FileChange(rel, p.read_bytes()))
+    if outside:
+        shown = ", ".join(str(p) for p in outside[:3]) + (" …" if len(outside) > 3 else "")
+        state.errored = True
+        state.notice(
+            f"not committed: {len(outside)} file(s) outside the repository {top}, under .github/ or "
+            f"going through a link ({shown}); nothing outside the checkout, no workflow and nothing "
+            "through a link is ever committed",
+            commands,
+        )
+    if not changes:
+        return ""
+    try:
+        result = client.repository(ctx.repository).commit_files(
+            branch=branch, parent_sha=parent, changes=changes, message=inputs.commit_message
+        )
+    except GitHubApiError as exc:
+        state.notice(f"the results were not committed: {exc.message}", commands)
+        return ""
+    if isinstance(result, HeadMoved):
+        state.notice(result.notice(), commands)
+        return ""
+    if isinstance(result, Committed):
+        state.lines.append(f"committed {len(result.paths)} file(s) as {result.sha[:12]}")
+        return result.sha
+    return ""
+
+
+def _comment(
+    client: GitHubClient,
+    ctx: GitHubContext,
+    inputs: ActionInputs,
+    rows: Sequence[ComparisonRow],
+    body: str,
+    state: _Run,
+    commands: TextIO,
+) -> int | None:
+    """Create or update the sticky comment per `comment`; an unchanged evidence digest writes nothing."""
+    pr = ctx.pull_request
+    assert pr is not None
+    try:
+        identity = client.identity(configured=inputs.comment_author or None)
+        author = identity.login
+        if author is None:
+            state.lines.append(
+                "comment: the token's identity is unknown (GitHub's API did not say; set "
+                "`comment_author`); our comment is one whose record names its own id and author, "
+                "else a new one is posted"
+            )
+        rc = client.repository(ctx.repository)
+        existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
+        digest = evidence_digest(rows)
+        if existing is not None and digest_of(existing.body) == digest:
+            return existing.id  # same evidence: leave it alone (no rewrite, no notification)
+        wanted = inputs.comment == "always" or existing is not None
+        if inputs.comment == "changes":  # only when the verdict is not "no change" (or to update)
+            wanted = existing is not None or any(
+                r.label not in (Label.NO_CHANGE, Label.NOT_RERUN) for r in rows
+            )
+        if inputs.comment == "failures":
+            wanted = existing is not None or any(
+                r.label in (Label.REGRESSION, Label.AUTHORING_ERROR, Label.NOT_EVALUATED)
+                or any(t.failing for t in r.tiers)
+                for r in rows
+            )
+        if not wanted:
+            return existing.id if existing is not None else None
+        result = rc.upsert_sticky_comment(pr.number, body, marker=COMMENT_MARKER, author=author)
+    except GitHubApiError as exc:
+        state.notice(f"the PR comment was not posted: {exc.message}", commands)
+        return None
+    return result.id
+
+
+# ------------------------------------------------------------------------------------------------
+# Outputs and small helpers
+# ------------------------------------------------------------------------------------------------
+
+
+def _outputs(
+    rows: Sequence[ComparisonRow],
+    state: _Run,
+    touched: Touched,
+    facts: RunFacts,
+    comment_id: int | None,
+    commit_sha: str,
+    repo: Repository,
+    top: Path,
+) -> ActionOutputs:
+    labels = [r.label for r in rows]
+    # The most severe row label (`Label` order: regression, authoring error, improvement, …).
+    delta = next((str(lbl) for lbl in Label if lbl in labels), "")
+    status: Status = "passed"
+    if state.errored:
+        status = "errored"
+    elif Label.REGRESSION in labels:
+        status = "regressed"
+    elif state.check_failures:
+        status = "failed"
+    elif Label.NOT_EVALUATED in labels or (_without_evals(repo, touched) and not rows):
+        status = "not-evaluated"
+    return ActionOutputs(
+        status=status,
+        evaluated_skills=touched.keys,
+        triggers_pass_rate=_pooled(rows, "triggers"),
+        evals_pass_rate=_pooled(rows, "evals"),
+        delta=delta,
+        cost_usd=facts.cost_usd or 0.0,
+        sessions=state.sessions,
+        comment_id=comment_id,
+        commit_sha=commit_sha,
+        report_path=_report_rel(repo, top),
+    )
+
+
+def _cost_line(state: _Run) -> str:
+    """The job summary's estimate line ("" when nothing was planned): the planned sessions at list
+    prices, as a range up to what power on demand may add. The measured cost is the comment's one
+    figure (the run line), never restated here."""
+    if not state.estimate_sessions:
+        return ""
+    low, high = state.estimate_sessions, state.estimate_sessions + state.power_sessions
+    sessions = f"{low}" if high == low else f"{low}–{high}"
+    if state.estimate_usd is None:
+        price = "not priced"
+    elif high == low:
+        price = f"about ${state.estimate_usd:.2f} at list prices"
+    else:
+        price = (
+            f"about ${state.estimate_usd:.2f}–${state.estimate_usd + state.power_usd:.2f} at list "
+            "prices (the top: power on demand running every comparison to max_runs)"
+        )
+    return (
+        f"\n<sub>Estimated before the run: {sessions} agent sessions, {price}, cache discounts "
+        "not counted. The measured cost of what ran is the one above.</sub>\n"
+    )
+
+
+def _evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | None:
+    pr = ctx.pull_request
+    if pr is None or ctx.is_fork:
+        return None
+    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{_report_rel(repo, top)}"
