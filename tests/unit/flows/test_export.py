@@ -29,12 +29,10 @@ from tests.helpers.report_fixtures import (
 
 from evolve_action.cli import main
 from evolve_action.flows import run_export
-from evolve_action.flows._export import (
-    agentevals_rows,
+from evolve_action.flows._export import agentevals_rows, case_score, case_verdict
+from evolve_action.flows._export_skill_creator import (
     benchmark_json,
     benchmark_markdown,
-    case_score,
-    case_verdict,
     eval_metadata_json,
     grading_json,
     timing_json,
