@@ -41,6 +41,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TextIO
 
@@ -50,6 +51,14 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import BaseMode, Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError, UsageError
+from evolve_action.flows._ledger import (
+    FileStore,
+    Fingerprints,
+    Ledger,
+    LedgerStore,
+    RefStore,
+    history,
+)
 from evolve_action.flows._power import PowerOptions, copy_worktree, more_runs, reruns_document
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
@@ -269,6 +278,10 @@ class _Run:
     """Skill key → model key → the runs power on demand added (never committed)."""
     base_reruns: int = 0
     """Sessions that re-ran the base's version (part of `sessions`)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise."""
     estimate_usd: float | None = None
     """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
     estimate_sessions: int = 0
@@ -383,6 +396,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
+                    store=_ledger_store(client, ctx),
+                    attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
             cancelled = True
@@ -603,6 +618,8 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
                 budget=budget,
                 reporter=reporter,
                 out_dir=out_dir,
+                store=FileStore(out_dir / "ledger.json"),
+                attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
             )
         else:
             state.notice("live tiers skipped: no Anthropic credentials in the environment")
@@ -624,6 +641,8 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         head_sha=head_sha,
         dirty=_dirty(top, genv),
         base_reruns=state.base_reruns,
+        workflow_runs=state.workflow_runs,
+        earlier=state.earlier,
     )
     body = render_pr_comment(rows, facts, revision=revision)
     summary = body + _cost_line(state, budget)
@@ -981,9 +1000,13 @@ def _more_runs(
     budget: Budget,
     reporter: events.Reporter,
     out_dir: Path,
+    store: LedgerStore | None = None,
+    attempt: str = "",
 ) -> None:
     """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
-    comparison and into `<out_dir>/base-runs.json`, never into a results file."""
+    comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
+    earlier workflow runs are reused, this job's added), never into a results file."""
+    ledger = _load_ledger(store, state)
     got = more_runs(
         _evidence(repo, touched, base_files, state),
         top=top,
@@ -994,7 +1017,11 @@ def _more_runs(
         options=options,
         budget=budget,
         reporter=reporter,
+        ledger=ledger,
+        attempt=attempt,
     )
+    if store is not None and ledger is not None:
+        _save_ledger(store, got.recorded, got.fingerprints, state)
     state.reruns = got.reruns
     state.sessions += got.sessions
     state.base_reruns += got.base_sessions
@@ -1008,6 +1035,43 @@ def _more_runs(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
         f"base's version; the runs: {path}"
     )
+
+
+def _ledger_store(client: GitHubClient | None, ctx: GitHubContext) -> LedgerStore | None:
+    """The PR's ledger on its ref; read-only on a fork PR (its token cannot write)."""
+    pr = ctx.pull_request
+    if client is None or pr is None:
+        return None  # a push or a dispatch: no PR to keep runs for
+    return RefStore(client.repository(ctx.repository), pr.number, writable=not ctx.is_fork)
+
+
+def _load_ledger(store: LedgerStore | None, state: _Run) -> Ledger | None:
+    if store is None:
+        return None
+    try:
+        return store.load()
+    except EvolveError as exc:
+        state.notice(f"the ledger of runs could not be read ({exc}); earlier runs are not reused")
+        return None
+
+
+def _save_ledger(
+    store: LedgerStore,
+    recorded: Ledger,
+    comparisons: Mapping[tuple[str, str], Fingerprints],
+    state: _Run,
+) -> None:
+    try:
+        merged = store.save(recorded)
+    except EvolveError as exc:
+        state.notice(f"this job's runs were not added to the ledger ({exc})")
+        merged = recorded
+    state.workflow_runs, state.earlier = history(merged, comparisons)
+    if not store.writable and not recorded.empty:
+        state.notice(
+            f"fork PR: this job's runs were not added to the ledger ({store.where}: the token is "
+            "read-only); a re-run starts them again"
+        )
 
 
 def _ignored_dir(path: Path) -> Path:
@@ -1519,7 +1583,13 @@ def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
         base, head = pr.base_sha, pr.head_sha
     else:
         base, head = ctx.push_before or "", ctx.push_after or ctx.sha
-    return Revision(base_sha=base or "", head_sha=head or "", base_reruns=state.base_reruns)
+    return Revision(
+        base_sha=base or "",
+        head_sha=head or "",
+        base_reruns=state.base_reruns,
+        workflow_runs=state.workflow_runs,
+        earlier=state.earlier,
+    )
 
 
 def _dirty(top: Path, genv: Mapping[str, str]) -> bool:

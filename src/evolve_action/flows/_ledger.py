@@ -39,14 +39,17 @@ from evolve_action.report import QueryRuns
 __all__ = [
     "LEDGER_REF",
     "FileStore",
+    "Fingerprints",
     "Ledger",
     "LedgerLook",
     "LedgerRun",
     "LedgerStore",
     "Prior",
     "RefStore",
+    "history",
     "ledger_json",
     "parse_ledger",
+    "runs_of",
 ]
 
 LEDGER_VERSION = 1
@@ -189,19 +192,41 @@ class Ledger:
             look=look,
         )
 
-    def attempts(self, skill: str, model: str) -> tuple[str, ...]:
-        """The workflow runs that recorded runs or looks for this skill × model, in order."""
-        found = {r.attempt for r in self.runs if (r.skill, r.model) == (skill, model)}
-        found |= {lk.attempt for lk in self.looks if (lk.skill, lk.model) == (skill, model)}
-        return tuple(sorted(found))
 
-    def labels(self, skill: str, model: str) -> dict[str, str]:
-        """Attempt → the label its last look gave this skill × model (any content)."""
-        out: dict[str, str] = {}
-        for lk in sorted(self.looks, key=lambda lk: (lk.attempt, lk.closed, lk.t)):
-            if (lk.skill, lk.model) == (skill, model):
-                out[lk.attempt] = lk.label
-        return out
+Fingerprints = tuple[str, str, str]
+"""A comparison's base content, head content and tool."""
+
+
+def history(
+    ledger: Ledger, comparisons: Mapping[tuple[str, str], Fingerprints]
+) -> tuple[int, tuple[str, ...]]:
+    """How many workflow runs contributed runs or looks to these comparisons (skill × model →
+    fingerprints), and, per comparison whose earlier attempts' labels differ from its latest
+    look's, one line saying so."""
+    attempts: set[str] = set()
+    differed: list[str] = []
+    for (skill, model), (base, head, tool) in sorted(comparisons.items()):
+        looks = [
+            lk
+            for lk in ledger.looks
+            if (lk.skill, lk.model, lk.base, lk.head, lk.tool) == (skill, model, base, head, tool)
+        ]
+        attempts.update(lk.attempt for lk in looks)
+        attempts.update(
+            r.attempt
+            for r in ledger.runs
+            if (r.skill, r.model, r.tool) == (skill, model, tool)
+            and r.content == (base if r.side == "base" else head)
+        )
+        if not looks:
+            continue
+        latest = max(looks, key=lambda lk: (lk.closed, lk.t, lk.attempt))
+        earlier = {lk.label for lk in looks if lk.attempt != latest.attempt} - {latest.label}
+        if earlier:
+            differed.append(
+                f"{skill} ({model}): an earlier workflow run said {', '.join(sorted(earlier))}"
+            )
+    return len(attempts), tuple(differed)
 
 
 def ledger_json(ledger: Ledger) -> str:

@@ -42,7 +42,7 @@ from typing import Any, Literal
 from evolve_action import events, triggers
 from evolve_action.config import DEFAULT_BASE_MODE, DEFAULT_MAX_RUNS, BaseMode, resolve_repository
 from evolve_action.errors import EvolveError
-from evolve_action.flows._ledger import Ledger, LedgerLook, LedgerRun, Prior, runs_of
+from evolve_action.flows._ledger import Fingerprints, Ledger, LedgerLook, LedgerRun, Prior, runs_of
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.harness import Budget, agent_harness
 from evolve_action.plan import Tier, skill_content_hash
@@ -105,6 +105,8 @@ class PowerOutcome:
     """The last look this job made of each comparison, for the ledger."""
     reused: int = 0
     """Runs taken from the ledger (made by earlier workflow runs) instead of started."""
+    fingerprints: dict[tuple[str, str], Fingerprints] = field(default_factory=dict)
+    """(skill key, model) → the fingerprints of the comparison the loop tested."""
 
     @property
     def recorded(self) -> Ledger:
@@ -463,6 +465,7 @@ class _Track:
         if not paired:  # the stored base: its fingerprint is the stored one
             base_fp = self.base_entry.header.content_hash if self.base_entry else ""
         fp = (base_fp, header.content_hash, f"{header.harness} {header.tool_version}".strip())
+        out.fingerprints[(self.key, self.model)] = fp
         prior = Prior()
         if self.ledger is not None:
             prior = self.ledger.prior(

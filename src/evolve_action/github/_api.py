@@ -879,8 +879,11 @@ class RepositoryClient:
         try:
             if parent is None:
                 self._repo.create_git_ref(f"refs/{ref}", commit.sha)
-            else:
-                self._repo.get_git_ref(ref).edit(commit.sha, force=False)
+            else:  # reading the ref completes it: its URL is then `/git/refs/…`, for the PATCH
+                tip, current = self._tip(ref)
+                if tip != parent:
+                    return False
+                current.edit(commit.sha, force=False)
         except GithubException as exc:
             if exc.status == 422:
                 return False

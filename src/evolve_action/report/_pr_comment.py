@@ -193,6 +193,10 @@ class Revision:
     base_reruns: int = 0
     """Sessions of `RunFacts.sessions_run` that re-ran the base (evidence about the base, never
     committed)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs fed the comparisons (the PR's ledger); shown when over 1."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise, one line each."""
     reproduce: str | None = None
     """The one-line command that reproduces this comparison locally; None: built from `base_sha`
     (`evolve-action pr --local --base <sha>`)."""
@@ -426,6 +430,9 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
     runs = f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''}"
     if rev.base_reruns:
         runs += f" ({rev.base_reruns} of them re-ran the base)"
+    if rev.workflow_runs > 1:
+        runs += f"; verdict from runs over {rev.workflow_runs} workflow runs"
+        runs += "".join(f" ({e})" for e in rev.earlier)
     parts = [
         f"{runs}, {facts.sessions_skipped} skipped (results up to date)",
         f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
