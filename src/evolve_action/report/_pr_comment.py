@@ -430,11 +430,9 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
     runs = f"{facts.sessions_run} agent session{'s' if facts.sessions_run != 1 else ''}"
     if rev.base_reruns:
         runs += f" ({rev.base_reruns} of them re-ran the base)"
-    if rev.workflow_runs > 1:
-        runs += f"; verdict from runs over {rev.workflow_runs} workflow runs"
-        runs += "".join(f" ({e})" for e in rev.earlier)
     parts = [
         f"{runs}, {facts.sessions_skipped} skipped (results up to date)",
+        *_attempts(rev),
         f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
     ]
     if rev.base_sha or rev.head_sha:
@@ -452,6 +450,13 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
     if run:
         parts.append(f"[workflow run]({run})")
     return " · ".join(parts)
+
+
+def _attempts(rev: Revision) -> list[str]:
+    """The footer's word on the PR's ledger: runs from several workflow runs, earlier labels."""
+    if rev.workflow_runs < 2:
+        return []
+    return [f"verdict from runs over {rev.workflow_runs} workflow runs", *rev.earlier]
 
 
 def _reproduce(rev: Revision) -> str | None:
