@@ -17,13 +17,22 @@ stored evidence is missing, thin (fewer than `triggers.DEFAULT_RUNS` runs per qu
 another harness or tool version, or early-stopped (a stopped sweep carries less than its runs
 suggest), and otherwise the stored runs with paired reruns appended (bench/noise.py's third table).
 
+With the PR's ledger (`flows._ledger`: the runs and looks of earlier workflow runs) the loop
+starts from the runs whose fingerprints match this comparison (base and head content, query,
+model, tool), counts them against `max_runs`, continues the alpha from the last look's
+information fraction, and starts nothing for a closed comparison (decided, or final at the cap:
+the same look again). Stopped short of the cap (the budget, errors) with a ledger, the last look
+spends only its share: a later attempt continues. The runs and looks this job made come back as
+`PowerOutcome.recorded`; the caller stores them.
+
 Guarantees: nothing here writes into the repository: every run happens in scratch copies, so the
 committed results files never hold base runs (nor the extra head runs: evidence for the comparison
 only). The runs come back as `Reruns` per skill × model for the comparison, the comment, the
 summary and the artifact file (`reruns_document`). A skill absent from the base commit, or a base
 commit the clone lacks, gets no base runs (a note says why).
 
-Never does: post, commit, print, decide labels itself (`report.compare_skill` does).
+Never does: post, commit, print, read or write the ledger's store, decide labels itself
+(`report.compare_skill` does).
 """
 
 from __future__ import annotations
