@@ -1033,7 +1033,7 @@ def _more_runs(
     write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     state.lines.append(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
-        f"base's version; the runs: {path}"
+        f"base's version; {got.reused} run(s) reused from the PR's ledger; the runs: {path}"
     )
 
 
