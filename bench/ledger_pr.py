@@ -7,8 +7,8 @@ edits beta again; push 3 edits gamma again: six workflow runs. Each runs the rea
 (`python -m evolve_action pr`, a fresh process) against the fake GitHub (`tests/helpers`) and the
 scripted model server, with the action's defaults (`base: auto`, `max_runs` 6, 3 runs per query).
 `--src DIR` runs another checkout's `src` (e.g. the commit before the ledger) for the "before"
-figure. Sessions are the `sessions` output; dollars the step summary's measured cost (the
-scripted server reports list-price usage).
+figure. Sessions are the `sessions` output; dollars price every model request of the workflow
+run in the scripted server's log (its reported usage) at the catalog's list price of the model.
 
     .venv/bin/python bench/ledger_pr.py [--src /tmp/base/src] [--json]
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -27,21 +26,43 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.helpers.agents import skill_md
+from tests.helpers.agents import MODEL, skill_md
 from tests.helpers.fake_github import FakeGitHub
 from tests.integration.test_action_pr import REPO, Pr, beta_and_gamma_edited, git, make_pr
 
+from evolve_action.catalog import BUILTIN_CATALOG, measured_cost_usd
 from evolve_action.modelserver import ModelServer
 
 POLICY = "default: {route: {threshold: 0.1}}\n"
 
 
-def _run(pr: Pr, run_id: str, src: str | None) -> dict[str, Any]:
+def _usd(requests: list[dict[str, Any]]) -> float:
+    """List price of these logged model requests (their reported usage)."""
+    model = BUILTIN_CATALOG.lookup(MODEL)
+    pricing = model.pricing if model is not None else None
+    total = 0.0
+    for r in requests:
+        u = r.get("usage") or {}
+        total += (
+            measured_cost_usd(
+                pricing,
+                input_tokens=int(u.get("input_tokens") or 0),
+                output_tokens=int(u.get("output_tokens") or 0),
+                cache_read_input_tokens=int(u.get("cache_read_input_tokens") or 0),
+                cache_creation_input_tokens=int(u.get("cache_creation_input_tokens") or 0),
+            )
+            or 0.0
+        )
+    return total
+
+
+def _run(pr: Pr, run_id: str, src: str | None, srv: ModelServer) -> dict[str, Any]:
     env = {**pr.env, "GITHUB_RUN_ID": run_id}
     if src:
         env["PYTHONPATH"] = src
     pr.output.write_text("")
     pr.summary.write_text("")
+    before = len(srv.requests)
     t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "evolve_action", "pr"],
@@ -55,11 +76,11 @@ def _run(pr: Pr, run_id: str, src: str | None) -> dict[str, Any]:
     if proc.returncode != 0:
         raise SystemExit(f"workflow run {run_id} failed ({proc.returncode}):\n{proc.stderr}")
     outputs = pr.outputs()
-    m = re.search(r"measured \$([0-9.]+) for", pr.summary.read_text())
     return {
         "run": run_id,
         "sessions": int(outputs.get("sessions") or 0),
-        "usd": float(m.group(1)) if m else 0.0,
+        "usd": round(_usd(list(srv.requests[before:])), 4),
+        "requests": len(srv.requests) - before,
         "delta": outputs.get("delta", ""),
         "seconds": round(seconds, 1),
     }
@@ -107,9 +128,9 @@ def three_pushes(src: str | None) -> list[dict[str, Any]]:
                             branch="feature",
                         )
                         _checkout_tip(pr)
-                    runs.append({"push": n, **_run(pr, f"{n}0", src)})
+                    runs.append({"push": n, **_run(pr, f"{n}0", src, srv)})
                     _checkout_tip(pr)  # the bot's results commit: another workflow run
-                    runs.append({"push": n, "bot": True, **_run(pr, f"{n}1", src)})
+                    runs.append({"push": n, "bot": True, **_run(pr, f"{n}1", src, srv)})
         finally:
             srv.stop()
     return runs
@@ -127,12 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         json.dump({"runs": runs, "total": total}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    print("| workflow run | sessions | measured $ | delta |")
-    print("| --- | ---: | ---: | --- |")
+    print("| workflow run | sessions | model requests | list-price $ | delta |")
+    print("| --- | ---: | ---: | ---: | --- |")
     for r in runs:
         what = f"push {r['push']}" + (": the bot's commit" if r.get("bot") else "")
-        print(f"| {what} | {r['sessions']} | {r['usd']:.2f} | {r['delta']} |")
-    print(f"| **total** | **{total['sessions']}** | **{total['usd']:.2f}** | |")
+        print(f"| {what} | {r['sessions']} | {r['requests']} | {r['usd']:.2f} | {r['delta']} |")
+    print(f"| **total** | **{total['sessions']}** | | **{total['usd']:.2f}** | |")
     print(f"\n1-minute load {load:.2f} → {os.getloadavg()[0]:.2f}")
     return 0
 
