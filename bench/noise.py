@@ -272,13 +272,19 @@ def sequential_pr(
         if d.outcome is not Outcome.CONTINUE:
             return d.outcome, sessions
         t_prev = t
-        for c in cs:  # interleaved: step head runs and step paired base runs per case
-            c.yh += _runs(rng, c.ph, step)
-            c.nh += step
-            c.xb += _runs(rng, c.pb, step)
-            c.mb += step
-        sessions += 2 * step * cases
+        sessions += _round(rng, cs, step)
         per_side += step
+
+
+def _round(rng: random.Random, cs: Sequence[_Case], step: int) -> int:
+    """One round of power on demand: `step` head runs and `step` paired base runs per case
+    (interleaved); the sessions it took."""
+    for c in cs:
+        c.yh += _runs(rng, c.ph, step)
+        c.nh += step
+        c.xb += _runs(rng, c.pb, step)
+        c.mb += step
+    return 2 * step * len(cs)
 
 
 def _p95(xs: list[int]) -> float:
@@ -313,6 +319,113 @@ def sequential(sims: int, seed: int, spending: Spending, step: int = 3) -> list[
             cell["power_sessions_mean"] = statistics.fmean(ss)
             cell["power_sessions_p95"] = _p95(ss)
             cells.append(cell)
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# Repeated attempts (issue 32): "re-run until green", with and without the PR's ledger
+
+ATTEMPTS = (1, 3, 5)
+ATTEMPT_CASES = (5, 10, 20)
+ATTEMPT_CAP = 9
+
+
+def attempts_pr(
+    rng: random.Random,
+    cases: int,
+    draw: Draw,
+    drop: float,
+    plan: Plan,
+    *,
+    attempts: int,
+    rounds: int | None,
+    ledger: bool,
+    until: Callable[[Outcome], bool],
+    step: int = 3,
+    cap: int = ATTEMPT_CAP,
+) -> tuple[Outcome, int]:
+    """One PR whose author re-runs the workflow until `until(label)` or `attempts` ran.
+
+    Each attempt adds at most `rounds` rounds of power on demand (None: until the rule decides
+    or the cap; a number: the budget stops it). Without the ledger every attempt starts over: a
+    fresh head sweep and fresh paired runs against the same stored base, and a budget stop
+    spends the rest of the alpha. With it, attempts continue one test: the runs add up, the
+    information fraction continues, a budget stop keeps the rest of the alpha, and a closed test
+    (decided, or at the cap) gives the same label again without a run. Returns the last label
+    and the sessions of all attempts.
+    """
+    stored = []
+    for _ in range(cases):
+        p = draw(rng)
+        stored.append((p, max(0.0, p - drop), _runs(rng, p, SWEEP)))
+    cs: list[_Case] = []
+    t_prev, per_side, sessions = 0.0, SWEEP, 0
+    closed: Outcome | None = None
+    outcome = Outcome.UNDECIDED
+    for a in range(attempts):
+        if not ledger or a == 0:  # a fresh head sweep against the stored base
+            cs = [_Case(pb, ph, xb, SWEEP, _runs(rng, ph, SWEEP), SWEEP) for pb, ph, xb in stored]
+            t_prev, per_side = 0.0, SWEEP
+            sessions += cases * SWEEP
+        if closed is not None:
+            outcome = closed
+        else:
+            done = 0
+            while True:
+                at_cap = per_side + step > cap
+                stop = at_cap or (rounds is not None and done >= rounds)
+                t = information(per_side, per_side, cap)
+                if at_cap or (stop and not ledger):
+                    t = 1.0
+                d = decide(_test(cs), plan, t_prev=t_prev, t=max(t, t_prev), final=stop)
+                t_prev = max(t, t_prev)
+                if d.outcome is not Outcome.CONTINUE:
+                    outcome = d.outcome
+                    break
+                sessions += _round(rng, cs, step)
+                per_side += step
+                done += 1
+            if ledger and (outcome is not Outcome.UNDECIDED or t_prev >= 1.0):
+                closed = outcome
+        if until(outcome):
+            break
+    return outcome, sessions
+
+
+def attempts_table_cells(sims: int, seed: int) -> list[dict[str, object]]:
+    plan = Plan()
+    green: Callable[[Outcome], bool] = lambda o: o is Outcome.IMPROVEMENT  # noqa: E731
+    not_red: Callable[[Outcome], bool] = lambda o: o is not Outcome.REGRESSION  # noqa: E731
+    profiles = (("aa", AA["uniform"], 0.0, green), ("power", _power_p, DROP, not_red))
+    cells: list[dict[str, object]] = []
+    for cases in ATTEMPT_CASES:
+        for rounds in (None, 1):
+            for k in ATTEMPTS:
+                cell: dict[str, object] = {"cases": cases, "rounds": rounds, "attempts": k}
+                for ledger in (False, True):
+                    tag = "ledger" if ledger else "fresh"
+                    for kind, draw, drop, until in profiles:
+                        # The same simulated PRs with and without the ledger.
+                        name = f"att_{kind}_{cases}_{rounds}"  # and for every `k`
+                        rng = random.Random(_seed(seed, name, cases, 0))
+                        outs = [
+                            attempts_pr(
+                                rng,
+                                cases,
+                                draw,
+                                drop,
+                                plan,
+                                attempts=k,
+                                rounds=rounds,
+                                ledger=ledger,
+                                until=until,
+                            )
+                            for _ in range(sims)
+                        ]
+                        bad = Outcome.IMPROVEMENT if kind == "aa" else Outcome.REGRESSION
+                        cell[f"{kind}_{tag}"] = sum(o is bad for o, _ in outs) / sims
+                        cell[f"{kind}_{tag}_sessions"] = statistics.fmean(s for _, s in outs)
+                cells.append(cell)
     return cells
 
 
@@ -376,13 +489,34 @@ def sequential_table(cells: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def attempts_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases | power rounds per attempt | attempts (at most) | A/A: false 🟢 `improvement`, "
+        "re-run until 🟢: no ledger | with the ledger | sessions per PR: no ledger / ledger | "
+        "−20 pts: still 🔴 `regression` after re-running until not 🔴: no ledger | with the ledger |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        rounds = "until decided or cap" if c["rounds"] is None else f"{c['rounds']} (budget)"
+        lines.append(
+            f"| {c['cases']} | {rounds} | {c['attempts']} | {_pct(c['aa_fresh'])} | "
+            f"{_pct(c['aa_ledger'])} | {c['aa_fresh_sessions']:.0f} / "
+            f"{c['aa_ledger_sessions']:.0f} | {_pct(c['power_fresh'])} | "
+            f"{_pct(c['power_ledger'])} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sims", type=int, default=5000, help="simulated PRs per cell (tables 1, 2)")
     ap.add_argument("--seq-sims", type=int, default=2000, help="simulated PRs per cell (table 3)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--only", choices=("legacy", "fixed", "sequential"))
+    ap.add_argument("--only", choices=("legacy", "fixed", "sequential", "attempts"))
+    ap.add_argument(
+        "--attempt-sims", type=int, default=1000, help="simulated PRs per cell (attempts table)"
+    )
     ap.add_argument("--early-stop", action="store_true", help="table 2: early-stopped sweeps")
     ap.add_argument(
         "--spending", choices=[s.value for s in Spending], default=Plan().spending.value
@@ -397,6 +531,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["fixed"] = fixed(args.sims, args.seed, args.early_stop)
     if args.only in (None, "sequential"):
         result["sequential"] = sequential(args.seq_sims, args.seed, Spending(args.spending))
+    if args.only in (None, "attempts"):
+        result["attempts"] = attempts_table_cells(args.attempt_sims, args.seed)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["load_1min_after"] = round(os.getloadavg()[0], 2)
     if args.json:
@@ -407,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("legacy", legacy_table),
         ("fixed", fixed_table),
         ("sequential", sequential_table),
+        ("attempts", attempts_table),
     ):
         cells = result.get(key)
         if isinstance(cells, list):

@@ -1417,3 +1417,110 @@ def test_a_planted_results_temp_link_is_flagged_and_never_written_through(
     changed = git(gh.git_dir(REPO), "diff", "--name-only", pr.head_sha, str(tip)).splitlines()
     assert "evals/beta/results.json" in changed
     assert not any(p.endswith(".tmp") or p.startswith(".github/") for p in changed), changed
+
+
+# ------------------------------------------------------------------ issue 32: one verdict per change
+
+
+def _next_workflow_run(pr: Pr, run_id: str, *, attempt: str = "1", fetch: bool = True) -> None:
+    """The workflow runs again (a new run id, or a re-run attempt) on the PR branch's tip."""
+    bare = pr.gh.git_dir(REPO)
+    tip = pr.gh.ref_sha(REPO, "heads/feature")
+    assert tip is not None
+    event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
+    event["pull_request"]["head"]["sha"] = tip
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    if fetch:
+        git(pr.workspace, "fetch", "-q", str(bare), "feature")
+        git(pr.workspace, "checkout", "-q", "-f", "--detach", "FETCH_HEAD")
+        git(pr.workspace, "clean", "-q", "-fdx")
+    pr.env.update({"GITHUB_SHA": tip, "GITHUB_RUN_ID": run_id, "GITHUB_RUN_ATTEMPT": attempt})
+
+
+def _ledger(gh: FakeGitHub) -> dict[str, Any]:
+    tip = gh.ref_sha(REPO, "evolve-action/ledger/pr-1")
+    assert tip is not None
+    return dict(json.loads(git(gh.git_dir(REPO), "show", f"{tip}:ledger.json")))
+
+
+def test_runs_accumulate_across_workflow_runs_and_a_rerun_never_starts_over(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_and_gamma_edited(),
+        base_url=srv.base_url,
+        inputs={"base": "rerun", "max_runs": "3", "runs": "1", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    first = sessions(srv)
+    assert {lk["attempt"] for lk in _ledger(gh)["looks"]} == {"42.1"}
+    per_session = _estimated_per_session(pr.summary.read_text())
+    (comment,) = gh.comments_on(REPO, 1)
+    body = comment.body
+
+    # 1. The workflow runs again on the bot's commit: no model request, no write at all.
+    _next_workflow_run(pr, "43")
+    before, writes_before = len(srv.requests), len(writes(gh))
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert srv.requests[before:] == []
+    assert len(writes(gh)) == writes_before  # no commit, no comment edit, no ledger write
+    assert gh.comments_on(REPO, 1)[0].body == body
+
+    # 2. A push changing beta only: sessions for beta's head cases only, gamma's runs reused.
+    # The job's budget admits beta's head sweep and stops before power on demand adds runs.
+    gh.commit(
+        REPO,
+        {
+            "skills/beta/SKILL.md": skill_md(
+                "beta", "Handle beta sheets. Use when asked about beta."
+            )
+        },
+        parents=[gh.ref_sha(REPO, "heads/feature")],
+        branch="feature",
+    )
+    _next_workflow_run(pr, "44")
+    pr.env["INPUT_MAX_COST_USD"] = f"{per_session * 2.5:.4f}"
+    before = len(srv.requests)
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    pushed = sessions(srv)[len(first) :]
+    assert len(pushed) == 2 and all("beta" in p or "weather" in p for p in pushed), pushed
+    bodies = [
+        json.dumps(r["body"]) for r in srv.requests[before:] if r.get("path") == "/v1/messages"
+    ]
+    assert not any("Handle beta spreadsheets" in b for b in bodies)  # never the base's beta
+    (beta_look,) = [lk for lk in _ledger(gh)["looks"] if lk["attempt"] == "44.1"]
+    assert beta_look["skill"] == "kit/beta" and not beta_look["closed"] and beta_look["t"] < 1
+
+    # 3. The workflow runs again on the (bot's commit of the) undecided head: the new runs add
+    # to the old ones (beta's extra head runs only: its base runs are at max_runs already), the
+    # test continues from the last look's alpha, and the footer counts the workflow runs.
+    _next_workflow_run(pr, "45")
+    del pr.env["INPUT_MAX_COST_USD"]
+    before = len(sessions(srv))
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    added = sessions(srv)[before:]
+    assert len(added) == 4 and all("beta" in p or "weather" in p for p in added), added
+    ledger = _ledger(gh)
+    (last,) = [lk for lk in ledger["looks"] if lk["attempt"] == "45.1"]
+    assert last["t_prev"] == beta_look["t"] and last["t"] == 1.0 and last["closed"]
+    head_runs = [r for r in ledger["runs"] if r["side"] == "head" and r["content"] == last["head"]]
+    assert {r["attempt"] for r in head_runs} == {"45.1"} and sum(r["runs"] for r in head_runs) == 4
+    (comment,) = gh.comments_on(REPO, 1)
+    assert "verdict from runs over 3 workflow runs" in comment.body
+    assert "4 agent sessions" in comment.body
+
+
+def _estimated_per_session(summary: str) -> float:
+    """The job's dry-run estimate per planned session, from the summary's cost line."""
+    import re
+
+    m = re.search(r"estimated \$([0-9.]+) for (\d+) planned session", summary)
+    assert m is not None, summary
+    return float(m.group(1)) / int(m.group(2))

@@ -814,3 +814,38 @@ def test_an_encoded_secret_is_absent_from_posted_and_committed_bytes(
     work = _fetch(gh, tmp_path, "refs/heads/feature")
     blob = _git(work, "show", "refs/remotes/fake/feature:EVALUATION.md")
     assert not _shows_planted(blob) and blob.startswith("evidence: ***")
+
+
+# ------------------------------------------------------------------ issue 32: the PR's ledger ref
+
+
+def test_the_ledger_ref_is_created_merged_on_write_and_read_only_for_a_fork(
+    scenario: Scenario,
+) -> None:
+    from evolve_action.flows._ledger import Ledger, LedgerRun, RefStore
+
+    def runs(attempt: str) -> Ledger:
+        one = LedgerRun(
+            attempt=attempt, skill="kit/a", model="m", side="base", query="q",
+            should_trigger=True, content="c", tool="t", hits=1, runs=1,
+        )  # fmt: skip
+        return Ledger(runs=(one,))
+
+    gh, rc = scenario.gh, scenario.bot.repository(REPO)
+    first, second = RefStore(rc, 1), RefStore(rc, 1)
+    assert first.load().empty and gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    first.save(runs("1.1"))
+    tip = gh.ref_sha(REPO, "evolve-action/ledger/pr-1")
+    assert tip is not None
+    # A concurrent writer whose first update loses the race re-reads, merges and retries.
+    gh.hook("PATCH", r".*/git/refs/evolve-action/ledger/pr-1", lambda: first.save(runs("3.1")))
+    second.save(runs("2.1"))
+    assert {r.attempt for r in RefStore(rc, 1).load().runs} == {"1.1", "2.1", "3.1"}
+    # Never a branch: the default branch and the PR branch did not move.
+    assert gh.ref_sha(REPO, "heads/main") == scenario.base_sha
+    assert gh.ref_sha(REPO, "heads/feature") == scenario.head_sha
+    # Read-only (a fork PR's token): reads what exists, writes nothing.
+    before = len(gh.requests)
+    merged = RefStore(rc, 1, writable=False).save(runs("4.1"))
+    assert {r.attempt for r in merged.runs} == {"1.1", "2.1", "3.1", "4.1"}
+    assert [r for r in gh.requests[before:] if r.method != "GET"] == []

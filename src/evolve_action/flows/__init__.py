@@ -16,6 +16,9 @@ Files (private; import from this package):
 - `_init`: `init`: draft trigger queries and eval cases for skills without definitions, check
   and plan them, write the example workflows.
 - `_export`: `export`: stored results as AgentEvals JSONL rows and skill-creator workspace artefacts.
+- `_ledger`: a PR's runs and looks across workflow runs (fingerprints, merge, the file and ref
+  stores).
+- `_power`: power on demand: the sequential loop of more base and head runs.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.

@@ -48,6 +48,7 @@ import dataclasses
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -57,6 +58,7 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
+from evolve_action.flows._ledger import FileStore
 from evolve_action.flows._power import copy_worktree
 from evolve_action.flows._pr_compare import (
     _base_evidence,
@@ -72,6 +74,7 @@ from evolve_action.flows._pr_evaluate import (
     _confinement_notice,
     _ensure_extra_harnesses,
     _evaluate,
+    _ledger_store,
     _more_runs,
     _undecided_hint,
     _unevaluated,
@@ -275,6 +278,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
+                    store=_ledger_store(client, ctx),
+                    attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
             cancelled = True
@@ -502,6 +507,8 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
                 budget=budget,
                 reporter=reporter,
                 out_dir=out_dir,
+                store=FileStore(out_dir / "ledger.json"),
+                attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
             )
         else:
             why_not = "no Anthropic credentials in the environment"
@@ -529,6 +536,8 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         head_sha=head_sha,
         dirty=_dirty(top, genv),
         base_reruns=state.base_reruns,
+        workflow_runs=state.workflow_runs,
+        earlier=state.earlier,
     )
     body = render_pr_comment(rows, facts, revision=revision)
     summary = body + _cost_line(state)

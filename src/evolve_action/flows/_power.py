@@ -18,13 +18,22 @@ stored evidence is missing, thin (fewer than `triggers.DEFAULT_RUNS` runs per qu
 another harness or tool version, or early-stopped (a stopped sweep carries less than its runs
 suggest), and otherwise the stored runs with paired reruns appended (bench/noise.py's third table).
 
+With the PR's ledger (`flows._ledger`: the runs and looks of earlier workflow runs) the loop
+starts from the runs whose fingerprints match this comparison (base and head content, query,
+model, tool), counts them against `max_runs`, continues the alpha from the last look's
+information fraction, and starts nothing for a closed comparison (decided, or final at the cap:
+the same look again). Stopped short of the cap (the budget, errors) with a ledger, the last look
+spends only its share: a later attempt continues. The runs and looks this job made come back as
+`PowerOutcome.recorded`; the caller stores them.
+
 Guarantees: nothing here writes into the repository: every run happens in scratch copies, so the
 committed results files never hold base runs (nor the extra head runs: evidence for the comparison
 only). The runs come back as `Reruns` per skill × model for the comparison, the comment, the
 summary and the artifact file (`reruns_document`). A skill absent from the base commit, or a base
 commit the clone lacks, gets no base runs (a note says why).
 
-Never does: post, commit, print, decide labels itself (`report.compare_skill` does).
+Never does: post, commit, print, read or write the ledger's store, decide labels itself
+(`report.compare_skill` does).
 """
 
 from __future__ import annotations
@@ -43,9 +52,10 @@ from typing import Any, Literal
 from evolve_action import events, triggers
 from evolve_action.config import DEFAULT_BASE_MODE, DEFAULT_MAX_RUNS, BaseMode, resolve_repository
 from evolve_action.errors import EvolveError
+from evolve_action.flows._ledger import Fingerprints, Ledger, LedgerLook, LedgerRun, Prior, runs_of
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.harness import Budget, agent_harness
-from evolve_action.plan import Tier
+from evolve_action.plan import Tier, skill_content_hash
 from evolve_action.report import (
     Label,
     Plan,
@@ -100,6 +110,19 @@ class PowerOutcome:
     """Why a skill got no base runs, and similar facts for the comment."""
     why: dict[str, str] = field(default_factory=dict)
     """`skill key model key` → why the base was re-run (auto) or "rerun" / "stored"."""
+    runs: list[LedgerRun] = field(default_factory=list)
+    """The runs this job made, for the ledger (`flows._ledger`)."""
+    looks: list[LedgerLook] = field(default_factory=list)
+    """The last look this job made of each comparison, for the ledger."""
+    reused: int = 0
+    """Runs taken from the ledger (made by earlier workflow runs) instead of started."""
+    fingerprints: dict[tuple[str, str], Fingerprints] = field(default_factory=dict)
+    """(skill key, model) → the fingerprints of the comparison the loop tested."""
+
+    @property
+    def recorded(self) -> Ledger:
+        """What this job adds to the PR's ledger."""
+        return Ledger(runs=tuple(self.runs), looks=tuple(self.looks))
 
 
 @dataclass(slots=True)
@@ -109,16 +132,22 @@ class _Side:
     runs: dict[str, list[int]] = field(default_factory=dict)
     expect: dict[str, bool] = field(default_factory=dict)
 
+    def _put(self, query: str, should_trigger: bool, hits: int, runs: int) -> int:
+        got = self.runs.setdefault(query, [0, 0])
+        got[0] += hits
+        got[1] += runs
+        self.expect[query] = should_trigger
+        return runs
+
     def add(self, outcome: triggers.TriggersOutcome) -> int:
-        added = 0
-        for unit in outcome.units:
-            for q in unit.queries:
-                got = self.runs.setdefault(q.query, [0, 0])
-                got[0] += q.hits
-                got[1] += q.completed
-                self.expect[q.query] = q.should_trigger
-                added += q.completed
-        return added
+        return sum(
+            self._put(q.query, q.should_trigger, q.hits, q.completed)
+            for unit in outcome.units
+            for q in unit.queries
+        )
+
+    def extend(self, queries: Sequence[QueryRuns]) -> int:
+        return sum(self._put(q.query, q.should_trigger, q.hits, q.runs) for q in queries)
 
     def per_query(self) -> float:
         return sum(r for _, r in self.runs.values()) / len(self.runs) if self.runs else 0.0
@@ -301,17 +330,19 @@ def _one_round(
     return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ), planned=made))
 
 
-def _has_skill(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> bool:
+def _skill_hash(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> str:
+    """The trigger content hash of `plugin/skill` under `root` ("" when it has no triggers
+    there: a skill the base does not have)."""
     if root is None or not root.is_dir():
-        return False
+        return ""
     try:
         repo, _ = resolve_repository(root, root, None, environ)
+        for es in repo.eval_sets():
+            if es.plugin == plugin and es.skill == skill and es.triggers_path is not None:
+                return skill_content_hash(es.skill_dir / "SKILL.md")
     except EvolveError:
-        return False
-    return any(
-        es.plugin == plugin and es.skill == skill and es.triggers_path is not None
-        for es in repo.eval_sets()
-    )
+        return ""
+    return ""
 
 
 def more_runs(
@@ -325,11 +356,18 @@ def more_runs(
     options: PowerOptions,
     budget: Budget,
     reporter: events.Reporter,
+    ledger: Ledger | None = None,
+    attempt: str = "",
 ) -> PowerOutcome:
     """The sequential loop over the touched skills' undecided trigger comparisons (module doc).
 
     `evidence` is the base and head evidence as the job has it (stored base, head results just
-    written); `environ` the agents' environment, `genv` git's.
+    written); `environ` the agents' environment, `genv` git's. With a `ledger` (the PR's runs
+    over earlier workflow runs, `flows._ledger`) the loop starts from the runs whose
+    fingerprints match and from the last look's alpha, starts nothing for a closed comparison,
+    counts those runs against `max_runs`, keeps the rest of the alpha when it stops short of the
+    cap (a later attempt continues), and returns this job's runs and looks as `recorded`
+    (stamped `attempt`).
     """
     out = PowerOutcome()
     scratch = _Scratch(top, prefix, base_sha, genv)
@@ -344,6 +382,7 @@ def more_runs(
                     continue
                 stored = ev.base.models.get(model) if ev.base is not None else None
                 track = _track(ev, model, entry.triggers, stored.triggers if stored else None, key)
+                track.ledger, track.attempt = ledger, attempt
                 got = track.run(scratch, options, plan, budget, environ, reporter, out)
                 if got is not None:
                     out.reruns.setdefault(key, {})[model] = got
@@ -365,6 +404,12 @@ class _Track:
     head: _Side = field(default_factory=_Side)
     fresh: bool = False
     """The base side is this job's runs only (the stored base is not tested)."""
+    ledger: Ledger | None = None
+    """The PR's runs over earlier workflow runs (None: this job's runs only)."""
+    attempt: str = ""
+    new_base: _Side = field(default_factory=_Side)
+    new_head: _Side = field(default_factory=_Side)
+    """Of `base`/`head`, the runs this job made (the rest came from the ledger)."""
 
     def look(self, plan: Plan, t_prev: float, t: float, final: bool) -> tuple[Label, Reruns]:
         rr = Reruns(
@@ -379,6 +424,58 @@ class _Track:
         rows = compare_skill(ev, models={self.model}, plan=plan)
         tier = rows[0].triggers if rows else None
         return (tier.label if tier is not None else Label.NOT_RERUN), rr
+
+    def _one(
+        self,
+        side: Literal["base", "head"],
+        root: Path,
+        options: PowerOptions,
+        budget: Budget,
+        environ: Mapping[str, str],
+        reporter: events.Reporter,
+        out: PowerOutcome,
+    ) -> int:
+        """One run of every query on one side; the runs completed."""
+        got = _one_round(
+            root, self.ev.plugin, self.ev.skill, self.model, environ, options, budget, reporter
+        )
+        if got is None:
+            return 0
+        out.sessions += got.sessions
+        if side == "base":
+            out.base_sessions += got.sessions
+            self.new_base.add(got)
+            return self.base.add(got)
+        self.new_head.add(got)
+        return self.head.add(got)
+
+    def _record(
+        self, out: PowerOutcome, fp: tuple[str, str, str], label: Label, rr: Reruns
+    ) -> None:
+        """This job's runs and its last look, for the ledger."""
+        base_fp, head_fp, tool = fp
+        for side, content, made in (
+            ("base", base_fp, self.new_base),
+            ("head", head_fp, self.new_head),
+        ):
+            out.runs.extend(
+                runs_of(self.attempt, self.key, self.model, side, content, tool, made.frozen())  # type: ignore[arg-type]
+            )
+        out.looks.append(
+            LedgerLook(
+                skill=self.key,
+                model=self.model,
+                base=base_fp,
+                head=head_fp,
+                tool=tool,
+                attempt=self.attempt,
+                t_prev=rr.t_prev,
+                t=rr.t,
+                final=rr.final,
+                label=label.value,
+                closed=label in _DECIDED or rr.t >= 1.0,
+            )
+        )
 
     def run(
         self,
@@ -402,7 +499,8 @@ class _Track:
             why = _auto_reason(self.base_entry, self.head_entry, self.ev.base_known)
         rerun_base = bool(why)  # the base side is fresh runs only
         paired = mode != "stored"  # paired base runs may be added
-        if paired and not _has_skill(scratch.base(), plugin, skill, environ):
+        base_fp = _skill_hash(scratch.base(), plugin, skill, environ) if paired else ""
+        if paired and not base_fp:
             if scratch.base() is None:
                 out.notes.append(
                     f"{self.key}: the base was not re-run: the clone lacks the base commit "
@@ -416,13 +514,33 @@ class _Track:
             return None  # one look with the whole alpha: the comparison as stored
         out.why[f"{self.key} {self.model}"] = why or ("paired" if paired else "stored")
         self.fresh = rerun_base
-        t_prev = 0.0
+        header = self.head_entry.header
+        if not paired:  # the stored base: its fingerprint is the stored one
+            base_fp = self.base_entry.header.content_hash if self.base_entry else ""
+        fp = (base_fp, header.content_hash, f"{header.harness} {header.tool_version}".strip())
+        out.fingerprints[(self.key, self.model)] = fp
+        prior = Prior()
+        if self.ledger is not None:
+            prior = self.ledger.prior(
+                skill=self.key,
+                model=self.model,
+                base=fp[0],
+                head=fp[1],
+                tool=fp[2],
+                with_base=paired,
+            )
+        out.reused += self.base.extend(prior.base) + self.head.extend(prior.head)
+        if prior.look is not None and prior.look.closed:  # the test is over: the same look again
+            lk = prior.look
+            return self.look(plan, lk.t_prev, lk.t, lk.final)[1]
+        t_prev = prior.look.t if prior.look is not None else 0.0
         b_runs = stored
         last: Reruns | None = None
-        if not rerun_base:  # look 0: the stored base against the head's sweep, a first slice
+        if not rerun_base and prior.look is None:  # look 0: the stored base against the sweep
             t = information(b_runs, sweep, cap)
             label, last = self.look(plan, 0.0, t, False)
             if label in _DECIDED:
+                self._record(out, fp, label, last)
                 return last
             t_prev = t
         for _ in range(2 * cap + 2):  # bounded even when every run of a query errors
@@ -441,40 +559,29 @@ class _Track:
                 if i < n_b and not budget.stopped:
                     base_root = scratch.base()
                     assert base_root is not None
-                    got = _one_round(
-                        base_root, plugin, skill, self.model, environ, options, budget, reporter
-                    )
-                    if got is not None:
-                        added += self.base.add(got)
-                        out.sessions += got.sessions
-                        out.base_sessions += got.sessions
+                    added += self._one("base", base_root, options, budget, environ, reporter, out)
                 if i < n_h and not budget.stopped:
-                    got = _one_round(
-                        scratch.head(),
-                        plugin,
-                        skill,
-                        self.model,
-                        environ,
-                        options,
-                        budget,
-                        reporter,
+                    added += self._one(
+                        "head", scratch.head(), options, budget, environ, reporter, out
                     )
-                    if got is not None:
-                        added += self.head.add(got)
-                        out.sessions += got.sessions
             h_runs = sweep + self.head.per_query()
             b_runs = stored + self.base.per_query()
             at_cap = (not paired or b_runs >= cap) and h_runs >= cap
             final = at_cap or budget.stopped or added == 0
-            t = 1.0 if final else max(t_prev, information(b_runs, h_runs, cap))
+            t = max(t_prev, information(b_runs, h_runs, cap))
+            if at_cap or (final and self.ledger is None):
+                t = 1.0  # the rest of the alpha (with a ledger, kept for a later attempt)
             label, last = self.look(plan, t_prev, t, final)
             if final or label in _DECIDED:
                 break
             t_prev = t
+        if last is None and prior.look is not None:  # the ledger's runs fill the cap already
+            label, last = self.look(plan, t_prev, 1.0, True)
         if last is None:  # nothing could be added: the stored look with the whole alpha
             return None
         if not last.final and label not in _DECIDED:  # the loop ran dry: close the plan
-            _, last = self.look(plan, t_prev, 1.0, True)
+            label, last = self.look(plan, t_prev, 1.0, True)
+        self._record(out, fp, label, last)
         return last
 
 

@@ -19,7 +19,14 @@ from typing import TextIO
 from evolve_action import checks, evals, events, plan, triggers
 from evolve_action.config import Config
 from evolve_action.encoding import write_text
-from evolve_action.errors import EnvironmentProblem
+from evolve_action.errors import EnvironmentProblem, EvolveError
+from evolve_action.flows._ledger import (
+    Fingerprints,
+    Ledger,
+    LedgerStore,
+    RefStore,
+    history,
+)
 from evolve_action.flows._power import PowerOptions, more_runs, reruns_document
 from evolve_action.flows._pr_compare import (
     _evidence,
@@ -37,6 +44,8 @@ from evolve_action.flows._shard import (
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.github import (
     ActionInputs,
+    GitHubClient,
+    GitHubContext,
     Touched,
 )
 from evolve_action.harness import (
@@ -275,9 +284,13 @@ def _more_runs(
     budget: Budget,
     reporter: events.Reporter,
     out_dir: Path,
+    store: LedgerStore | None = None,
+    attempt: str = "",
 ) -> None:
     """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
-    comparison and into `<out_dir>/base-runs.json`, never into a results file."""
+    comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
+    earlier workflow runs are reused, this job's added), never into a results file."""
+    ledger = _load_ledger(store, state)
     got = more_runs(
         _evidence(repo, touched, base_files, state),
         top=top,
@@ -288,7 +301,11 @@ def _more_runs(
         options=options,
         budget=budget,
         reporter=reporter,
+        ledger=ledger,
+        attempt=attempt,
     )
+    if store is not None and ledger is not None:
+        _save_ledger(store, got.recorded, got.fingerprints, state)
     state.reruns = got.reruns
     state.sessions += got.sessions
     state.base_reruns += got.base_sessions
@@ -300,8 +317,45 @@ def _more_runs(
     write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     state.lines.append(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
-        f"base's version; the runs: {path}"
+        f"base's version; {got.reused} run(s) reused from the PR's ledger; the runs: {path}"
     )
+
+
+def _ledger_store(client: GitHubClient | None, ctx: GitHubContext) -> LedgerStore | None:
+    """The PR's ledger on its ref; read-only on a fork PR (its token cannot write)."""
+    pr = ctx.pull_request
+    if client is None or pr is None:
+        return None  # a push or a dispatch: no PR to keep runs for
+    return RefStore(client.repository(ctx.repository), pr.number, writable=not ctx.is_fork)
+
+
+def _load_ledger(store: LedgerStore | None, state: _Run) -> Ledger | None:
+    if store is None:
+        return None
+    try:
+        return store.load()
+    except EvolveError as exc:
+        state.notice(f"the ledger of runs could not be read ({exc}); earlier runs are not reused")
+        return None
+
+
+def _save_ledger(
+    store: LedgerStore,
+    recorded: Ledger,
+    comparisons: Mapping[tuple[str, str], Fingerprints],
+    state: _Run,
+) -> None:
+    try:
+        merged = store.save(recorded)
+    except EvolveError as exc:
+        state.notice(f"this job's runs were not added to the ledger ({exc})")
+        merged = recorded
+    state.workflow_runs, state.earlier = history(merged, comparisons)
+    if not store.writable and not recorded.empty:
+        state.notice(
+            f"fork PR: this job's runs were not added to the ledger ({store.where}: the token is "
+            "read-only); a re-run starts them again"
+        )
 
 
 def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:

@@ -205,6 +205,10 @@ class _Run:
     """Skill key → model key → the runs power on demand added (never committed)."""
     base_reruns: int = 0
     """Sessions that re-ran the base's version (part of `sessions`)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise."""
     estimate_usd: float | None = None
     """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
     estimate_sessions: int = 0
@@ -250,7 +254,13 @@ def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
         base, head = pr.base_sha, pr.head_sha
     else:
         base, head = ctx.push_before or "", ctx.push_after or ctx.sha
-    return Revision(base_sha=base or "", head_sha=head or "", base_reruns=state.base_reruns)
+    return Revision(
+        base_sha=base or "",
+        head_sha=head or "",
+        base_reruns=state.base_reruns,
+        workflow_runs=state.workflow_runs,
+        earlier=state.earlier,
+    )
 
 
 def _dirty(top: Path, genv: Mapping[str, str]) -> bool:

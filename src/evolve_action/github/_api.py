@@ -864,6 +864,78 @@ class RepositoryClient:
             return None
         return {e.path: (e.mode, e.sha) for e in tree.tree if e.type == "blob"}
 
+    def read_ref_file(self, ref: str, path: str) -> tuple[bytes | None, str | None]:
+        """The file `path` in the tree of `refs/{ref}`'s commit, and that commit's SHA.
+
+        (None, None) when the ref does not exist; (None, sha) when its tree lacks the file. For
+        refs outside `refs/heads` (`evolve-action/ledger/pr-7`): read with `contents: read`.
+        """
+        tip, _ = self._client._call(f"reading ref {ref}", "contents: read", lambda: self._tip(ref))
+        if tip is None:
+            return None, None
+
+        def fetch() -> bytes | None:
+            commit = self._repo.get_git_commit(tip)
+            tree = self._repo.get_git_tree(commit.tree.sha)
+            sha = next((e.sha for e in tree.tree if e.path == path and e.type == "blob"), None)
+            if sha is None:
+                return None
+            return base64.b64decode(self._repo.get_git_blob(sha).content)
+
+        return self._client._call(f"reading {path} on ref {ref}", "contents: read", fetch), tip
+
+    def write_ref_file(
+        self, ref: str, path: str, data: bytes, *, parent: str | None, message: str
+    ) -> bool:
+        """Point `refs/{ref}` at a new commit (parent `parent`) whose tree is `path` = `data`.
+
+        Blob → tree (that one file) → commit → create the ref (`parent` None) or move it as a
+        fast-forward (`force: false`). False when the ref moved or appeared meanwhile (a 422:
+        re-read, merge, retry); a 403 raises `GitHubPermissionError` (`contents: write`).
+        """
+        write = "contents: write"
+        encoded = base64.b64encode(data).decode("ascii")
+        blob = self._client._call(
+            f"uploading {path}",
+            write,
+            functools.partial(self._repo.create_git_blob, encoded, "base64"),
+        )
+        element = InputGitTreeElement(path, "100644", "blob", sha=blob.sha)
+        tree = self._client._call(
+            "writing the tree", write, lambda: self._repo.create_git_tree([element])
+        )
+        parents = (
+            [
+                self._client._call(
+                    "reading the ref's commit",
+                    "contents: read",
+                    lambda: self._repo.get_git_commit(parent),
+                )
+            ]
+            if parent is not None
+            else []
+        )
+        commit = self._client._call(
+            "writing the commit",
+            write,
+            lambda: self._repo.create_git_commit(message, tree, parents),
+        )
+        try:
+            if parent is None:
+                self._repo.create_git_ref(f"refs/{ref}", commit.sha)
+            else:  # reading the ref completes it: its URL is then `/git/refs/…`, for the PATCH
+                tip, current = self._tip(ref)
+                if tip != parent:
+                    return False
+                current.edit(commit.sha, force=False)
+        except GithubException as exc:
+            if exc.status == 422:
+                return False
+            raise _translate(exc, f"updating ref {ref}", write) from exc
+        except requests.RequestException as exc:
+            self._client._fail(exc, f"updating ref {ref}", write)
+        return True
+
 
 # --------------------------------------------------------------------------------------------------
 # Helpers

@@ -247,6 +247,10 @@ class Revision:
     base_reruns: int = 0
     """Sessions of `RunFacts.sessions_run` that re-ran the base (evidence about the base, never
     committed)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs fed the comparisons (the PR's ledger); shown when over 1."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise, one line each."""
     reproduce: str | None = None
     """The one-line command that reproduces this comparison locally; None: built from `base_sha`
     (`evolve-action pr --local --base <sha>`)."""
@@ -533,6 +537,7 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
         runs += f", {facts.sessions_skipped} skipped (results up to date)"
     parts = [
         runs,
+        *_attempts(rev),
         f"cost {usd(facts.cost_usd)}" if facts.cost_usd is not None else "cost not measured",
     ]
     if rev.base_sha or rev.head_sha:
@@ -550,6 +555,13 @@ def _run_line(facts: RunFacts, rev: Revision) -> str:
     if run:
         parts.append(f"[workflow run]({run})")
     return " · ".join(parts)
+
+
+def _attempts(rev: Revision) -> list[str]:
+    """The footer's word on the PR's ledger: runs from several workflow runs, earlier labels."""
+    if rev.workflow_runs < 2:
+        return []
+    return [f"verdict from runs over {rev.workflow_runs} workflow runs", *rev.earlier]
 
 
 def _reproduce(rev: Revision) -> str | None:

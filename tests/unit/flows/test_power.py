@@ -8,8 +8,18 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from evolve_action.flows._power import _auto_reason
-from evolve_action.results import EntryHeader, TriggerResult, TriggersEntry
+from evolve_action.events import RecordingReporter
+from evolve_action.flows._ledger import Ledger, LedgerLook, LedgerRun
+from evolve_action.flows._power import PowerOptions, PowerOutcome, _auto_reason, more_runs
+from evolve_action.harness import Budget
+from evolve_action.report import SkillEvidence
+from evolve_action.results import (
+    EntryHeader,
+    ModelEntry,
+    ResultsFile,
+    TriggerResult,
+    TriggersEntry,
+)
 
 
 def entry(hits: list[int], runs: int, **header: object) -> TriggersEntry:
@@ -58,6 +68,84 @@ def test_an_early_stopped_stored_base_is_rerun() -> None:
         stopped, results=(*stopped.results[:2], msgspec.structs.replace(stopped.results[2], runs=4))
     )
     assert _auto_reason(stopped, HEAD, True) == "stored base early-stopped"
+
+
+# ------------------------------------------------------------------ issue 32: the PR's ledger
+
+
+def _loop(ledger: Ledger, base: TriggersEntry, head: TriggersEntry) -> PowerOutcome:
+    """`more_runs` over one skill with a stored base (no git, no agent can start here)."""
+
+    def file(e: TriggersEntry) -> ResultsFile:
+        return ResultsFile(plugin="kit", skill="beta", models={"m": ModelEntry(triggers=e)})
+
+    ev = SkillEvidence(plugin="kit", skill="beta", base=file(base), head=file(head))
+    return more_runs(
+        [ev],
+        top=Path("/nonexistent"),
+        prefix="",
+        base_sha=None,
+        environ={},
+        genv={},
+        options=PowerOptions(base="stored", max_runs=6),
+        budget=Budget(limit_usd=0.0),  # nothing may run
+        reporter=RecordingReporter(),
+        ledger=ledger,
+        attempt="2.1",
+    )
+
+
+def _ledger(*, closed: bool, t: float) -> tuple[Ledger, TriggersEntry, TriggersEntry]:
+    base = entry([3, 3, 3], 3, ran_at="2026-01-01T00:00:00Z", content_hash="B")
+    head = entry([3, 0, 3], 3, ran_at="2026-01-02T00:00:00Z", content_hash="H")
+    tool = "claude 0.1.0"
+    runs = tuple(
+        LedgerRun(
+            attempt="1.1",
+            skill="kit/beta",
+            model="m",
+            side="head",
+            query=r.query,
+            should_trigger=True,
+            content="H",
+            tool=tool,
+            hits=k,
+            runs=3,
+        )
+        for r, k in zip(head.results, (3, 0, 3), strict=True)
+    )
+    look = LedgerLook(
+        skill="kit/beta",
+        model="m",
+        base="B",
+        head="H",
+        tool=tool,
+        attempt="1.1",
+        t_prev=0.25,
+        t=t,
+        final=True,
+        label="undecided",
+        closed=closed,
+    )
+    return Ledger(runs=runs, looks=(look,)), base, head
+
+
+def test_a_closed_comparison_in_the_ledger_is_looked_at_again_with_no_session() -> None:
+    out = _loop(*_ledger(closed=True, t=1.0))
+    rr = out.reruns["kit/beta"]["m"]
+    assert out.sessions == 0 and out.reused == 9
+    assert [q.runs for q in rr.head] == [3, 3, 3]  # the earlier workflow run's extra head runs
+    assert (rr.t_prev, rr.t, rr.final) == (0.25, 1.0, True)  # the same look, the same slice
+    assert out.recorded.empty
+
+
+def test_ledger_runs_count_against_max_runs_and_close_the_test() -> None:
+    out = _loop(*_ledger(closed=False, t=0.5))  # 3 sweep + 3 ledger runs per query = max_runs 6
+    rr = out.reruns["kit/beta"]["m"]
+    assert out.sessions == 0
+    assert (rr.t_prev, rr.t, rr.final) == (0.5, 1.0, True)  # the alpha continues from 0.5
+    (look,) = out.recorded.looks
+    assert look.closed and look.attempt == "2.1" and look.t_prev == 0.5
 
 
 # ---------------------------------------------------------------------------------------------

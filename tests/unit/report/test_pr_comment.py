@@ -179,6 +179,17 @@ def test_revision_short_shas_dirty_and_reproduce() -> None:
     assert "Reproduce locally: `make x`" in body
 
 
+def test_the_footer_counts_workflow_runs_and_names_an_earlier_label() -> None:
+    one = render_pr_comment(rows_fixture(), FACTS, revision=Revision(workflow_runs=1))
+    assert "workflow runs" not in one
+    rev = Revision(workflow_runs=3, earlier=("p/pdf (m): an earlier workflow run said undecided",))
+    body = render_pr_comment(rows_fixture(), FACTS, revision=rev)
+    assert (
+        "12 agent sessions, 30 skipped (results up to date) · verdict from runs over 3 workflow "
+        "runs · p/pdf (m): an earlier workflow run said undecided · cost"
+    ) in body
+
+
 def test_verdict_lines() -> None:
     from tests.helpers import comment_examples as ex
 

@@ -1,0 +1,442 @@
+"""The ledger of a pull request's comparison runs: kept across workflow runs, merged on write.
+
+Owns: `Ledger` (every base rerun and extra head run power on demand made for a PR, and every
+look of its sequential test, each stamped with the fingerprints of what ran and the workflow
+run that made it), `LedgerRun`, `LedgerLook`, `Prior` (what one skill × model comparison
+already has), the JSON codec (`ledger_json`, `parse_ledger`) and the two stores: `FileStore`
+(`pr --local`: `.evolve-action/ledger.json`) and `RefStore` (a GitHub PR: one JSON blob on the
+ref `refs/evolve-action/ledger/pr-<number>`, written with the Git Data API; see
+docs/pr-comment.md, "Runs across workflow runs").
+
+A run is reusable when its fingerprints match what this job would run: the skill × model, the
+side, the query and its expectation, the skill's trigger content hash on that side (evolve's
+`content_hash`: its frontmatter) and the harness and tool version that ran it. A look belongs to
+one comparison: skill × model × base content × head content × tool. Looks carry the
+information fraction they spent (`t_prev` → `t`): a later attempt continues from the last `t`,
+so alpha spending continues across attempts and re-running cannot spend it twice.
+
+Guarantees: the model, merge and codec are pure; merging is a union keyed by (attempt, what ran)
+in which the larger count wins (one attempt writes cumulative counts), so two writers who each
+merge what they read never lose each other's runs. The stores never write on the default branch
+nor into a results file; `RefStore` re-reads, merges and retries when the ref moved under it,
+and writes nothing when told the token is read-only.
+
+Never does: run sessions, decide labels (report's `compare_skill` does), post or commit results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from evolve_action.encoding import write_text
+from evolve_action.errors import EvolveError
+from evolve_action.report import QueryRuns
+
+__all__ = [
+    "LEDGER_REF",
+    "FileStore",
+    "Fingerprints",
+    "Ledger",
+    "LedgerLook",
+    "LedgerRun",
+    "LedgerStore",
+    "Prior",
+    "RefStore",
+    "history",
+    "ledger_json",
+    "parse_ledger",
+    "runs_of",
+]
+
+LEDGER_VERSION = 1
+LEDGER_REF = "evolve-action/ledger/pr-{number}"
+"""The ref (under `refs/`, outside `refs/heads`) holding a PR's ledger; `{number}` is the PR."""
+LEDGER_PATH = "ledger.json"
+"""The ledger's file name, in the ref's tree and under `.evolve-action/` locally."""
+WRITE_ATTEMPTS = 5
+"""Read-merge-write attempts when the ref moves under us (concurrent workflow runs)."""
+
+Side = Literal["base", "head"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerRun:
+    """The runs one attempt made of one query on one side, and what they ran."""
+
+    skill: str
+    """`plugin/skill`."""
+    model: str
+    side: Side
+    query: str
+    should_trigger: bool
+    content: str
+    """The side's skill trigger content hash (evolve's `content_hash`)."""
+    tool: str
+    """Harness and tool version (`claude-code 2.0.1`)."""
+    attempt: str
+    """The workflow run and attempt that made them (`<run id>.<attempt>`, or `local …`)."""
+    hits: int
+    runs: int
+
+    def key(self) -> tuple[str, ...]:
+        return (
+            self.attempt,
+            self.skill,
+            self.model,
+            self.side,
+            self.query,
+            str(self.should_trigger),
+            self.content,
+            self.tool,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerLook:
+    """The last look one attempt made of one comparison: the alpha slice and the label."""
+
+    skill: str
+    model: str
+    base: str
+    """The base side's content hash ("" when the base was not re-run: the stored base)."""
+    head: str
+    tool: str
+    attempt: str
+    t_prev: float
+    t: float
+    final: bool
+    label: str
+    closed: bool
+    """Decided, or final at the cap: the test is over, no run is added for this comparison."""
+
+    def key(self) -> tuple[str, ...]:
+        return (self.attempt, self.skill, self.model, self.base, self.head, self.tool)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prior:
+    """What the ledger already holds for one comparison."""
+
+    base: tuple[QueryRuns, ...] = ()
+    head: tuple[QueryRuns, ...] = ()
+    look: LedgerLook | None = None
+    """The furthest look (largest `t`; a closed one first)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ledger:
+    """A PR's runs and looks over every workflow run that recorded some."""
+
+    runs: tuple[LedgerRun, ...] = ()
+    looks: tuple[LedgerLook, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.runs and not self.looks
+
+    def merge(self, other: Ledger) -> Ledger:
+        """The union of both (per attempt and what ran, the larger count; per attempt and
+        comparison, the further look)."""
+        runs: dict[tuple[str, ...], LedgerRun] = {}
+        for r in (*self.runs, *other.runs):
+            old = runs.get(r.key())
+            if old is None or (r.runs, r.hits) > (old.runs, old.hits):
+                runs[r.key()] = r
+        looks: dict[tuple[str, ...], LedgerLook] = {}
+        for lk in (*self.looks, *other.looks):
+            prev = looks.get(lk.key())
+            if prev is None or (lk.closed, lk.t) > (prev.closed, prev.t):
+                looks[lk.key()] = lk
+        return Ledger(
+            runs=tuple(sorted(runs.values(), key=LedgerRun.key)),
+            looks=tuple(sorted(looks.values(), key=LedgerLook.key)),
+        )
+
+    def prior(
+        self, *, skill: str, model: str, base: str, head: str, tool: str, with_base: bool = True
+    ) -> Prior:
+        """The runs whose fingerprints match this comparison, summed over attempts, and its
+        furthest look. `with_base` False: base runs are not wanted (the stored base is used)."""
+
+        def side(which: Side, content: str) -> tuple[QueryRuns, ...]:
+            got: dict[tuple[str, bool], list[int]] = {}
+            for r in self.runs:
+                if (r.skill, r.model, r.side, r.content, r.tool) == (
+                    skill,
+                    model,
+                    which,
+                    content,
+                    tool,
+                ):
+                    acc = got.setdefault((r.query, r.should_trigger), [0, 0])
+                    acc[0] += r.hits
+                    acc[1] += r.runs
+            return tuple(
+                QueryRuns(query=q, should_trigger=s, hits=h, runs=n)
+                for (q, s), (h, n) in sorted(got.items())
+            )
+
+        looks = [
+            lk
+            for lk in self.looks
+            if (lk.skill, lk.model, lk.base, lk.head, lk.tool) == (skill, model, base, head, tool)
+        ]
+        look = max(looks, key=lambda lk: (lk.closed, lk.t, lk.attempt), default=None)
+        return Prior(
+            base=side("base", base) if with_base and base else (),
+            head=side("head", head),
+            look=look,
+        )
+
+
+Fingerprints = tuple[str, str, str]
+"""A comparison's base content, head content and tool."""
+
+
+def history(
+    ledger: Ledger, comparisons: Mapping[tuple[str, str], Fingerprints]
+) -> tuple[int, tuple[str, ...]]:
+    """How many workflow runs contributed runs or looks to these comparisons (skill × model →
+    fingerprints), and, per comparison whose earlier attempts' labels differ from its latest
+    look's, one line saying so."""
+    attempts: set[str] = set()
+    differed: list[str] = []
+    for (skill, model), (base, head, tool) in sorted(comparisons.items()):
+        looks = [
+            lk
+            for lk in ledger.looks
+            if (lk.skill, lk.model, lk.base, lk.head, lk.tool) == (skill, model, base, head, tool)
+        ]
+        attempts.update(lk.attempt for lk in looks)
+        attempts.update(
+            r.attempt
+            for r in ledger.runs
+            if (r.skill, r.model, r.tool) == (skill, model, tool)
+            and r.content == (base if r.side == "base" else head)
+        )
+        if not looks:
+            continue
+        latest = max(looks, key=lambda lk: (lk.closed, lk.t, lk.attempt))
+        earlier = {lk.label for lk in looks if lk.attempt != latest.attempt} - {latest.label}
+        if earlier:
+            differed.append(
+                f"{skill} ({model}): an earlier workflow run said {', '.join(sorted(earlier))}"
+            )
+    return len(attempts), tuple(differed)
+
+
+def ledger_json(ledger: Ledger) -> str:
+    """The ledger as stable, sorted JSON text (one run or look per line)."""
+    runs = [
+        {
+            "attempt": r.attempt,
+            "skill": r.skill,
+            "model": r.model,
+            "side": r.side,
+            "query": r.query,
+            "should_trigger": r.should_trigger,
+            "content": r.content,
+            "tool": r.tool,
+            "hits": r.hits,
+            "runs": r.runs,
+        }
+        for r in ledger.runs
+    ]
+    looks = [
+        {
+            "attempt": lk.attempt,
+            "skill": lk.skill,
+            "model": lk.model,
+            "base": lk.base,
+            "head": lk.head,
+            "tool": lk.tool,
+            "t_prev": lk.t_prev,
+            "t": lk.t,
+            "final": lk.final,
+            "label": lk.label,
+            "closed": lk.closed,
+        }
+        for lk in ledger.looks
+    ]
+    lines = ['{"version": 1,', ' "runs": [']
+    lines.append(",\n".join("  " + json.dumps(r, ensure_ascii=False) for r in runs))
+    lines.append(' ],\n "looks": [')
+    lines.append(",\n".join("  " + json.dumps(lk, ensure_ascii=False) for lk in looks))
+    lines.append(" ]}")
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def parse_ledger(text: str | bytes, *, where: str) -> Ledger:
+    """A ledger from its JSON; `EvolveError` naming `where` when it is not one."""
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or doc.get("version") != LEDGER_VERSION:
+            raise ValueError(f"not a version {LEDGER_VERSION} ledger")
+        runs = tuple(_run(r) for r in doc.get("runs", []))
+        looks = tuple(_look(lk) for lk in doc.get("looks", []))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise EvolveError(
+            f"{where}: unreadable ledger of runs ({exc})",
+            hint="delete it to start the PR's comparison afresh (its runs are then not reused)",
+        ) from None
+    return Ledger().merge(Ledger(runs=runs, looks=looks))
+
+
+def _run(d: Mapping[str, Any]) -> LedgerRun:
+    side = d["side"]
+    if side not in ("base", "head"):
+        raise ValueError(f"side {side!r}")
+    return LedgerRun(
+        attempt=str(d["attempt"]),
+        skill=str(d["skill"]),
+        model=str(d["model"]),
+        side=side,
+        query=str(d["query"]),
+        should_trigger=bool(d["should_trigger"]),
+        content=str(d["content"]),
+        tool=str(d["tool"]),
+        hits=int(d["hits"]),
+        runs=int(d["runs"]),
+    )
+
+
+def _look(d: Mapping[str, Any]) -> LedgerLook:
+    return LedgerLook(
+        attempt=str(d["attempt"]),
+        skill=str(d["skill"]),
+        model=str(d["model"]),
+        base=str(d["base"]),
+        head=str(d["head"]),
+        tool=str(d["tool"]),
+        t_prev=float(d["t_prev"]),
+        t=float(d["t"]),
+        final=bool(d["final"]),
+        label=str(d["label"]),
+        closed=bool(d["closed"]),
+    )
+
+
+def runs_of(
+    attempt: str,
+    skill: str,
+    model: str,
+    side: Side,
+    content: str,
+    tool: str,
+    queries: Iterable[QueryRuns],
+) -> tuple[LedgerRun, ...]:
+    """This attempt's runs of one side as ledger entries."""
+    return tuple(
+        LedgerRun(
+            attempt=attempt,
+            skill=skill,
+            model=model,
+            side=side,
+            query=q.query,
+            should_trigger=q.should_trigger,
+            content=content,
+            tool=tool,
+            hits=q.hits,
+            runs=q.runs,
+        )
+        for q in queries
+        if q.runs
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Stores (the I/O edge)
+# ------------------------------------------------------------------------------------------------
+
+
+class LedgerStore(Protocol):
+    """Where a PR's ledger lives."""
+
+    writable: bool
+    where: str
+
+    def load(self) -> Ledger: ...
+
+    def save(self, ours: Ledger) -> Ledger:
+        """Merge `ours` into what is stored now and write it; return the merged ledger."""
+        ...
+
+
+@dataclass(slots=True)
+class FileStore:
+    """`pr --local`: `.evolve-action/ledger.json` (git-ignored), merged on write."""
+
+    path: Path
+    writable: bool = True
+    where: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.where = str(self.path)
+
+    def load(self) -> Ledger:
+        if not self.path.is_file():
+            return Ledger()
+        return parse_ledger(self.path.read_bytes(), where=str(self.path))
+
+    def save(self, ours: Ledger) -> Ledger:
+        merged = self.load().merge(ours)
+        if self.writable:
+            write_text(self.path, ledger_json(merged))
+        return merged
+
+
+class RefFiles(Protocol):
+    """The Git Data API calls `RefStore` needs (`github.RepositoryClient` has them)."""
+
+    def read_ref_file(self, ref: str, path: str) -> tuple[bytes | None, str | None]: ...
+
+    def write_ref_file(
+        self, ref: str, path: str, data: bytes, *, parent: str | None, message: str
+    ) -> bool: ...
+
+
+@dataclass(slots=True)
+class RefStore:
+    """A GitHub PR's ledger: `ledger.json` in the one-commit-per-write history of
+    `refs/evolve-action/ledger/pr-<number>` (never a branch, never the default branch)."""
+
+    api: RefFiles
+    number: int
+    writable: bool = True
+    where: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.where = "refs/" + LEDGER_REF.format(number=self.number)
+
+    @property
+    def ref(self) -> str:
+        return LEDGER_REF.format(number=self.number)
+
+    def _read(self) -> tuple[Ledger, str | None]:
+        data, tip = self.api.read_ref_file(self.ref, LEDGER_PATH)
+        if data is None:
+            return Ledger(), tip
+        return parse_ledger(data, where=f"{self.where}:{LEDGER_PATH}"), tip
+
+    def load(self) -> Ledger:
+        return self._read()[0]
+
+    def save(self, ours: Ledger) -> Ledger:
+        merged = ours
+        for _ in range(WRITE_ATTEMPTS):
+            stored, tip = self._read()
+            merged = stored.merge(ours)
+            if not self.writable or merged == stored:
+                return merged
+            message = f"evolve-action: ledger of PR #{self.number}"
+            data = ledger_json(merged).encode("utf-8")
+            if self.api.write_ref_file(self.ref, LEDGER_PATH, data, parent=tip, message=message):
+                return merged
+        raise EvolveError(
+            f"{self.where}: the ledger moved under {WRITE_ATTEMPTS} writes in a row",
+            hint="another workflow run of this PR is writing it; re-run this job",
+        )
