@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 MODEL = "anthropic/claude-sonnet-4-6"
@@ -57,12 +60,26 @@ def scripted_env(tmp_path: Path, base_url: str) -> dict[str, str]:
 
 
 SESSION_TOKEN_VAR = b"ANTHROPIC_API_KEY=evolve-session-"
-"""How an agent process is told apart: its key is a model-gateway session token (the gateway's
-address changes with every run, so the token's shape is the mark; one pytest runs at a time)."""
+"""How an agent process is told apart: its key is a model-gateway session token."""
 
 
-def live_agents() -> list[int]:
-    """PIDs of live agent processes (and their launchers) of this machine's evolve-action runs."""
+@contextlib.contextmanager
+def agent_tmp() -> Iterator[Path]:
+    """A temp root for one run's scratch dir (set it as the run's `TMPDIR`), reachable by an agent
+    user (pytest's own temp dirs sit under a 0700 directory); `live_agents(root)` then finds that
+    run's agents only, whatever else runs on the machine."""
+    root = Path(tempfile.mkdtemp(prefix="evolve-agents-", dir="/tmp"))
+    root.chmod(0o755)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def live_agents(root: Path | None = None) -> list[int]:
+    """PIDs of live agent processes (and their launchers) of evolve-action runs: with `root`, only
+    those whose temp dir lies below it (a run whose `TMPDIR` is `root`, see `agent_tmp`)."""
+    under = f"TMPDIR={root}/".encode() if root is not None else None
     found: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -72,17 +89,20 @@ def live_agents() -> list[int]:
             state = (entry / "stat").read_text().split()[2]
         except OSError:
             continue
-        if any(v.startswith(SESSION_TOKEN_VAR) for v in env.split(b"\0")) and state != "Z":
+        values = env.split(b"\0")
+        if state == "Z" or not any(v.startswith(SESSION_TOKEN_VAR) for v in values):
+            continue
+        if under is None or any(v.startswith(under) for v in values):
             found.append(int(entry.name))
     return found
 
 
-def kill_live_agents() -> None:
-    """SIGKILL every live agent and wait until none is left."""
+def kill_live_agents(root: Path) -> None:
+    """SIGKILL every live agent of the run whose temp root is `root`; wait until none is left."""
     deadline = time.monotonic() + 30
-    while (pids := live_agents()) and time.monotonic() < deadline:
+    while (pids := live_agents(root)) and time.monotonic() < deadline:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.1)
-    assert live_agents() == [], "an agent of the killed run survived SIGKILL"
+    assert live_agents(root) == [], "an agent of the killed run survived SIGKILL"

@@ -98,3 +98,13 @@ def claude_env(tmp_path: Path) -> Callable[[ModelServer], dict[str, str]]:
         return safe_env(os.environ, extra=extra)
 
     return build
+
+
+@pytest.fixture
+def agent_scratch() -> Iterator[Path]:
+    """A temp root for a run's scratch dir (its `TMPDIR`): `live_agents(root)` finds that run's
+    agents only (see `tests.helpers.agents.agent_tmp`)."""
+    from tests.helpers.agents import agent_tmp
+
+    with agent_tmp() as root:
+        yield root

@@ -650,7 +650,7 @@ def test_merge_refuses_a_missing_shard_by_name(
 
 
 def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
-    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path, agent_scratch: Path
 ) -> None:
     # GitHub cancels a job with SIGINT, then SIGTERM, then a kill; a SIGTERM mid-sweep here.
     srv = model_server({"latency_ms": 600, "rules": [{"name": "r", "route": {"threshold": 0.1}}]})
@@ -659,7 +659,7 @@ def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
     beta = pr.workspace / "evals/beta/results.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "evolve_action", "pr"],
-        env=pr.env,
+        env={**pr.env, "TMPDIR": str(agent_scratch)},  # its agents are this run's only
         cwd=pr.workspace,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -676,7 +676,7 @@ def test_a_cancelled_job_publishes_what_finished_and_a_rerun_does_the_rest(
             proc.wait()
     assert beta.exists(), "the job ended before a skill finished"
     assert proc.returncode == 143, (out + err).decode()
-    assert live_agents() == []
+    assert live_agents(agent_scratch) == []
     first = sessions(srv)
     # What finished is committed and the comment says the job was cancelled.
     tip = gh.ref_sha(REPO, "heads/feature")

@@ -31,7 +31,7 @@ from evolve_action import harness as sandbox
 
 
 def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
-    tmp_path: Path, model_server: Any, claude_cli: Path
+    tmp_path: Path, model_server: Any, claude_cli: Path, agent_scratch: Path
 ) -> None:
     queries = [(f"Tidy up CSV spreadsheet number {i}", True) for i in range(1, 6)]
     root = tmp_path / "repo"
@@ -40,6 +40,8 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
         {"latency_ms": 700, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
     )
     env = scripted_env(tmp_path, srv.base_url)
+    scratch = agent_scratch  # its agents are this run's, not another test run's
+    env["TMPDIR"] = str(scratch)
     args = ["run", "triggers", "--root", str(root), "--model", "claude-sonnet-4-6"]
     args += ["--jobs", "2", "--runs", "1"]
     results = root / "evals" / "csv-clean" / "results.json"
@@ -57,7 +59,7 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
             if results.exists():
                 doc = json.loads(results.read_text())
                 done = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
-                if done and live_agents():
+                if done and live_agents(scratch):
                     break
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
@@ -72,14 +74,14 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
     kept = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
     assert set(done) <= set(kept) and all(q in dict(queries) for q in kept)
     deadline = time.monotonic() + 10
-    while live_agents() and time.monotonic() < deadline:
+    while live_agents(scratch) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert live_agents() == []
+    assert live_agents(scratch) == []
 
 
 @pytest.mark.parametrize("sandbox_off", [False, True], ids=["bwrap", "no-sandbox"])
 def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
-    tmp_path: Path, model_server: Any, claude_cli: Path, sandbox_off: bool
+    tmp_path: Path, model_server: Any, claude_cli: Path, sandbox_off: bool, agent_scratch: Path
 ) -> None:
     """A runner kills 2.5 s after its SIGTERM: the agents must be gone when the run has exited.
 
@@ -101,6 +103,8 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
     write(root, "evals/good/evals.json", json.dumps({"evals": cases}))
     srv = model_server({"latency_ms": 5000})
     env = scripted_env(tmp_path, srv.base_url)
+    scratch = agent_scratch  # its agents are this run's, not another test run's
+    env["TMPDIR"] = str(scratch)
     if sandbox_off:
         env["EVOLVE_SANDBOX_ENABLED"] = "false"
     if os.environ.get("PYTHONPATH"):
@@ -115,14 +119,14 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            if len([p for p in live_agents() if p != proc.pid]) >= 2:
+            if len([p for p in live_agents(scratch) if p != proc.pid]) >= 2:
                 break
             time.sleep(0.1)
-        assert [p for p in live_agents() if p != proc.pid], "no agent was running"
+        assert [p for p in live_agents(scratch) if p != proc.pid], "no agent was running"
         time.sleep(0.5)  # the agents are waiting for the (slow) model
         signalled = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        while [p for p in live_agents() if p != proc.pid]:
+        while [p for p in live_agents(scratch) if p != proc.pid]:
             if time.monotonic() > signalled + 60:
                 break
             time.sleep(0.05)
@@ -140,4 +144,4 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
     )
     assert proc.returncode == 143, text
     assert "Traceback" not in text and "Exception ignored" not in text, text
-    assert live_agents() == [], "agents outlived the run they belong to"
+    assert live_agents(scratch) == [], "agents outlived the run they belong to"

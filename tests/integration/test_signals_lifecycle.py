@@ -53,7 +53,7 @@ def _start(
     return proc, root / "evals" / "csv-clean" / "results.json", tmpdir, env
 
 
-def _wait_mid_run(proc: subprocess.Popen[bytes], results: Path, base_url: str) -> list[str]:
+def _wait_mid_run(proc: subprocess.Popen[bytes], results: Path, tmpdir: Path) -> list[str]:
     """Wait until at least one query is on disk and an agent is running; return the finished ones."""
     done: list[str] = []
     deadline = time.monotonic() + 180
@@ -62,21 +62,21 @@ def _wait_mid_run(proc: subprocess.Popen[bytes], results: Path, base_url: str) -
         if results.exists():
             doc = json.loads(results.read_text())
             done = [r["query"] for r in doc["models"][MODEL]["triggers"]["results"]]
-            if done and any(pid != proc.pid for pid in live_agents()):
+            if done and any(pid != proc.pid for pid in live_agents(tmpdir)):
                 break
     return done
 
 
-def _agents(srv: Any, proc: subprocess.Popen[bytes]) -> list[int]:
-    """Agents of `srv`, not counting our own run (its environment names the server too)."""
-    return [pid for pid in live_agents() if pid != proc.pid]
+def _agents(tmpdir: Path, proc: subprocess.Popen[bytes]) -> list[int]:
+    """Agents of the run whose `TMPDIR` is `tmpdir`, not counting the run itself."""
+    return [pid for pid in live_agents(tmpdir) if pid != proc.pid]
 
 
-def _wait_no_agents(base_url: str, seconds: float = 20) -> list[int]:
+def _wait_no_agents(tmpdir: Path, seconds: float = 20) -> list[int]:
     deadline = time.monotonic() + seconds
-    while live_agents() and time.monotonic() < deadline:
+    while live_agents(tmpdir) and time.monotonic() < deadline:
         time.sleep(0.2)
-    return live_agents()
+    return live_agents(tmpdir)
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
@@ -88,7 +88,7 @@ def test_sigterm_and_sighup_behave_as_sigint(
     )
     proc, results, tmpdir, _ = _start(tmp_path, srv)
     try:
-        done = _wait_mid_run(proc, results, srv.base_url)
+        done = _wait_mid_run(proc, results, tmpdir)
         proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -104,7 +104,7 @@ def test_sigterm_and_sighup_behave_as_sigint(
     ]
     assert set(done) <= set(kept)
     # No agent outlives the run, and no workspace or config dir is left in TMPDIR.
-    assert _wait_no_agents(srv.base_url) == []
+    assert _wait_no_agents(tmpdir) == []
     assert sorted(p.name for p in tmpdir.iterdir()) == []
 
 
@@ -119,16 +119,16 @@ def test_kill_9_leaves_no_agent_and_next_start_sweeps_temp_dirs(
     )
     proc, results, tmpdir, env = _start(tmp_path, srv, sandbox_off=sandbox_off)
     try:
-        _wait_mid_run(proc, results, srv.base_url)
-        assert _agents(srv, proc), "no agent was running when the test killed the run"
+        _wait_mid_run(proc, results, tmpdir)
+        assert _agents(tmpdir, proc), "no agent was running when the test killed the run"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        left = _wait_no_agents(srv.base_url)
+        left = _wait_no_agents(tmpdir)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        kill_live_agents()
+        kill_live_agents(tmpdir)
     assert left == [], "agents outlived a kill -9 of their parent"
     stale = [p.name for p in tmpdir.iterdir()]
     assert stale and all(n.startswith("evolve-action.") for n in stale), stale
@@ -171,7 +171,7 @@ def test_missing_fixture_stops_the_run_without_leaking_a_workspace(
     assert b"missing.txt" in proc.stderr and b"Traceback" not in proc.stderr
     assert b"ERROR:" not in proc.stderr  # no SDK logging noise from the cancelled sessions
     assert [p.name for p in tmpdir.iterdir()] == []
-    assert live_agents() == []
+    assert live_agents(tmpdir) == []
 
 
 def test_a_timed_out_session_prints_no_sdk_logging_noise(
@@ -226,9 +226,9 @@ def test_sigterm_during_evals_removes_workspaces_and_config_dirs(
         while time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
             names = [p.name for d in tmpdir.iterdir() for p in d.iterdir()]
-            if any(n.startswith("claude-home.") for n in names) and _agents(srv, proc):
+            if any(n.startswith("claude-home.") for n in names) and _agents(tmpdir, proc):
                 break
-        assert _agents(srv, proc), "no agent was running when the test signalled the run"
+        assert _agents(tmpdir, proc), "no agent was running when the test signalled the run"
         assert any(n.startswith(("evals.", "baseline.")) for n in names), names
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
@@ -238,5 +238,5 @@ def test_sigterm_during_evals_removes_workspaces_and_config_dirs(
             proc.wait()
     assert proc.returncode == 143, stderr.decode()
     assert b"interrupted" in stderr
-    assert _wait_no_agents(srv.base_url) == []
+    assert _wait_no_agents(tmpdir) == []
     assert [p.name for p in tmpdir.iterdir()] == []

@@ -351,7 +351,7 @@ def test_timeout_is_an_error_not_a_miss(
 
 
 def test_kill_9_then_new_completes_the_rest_without_duplicates(
-    tmp_path: Path, model_server: Any, claude_cli: Path
+    tmp_path: Path, model_server: Any, claude_cli: Path, agent_scratch: Path
 ) -> None:
     """A run killed with SIGKILL keeps every finished query; `--new` runs exactly the others."""
     import signal
@@ -366,6 +366,7 @@ def test_kill_9_then_new_completes_the_rest_without_duplicates(
         {"latency_ms": 400, "rules": [{"name": "route", "route": {"threshold": 0.2}}]}
     )
     env = scripted_env(tmp_path, srv.base_url)
+    env["TMPDIR"] = str(agent_scratch)  # its agents are this run's, not another test run's
     args = [
         "run",
         "triggers",
@@ -403,7 +404,7 @@ def test_kill_9_then_new_completes_the_rest_without_duplicates(
         proc.wait()
         # The killed run's agent runs in its own session and survives it: kill it and wait until
         # it is gone, so it cannot talk to the server during the `--new` run below.
-        kill_live_agents()
+        kill_live_agents(agent_scratch)
     done = stored()  # re-read after the kill: a query may have finished in between
     assert 2 <= len(done) < len(queries), "the run finished before it could be killed"
     srv.clear()

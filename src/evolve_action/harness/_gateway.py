@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import secrets
 import shutil
@@ -200,6 +201,7 @@ class Gateway:
         self._error: BaseException | None = None
         self._client: Any = None
         self.port = 0
+        self._lock_fd: int | None = None
         self.socket_path: Path | None = None
         """The same server on a Unix socket (mode 0666, in a root-owned 0711 directory): what a
         sandbox with a network namespace of its own reaches through its forwarder."""
@@ -218,7 +220,11 @@ class Gateway:
 
     def start(self) -> Gateway:
         """Listen on a free loopback port, serving from a daemon thread; returns self."""
-        where = Path(tempfile.mkdtemp(prefix="gateway.", dir=_socket_parent()))
+        scratch = lifecycle.scratch_dir()
+        if scratch is not None and _fits(scratch):
+            where = Path(tempfile.mkdtemp(prefix="gateway.", dir=scratch))  # removed with it
+        else:  # its own swept directory, somewhere the socket's path fits
+            where, self._lock_fd = lifecycle.locked_dir(_socket_parent())
         where.chmod(0o711)
         self.socket_path = where / "gateway.sock"
         self._thread = threading.Thread(target=self._serve, name="evolve-gateway", daemon=True)
@@ -241,6 +247,9 @@ class Gateway:
         if self.socket_path is not None:
             shutil.rmtree(self.socket_path.parent, ignore_errors=True)
             self.socket_path = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()
@@ -406,13 +415,16 @@ _SOCKET_PATH_MAX = 100
 """A Unix socket's path must fit `sun_path` (108 bytes on Linux), with room for the names."""
 
 
+def _fits(parent: Path) -> bool:
+    """True when a socket two levels below `parent` fits a socket address."""
+    return len(str(parent)) + 45 <= _SOCKET_PATH_MAX
+
+
 def _socket_parent() -> Path:
-    """Where the gateway's socket directory goes: the run's scratch dir, else a shorter temp dir
-    when that path would not fit a socket address."""
-    for candidate in (lifecycle.scratch_dir(), Path(tempfile.gettempdir()), Path("/tmp")):
-        if candidate is not None and len(str(candidate)) + 30 <= _SOCKET_PATH_MAX:
-            return candidate
-    return Path("/tmp")
+    """Where the gateway's own socket directory goes when the run's scratch dir is too deep: the
+    temp dir, else `/tmp`."""
+    temp = Path(tempfile.gettempdir())
+    return temp if _fits(temp) else Path("/tmp")
 
 
 def _presented_token(headers: Mapping[str, str]) -> str:

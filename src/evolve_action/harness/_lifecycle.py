@@ -130,19 +130,10 @@ def scratch(tmp_root: Path | None = None) -> Iterator[Path | None]:
     root = Path(tmp_root or tempfile.gettempdir())
     sweep_stale(root)
     try:
-        created: Path | None = Path(
-            tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}.", dir=root)
-        )
+        path, fd = locked_dir(root)
     except OSError:
-        created = None
-    if created is None:
         yield None
         return
-    path = created
-    # Locked before it gets the name a sweeper looks for: a sweeper never sees it unlocked.
-    fd = os.open(path / ".lock.new", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    (path / ".lock.new").replace(path / _LOCK)
     previous, _current = _current, path
     try:
         yield path
@@ -151,6 +142,17 @@ def scratch(tmp_root: Path | None = None) -> Iterator[Path | None]:
         if not (path / _KEEP).exists():
             shutil.rmtree(path, ignore_errors=True)
         os.close(fd)
+
+
+def locked_dir(root: Path) -> tuple[Path, int]:
+    """A new scratch-named directory under `root`, locked by this process (the descriptor holds
+    the lock; close it to release): a later run's `sweep_stale` removes it once we are gone."""
+    path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}.", dir=root))
+    # Locked before it gets the name a sweeper looks for: a sweeper never sees it unlocked.
+    fd = os.open(path / ".lock.new", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    (path / ".lock.new").replace(path / _LOCK)
+    return path, fd
 
 
 def sweep_stale(root: Path) -> list[Path]:
