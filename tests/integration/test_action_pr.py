@@ -1521,6 +1521,8 @@ def _estimated_per_session(summary: str) -> float:
     """The job's dry-run estimate per planned session, from the summary's cost line."""
     import re
 
-    m = re.search(r"estimated \$([0-9.]+) for (\d+) planned session", summary)
+    m = re.search(
+        r"Estimated before the run: (\d+)(?:–\d+)? agent sessions, about \$([0-9.]+)", summary
+    )
     assert m is not None, summary
-    return float(m.group(1)) / int(m.group(2))
+    return float(m.group(2)) / int(m.group(1))
