@@ -614,29 +614,25 @@ def chown_tree(top: Path, uid: int, gid: int) -> None:
         with contextlib.suppress(OSError):
             os.chown(top, uid, gid, follow_symlinks=False)
         return
+    _chown_dir(fd, uid, gid)
+
+
+def _chown_dir(dir_fd: int, uid: int, gid: int) -> None:
+    """Change every entry below the open directory `dir_fd`, then the directory; closes `dir_fd`."""
     try:
-        _chown_below(fd, uid, gid)
+        try:
+            entries = list(os.scandir(dir_fd))
+        except OSError:
+            entries = []
+        for entry in entries:
+            try:
+                sub = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+            except OSError:  # a file, a link, or gone: change the entry itself
+                with contextlib.suppress(OSError):
+                    os.chown(entry.name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+                continue
+            _chown_dir(sub, uid, gid)
         with contextlib.suppress(OSError):
-            os.fchown(fd, uid, gid)
+            os.fchown(dir_fd, uid, gid)
     finally:
-        os.close(fd)
-
-
-def _chown_below(dir_fd: int, uid: int, gid: int) -> None:
-    try:
-        entries = list(os.scandir(dir_fd))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
-        except OSError:  # a file, a link, or gone: change the entry itself
-            with contextlib.suppress(OSError):
-                os.chown(entry.name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
-            continue
-        try:
-            _chown_below(sub, uid, gid)
-            with contextlib.suppress(OSError):
-                os.fchown(sub, uid, gid)
-        finally:
-            os.close(sub)
+        os.close(dir_fd)
