@@ -10,12 +10,19 @@ finished step to `on_step`, and the outcome is returned for the CLI to print and
 Never does: stage work itself (the stage packages do).
 
 Files (private; import from this package):
-- `_action`: the GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`.
+- `_action`: the GitHub Action's jobs: `pr` (and its local preview), `run` and `gate`, composing
+  the PR job's stages:
+  - `_pr_job`: the job's options, knobs and running state, and the helpers every stage shares;
+  - `_pr_touched`: which skills a PR touches, and Tier 0 on them;
+  - `_pr_evaluate`: the touched skills' missing or stale cases, power on demand and the ledger;
+  - `_pr_compare`: the report and the base → head comparison;
+  - `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
 - `_draft`: drafting for `init`: the request, the answer, the quality gates, the drafted files.
 - `_init`: `init`: draft trigger queries and eval cases for skills without definitions, check
   and plan them, write the example workflows.
-- `_export`: `export`: stored results as AgentEvals JSONL rows and skill-creator workspace artefacts.
+- `_export`: `export`: stored results as AgentEvals JSONL rows and skill-creator workspace artefacts
+  (`_export_skill_creator`: the skill-creator documents).
 - `_ledger`: a PR's runs and looks across workflow runs (fingerprints, merge, the file and ref
   stores).
 - `_power`: power on demand: the sequential loop of more base and head runs.
