@@ -1,7 +1,8 @@
 """Stage 2 of the PR job: evaluating the touched skills (and power on demand).
 
 Owns: running the touched skills' missing or stale cases (`_evaluate`), the extra base and head
-runs of undecided comparisons (`_more_runs`), the tiers left unevaluated and why, the cost
+runs of undecided comparisons (`_more_runs`, reading and extending the PR's ledger of runs:
+`_ledger_store`, `_load_ledger`, `_save_ledger`), the tiers left unevaluated and why, the cost
 estimate lines, the agents' environment and extra harnesses.
 Guarantees: only touched skills start sessions, only their missing or stale cases; results are
 written as each unit finishes. Never does: compare, commit or post.
