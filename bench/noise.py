@@ -54,6 +54,7 @@ from evolve_action.report import (
     decide,
     early_stopped,
     information,
+    selected,
     stratified_test,
 )
 
@@ -279,6 +280,94 @@ def sequential_pr(
             c.mb += step
         sessions += 2 * step * cases
         per_side += step
+
+
+@dataclass(slots=True)
+class _Blocks:
+    """One case of a selective PR: its first block (stored base, head sweep) and its rounds."""
+
+    key: str
+    pb: float
+    ph: float
+    first: tuple[int, int, int, int]
+    """(base passes, base runs, head passes, head runs) of the first block."""
+    rounds: list[tuple[int, int, int, int]]
+
+    def pooled(self) -> list[int]:
+        ones = self.first[0] + self.first[2] + sum(r[0] + r[2] for r in self.rounds)
+        runs = self.first[1] + self.first[3] + sum(r[1] + r[3] for r in self.rounds)
+        return [1] * ones + [0] * (runs - ones)
+
+
+def _scores(passes: int, runs: int) -> tuple[int, ...]:
+    return (1,) * passes + (0,) * (runs - passes)
+
+
+def _selective_test(cs: Sequence[_Blocks], planned: int):
+    """The product's test with a block per round (`Stratum.rounds`), sweeps checked as `_test`."""
+    bs = hs = None
+    if planned > 1:
+        sweep = Sweep(planned=planned, should_trigger=True)
+        if early_stopped([(c.first[0], c.first[1], True) for c in cs], planned):
+            bs = sweep
+        if early_stopped([(c.first[2], c.first[3], True) for c in cs], planned):
+            hs = sweep
+    return stratified_test(
+        [
+            Stratum(
+                base=_scores(c.first[0], c.first[1]),
+                head=_scores(c.first[2], c.first[3]),
+                base_sweep=bs,
+                head_sweep=hs,
+                rounds=tuple((_scores(r[0], r[1]), _scores(r[2], r[3])) for r in c.rounds),
+            )
+            for c in cs
+        ]
+    )
+
+
+def selective_pr(
+    rng: random.Random,
+    cases: int,
+    cap: int,
+    step: int,
+    draw: Draw,
+    drop: float,
+    plan: Plan,
+    early: bool = False,
+    share: float | None = None,
+) -> tuple[Outcome, int]:
+    """One simulated PR under the selective rule (`report.selected`): each round adds `step`
+    base and `step` head runs only to the cases whose pooled runs are not all alike, plus the
+    spot-checked share of the rest; a block per round in the test. Looks at the same information
+    fractions as `sequential_pr` (a case run every round), up to `cap` runs per side."""
+    salt = rng.getrandbits(64)
+    cs: list[_Blocks] = []
+    sessions = 0
+    for i in range(cases):
+        p = draw(rng)
+        ph = max(0.0, p - drop)
+        xb, mb = _sweep(rng, p, SWEEP, early)  # stored base evidence: not run by this PR
+        yh, nh = _sweep(rng, ph, SWEEP, early)
+        sessions += nh
+        cs.append(_Blocks(f"{salt}:{i}", p, ph, (xb, mb, yh, nh), []))
+    extra = {} if share is None else {"share": share}
+    planned = SWEEP if early else 0
+    t_prev = 0.0
+    round_no = 0
+    while True:
+        per_side = SWEEP + step * round_no
+        final = per_side + step > cap
+        t = 1.0 if final else information(per_side, per_side, cap)
+        d = decide(_selective_test(cs, planned), plan, t_prev=t_prev, t=t, final=final)
+        if d.outcome is not Outcome.CONTINUE:
+            return d.outcome, sessions
+        t_prev = t
+        round_no += 1
+        for c in cs:
+            if selected(c.key, c.pooled(), round_no, **extra):
+                c.rounds.append((_runs(rng, c.pb, step), step, _runs(rng, c.ph, step), step))
+                sessions += 2 * step
 
 
 def _p95(xs: list[int]) -> float:

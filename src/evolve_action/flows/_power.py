@@ -54,6 +54,7 @@ from evolve_action.report import (
     compare_skill,
     early_stopped,
     information,
+    selected,
 )
 from evolve_action.results import TriggersEntry
 
@@ -102,18 +103,24 @@ class PowerOutcome:
 
 @dataclass(slots=True)
 class _Side:
-    """Runs this job made of one side of one skill × model: query → [hits, runs]."""
+    """Runs this job made of one side of one skill × model: query → [hits, runs], and of those,
+    query → round → [hits, runs] for the selective rounds."""
 
     runs: dict[str, list[int]] = field(default_factory=dict)
     expect: dict[str, bool] = field(default_factory=dict)
+    rounds: dict[str, dict[int, list[int]]] = field(default_factory=dict)
 
-    def add(self, outcome: triggers.TriggersOutcome) -> int:
+    def add(self, outcome: triggers.TriggersOutcome, round_no: int = 0) -> int:
         added = 0
         for unit in outcome.units:
             for q in unit.queries:
                 got = self.runs.setdefault(q.query, [0, 0])
                 got[0] += q.hits
                 got[1] += q.completed
+                if round_no:
+                    block = self.rounds.setdefault(q.query, {}).setdefault(round_no, [0, 0])
+                    block[0] += q.hits
+                    block[1] += q.completed
                 self.expect[q.query] = q.should_trigger
                 added += q.completed
         return added
@@ -121,9 +128,18 @@ class _Side:
     def per_query(self) -> float:
         return sum(r for _, r in self.runs.values()) / len(self.runs) if self.runs else 0.0
 
-    def frozen(self) -> tuple[QueryRuns, ...]:
+    def frozen(self, last_round: int = 0) -> tuple[QueryRuns, ...]:
         return tuple(
-            QueryRuns(query=q, should_trigger=self.expect[q], hits=h, runs=n)
+            QueryRuns(
+                query=q,
+                should_trigger=self.expect[q],
+                hits=h,
+                runs=n,
+                rounds=tuple(
+                    (b[0], b[1]) if (b := self.rounds.get(q, {}).get(r)) else (0, 0)
+                    for r in range(1, last_round + 1)
+                ),
+            )
             for q, (h, n) in self.runs.items()
         )
 
@@ -235,8 +251,10 @@ def _one_round(
     options: PowerOptions,
     budget: Budget,
     reporter: events.Reporter,
+    only: frozenset[str] | None = None,
 ) -> triggers.TriggersOutcome | None:
-    """One run of every query of `plugin/skill` on `model` in the scratch repository `root`."""
+    """One run of every query of `plugin/skill` on `model` in the scratch repository `root`
+    (of the queries in `only` when given)."""
     repo, config = resolve_repository(root, root, None, environ)
     built = trigger_options(
         repo,
@@ -252,6 +270,11 @@ def _one_round(
         budget=budget,
     )
     made = triggers.make_plan(built.options)
+    if only is not None:
+        units = tuple(
+            replace(u, cases=tuple(c for c in u.cases if c.case in only)) for u in made[0].units
+        )
+        made = (replace(made[0], units=units), made[1], made[2])
     if not any(u.cases for u in made[0].units):
         return None
     return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ), planned=made))
@@ -321,12 +344,14 @@ class _Track:
     head: _Side = field(default_factory=_Side)
     fresh: bool = False
     """The base side is this job's runs only (the stored base is not tested)."""
+    round_no: int = 0
+    """Selective rounds made so far."""
 
     def look(self, plan: Plan, t_prev: float, t: float, final: bool) -> tuple[Label, Reruns]:
         rr = Reruns(
-            base=self.base.frozen(),
+            base=self.base.frozen(self.round_no),
             base_fresh=self.fresh,
-            head=self.head.frozen(),
+            head=self.head.frozen(self.round_no),
             t_prev=t_prev,
             t=t,
             final=final,
@@ -335,6 +360,34 @@ class _Track:
         rows = compare_skill(ev, models={self.model}, plan=plan)
         tier = rows[0].triggers if rows else None
         return (tier.label if tier is not None else Label.NOT_RERUN), rr
+
+    def pooled(self) -> dict[str, tuple[int, ...]]:
+        """Query → its pooled runs so far, base and head together (1: a hit), in no side's order:
+        all the selection may read."""
+        counts: dict[str, list[int]] = {}
+        entries = [self.head_entry] + (
+            [self.base_entry] if self.base_entry and not self.fresh else []
+        )
+        sources: list[Sequence[tuple[str, int, int]]] = [
+            [(r.query, r.hits, r.runs) for r in e.results if r.runs and r.hits is not None]
+            for e in entries
+        ]
+        for side in (self.base, self.head):
+            sources.append([(q, h, n) for q, (h, n) in side.runs.items()])
+        heads = {q for q, _, _ in sources[0]}
+        for source in sources:
+            for q, h, n in source:
+                if q in heads:
+                    got = counts.setdefault(q, [0, 0])
+                    got[0] += h
+                    got[1] += n
+        return {q: (1,) * h + (0,) * (n - h) for q, (h, n) in counts.items()}
+
+    def select(self) -> frozenset[str]:
+        """The queries the next selective round runs (`report.selected`, module doc)."""
+        return frozenset(
+            q for q, pooled in self.pooled().items() if selected(q, pooled, self.round_no)
+        )
 
     def run(
         self,
@@ -381,48 +434,34 @@ class _Track:
             if label in _DECIDED:
                 return last
             t_prev = t
+        full_b = full_h = 0.0  # selective rounds: runs per query of a query run in every one
         for _ in range(2 * cap + 2):  # bounded even when every run of a query errors
             h_runs = sweep + self.head.per_query()
             b_runs = stored + self.base.per_query()
-            if rerun_base and b_runs < min(cap, h_runs):
+            only: frozenset[str] | None = None
+            if rerun_base and not self.round_no and b_runs < min(cap, h_runs):
                 # The first fresh base runs catch up with the head's sweep (a balanced first look).
                 n_b, n_h = int(min(cap, h_runs) - b_runs), 0
+            elif paired:  # a selective round: a block of paired runs for the queries that can move
+                if not self.round_no:
+                    full_b, full_h = b_runs, h_runs
+                n_b = n_h = min(options.step, int(cap - full_b), int(cap - full_h))
+                if n_b > 0:
+                    self.round_no += 1
+                    only = self.select()
+                    full_b, full_h = full_b + n_b, full_h + n_h
             else:
-                n_b = min(options.step, int(cap - b_runs)) if paired else 0
-                n_h = min(options.step, int(cap - h_runs))
+                n_b, n_h = 0, min(options.step, int(cap - h_runs))
             if n_b <= 0 and n_h <= 0:
                 break
-            added = 0
-            for i in range(max(n_b, n_h)):  # interleaved: base, head, base, head, …
-                if i < n_b and not budget.stopped:
-                    base_root = scratch.base()
-                    assert base_root is not None
-                    got = _one_round(
-                        base_root, plugin, skill, self.model, environ, options, budget, reporter
-                    )
-                    if got is not None:
-                        added += self.base.add(got)
-                        out.sessions += got.sessions
-                        out.base_sessions += got.sessions
-                if i < n_h and not budget.stopped:
-                    got = _one_round(
-                        scratch.head(),
-                        plugin,
-                        skill,
-                        self.model,
-                        environ,
-                        options,
-                        budget,
-                        reporter,
-                    )
-                    if got is not None:
-                        added += self.head.add(got)
-                        out.sessions += got.sessions
-            h_runs = sweep + self.head.per_query()
-            b_runs = stored + self.base.per_query()
-            at_cap = (not paired or b_runs >= cap) and h_runs >= cap
-            final = at_cap or budget.stopped or added == 0
-            t = 1.0 if final else max(t_prev, information(b_runs, h_runs, cap))
+            added = self.batch(scratch, n_b, n_h, only, options, budget, environ, reporter, out)
+            if only is None:
+                full_b, full_h = stored + self.base.per_query(), sweep + self.head.per_query()
+            at_cap = (not paired or full_b + 1 > cap) and full_h + 1 > cap
+            final = at_cap or budget.stopped or (added == 0 and only is None)
+            if not final and added == 0:
+                continue  # the round passed every query by: no new runs, no look
+            t = 1.0 if final else max(t_prev, information(full_b, full_h, cap))
             label, last = self.look(plan, t_prev, t, final)
             if final or label in _DECIDED:
                 break
@@ -432,6 +471,41 @@ class _Track:
         if not last.final and label not in _DECIDED:  # the loop ran dry: close the plan
             _, last = self.look(plan, t_prev, 1.0, True)
         return last
+
+    def batch(
+        self,
+        scratch: _Scratch,
+        n_b: int,
+        n_h: int,
+        only: frozenset[str] | None,
+        options: PowerOptions,
+        budget: Budget,
+        environ: Mapping[str, str],
+        reporter: events.Reporter,
+        out: PowerOutcome,
+    ) -> int:
+        """`n_b` base and `n_h` head runs of each query (of `only` when given: a selective
+        round's block), interleaved base, head, base, head, …; the runs completed."""
+        if only is not None and not only:
+            return 0
+        plugin, skill = self.ev.plugin, self.ev.skill
+        round_no = self.round_no if only is not None else 0
+        added = 0
+        for i in range(max(n_b, n_h)):
+            for side, root, n in ((self.base, scratch.base, n_b), (self.head, scratch.head, n_h)):
+                if i >= n or budget.stopped:
+                    continue
+                where = root()
+                assert where is not None
+                got = _one_round(
+                    where, plugin, skill, self.model, environ, options, budget, reporter, only
+                )
+                if got is not None:
+                    added += side.add(got, round_no)
+                    out.sessions += got.sessions
+                    if side is self.base:
+                        out.base_sessions += got.sessions
+        return added
 
 
 def _track(
@@ -460,6 +534,7 @@ def reruns_document(
                         "should_trigger": q.should_trigger,
                         "hits": q.hits,
                         "runs": q.runs,
+                        "rounds": [list(r) for r in q.rounds],
                     }
                     for q in rr.base
                 ],
@@ -469,6 +544,7 @@ def reruns_document(
                         "should_trigger": q.should_trigger,
                         "hits": q.hits,
                         "runs": q.runs,
+                        "rounds": [list(r) for r in q.rounds],
                     }
                     for q in rr.head
                 ],
