@@ -18,7 +18,7 @@ conditional, exact form of the Cochran–Mantel–Haenszel test: a convolution o
 
 The sequential rule. More runs can be added (extra head runs, paired base runs) and the test
 repeated; each look spends a slice of each direction's `alpha` (Lan–DeMets spending over the
-information fraction, O'Brien–Fleming-type by default), and a look rejects when its exact p-value
+information fraction, Pocock-type by default), and a look rejects when its exact p-value
 is at most its slice. By the union bound the false-alarm rate over all looks stays ≤ `alpha` per
 direction, for any per-case rates, any number of looks and any stopping reason (a decision, the
 cap, the budget). A single look with no more runs allowed gets the whole `alpha`.
@@ -419,7 +419,9 @@ class Plan:
     ruled_out: float = RULED_OUT
     cap: int | None = None
     """Runs per case per side the comparison may grow to; None: this look is the only one."""
-    spending: Spending = Spending.OBRIEN_FLEMING
+    spending: Spending = Spending.POCOCK
+    """Pocock-type: an obvious change is called at the first looks, which selective rounds make
+    cheap (bench/noise.py's fourth table, bench/pr_cost.py)."""
 
 
 def information(base_runs: float, head_runs: float, cap: int | None) -> float:
