@@ -405,6 +405,44 @@ def sequential(sims: int, seed: int, spending: Spending, step: int = 3) -> list[
     return cells
 
 
+SELECTIVE_CAPS = (6, 12, 15, 18)
+
+
+def selective(
+    sims: int, seed: int, spending: Spending, early: bool, step: int = 3
+) -> list[dict[str, object]]:
+    """Table 4: the product's rule (selective rounds, a block per round) per size and cap."""
+    plan = Plan(spending=spending)
+    cells: list[dict[str, object]] = []
+    for cases in CASES:
+        for cap in SELECTIVE_CAPS:
+            cell: dict[str, object] = {"cases": cases, "cap": cap}
+            for name, draw in AA.items():
+                rng = random.Random(_seed(seed, "sel_aa_" + name, cases, cap))
+                outs = [
+                    selective_pr(rng, cases, cap, step, draw, 0.0, plan, early) for _ in range(sims)
+                ]
+                cell[f"aa_{name}"] = (
+                    sum(o in (Outcome.REGRESSION, Outcome.IMPROVEMENT) for o, _ in outs) / sims
+                )
+                ss = [s for _, s in outs]
+                cell[f"aa_{name}_sessions_mean"] = statistics.fmean(ss)
+                cell[f"aa_{name}_sessions_p95"] = _p95(ss)
+                cell[f"aa_{name}_no_change"] = sum(o is Outcome.NO_CHANGE for o, _ in outs) / sims
+            rng = random.Random(_seed(seed, "sel_power", cases, cap))
+            outs = [
+                selective_pr(rng, cases, cap, step, _power_p, DROP, plan, early)
+                for _ in range(sims)
+            ]
+            ss = [s for _, s in outs]
+            cell["power"] = sum(o is Outcome.REGRESSION for o, _ in outs) / sims
+            cell["power_undecided"] = sum(o is Outcome.UNDECIDED for o, _ in outs) / sims
+            cell["power_sessions_mean"] = statistics.fmean(ss)
+            cell["power_sessions_p95"] = _p95(ss)
+            cells.append(cell)
+    return cells
+
+
 # ---------------------------------------------------------------------------------------------
 # Output
 
@@ -465,14 +503,37 @@ def sequential_table(cells: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def selective_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases | cap | A/A false alarms: U(0,1) / p = 0.5 / mixed / steady | "
+        "A/A `no change`: mixed | A/A sessions mean / p95: mixed | U(0,1) | p = 0.5 | "
+        "power: −20 pts → `regression` | … `undecided` | regressing PR sessions mean / p95 |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        alarms = " / ".join(_pct(c[f"aa_{n}"]) for n in ("uniform", "coin", "mixed", "steady"))
+        sessions = [
+            f"{c[f'aa_{n}_sessions_mean']:.1f} / {c[f'aa_{n}_sessions_p95']:.0f}"
+            for n in ("mixed", "uniform", "coin")
+        ]
+        lines.append(
+            f"| {c['cases']} | {c['cap']} | {alarms} | {_pct(c['aa_mixed_no_change'])} | "
+            f"{' | '.join(sessions)} | {_pct(c['power'])} | {_pct(c['power_undecided'])} | "
+            f"{c['power_sessions_mean']:.1f} / {c['power_sessions_p95']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sims", type=int, default=5000, help="simulated PRs per cell (tables 1, 2)")
     ap.add_argument("--seq-sims", type=int, default=2000, help="simulated PRs per cell (table 3)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--only", choices=("legacy", "fixed", "sequential"))
-    ap.add_argument("--early-stop", action="store_true", help="table 2: early-stopped sweeps")
+    ap.add_argument("--only", choices=("legacy", "fixed", "sequential", "selective"))
+    ap.add_argument(
+        "--early-stop", action="store_true", help="tables 2 and 4: early-stopped sweeps"
+    )
     ap.add_argument(
         "--spending", choices=[s.value for s in Spending], default=Plan().spending.value
     )
@@ -486,6 +547,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["fixed"] = fixed(args.sims, args.seed, args.early_stop)
     if args.only in (None, "sequential"):
         result["sequential"] = sequential(args.seq_sims, args.seed, Spending(args.spending))
+    if args.only in (None, "selective"):
+        result["selective"] = selective(
+            args.seq_sims, args.seed, Spending(args.spending), args.early_stop
+        )
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["load_1min_after"] = round(os.getloadavg()[0], 2)
     if args.json:
@@ -496,6 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("legacy", legacy_table),
         ("fixed", fixed_table),
         ("sequential", sequential_table),
+        ("selective", selective_table),
     ):
         cells = result.get(key)
         if isinstance(cells, list):
