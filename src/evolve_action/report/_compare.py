@@ -42,6 +42,7 @@ from evolve_action.report._stats import (
     Sweep,
     decide,
     early_stopped,
+    runs_to_decide,
     score_units,
     stratified_test,
     wilson,
@@ -231,6 +232,9 @@ class TierComparison:
     """Runs of the base's version this job made (`Reruns.base`)."""
     extra_head_runs: int = 0
     """Head runs this job added beyond the stored sweep (power on demand)."""
+    more_runs: int | None = None
+    """`undecided` at the last look: about how many more runs per case per side a decision would
+    need (`_stats.runs_to_decide`); None otherwise."""
 
     @property
     def base_score(self) -> float | None:
@@ -645,6 +649,7 @@ def _compare_tier(
     bn = brate.n if brate is not None else 0
     hn = hrate.n if hrate is not None else 0
     test: StratifiedTest | None = None
+    more: int | None = None
     flips: Flips | None = None
     flipped: tuple[FlippedCase, ...] = ()
     level: float | None = None
@@ -704,6 +709,8 @@ def _compare_tier(
                 decision = decide(test, plan, t_prev=look.t_prev, t=look.t, final=look.final)
             label, level = _OUTCOME_LABEL[decision.outcome], decision.level
             reason = _reason(label, test, decision.level, plan, unit)
+            if decision.outcome is Outcome.UNDECIDED:
+                more = runs_to_decide(test, plan)
     return TierComparison(
         tier=tier,
         label=label,
@@ -721,6 +728,7 @@ def _compare_tier(
         failing=failing,
         base_reruns=sum(q.runs for q in look.base) if look is not None else 0,
         extra_head_runs=sum(q.runs for q in look.head) if look is not None else 0,
+        more_runs=more,
     )
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "decide",
     "early_stopped",
     "information",
+    "runs_to_decide",
     "score_units",
     "selected",
     "spot_check",
@@ -524,3 +525,27 @@ def selected(key: str, pooled: Sequence[int], round_no: int, share: float = SPOT
     of `stratified_test` (a block per round) stays exact (docs/pr-comment.md, "The rule").
     """
     return min(pooled, default=0) != max(pooled, default=0) or spot_check(key, round_no, share)
+
+
+def runs_to_decide(test: StratifiedTest, plan: Plan) -> int | None:
+    """About how many more runs per case per side an undecided comparison needs (None: no
+    estimate, e.g. without an interval).
+
+    A rough guide, not a promise: the interval's half-width h shrinks like 1/√n with n runs per
+    case per side, so with the same estimate Δ a decision comes near n·(h / target)² runs, the
+    target being `ruled_out` − |Δ| (the interval rules a large change out: `no change`) or, for a
+    material |Δ|, |Δ| itself (the change about two standard errors from zero: a call); the nearer
+    of the two, minus the runs already made.
+    """
+    if test.ci is None or test.delta is None or not test.cases:
+        return None
+    half = (test.ci.high - test.ci.low) / 2
+    runs = min(test.base_runs, test.head_runs) / test.cases
+    if half <= 0 or runs <= 0:
+        return None
+    size = abs(test.delta)
+    targets = [t for t in (plan.ruled_out - size, size if size >= plan.material else 0.0) if t > 0]
+    if not targets:
+        return None
+    need = min(runs * (half / t) ** 2 for t in targets)
+    return max(1, math.ceil(need - runs))

@@ -14,7 +14,17 @@ from collections.abc import Callable
 
 import pytest
 
-from evolve_action.report import Stratum, selected, spot_check, stratified_test
+from evolve_action.report import (
+    Outcome,
+    Plan,
+    Stratum,
+    decide,
+    render_pr_comment,
+    runs_to_decide,
+    selected,
+    spot_check,
+    stratified_test,
+)
 
 Block = tuple[int, int, int, int]
 """(base passes, base runs, head passes, head runs)."""
@@ -90,3 +100,32 @@ def test_a_round_is_a_block_of_its_own() -> None:
     assert t.head_rate == 0.5 and t.base_rate == 1.0
     assert t.informative == 4
     assert t.p_down == pytest.approx(0.05**4, rel=1e-6)  # 1/C(6,3) per case
+
+
+def test_an_undecided_comparison_says_about_how_many_more_runs_would_decide_it() -> None:
+    # 5 cases, 3 runs a side, a 20-point estimate with a wide interval: undecided at the cap.
+    strata = [Stratum.counts(3, 3, 2, 3)] * 3 + [Stratum.counts(2, 3, 2, 3)] * 2
+    t = stratified_test(strata)
+    assert decide(t, Plan()).outcome is Outcome.UNDECIDED
+    more = runs_to_decide(t, Plan())
+    assert more is not None and more >= 1
+    # With that many more runs at the same rates the half-width has shrunk under |Δ|.
+    n = 3 + more
+    assert t.ci is not None and t.delta is not None
+    half = (t.ci.high - t.ci.low) / 2
+    assert half * math.sqrt(3 / n) <= abs(t.delta) + 1e-9
+    # Decided comparisons carry no estimate in the comment (`more_runs` only when undecided).
+    decided = stratified_test([Stratum.counts(3, 3, 3, 3)] * 10)
+    assert decide(decided, Plan()).outcome is Outcome.NO_CHANGE
+
+
+def test_the_comment_says_how_many_more_runs_an_undecided_verdict_needs() -> None:
+    from tests.helpers import comment_examples as ex
+
+    rows = ex.undecided()
+    tier = rows[0].triggers
+    assert tier is not None and tier.more_runs is not None
+    body = render_pr_comment(rows, ex.facts(), revision=ex.REVISION)
+    assert f"about {tier.more_runs} more runs per query per side would decide it" in body
+    decided = render_pr_comment(ex.regression(), ex.facts(), revision=ex.REVISION)
+    assert "more runs per query per side" not in decided
