@@ -7,9 +7,15 @@ skill × model whose triggers tier the PR re-ran, the loop looks at the evidence
 `step`: **paired base runs** (the base commit's version of the repository, materialised from git
 into a scratch directory, run in this job against the same model) and **extra head runs** (a
 scratch copy of the head's working tree), one run of each per query in turn (base, head, base,
-head, …) so model drift and time of day fall on both sides alike. It stops when a look decides,
-when both sides reach `max_runs` runs per query, or when the budget stops scheduling; the last look
-spends the rest of the alpha (`_stats`: the false-alarm rate stays ≤ 5 % over every look).
+head, …) so model drift and time of day fall on both sides alike. With paired base runs, each
+round after the first block (stored base or the fresh base's catch-up, against the head's sweep)
+is **selective**: it runs only the queries whose pooled runs so far are not all alike, plus the
+spot-checked share of the rest (`report.selected`: it reads the pooled runs, never which are the
+head's), and its runs are recorded per round (`QueryRuns.rounds`) so the test treats each round as
+a block of its own and stays exact (docs/pr-comment.md, "The rule"); a round that passes every
+query by makes no look. It stops when a look decides, when both sides reach `max_runs` runs per
+query, or when the budget stops scheduling; the last look spends the rest of the alpha (`_stats`:
+the false-alarm rate stays ≤ 5 % over every look).
 
 With `stored` the base is the stored results and is never re-run (only the head gets more runs);
 with `rerun` the base side is this job's fresh runs only; with `auto` it is fresh runs only when the
@@ -439,9 +445,10 @@ class _Track:
             h_runs = sweep + self.head.per_query()
             b_runs = stored + self.base.per_query()
             only: frozenset[str] | None = None
-            if rerun_base and not self.round_no and b_runs < min(cap, h_runs):
+            catch_up = int(min(cap, h_runs) - b_runs) if rerun_base and not self.round_no else 0
+            if catch_up > 0:
                 # The first fresh base runs catch up with the head's sweep (a balanced first look).
-                n_b, n_h = int(min(cap, h_runs) - b_runs), 0
+                n_b, n_h = catch_up, 0
             elif paired:  # a selective round: a block of paired runs for the queries that can move
                 if not self.round_no:
                     full_b, full_h = b_runs, h_runs

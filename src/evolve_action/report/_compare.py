@@ -7,7 +7,9 @@ case, its verdict and the scores of its runs (triggers: runs that behaved as exp
 the without-skill baseline) and the label: `regression`, `authoring error`, `improvement`,
 `not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
 job added for power on demand (`Reruns`: fresh paired runs of the base's version, extra head runs)
-join the stored evidence here, so one function labels every look of the sequential rule. The test and the rule are `_stats`
+join the stored evidence here, so one function labels every look of the sequential rule; runs of
+selective rounds (`QueryRuns.rounds`) become blocks of their own (`Stratum.rounds`), and an
+`undecided` last look carries an estimate of the runs a decision needs. The test and the rule are `_stats`
 (`stratified_test`, `decide`); they are written down in `docs/pr-comment.md` ("The rule");
 `bench/noise.py` measures them.
 

@@ -26,7 +26,13 @@ cap, the budget). A single look with no more runs allowed gets the whole `alpha`
 Guarantees: pure (no I/O, no clock, no global randomness); exact integer/float arithmetic only
 (no SciPy); equal inputs give equal outputs.
 
-Never does: read results files (that is `_compare`), render, decide how many runs to start.
+Where more runs go. `selected` says whether a round of more runs adds to a case: when its pooled
+runs are not all alike, or when `spot_check` (a hash of the case key and the round) picks it. It
+reads nothing that depends on which runs are the head's, and each round's runs form a block of
+their own in the test (`Stratum.rounds`), so the test stays exact under this choice.
+`runs_to_decide` estimates how many more runs an undecided comparison needs (a guide).
+
+Never does: read results files (that is `_compare`), render, start runs.
 """
 
 from __future__ import annotations
