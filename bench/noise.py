@@ -355,19 +355,23 @@ def selective_pr(
     planned = SWEEP if early else 0
     t_prev = 0.0
     round_no = 0
+    added = True
     while True:
         per_side = SWEEP + step * round_no
         final = per_side + step > cap
-        t = 1.0 if final else information(per_side, per_side, cap)
-        d = decide(_selective_test(cs, planned), plan, t_prev=t_prev, t=t, final=final)
-        if d.outcome is not Outcome.CONTINUE:
-            return d.outcome, sessions
-        t_prev = t
+        if added or final:  # a round that passed every case by makes no look (as the product)
+            t = 1.0 if final else information(per_side, per_side, cap)
+            d = decide(_selective_test(cs, planned), plan, t_prev=t_prev, t=t, final=final)
+            if d.outcome is not Outcome.CONTINUE:
+                return d.outcome, sessions
+            t_prev = t
         round_no += 1
+        added = False
         for c in cs:
             if selected(c.key, c.pooled(), round_no, **extra):
                 c.rounds.append((_runs(rng, c.pb, step), step, _runs(rng, c.ph, step), step))
                 sessions += 2 * step
+                added = True
 
 
 def _p95(xs: list[int]) -> float:
