@@ -183,7 +183,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{r['judge_calls']} | {r['seconds']} s | ${r['dollars']:.2f} | "
             f"{r['load_1min_before']} → {r['load_1min_after']} |"
         )
-    print(f"answer latency {args.latency_ms} ms; tokens: " + json.dumps([r["tokens"] for r in rows]))
+    print(
+        f"answer latency {args.latency_ms} ms; tokens: " + json.dumps([r["tokens"] for r in rows])
+    )
     return 0
 
 

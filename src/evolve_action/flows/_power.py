@@ -8,7 +8,8 @@ skill × model whose triggers tier the PR re-ran, the loop looks at the evidence
 into a scratch directory, run in this job against the same model) and **extra head runs** (a
 scratch copy of the head's working tree), one run of each per query in turn (base, head, base,
 head, …) so model drift and time of day fall on both sides alike. With paired base runs, each
-round after the first block (stored base or the fresh base's catch-up, against the head's sweep)
+round after the first block (stored base or the fresh base's first run of each query, against the
+head's sweep)
 is **selective**: it runs only the queries whose pooled runs so far are not all alike, plus the
 spot-checked share of the rest (`report.selected`: it reads the pooled runs, never which are the
 head's), and its runs are recorded per round (`QueryRuns.rounds`) so the test treats each round as
@@ -445,10 +446,10 @@ class _Track:
             h_runs = sweep + self.head.per_query()
             b_runs = stored + self.base.per_query()
             only: frozenset[str] | None = None
-            catch_up = int(min(cap, h_runs) - b_runs) if rerun_base and not self.round_no else 0
-            if catch_up > 0:
-                # The first fresh base runs catch up with the head's sweep (a balanced first look).
-                n_b, n_h = catch_up, 0
+            if rerun_base and not self.base.runs and not self.round_no:
+                # A fresh base first runs every query once: the first block, whose pooled runs tell
+                # the selective rounds where more runs can move the test.
+                n_b, n_h = 1, 0
             elif paired:  # a selective round: a block of paired runs for the queries that can move
                 if not self.round_no:
                     full_b, full_h = b_runs, h_runs

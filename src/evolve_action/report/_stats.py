@@ -92,9 +92,11 @@ SCORE_GRID = 60
 20, 30 and 60 expectations; finer shares are rounded, which keeps the test exact for the rounded
 scores)."""
 
-SPOT_SHARE = 0.2
+SPOT_SHARE = 0.1
 """Share of the cases whose pooled runs are all alike that a round still runs (chosen by
-`spot_check`, independently of every outcome), so a change no run has shown yet can surface."""
+`spot_check`, independently of every outcome), so a change no run has shown yet can surface.
+Each spot check costs 2 × 3 sessions; at 0.2 the README tour's change cost 44 sessions instead of
+38 (BENCHMARKS.md, bench/pr_cost.py)."""
 
 Z95 = NormalDist().inv_cdf(0.975)
 """The standard normal quantile for a two-sided 95 % interval."""

@@ -84,7 +84,7 @@ def test_a_rule_that_reads_the_heads_runs_breaks_it() -> None:
 
 def test_the_spot_check_depends_on_the_key_and_round_only() -> None:
     picks = [spot_check(f"query {i}", r) for i in range(500) for r in (1, 2)]
-    assert 0.15 < sum(picks) / len(picks) < 0.25  # SPOT_SHARE
+    assert 0.06 < sum(picks) / len(picks) < 0.14  # SPOT_SHARE
     assert picks == [spot_check(f"query {i}", r) for i in range(500) for r in (1, 2)]
     assert selected("q", (1, 1, 0), 1, share=0.0)  # pooled runs differ: always
     assert not selected("q", (1, 1, 1), 1, share=0.0)
