@@ -2,7 +2,7 @@
 
 Simulates base → head comparisons of one tier of one skill × model (no agent, no I/O) and labels
 each with the product's rule, `evolve_action.report.stratified_test` + `decide`, the functions the
-PR comment uses (docs/pr-comment.md "The rule"). Three tables:
+PR comment uses (docs/pr-comment.md "The rule"). Four tables:
 
 1. **legacy**: the rule before issue 22 (majority verdict per case, sign test on the flips), kept
    here verbatim as `legacy_label` so today's table can be compared with the new one.
@@ -12,6 +12,11 @@ PR comment uses (docs/pr-comment.md "The rule"). Three tables:
    runs per case, up to `cap` runs per side; alpha spent over the looks. Reports false alarms, power
    and the sessions per PR (head runs + base reruns), mean and 95th percentile, against today's
    fixed 3-run sweep (3 sessions per case).
+
+4. **selective** (issue 34, the product's rule): as 3, but each round's runs go only to the cases
+   whose pooled runs are not all alike plus the spot-checked share of the rest (`report.selected`),
+   each round a block of its own in the test (`Stratum.rounds`), caps 6–18; with `--early-stop`
+   the stored base and the head's sweep are early-stopped.
 
 Rate profiles (a case's true per-run pass probability `p`; base and head draw independently):
 
@@ -25,7 +30,8 @@ With `--early-stop` the 3-run sweeps stop a query once its majority verdict is d
 `run triggers` does by default (2 equal runs of 3), to check the rule stays safe on such evidence.
 
     .venv/bin/python bench/noise.py [--sims 5000] [--seq-sims 2000] [--seed 11] [--json]
-                                    [--only legacy|fixed|sequential] [--spending pocock]
+                                    [--only legacy|fixed|sequential|selective]
+                                    [--spending obrien-fleming]
 
 Seeded (each cell has its own generator derived from the seed and the cell), so the tables are
 reproducible bit for bit.
