@@ -137,8 +137,7 @@ def test_history_counts_workflow_runs_and_says_when_an_earlier_label_differed() 
 def test_selective_rounds_stay_blocks_of_their_own_across_attempts() -> None:
     """Issue 34 × 32: each attempt's selective rounds come back as separate strata (pooling
     rounds would not be exact), numbered over both sides, the rest pooled as block 0."""
-    from evolve_action.flows._ledger import Ledger, parse_ledger, runs_of
-    from evolve_action.report import QueryRuns
+    from evolve_action.flows._ledger import runs_of
 
     def side(attempt: str, which: str, content: str) -> tuple:  # type: ignore[type-arg]
         q = QueryRuns(query="q", should_trigger=True, hits=3, runs=5, rounds=((1, 2), (2, 2)))
