@@ -174,6 +174,10 @@ class _Side:
                     block[1] += runs
         return total
 
+    def most(self) -> float:
+        """Runs of the query run most (one run in every round so far, selective or not)."""
+        return float(max((n for _, n in self.runs.values()), default=0))
+
     def per_query(self) -> float:
         return sum(r for _, r in self.runs.values()) / len(self.runs) if self.runs else 0.0
 
@@ -586,8 +590,7 @@ class _Track:
             )
         out.reused += self.base.extend(prior.base) + self.head.extend(prior.head)
         self.round_no = prior.rounds  # earlier attempts' selective rounds: blocks of their own
-        full_b = stored + float(max((n for _, n in self.base.runs.values()), default=0))
-        full_h = sweep + float(max((n for _, n in self.head.runs.values()), default=0))
+        full_b, full_h = stored + self.base.most(), sweep + self.head.most()
         if prior.look is not None and prior.look.closed:  # the test is over: the same look again
             lk = prior.look
             return self.look(plan, lk.t_prev, lk.t, lk.final)[1]
@@ -610,7 +613,10 @@ class _Track:
                 # A fresh base first runs every query once: the first block, whose pooled runs tell
                 # the selective rounds where more runs can move the test.
                 n_b, n_h = 1, 0
-            elif paired:  # a selective round: a block of paired runs for the queries that can move
+            elif paired and full_b + 1 <= cap:
+                # A selective round: a block of paired runs for the queries that can move. (A base
+                # side already at the cap — its runs reused from the PR's ledger — gets none: the
+                # head then catches up alone, below, as against a stored base.)
                 if not self.round_no:
                     full_b, full_h = b_runs, h_runs
                 n_b = n_h = min(options.step, int(cap - full_b), int(cap - full_h))
@@ -624,7 +630,7 @@ class _Track:
                 break
             added = self.batch(scratch, n_b, n_h, only, options, budget, environ, reporter, out)
             if only is None:
-                full_b, full_h = stored + self.base.per_query(), sweep + self.head.per_query()
+                full_b, full_h = stored + self.base.most(), sweep + self.head.most()
             at_cap = (not paired or full_b + 1 > cap) and full_h + 1 > cap
             final = at_cap or budget.stopped or (added == 0 and only is None)
             if not final and added == 0:
