@@ -558,13 +558,14 @@ def build_inputs(
             if spec is not None:
                 restriction = spec.models
                 if Tier.EVALS in tiers:
-                    ungraded = [c.id for c in spec.evals if not c.assertions]
+                    # A suite case is graded by its suite's evaluators, never by `assertions`.
+                    ungraded = [c.id for c in spec.evals if not c.assertions and c.suite is None]
                     if ungraded:
                         warnings.append(_ungraded_note(es, ungraded))
                     evals = tuple(
                         EvalCaseInput(id=c.id, fingerprint=fingerprint.eval_fingerprint(c))
                         for c in spec.evals
-                        if c.assertions
+                        if c.assertions or c.suite is not None
                     )
                     eval_content = fingerprint.eval_content_hash(
                         es.skill_dir, skip=es.content_skips
