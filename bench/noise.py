@@ -2,7 +2,7 @@
 
 Simulates base → head comparisons of one tier of one skill × model (no agent, no I/O) and labels
 each with the product's rule, `evolve_action.report.stratified_test` + `decide`, the functions the
-PR comment uses (docs/pr-comment.md "The rule"). Three tables:
+PR comment uses (docs/pr-comment.md "The rule"). Four tables:
 
 1. **legacy**: the rule before issue 22 (majority verdict per case, sign test on the flips), kept
    here verbatim as `legacy_label` so today's table can be compared with the new one.
@@ -12,6 +12,11 @@ PR comment uses (docs/pr-comment.md "The rule"). Three tables:
    runs per case, up to `cap` runs per side; alpha spent over the looks. Reports false alarms, power
    and the sessions per PR (head runs + base reruns), mean and 95th percentile, against today's
    fixed 3-run sweep (3 sessions per case).
+
+4. **selective** (issue 34, the product's rule): as 3, but each round's runs go only to the cases
+   whose pooled runs are not all alike plus the spot-checked share of the rest (`report.selected`),
+   each round a block of its own in the test (`Stratum.rounds`), caps 6–18; with `--early-stop`
+   the stored base and the head's sweep are early-stopped.
 
 Rate profiles (a case's true per-run pass probability `p`; base and head draw independently):
 
@@ -25,7 +30,8 @@ With `--early-stop` the 3-run sweeps stop a query once its majority verdict is d
 `run triggers` does by default (2 equal runs of 3), to check the rule stays safe on such evidence.
 
     .venv/bin/python bench/noise.py [--sims 5000] [--seq-sims 2000] [--seed 11] [--json]
-                                    [--only legacy|fixed|sequential] [--spending pocock]
+                                    [--only legacy|fixed|sequential|selective]
+                                    [--spending obrien-fleming]
 
 Seeded (each cell has its own generator derived from the seed and the cell), so the tables are
 reproducible bit for bit.
@@ -54,6 +60,7 @@ from evolve_action.report import (
     decide,
     early_stopped,
     information,
+    selected,
     stratified_test,
 )
 
@@ -287,6 +294,98 @@ def _round(rng: random.Random, cs: Sequence[_Case], step: int) -> int:
     return 2 * step * len(cs)
 
 
+@dataclass(slots=True)
+class _Blocks:
+    """One case of a selective PR: its first block (stored base, head sweep) and its rounds."""
+
+    key: str
+    pb: float
+    ph: float
+    first: tuple[int, int, int, int]
+    """(base passes, base runs, head passes, head runs) of the first block."""
+    rounds: list[tuple[int, int, int, int]]
+
+    def pooled(self) -> list[int]:
+        ones = self.first[0] + self.first[2] + sum(r[0] + r[2] for r in self.rounds)
+        runs = self.first[1] + self.first[3] + sum(r[1] + r[3] for r in self.rounds)
+        return [1] * ones + [0] * (runs - ones)
+
+
+def _scores(passes: int, runs: int) -> tuple[int, ...]:
+    return (1,) * passes + (0,) * (runs - passes)
+
+
+def _selective_test(cs: Sequence[_Blocks], planned: int):
+    """The product's test with a block per round (`Stratum.rounds`), sweeps checked as `_test`."""
+    bs = hs = None
+    if planned > 1:
+        sweep = Sweep(planned=planned, should_trigger=True)
+        if early_stopped([(c.first[0], c.first[1], True) for c in cs], planned):
+            bs = sweep
+        if early_stopped([(c.first[2], c.first[3], True) for c in cs], planned):
+            hs = sweep
+    return stratified_test(
+        [
+            Stratum(
+                base=_scores(c.first[0], c.first[1]),
+                head=_scores(c.first[2], c.first[3]),
+                base_sweep=bs,
+                head_sweep=hs,
+                rounds=tuple((_scores(r[0], r[1]), _scores(r[2], r[3])) for r in c.rounds),
+            )
+            for c in cs
+        ]
+    )
+
+
+def selective_pr(
+    rng: random.Random,
+    cases: int,
+    cap: int,
+    step: int,
+    draw: Draw,
+    drop: float,
+    plan: Plan,
+    early: bool = False,
+    share: float | None = None,
+) -> tuple[Outcome, int]:
+    """One simulated PR under the selective rule (`report.selected`): each round adds `step`
+    base and `step` head runs only to the cases whose pooled runs are not all alike, plus the
+    spot-checked share of the rest; a block per round in the test. Looks at the same information
+    fractions as `sequential_pr` (a case run every round), up to `cap` runs per side."""
+    salt = rng.getrandbits(64)
+    cs: list[_Blocks] = []
+    sessions = 0
+    for i in range(cases):
+        p = draw(rng)
+        ph = max(0.0, p - drop)
+        xb, mb = _sweep(rng, p, SWEEP, early)  # stored base evidence: not run by this PR
+        yh, nh = _sweep(rng, ph, SWEEP, early)
+        sessions += nh
+        cs.append(_Blocks(f"{salt}:{i}", p, ph, (xb, mb, yh, nh), []))
+    extra = {} if share is None else {"share": share}
+    planned = SWEEP if early else 0
+    t_prev = 0.0
+    round_no = 0
+    added = True
+    while True:
+        per_side = SWEEP + step * round_no
+        final = per_side + step > cap
+        if added or final:  # a round that passed every case by makes no look (as the product)
+            t = 1.0 if final else information(per_side, per_side, cap)
+            d = decide(_selective_test(cs, planned), plan, t_prev=t_prev, t=t, final=final)
+            if d.outcome is not Outcome.CONTINUE:
+                return d.outcome, sessions
+            t_prev = t
+        round_no += 1
+        added = False
+        for c in cs:
+            if selected(c.key, c.pooled(), round_no, **extra):
+                c.rounds.append((_runs(rng, c.pb, step), step, _runs(rng, c.ph, step), step))
+                sessions += 2 * step
+                added = True
+
+
 def _p95(xs: list[int]) -> float:
     return statistics.quantiles(xs, n=20, method="inclusive")[-1] if len(xs) > 1 else float(xs[0])
 
@@ -316,6 +415,44 @@ def sequential(sims: int, seed: int, spending: Spending, step: int = 3) -> list[
             ss = [s for _, s in outs]
             cell["power"] = sum(o is Outcome.REGRESSION for o, _ in outs) / sims
             cell["power_no_change"] = sum(o is Outcome.NO_CHANGE for o, _ in outs) / sims
+            cell["power_sessions_mean"] = statistics.fmean(ss)
+            cell["power_sessions_p95"] = _p95(ss)
+            cells.append(cell)
+    return cells
+
+
+SELECTIVE_CAPS = (6, 12, 15, 18)
+
+
+def selective(
+    sims: int, seed: int, spending: Spending, early: bool, step: int = 3
+) -> list[dict[str, object]]:
+    """Table 4: the product's rule (selective rounds, a block per round) per size and cap."""
+    plan = Plan(spending=spending)
+    cells: list[dict[str, object]] = []
+    for cases in CASES:
+        for cap in SELECTIVE_CAPS:
+            cell: dict[str, object] = {"cases": cases, "cap": cap}
+            for name, draw in AA.items():
+                rng = random.Random(_seed(seed, "sel_aa_" + name, cases, cap))
+                outs = [
+                    selective_pr(rng, cases, cap, step, draw, 0.0, plan, early) for _ in range(sims)
+                ]
+                cell[f"aa_{name}"] = (
+                    sum(o in (Outcome.REGRESSION, Outcome.IMPROVEMENT) for o, _ in outs) / sims
+                )
+                ss = [s for _, s in outs]
+                cell[f"aa_{name}_sessions_mean"] = statistics.fmean(ss)
+                cell[f"aa_{name}_sessions_p95"] = _p95(ss)
+                cell[f"aa_{name}_no_change"] = sum(o is Outcome.NO_CHANGE for o, _ in outs) / sims
+            rng = random.Random(_seed(seed, "sel_power", cases, cap))
+            outs = [
+                selective_pr(rng, cases, cap, step, _power_p, DROP, plan, early)
+                for _ in range(sims)
+            ]
+            ss = [s for _, s in outs]
+            cell["power"] = sum(o is Outcome.REGRESSION for o, _ in outs) / sims
+            cell["power_undecided"] = sum(o is Outcome.UNDECIDED for o, _ in outs) / sims
             cell["power_sessions_mean"] = statistics.fmean(ss)
             cell["power_sessions_p95"] = _p95(ss)
             cells.append(cell)
@@ -507,17 +644,40 @@ def attempts_table(cells: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def selective_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases | cap | A/A false alarms: U(0,1) / p = 0.5 / mixed / steady | "
+        "A/A `no change`: mixed | A/A sessions mean / p95: mixed | U(0,1) | p = 0.5 | "
+        "power: −20 pts → `regression` | … `undecided` | regressing PR sessions mean / p95 |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        alarms = " / ".join(_pct(c[f"aa_{n}"]) for n in ("uniform", "coin", "mixed", "steady"))
+        sessions = [
+            f"{c[f'aa_{n}_sessions_mean']:.1f} / {c[f'aa_{n}_sessions_p95']:.0f}"
+            for n in ("mixed", "uniform", "coin")
+        ]
+        lines.append(
+            f"| {c['cases']} | {c['cap']} | {alarms} | {_pct(c['aa_mixed_no_change'])} | "
+            f"{' | '.join(sessions)} | {_pct(c['power'])} | {_pct(c['power_undecided'])} | "
+            f"{c['power_sessions_mean']:.1f} / {c['power_sessions_p95']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sims", type=int, default=5000, help="simulated PRs per cell (tables 1, 2)")
     ap.add_argument("--seq-sims", type=int, default=2000, help="simulated PRs per cell (table 3)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--only", choices=("legacy", "fixed", "sequential", "attempts"))
+    ap.add_argument("--only", choices=("legacy", "fixed", "sequential", "attempts", "selective"))
     ap.add_argument(
         "--attempt-sims", type=int, default=1000, help="simulated PRs per cell (attempts table)"
     )
-    ap.add_argument("--early-stop", action="store_true", help="table 2: early-stopped sweeps")
+    ap.add_argument(
+        "--early-stop", action="store_true", help="tables 2 and 4: early-stopped sweeps"
+    )
     ap.add_argument(
         "--spending", choices=[s.value for s in Spending], default=Plan().spending.value
     )
@@ -533,6 +693,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["sequential"] = sequential(args.seq_sims, args.seed, Spending(args.spending))
     if args.only in (None, "attempts"):
         result["attempts"] = attempts_table_cells(args.attempt_sims, args.seed)
+    if args.only in (None, "selective"):
+        result["selective"] = selective(
+            args.seq_sims, args.seed, Spending(args.spending), args.early_stop
+        )
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["load_1min_after"] = round(os.getloadavg()[0], 2)
     if args.json:
@@ -544,6 +708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("fixed", fixed_table),
         ("sequential", sequential_table),
         ("attempts", attempts_table),
+        ("selective", selective_table),
     ):
         cells = result.get(key)
         if isinstance(cells, list):

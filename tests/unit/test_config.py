@@ -301,7 +301,7 @@ def test_resolve_repository_config_layout_is_used(tmp_path: Path) -> None:
 
 def test_pr_base_and_max_runs(tmp_path: Path) -> None:
     config = load_config(tmp_path, {})
-    assert (config.pr.base, config.pr.max_runs) == ("auto", 6)
+    assert (config.pr.base, config.pr.max_runs) == ("auto", 18)
     write(tmp_path, ".evolve.yaml", "pr:\n  base: rerun\n  max_runs: 12\n")
     config = load_config(tmp_path, {})
     assert (config.pr.base, config.pr.max_runs) == ("rerun", 12)

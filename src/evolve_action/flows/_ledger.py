@@ -81,6 +81,10 @@ class LedgerRun:
     """The workflow run and attempt that made them (`<run id>.<attempt>`, or `local …`)."""
     hits: int
     runs: int
+    block: int = 0
+    """0: runs outside the selective rounds (a fresh base's first runs, extra head runs against a
+    stored base); n ≥ 1: the attempt's n-th selective round, a stratum of its own in the test
+    (docs/pr-comment.md, "The rule": pooling rounds would not be exact)."""
 
     def key(self) -> tuple[str, ...]:
         return (
@@ -92,6 +96,7 @@ class LedgerRun:
             str(self.should_trigger),
             self.content,
             self.tool,
+            str(self.block),
         )
 
 
@@ -123,6 +128,8 @@ class Prior:
 
     base: tuple[QueryRuns, ...] = ()
     head: tuple[QueryRuns, ...] = ()
+    rounds: int = 0
+    """Earlier attempts' selective rounds (each its own stratum: `QueryRuns.rounds` 1…`rounds`)."""
     look: LedgerLook | None = None
     """The furthest look (largest `t`; a closed one first)."""
 
@@ -162,21 +169,42 @@ class Ledger:
         """The runs whose fingerprints match this comparison, summed over attempts, and its
         furthest look. `with_base` False: base runs are not wanted (the stored base is used)."""
 
+        def matching(which: Side, content: str) -> list[LedgerRun]:
+            return [
+                r
+                for r in self.runs
+                if (r.skill, r.model, r.side, r.content, r.tool)
+                == (skill, model, which, content, tool)
+            ]
+
+        wanted = [*(matching("base", base) if with_base and base else []), *matching("head", head)]
+        # Every earlier selective round, over both sides, gets one round number here.
+        numbers = {
+            key: i
+            for i, key in enumerate(sorted({(r.attempt, r.block) for r in wanted if r.block}), 1)
+        }
+
         def side(which: Side, content: str) -> tuple[QueryRuns, ...]:
             got: dict[tuple[str, bool], list[int]] = {}
-            for r in self.runs:
-                if (r.skill, r.model, r.side, r.content, r.tool) == (
-                    skill,
-                    model,
-                    which,
-                    content,
-                    tool,
-                ):
-                    acc = got.setdefault((r.query, r.should_trigger), [0, 0])
-                    acc[0] += r.hits
-                    acc[1] += r.runs
+            blocks: dict[tuple[str, bool], dict[int, tuple[int, int]]] = {}
+            for r in matching(which, content):
+                acc = got.setdefault((r.query, r.should_trigger), [0, 0])
+                acc[0] += r.hits
+                acc[1] += r.runs
+                if r.block:
+                    blocks.setdefault((r.query, r.should_trigger), {})[
+                        numbers[(r.attempt, r.block)]
+                    ] = (r.hits, r.runs)
             return tuple(
-                QueryRuns(query=q, should_trigger=s, hits=h, runs=n)
+                QueryRuns(
+                    query=q,
+                    should_trigger=s,
+                    hits=h,
+                    runs=n,
+                    rounds=tuple(
+                        blocks.get((q, s), {}).get(i, (0, 0)) for i in range(1, len(numbers) + 1)
+                    ),
+                )
                 for (q, s), (h, n) in sorted(got.items())
             )
 
@@ -189,6 +217,7 @@ class Ledger:
         return Prior(
             base=side("base", base) if with_base and base else (),
             head=side("head", head),
+            rounds=len(numbers),
             look=look,
         )
 
@@ -243,6 +272,7 @@ def ledger_json(ledger: Ledger) -> str:
             "tool": r.tool,
             "hits": r.hits,
             "runs": r.runs,
+            "block": r.block,
         }
         for r in ledger.runs
     ]
@@ -301,6 +331,7 @@ def _run(d: Mapping[str, Any]) -> LedgerRun:
         tool=str(d["tool"]),
         hits=int(d["hits"]),
         runs=int(d["runs"]),
+        block=int(d.get("block", 0)),
     )
 
 
@@ -329,23 +360,30 @@ def runs_of(
     tool: str,
     queries: Iterable[QueryRuns],
 ) -> tuple[LedgerRun, ...]:
-    """This attempt's runs of one side as ledger entries."""
-    return tuple(
-        LedgerRun(
-            attempt=attempt,
-            skill=skill,
-            model=model,
-            side=side,
-            query=q.query,
-            should_trigger=q.should_trigger,
-            content=content,
-            tool=tool,
-            hits=q.hits,
-            runs=q.runs,
-        )
-        for q in queries
-        if q.runs
-    )
+    """This attempt's runs of one side as ledger entries: per query, its runs outside the
+    selective rounds (block 0) and each selective round's block (`QueryRuns.rounds`)."""
+    out: list[LedgerRun] = []
+    for q in queries:
+        blocks = [(0, q.hits - sum(h for h, _ in q.rounds), q.runs - sum(n for _, n in q.rounds))]
+        blocks += [(i, h, n) for i, (h, n) in enumerate(q.rounds, start=1)]
+        out += [
+            LedgerRun(
+                attempt=attempt,
+                skill=skill,
+                model=model,
+                side=side,
+                query=q.query,
+                should_trigger=q.should_trigger,
+                content=content,
+                tool=tool,
+                hits=h,
+                runs=n,
+                block=block,
+            )
+            for block, h, n in blocks
+            if n
+        ]
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,9 +8,16 @@ skill × model whose triggers tier the PR re-ran, the loop looks at the evidence
 `step`: **paired base runs** (the base commit's version of the repository, materialised from git
 into a scratch directory, run in this job against the same model) and **extra head runs** (a
 scratch copy of the head's working tree), one run of each per query in turn (base, head, base,
-head, …) so model drift and time of day fall on both sides alike. It stops when a look decides,
-when both sides reach `max_runs` runs per query, or when the budget stops scheduling; the last look
-spends the rest of the alpha (`_stats`: the false-alarm rate stays ≤ 5 % over every look).
+head, …) so model drift and time of day fall on both sides alike. With paired base runs, each
+round after the first block (stored base or the fresh base's first run of each query, against the
+head's sweep)
+is **selective**: it runs only the queries whose pooled runs so far are not all alike, plus the
+spot-checked share of the rest (`report.selected`: it reads the pooled runs, never which are the
+head's), and its runs are recorded per round (`QueryRuns.rounds`) so the test treats each round as
+a block of its own and stays exact (docs/pr-comment.md, "The rule"); a round that passes every
+query by makes no look. It stops when a look decides, when both sides reach `max_runs` runs per
+query, or when the budget stops scheduling; the last look spends the rest of the alpha (`_stats`:
+the false-alarm rate stays ≤ 5 % over every look).
 
 With `stored` the base is the stored results and is never re-run (only the head gets more runs);
 with `rerun` the base side is this job's fresh runs only; with `auto` it is fresh runs only when the
@@ -65,6 +72,7 @@ from evolve_action.report import (
     compare_skill,
     early_stopped,
     information,
+    selected,
 )
 from evolve_action.results import TriggersEntry
 
@@ -127,34 +135,64 @@ class PowerOutcome:
 
 @dataclass(slots=True)
 class _Side:
-    """Runs this job made of one side of one skill × model: query → [hits, runs]."""
+    """Runs this job made of one side of one skill × model: query → [hits, runs], and of those,
+    query → round → [hits, runs] for the selective rounds."""
 
     runs: dict[str, list[int]] = field(default_factory=dict)
     expect: dict[str, bool] = field(default_factory=dict)
+    rounds: dict[str, dict[int, list[int]]] = field(default_factory=dict)
 
-    def _put(self, query: str, should_trigger: bool, hits: int, runs: int) -> int:
+    def _put(
+        self, query: str, should_trigger: bool, hits: int, runs: int, round_no: int = 0
+    ) -> int:
         got = self.runs.setdefault(query, [0, 0])
         got[0] += hits
         got[1] += runs
+        if round_no:
+            block = self.rounds.setdefault(query, {}).setdefault(round_no, [0, 0])
+            block[0] += hits
+            block[1] += runs
         self.expect[query] = should_trigger
         return runs
 
-    def add(self, outcome: triggers.TriggersOutcome) -> int:
+    def add(self, outcome: triggers.TriggersOutcome, round_no: int = 0) -> int:
         return sum(
-            self._put(q.query, q.should_trigger, q.hits, q.completed)
+            self._put(q.query, q.should_trigger, q.hits, q.completed, round_no)
             for unit in outcome.units
             for q in unit.queries
         )
 
     def extend(self, queries: Sequence[QueryRuns]) -> int:
-        return sum(self._put(q.query, q.should_trigger, q.hits, q.runs) for q in queries)
+        """Runs from the ledger: their totals, and each selective round's block in its round."""
+        total = 0
+        for q in queries:
+            total += self._put(q.query, q.should_trigger, q.hits, q.runs)
+            for round_no, (hits, runs) in enumerate(q.rounds, start=1):
+                if runs:
+                    block = self.rounds.setdefault(q.query, {}).setdefault(round_no, [0, 0])
+                    block[0] += hits
+                    block[1] += runs
+        return total
+
+    def most(self) -> float:
+        """Runs of the query run most (one run in every round so far, selective or not)."""
+        return float(max((n for _, n in self.runs.values()), default=0))
 
     def per_query(self) -> float:
         return sum(r for _, r in self.runs.values()) / len(self.runs) if self.runs else 0.0
 
-    def frozen(self) -> tuple[QueryRuns, ...]:
+    def frozen(self, last_round: int = 0) -> tuple[QueryRuns, ...]:
         return tuple(
-            QueryRuns(query=q, should_trigger=self.expect[q], hits=h, runs=n)
+            QueryRuns(
+                query=q,
+                should_trigger=self.expect[q],
+                hits=h,
+                runs=n,
+                rounds=tuple(
+                    (b[0], b[1]) if (b := self.rounds.get(q, {}).get(r)) else (0, 0)
+                    for r in range(1, last_round + 1)
+                ),
+            )
             for q, (h, n) in self.runs.items()
         )
 
@@ -308,8 +346,10 @@ def _one_round(
     options: PowerOptions,
     budget: Budget,
     reporter: events.Reporter,
+    only: frozenset[str] | None = None,
 ) -> triggers.TriggersOutcome | None:
-    """One run of every query of `plugin/skill` on `model` in the scratch repository `root`."""
+    """One run of every query of `plugin/skill` on `model` in the scratch repository `root`
+    (of the queries in `only` when given)."""
     repo, config = resolve_repository(root, root, None, environ)
     built = trigger_options(
         repo,
@@ -325,6 +365,11 @@ def _one_round(
         budget=budget,
     )
     made = triggers.make_plan(built.options)
+    if only is not None:
+        units = tuple(
+            replace(u, cases=tuple(c for c in u.cases if c.case in only)) for u in made[0].units
+        )
+        made = (replace(made[0], units=units), made[1], made[2])
     if not any(u.cases for u in made[0].units):
         return None
     return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ), planned=made))
@@ -410,12 +455,14 @@ class _Track:
     new_base: _Side = field(default_factory=_Side)
     new_head: _Side = field(default_factory=_Side)
     """Of `base`/`head`, the runs this job made (the rest came from the ledger)."""
+    round_no: int = 0
+    """Selective rounds made so far."""
 
     def look(self, plan: Plan, t_prev: float, t: float, final: bool) -> tuple[Label, Reruns]:
         rr = Reruns(
-            base=self.base.frozen(),
+            base=self.base.frozen(self.round_no),
             base_fresh=self.fresh,
-            head=self.head.frozen(),
+            head=self.head.frozen(self.round_no),
             t_prev=t_prev,
             t=t,
             final=final,
@@ -424,30 +471,6 @@ class _Track:
         rows = compare_skill(ev, models={self.model}, plan=plan)
         tier = rows[0].triggers if rows else None
         return (tier.label if tier is not None else Label.NOT_RERUN), rr
-
-    def _one(
-        self,
-        side: Literal["base", "head"],
-        root: Path,
-        options: PowerOptions,
-        budget: Budget,
-        environ: Mapping[str, str],
-        reporter: events.Reporter,
-        out: PowerOutcome,
-    ) -> int:
-        """One run of every query on one side; the runs completed."""
-        got = _one_round(
-            root, self.ev.plugin, self.ev.skill, self.model, environ, options, budget, reporter
-        )
-        if got is None:
-            return 0
-        out.sessions += got.sessions
-        if side == "base":
-            out.base_sessions += got.sessions
-            self.new_base.add(got)
-            return self.base.add(got)
-        self.new_head.add(got)
-        return self.head.add(got)
 
     def _record(
         self, out: PowerOutcome, fp: tuple[str, str, str], label: Label, rr: Reruns
@@ -459,7 +482,15 @@ class _Track:
             ("head", head_fp, self.new_head),
         ):
             out.runs.extend(
-                runs_of(self.attempt, self.key, self.model, side, content, tool, made.frozen())  # type: ignore[arg-type]
+                runs_of(
+                    self.attempt,
+                    self.key,
+                    self.model,
+                    side,  # type: ignore[arg-type]
+                    content,
+                    tool,
+                    made.frozen(self.round_no),
+                )
             )
         out.looks.append(
             LedgerLook(
@@ -475,6 +506,34 @@ class _Track:
                 label=label.value,
                 closed=label in _DECIDED or rr.t >= 1.0,
             )
+        )
+
+    def pooled(self) -> dict[str, tuple[int, ...]]:
+        """Query → its pooled runs so far, base and head together (1: a hit), in no side's order:
+        all the selection may read."""
+        counts: dict[str, list[int]] = {}
+        entries = [self.head_entry] + (
+            [self.base_entry] if self.base_entry and not self.fresh else []
+        )
+        sources: list[Sequence[tuple[str, int, int]]] = [
+            [(r.query, r.hits, r.runs) for r in e.results if r.runs and r.hits is not None]
+            for e in entries
+        ]
+        for side in (self.base, self.head):
+            sources.append([(q, h, n) for q, (h, n) in side.runs.items()])
+        heads = {q for q, _, _ in sources[0]}
+        for source in sources:
+            for q, h, n in source:
+                if q in heads:
+                    got = counts.setdefault(q, [0, 0])
+                    got[0] += h
+                    got[1] += n
+        return {q: (1,) * h + (0,) * (n - h) for q, (h, n) in counts.items()}
+
+    def select(self) -> frozenset[str]:
+        """The queries the next selective round runs (`report.selected`, module doc)."""
+        return frozenset(
+            q for q, pooled in self.pooled().items() if selected(q, pooled, self.round_no)
         )
 
     def run(
@@ -530,6 +589,8 @@ class _Track:
                 with_base=paired,
             )
         out.reused += self.base.extend(prior.base) + self.head.extend(prior.head)
+        self.round_no = prior.rounds  # earlier attempts' selective rounds: blocks of their own
+        full_b, full_h = stored + self.base.most(), sweep + self.head.most()
         if prior.look is not None and prior.look.closed:  # the test is over: the same look again
             lk = prior.look
             return self.look(plan, lk.t_prev, lk.t, lk.final)[1]
@@ -543,32 +604,38 @@ class _Track:
                 self._record(out, fp, label, last)
                 return last
             t_prev = t
+        # full_b/full_h: runs per query of a query run in every selective round so far
         for _ in range(2 * cap + 2):  # bounded even when every run of a query errors
             h_runs = sweep + self.head.per_query()
             b_runs = stored + self.base.per_query()
-            if rerun_base and b_runs < min(cap, h_runs):
-                # The first fresh base runs catch up with the head's sweep (a balanced first look).
-                n_b, n_h = int(min(cap, h_runs) - b_runs), 0
+            only: frozenset[str] | None = None
+            if rerun_base and not self.base.runs and not self.round_no:
+                # A fresh base first runs every query once: the first block, whose pooled runs tell
+                # the selective rounds where more runs can move the test.
+                n_b, n_h = 1, 0
+            elif paired and full_b + 1 <= cap:
+                # A selective round: a block of paired runs for the queries that can move. (A base
+                # side already at the cap — its runs reused from the PR's ledger — gets none: the
+                # head then catches up alone, below, as against a stored base.)
+                if not self.round_no:
+                    full_b, full_h = b_runs, h_runs
+                n_b = n_h = min(options.step, int(cap - full_b), int(cap - full_h))
+                if n_b > 0:
+                    self.round_no += 1
+                    only = self.select()
+                    full_b, full_h = full_b + n_b, full_h + n_h
             else:
-                n_b = min(options.step, int(cap - b_runs)) if paired else 0
-                n_h = min(options.step, int(cap - h_runs))
+                n_b, n_h = 0, min(options.step, int(cap - h_runs))
             if n_b <= 0 and n_h <= 0:
                 break
-            added = 0
-            for i in range(max(n_b, n_h)):  # interleaved: base, head, base, head, …
-                if i < n_b and not budget.stopped:
-                    base_root = scratch.base()
-                    assert base_root is not None
-                    added += self._one("base", base_root, options, budget, environ, reporter, out)
-                if i < n_h and not budget.stopped:
-                    added += self._one(
-                        "head", scratch.head(), options, budget, environ, reporter, out
-                    )
-            h_runs = sweep + self.head.per_query()
-            b_runs = stored + self.base.per_query()
-            at_cap = (not paired or b_runs >= cap) and h_runs >= cap
-            final = at_cap or budget.stopped or added == 0
-            t = max(t_prev, information(b_runs, h_runs, cap))
+            added = self.batch(scratch, n_b, n_h, only, options, budget, environ, reporter, out)
+            if only is None:
+                full_b, full_h = stored + self.base.most(), sweep + self.head.most()
+            at_cap = (not paired or full_b + 1 > cap) and full_h + 1 > cap
+            final = at_cap or budget.stopped or (added == 0 and only is None)
+            if not final and added == 0:
+                continue  # the round passed every query by: no new runs, no look
+            t = max(t_prev, information(full_b, full_h, cap))
             if at_cap or (final and self.ledger is None):
                 t = 1.0  # the rest of the alpha (with a ledger, kept for a later attempt)
             label, last = self.look(plan, t_prev, t, final)
@@ -583,6 +650,42 @@ class _Track:
             label, last = self.look(plan, t_prev, 1.0, True)
         self._record(out, fp, label, last)
         return last
+
+    def batch(
+        self,
+        scratch: _Scratch,
+        n_b: int,
+        n_h: int,
+        only: frozenset[str] | None,
+        options: PowerOptions,
+        budget: Budget,
+        environ: Mapping[str, str],
+        reporter: events.Reporter,
+        out: PowerOutcome,
+    ) -> int:
+        """`n_b` base and `n_h` head runs of each query (of `only` when given: a selective
+        round's block), interleaved base, head, base, head, …; the runs completed."""
+        if only is not None and not only:
+            return 0
+        plugin, skill = self.ev.plugin, self.ev.skill
+        round_no = self.round_no if only is not None else 0
+        added = 0
+        for i in range(max(n_b, n_h)):
+            for side, root, n in ((self.base, scratch.base, n_b), (self.head, scratch.head, n_h)):
+                if i >= n or budget.stopped:
+                    continue
+                where = root()
+                assert where is not None
+                got = _one_round(
+                    where, plugin, skill, self.model, environ, options, budget, reporter, only
+                )
+                if got is not None:
+                    added += side.add(got, round_no)
+                    (self.new_base if side is self.base else self.new_head).add(got, round_no)
+                    out.sessions += got.sessions
+                    if side is self.base:
+                        out.base_sessions += got.sessions
+        return added
 
 
 def _track(
@@ -611,6 +714,7 @@ def reruns_document(
                         "should_trigger": q.should_trigger,
                         "hits": q.hits,
                         "runs": q.runs,
+                        "rounds": [list(r) for r in q.rounds],
                     }
                     for q in rr.base
                 ],
@@ -620,6 +724,7 @@ def reruns_document(
                         "should_trigger": q.should_trigger,
                         "hits": q.hits,
                         "runs": q.runs,
+                        "rounds": [list(r) for r in q.rounds],
                     }
                     for q in rr.head
                 ],

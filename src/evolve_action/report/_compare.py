@@ -7,7 +7,9 @@ case, its verdict and the scores of its runs (triggers: runs that behaved as exp
 the without-skill baseline) and the label: `regression`, `authoring error`, `not evaluated`,
 `improvement`, `not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
 job added for power on demand (`Reruns`: fresh paired runs of the base's version, extra head runs)
-join the stored evidence here, so one function labels every look of the sequential rule. The test and the rule are `_stats`
+join the stored evidence here, so one function labels every look of the sequential rule; runs of
+selective rounds (`QueryRuns.rounds`) become blocks of their own (`Stratum.rounds`), and an
+`undecided` last look carries an estimate of the runs a decision needs. The test and the rule are `_stats`
 (`stratified_test`, `decide`); they are written down in `docs/pr-comment.md` ("The rule");
 `bench/noise.py` measures them.
 
@@ -42,6 +44,7 @@ from evolve_action.report._stats import (
     Sweep,
     decide,
     early_stopped,
+    runs_to_decide,
     score_units,
     stratified_test,
     wilson,
@@ -240,6 +243,9 @@ class TierComparison:
     ran for this PR but are not part of the paired test."""
     added_passed: int = 0
     """Of `added`, those that passed."""
+    more_runs: int | None = None
+    """`undecided` at the last look: about how many more runs per case per side a decision would
+    need (`_stats.runs_to_decide`); None otherwise."""
 
     @property
     def base_score(self) -> float | None:
@@ -289,6 +295,10 @@ class QueryRuns:
     hits: int
     runs: int
     """Completed runs (errored runs are not counted)."""
+    rounds: tuple[tuple[int, int], ...] = ()
+    """Of `hits`/`runs`, those made in each selective round, (hits, runs) per round ((0, 0):
+    the round passed this query by); the rest belong to the first block (a fresh base's
+    catch-up, or runs added to every query). Each round is a block of its own in the test."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -342,6 +352,13 @@ class _Case:
     """Triggers: `should_trigger` (a changed expectation unpairs the case)."""
     extra: int = 0
     """Fixed-size runs appended after a stored early-stopped sweep (in `scores`)."""
+    rounds: tuple[tuple[int, ...], ...] = ()
+    """The scores of each selective round (the tail of `scores`, in round order)."""
+
+    @property
+    def first(self) -> tuple[int, ...]:
+        """The first block's scores: `scores` without the rounds'."""
+        return self.scores[: len(self.scores) - sum(len(r) for r in self.rounds)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,8 +405,12 @@ def _trigger_side(entry: TriggersEntry) -> _Side:
 
 def _query_case(q: QueryRuns, before: _Case | None = None) -> _Case:
     """A trigger case from runs made by this job, appended to `before`'s when given."""
-    good = q.hits if q.should_trigger else q.runs - q.hits
-    scores = (before.scores if before is not None else ()) + (1,) * good + (0,) * (q.runs - good)
+    rounds = tuple(_good(h, n, q.should_trigger) for h, n in q.rounds)
+    in_rounds = sum(n for _, n in q.rounds)
+    good = q.hits - sum(h for h, _ in q.rounds)
+    first = _good(good, q.runs - in_rounds, q.should_trigger)
+    old = before if before is not None else _Case(False, (), "", q.should_trigger)
+    scores = old.first + first + tuple(x for r in old.rounds + rounds for x in r)
     total_good = sum(scores)
     hits = total_good if q.should_trigger else len(scores) - total_good
     return _Case(
@@ -397,8 +418,30 @@ def _query_case(q: QueryRuns, before: _Case | None = None) -> _Case:
         scores,
         f"{hits}/{len(scores)}",
         q.should_trigger,
-        (before.extra if before is not None else 0) + q.runs,
+        old.extra + q.runs - in_rounds,
+        _zip_rounds(old.rounds, rounds),
     )
+
+
+def _good(hits: int, runs: int, should_trigger: bool) -> tuple[int, ...]:
+    """0/1 scores of `runs` runs with `hits` hits (1: the run behaved as expected)."""
+    good = hits if should_trigger else runs - hits
+    return (1,) * good + (0,) * (runs - good)
+
+
+def _zip_rounds(
+    a: tuple[tuple[int, ...], ...], b: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """Round-wise concatenation (a stored side's rounds and this job's, or either alone)."""
+    return tuple(x + y for x, y in _pad(a, b))
+
+
+def _pad(
+    a: tuple[tuple[int, ...], ...], b: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """Pairs of rounds, the shorter side padded with empty rounds."""
+    n = max(len(a), len(b))
+    return tuple(zip(a + ((),) * (n - len(a)), b + ((),) * (n - len(b)), strict=True))
 
 
 def _fresh_side(runs: Sequence[QueryRuns], header: EntryHeader) -> _Side:
@@ -621,6 +664,7 @@ def _compare_tier(
     bn = brate.n if brate is not None else 0
     hn = hrate.n if hrate is not None else 0
     test: StratifiedTest | None = None
+    more: int | None = None
     flips: Flips | None = None
     flipped: tuple[FlippedCase, ...] = ()
     level: float | None = None
@@ -662,11 +706,12 @@ def _compare_tier(
         test = stratified_test(
             [
                 Stratum(
-                    base=base.cases[k].scores,
-                    head=head.cases[k].scores,
+                    base=base.cases[k].first,
+                    head=head.cases[k].first,
                     scale=base.scale,
                     base_sweep=base.sweep(base.cases[k]),
                     head_sweep=head.sweep(head.cases[k]),
+                    rounds=_pad(base.cases[k].rounds, head.cases[k].rounds),
                 )
                 for k in shared
             ]
@@ -683,6 +728,8 @@ def _compare_tier(
                 decision = decide(test, plan, t_prev=look.t_prev, t=look.t, final=look.final)
             label, level = _OUTCOME_LABEL[decision.outcome], decision.level
             reason = _reason(label, test, decision.level, plan, unit)
+            if decision.outcome is Outcome.UNDECIDED:
+                more = runs_to_decide(test, plan)
     return TierComparison(
         tier=tier,
         label=label,
@@ -702,6 +749,7 @@ def _compare_tier(
         extra_head_runs=sum(q.runs for q in look.head) if look is not None else 0,
         added=len(added),
         added_passed=sum(1 for k in added if head is not None and head.cases[k].passed),
+        more_runs=more,
     )
 
 

@@ -400,6 +400,10 @@ def _tier_detail(t: TierComparison) -> _TierDetail:
         line += f"; {t.base_reruns} base runs in this job"
     if t.extra_head_runs:
         line += f"; {t.extra_head_runs} extra head runs in this job"
+    if t.test is not None and (t.base_reruns or t.extra_head_runs):
+        line += f"; the verdict used {t.test.base_runs} base and {t.test.head_runs} head runs"
+    if t.more_runs:
+        line += f"; about {t.more_runs} more runs per query per side would decide it"
     bullets = []
     failing = [f for f in t.failing if f.status is not CaseStatus.REGRESSED]  # listed above
     for f in failing[:MAX_FAILING_LISTED]:

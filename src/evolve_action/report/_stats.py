@@ -18,7 +18,7 @@ conditional, exact form of the Cochran–Mantel–Haenszel test: a convolution o
 
 The sequential rule. More runs can be added (extra head runs, paired base runs) and the test
 repeated; each look spends a slice of each direction's `alpha` (Lan–DeMets spending over the
-information fraction, O'Brien–Fleming-type by default), and a look rejects when its exact p-value
+information fraction, Pocock-type by default), and a look rejects when its exact p-value
 is at most its slice. By the union bound the false-alarm rate over all looks stays ≤ `alpha` per
 direction, for any per-case rates, any number of looks and any stopping reason (a decision, the
 cap, the budget). A single look with no more runs allowed gets the whole `alpha`.
@@ -26,12 +26,19 @@ cap, the budget). A single look with no more runs allowed gets the whole `alpha`
 Guarantees: pure (no I/O, no clock, no global randomness); exact integer/float arithmetic only
 (no SciPy); equal inputs give equal outputs.
 
-Never does: read results files (that is `_compare`), render, decide how many runs to start.
+Where more runs go. `selected` says whether a round of more runs adds to a case: when its pooled
+runs are not all alike, or when `spot_check` (a hash of the case key and the round) picks it. It
+reads nothing that depends on which runs are the head's, and each round's runs form a block of
+their own in the test (`Stratum.rounds`), so the test stays exact under this choice.
+`runs_to_decide` estimates how many more runs an undecided comparison needs (a guide).
+
+Never does: read results files (that is `_compare`), render, start runs.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +54,7 @@ __all__ = [
     "MATERIAL",
     "RULED_OUT",
     "SCORE_GRID",
+    "SPOT_SHARE",
     "Decision",
     "Interval",
     "Outcome",
@@ -59,7 +67,10 @@ __all__ = [
     "decide",
     "early_stopped",
     "information",
+    "runs_to_decide",
     "score_units",
+    "selected",
+    "spot_check",
     "stratified_test",
     "wilson",
 ]
@@ -80,6 +91,12 @@ SCORE_GRID = 60
 """Eval scores (shares of expectations met) are put on a grid of 1/60 (exact for 1–6, 10, 12, 15,
 20, 30 and 60 expectations; finer shares are rounded, which keeps the test exact for the rounded
 scores)."""
+
+SPOT_SHARE = 0.1
+"""Share of the cases whose pooled runs are all alike that a round still runs (chosen by
+`spot_check`, independently of every outcome), so a change no run has shown yet can surface.
+Each spot check costs 2 × 3 sessions; at 0.2 the README tour's change cost 44 sessions instead of
+38 (BENCHMARKS.md, bench/pr_cost.py)."""
 
 Z95 = NormalDist().inv_cdf(0.975)
 """The standard normal quantile for a two-sided 95 % interval."""
@@ -178,6 +195,22 @@ class Stratum:
     base_sweep: Sweep | None = None
     """0/1 scores only: the base's runs came from this early-stopped sweep (None: fixed size)."""
     head_sweep: Sweep | None = None
+    rounds: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
+    """Runs added later in selective rounds, one (base scores, head scores) block per round
+    (empty on both sides when the round passed this case by). Each block is a stratum of its own
+    in the permutation distribution: whether a round runs a case depends on the case's pooled
+    runs before it, so runs are exchangeable between the sides only within a round. Rates,
+    interval and run counts use all the case's runs (`base`/`head` plus the blocks)."""
+
+    @property
+    def all_base(self) -> tuple[int, ...]:
+        """Every base run of the case: `base` and the rounds' base blocks."""
+        return self.base + tuple(x for b, _ in self.rounds for x in b)
+
+    @property
+    def all_head(self) -> tuple[int, ...]:
+        """Every head run of the case."""
+        return self.head + tuple(x for _, h in self.rounds for x in h)
 
     @classmethod
     def counts(
@@ -222,7 +255,8 @@ class StratifiedTest:
     p_up: float
     """Exact one-sided p-value of "the head scores higher"."""
     informative: int
-    """Cases whose pooled runs are not all equal (only they move the test)."""
+    """Cases with a block (first runs, or a round) whose pooled runs are not all equal (only they
+    move the test)."""
 
 
 def _subset_sums(scores: Sequence[int], n: int) -> tuple[int, list[float]]:
@@ -315,6 +349,7 @@ def _variance(scores: Sequence[int], scale: int) -> float:
 def stratified_test(strata: Sequence[Stratum]) -> StratifiedTest:
     """Summarise and test paired strata (cases with no run on a side are left out)."""
     used = [s for s in strata if s.base and s.head]
+    # Selective rounds only ever add to cases paired in their first block (the rule's selection).
     if not used:
         return StratifiedTest(
             cases=0,
@@ -329,22 +364,29 @@ def stratified_test(strata: Sequence[Stratum]) -> StratifiedTest:
             informative=0,
         )
     q = len(used)
-    base_rate = sum(sum(s.base) / (len(s.base) * s.scale) for s in used) / q
-    head_rate = sum(sum(s.head) / (len(s.head) * s.scale) for s in used) / q
+    sides = [(s.all_base, s.all_head) for s in used]
+    base_rate = sum(sum(b) / (len(b) * s.scale) for s, (b, _) in zip(used, sides, strict=True)) / q
+    head_rate = sum(sum(h) / (len(h) * s.scale) for s, (_, h) in zip(used, sides, strict=True)) / q
     var = 0.0
     offset = 0
     dist = [1.0]
     observed = 0
     informative = 0
-    for s in used:
-        pooled = s.base + s.head
-        var += _variance(pooled, s.scale) * (1 / len(s.base) + 1 / len(s.head))
-        stat, (lo, probs) = _stratum_distribution(s)
-        observed += stat
-        offset += lo
-        if len(probs) > 1:
-            informative += 1
-            dist = _convolve(dist, probs)
+    for s, (b, h) in zip(used, sides, strict=True):
+        var += _variance(b + h, s.scale) * (1 / len(b) + 1 / len(h))
+        blocks = [
+            s,
+            *(Stratum(base=rb, head=rh, scale=s.scale) for rb, rh in s.rounds if rb and rh),
+        ]
+        moves = False
+        for block in blocks:
+            stat, (lo, probs) = _stratum_distribution(block)
+            observed += stat
+            offset += lo
+            if len(probs) > 1:
+                moves = True
+                dist = _convolve(dist, probs)
+        informative += moves
     delta = head_rate - base_rate
     half = Z95 * math.sqrt(var) / q
     k = observed - offset
@@ -352,8 +394,8 @@ def stratified_test(strata: Sequence[Stratum]) -> StratifiedTest:
     p_up = min(1.0, sum(dist[k:]) + _EPS) if informative else 1.0
     return StratifiedTest(
         cases=q,
-        base_runs=sum(len(s.base) for s in used),
-        head_runs=sum(len(s.head) for s in used),
+        base_runs=sum(len(b) for b, _ in sides),
+        head_runs=sum(len(h) for _, h in sides),
         base_rate=round6(base_rate),
         head_rate=round6(head_rate),
         delta=round6(delta),
@@ -386,7 +428,9 @@ class Plan:
     ruled_out: float = RULED_OUT
     cap: int | None = None
     """Runs per case per side the comparison may grow to; None: this look is the only one."""
-    spending: Spending = Spending.OBRIEN_FLEMING
+    spending: Spending = Spending.POCOCK
+    """Pocock-type: an obvious change is called at the first looks, which selective rounds make
+    cheap (bench/noise.py's fourth table, bench/pr_cost.py)."""
 
 
 def information(base_runs: float, head_runs: float, cap: int | None) -> float:
@@ -466,3 +510,50 @@ def decide(
     if small and ruled_out:
         return Decision(outcome=Outcome.NO_CHANGE, level=level, t=t)
     return Decision(outcome=Outcome.UNDECIDED if final else Outcome.CONTINUE, level=level, t=t)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where more runs go
+
+
+def spot_check(key: str, round_no: int, share: float = SPOT_SHARE) -> bool:
+    """Whether round `round_no` runs the all-alike case `key` anyway: a fixed pseudo-random draw
+    from the key and the round alone (SHA-256), so it is independent of every run's outcome."""
+    digest = hashlib.sha256(f"{round_no}\0{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") < share * (1 << 64)
+
+
+def selected(key: str, pooled: Sequence[int], round_no: int, share: float = SPOT_SHARE) -> bool:
+    """Whether round `round_no` adds runs to case `key`, from its `pooled` scores so far.
+
+    A case whose pooled runs (base and head together, in any order) are not all alike can still
+    move the test, so it runs; an all-alike case runs only when `spot_check` picks it. The
+    choice reads the pooled multiset only, never which runs are the head's: under "no change" the
+    head's share of each block stays a uniformly random choice given the pooled runs, so the test
+    of `stratified_test` (a block per round) stays exact (docs/pr-comment.md, "The rule").
+    """
+    return min(pooled, default=0) != max(pooled, default=0) or spot_check(key, round_no, share)
+
+
+def runs_to_decide(test: StratifiedTest, plan: Plan) -> int | None:
+    """About how many more runs per case per side an undecided comparison needs (None: no
+    estimate, e.g. without an interval).
+
+    A rough guide, not a promise: the interval's half-width h shrinks like 1/√n with n runs per
+    case per side, so with the same estimate Δ a decision comes near n·(h / target)² runs, the
+    target being `ruled_out` − |Δ| (the interval rules a large change out: `no change`) or, for a
+    material |Δ|, |Δ| itself (the change about two standard errors from zero: a call); the nearer
+    of the two, minus the runs already made.
+    """
+    if test.ci is None or test.delta is None or not test.cases:
+        return None
+    half = (test.ci.high - test.ci.low) / 2
+    runs = min(test.base_runs, test.head_runs) / test.cases
+    if half <= 0 or runs <= 0:
+        return None
+    size = abs(test.delta)
+    targets = [t for t in (plan.ruled_out - size, size if size >= plan.material else 0.0) if t > 0]
+    if not targets:
+        return None
+    need = min(runs * (half / t) ** 2 for t in targets)
+    return max(1, math.ceil(need - runs))

@@ -132,3 +132,31 @@ def test_history_counts_workflow_runs_and_says_when_an_earlier_label_differed() 
     assert differed == ("kit/beta (m): an earlier workflow run said undecided",)
     same = Ledger(runs=ledger.runs, looks=(look("1.1", t=0.4), look("2.1", t=0.8)))
     assert history(same, {("kit/beta", "m"): ("B1", "H1", "claude-code 2.0")}) == (2, ())
+
+
+def test_selective_rounds_stay_blocks_of_their_own_across_attempts() -> None:
+    """Issue 34 × 32: each attempt's selective rounds come back as separate strata (pooling
+    rounds would not be exact), numbered over both sides, the rest pooled as block 0."""
+    from evolve_action.flows._ledger import runs_of
+
+    def side(attempt: str, which: str, content: str) -> tuple:  # type: ignore[type-arg]
+        q = QueryRuns(query="q", should_trigger=True, hits=3, runs=5, rounds=((1, 2), (2, 2)))
+        return runs_of(attempt, "kit/beta", "m", which, content, "claude 1", [q])  # type: ignore[arg-type]
+
+    one = Ledger(runs=(*side("1.1", "base", "B"), *side("1.1", "head", "H")))
+    blocks = sorted((r.side, r.block, r.hits, r.runs) for r in one.runs)
+    assert blocks == [
+        ("base", 0, 0, 1),
+        ("base", 1, 1, 2),
+        ("base", 2, 2, 2),
+        ("head", 0, 0, 1),
+        ("head", 1, 1, 2),
+        ("head", 2, 2, 2),
+    ]
+    two = one.merge(Ledger(runs=(*side("2.1", "base", "B"), *side("2.1", "head", "H"))))
+    assert parse_ledger(ledger_json(two), where="x") == two
+    prior = two.prior(skill="kit/beta", model="m", base="B", head="H", tool="claude 1")
+    assert prior.rounds == 4  # attempt 1's two rounds, then attempt 2's
+    (base,) = prior.base
+    assert (base.hits, base.runs) == (6, 10)
+    assert base.rounds == ((1, 2), (2, 2), (1, 2), (2, 2))

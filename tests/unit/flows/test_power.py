@@ -258,3 +258,25 @@ def test_a_member_that_could_leave_the_directory_is_refused(
     assert after == before
     assert (tmp_path / "sub" / "outside.txt").read_text() == "keep"
     assert not Path("/tmp/evolve-escape-abs").exists()
+
+
+def test_a_selective_round_reads_the_pooled_runs_only() -> None:
+    """The stored base, the head's sweep and this job's runs pooled per query, in no side's order:
+    a query whose runs differ is run; swapping which side made which runs changes nothing."""
+    from evolve_action.flows._power import _Track
+    from evolve_action.report import SkillEvidence, selected
+
+    def track(base: TriggersEntry, head: TriggersEntry) -> _Track:
+        ev = SkillEvidence(plugin="p", skill="s", base=None, head=None)
+        return _Track(ev=ev, model="m", head_entry=head, base_entry=base, key="p/s")
+
+    a, b = entry([3, 3, 0], 3), entry([3, 0, 0], 3)
+    one, other = track(a, b), track(b, a)
+    assert one.pooled() == other.pooled()
+    assert one.pooled()["q1"] == (1, 1, 1, 0, 0, 0)
+    chosen = one.select()
+    assert "q1" in chosen  # 3/3 against 0/3: can move the test
+    assert chosen == {q for q, runs in one.pooled().items() if selected(q, runs, 0)}
+    fresh = track(a, b)
+    fresh.fresh = True  # the stored base is not tested: only the head's sweep (and fresh runs)
+    assert fresh.pooled()["q0"] == (1, 1, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import msgspec
@@ -431,7 +432,8 @@ def test_a_non_final_look_continues_as_undecided_with_its_slice() -> None:
     )
     t = rows[0].triggers
     assert t is not None and t.label is Label.UNDECIDED
-    assert t.level is not None and t.level < 0.025 / 10  # O'Brien–Fleming spends little early
+    # Pocock-type spending: ln(1 + (e − 1)·t) of the 0.025 by t = 0.5 (62 %)
+    assert t.level == pytest.approx(0.025 * math.log(1 + (math.e - 1) * 0.5))
 
 
 def test_an_early_stopped_sweep_with_extra_runs_stays_exact() -> None:

@@ -128,8 +128,11 @@ def test_decide(kw: dict[str, object], final: bool, want: Outcome) -> None:
 
 def test_an_interim_look_spends_only_its_slice() -> None:
     t = _test(delta=-0.3, p_down=0.01)
-    assert decide(t, Plan(cap=10), t_prev=0.0, t=0.3, final=False).outcome is Outcome.CONTINUE
-    assert decide(t, Plan(cap=10), t_prev=0.6, t=1.0, final=True).outcome is Outcome.REGRESSION
+    # Pocock-type: 0.025 · ln(1 + (e − 1) · 0.2) = 0.0074 by t = 0.2, the other 0.0176 after
+    assert decide(t, Plan(cap=10), t_prev=0.0, t=0.2, final=False).outcome is Outcome.CONTINUE
+    assert decide(t, Plan(cap=10), t_prev=0.2, t=1.0, final=True).outcome is Outcome.REGRESSION
+    late = decide(t, Plan(cap=10), t_prev=0.8, t=1.0, final=True)  # a thin last slice
+    assert late.outcome is Outcome.UNDECIDED and late.level < 0.01
 
 
 @pytest.mark.parametrize("runs", [1, 3])

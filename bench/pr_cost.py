@@ -1,0 +1,193 @@
+"""Benchmark: what one PR costs — sessions, wall time and dollars of `evolve-action pr --local`.
+
+Builds the README tour's repository once (`evolve-action demo --out tour --model
+anthropic/claude-sonnet-5`, the demo's own scripted server), then for each scenario copies it,
+makes one edit and runs `evolve-action pr --local` (a fresh process, as a user would) against the
+scripted model server started here with the demo's policy and a fixed answer latency
+(`latency_ms`, default 2,000 ms per model request), so sessions cost wall time as a real model's do:
+
+- `description`: the tour's change (`csv-report`'s description broken by the README's `perl` line):
+  a regression, found by the trigger sweep and power on demand (paired base reruns).
+- `new-eval`: a new eval case in `csv-report`'s `evals.jsonc` (only that case runs).
+- `no-change`: a sentence added to `csv-report`'s SKILL.md body (the description is unchanged:
+  every trigger query is re-run and compared).
+
+For each: the verdict line of the comment, the exit code, agent sessions (distinct sessions the
+server saw, the judge's calls apart), wall time, and dollars at list prices from the usage the
+server reported (`harness._meter.metered_cost_usd`: fresh input, cache writes ×1.25 and cache reads
+×0.1 of the input price, output), with the 1-minute load before and after.
+
+    .venv/bin/python bench/pr_cost.py [--latency-ms 2000] [--only description] [--json]
+
+The figures depend on the defaults of the code it runs (`max_runs`, spending, selective rounds);
+run it from a checkout of another commit (`PYTHONPATH=<that checkout>/src`) to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from evolve_action.flows import scripted_environ
+from evolve_action.flows._demo import demo_policy_text
+from evolve_action.harness import metered_cost_usd
+from evolve_action.harness._meter import pricing_for
+from evolve_action.modelserver import ModelServer, Policy
+
+MODEL = "anthropic/claude-sonnet-5"
+SKILL = "plugins/project-tools/skills/csv-report/SKILL.md"
+EVALS = "plugins/project-tools/evals/csv-report/evals.jsonc"
+
+
+def _description(tour: Path) -> None:
+    path = tour / SKILL
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        re.sub(r"(?m)^description: .*$", "description: Converts dates between time zones.", text),
+        encoding="utf-8",
+    )
+
+
+def _new_eval(tour: Path) -> None:
+    path = tour / EVALS
+    text = path.read_text(encoding="utf-8")
+    case = (
+        '\n    {\n      "id": "totals-again",\n      "prompt": "Summarise sales.csv into report.md '
+        'with the order count, total and average amount per region.",\n      "files": '
+        '["files/sales.csv"],\n      "assertions": [{ "type": "file_exists", "path": '
+        '"report.md" }],\n    },'
+    )
+    path.write_text(text.replace('"evals": [', '"evals": [' + case, 1), encoding="utf-8")
+
+
+def _no_change(tour: Path) -> None:
+    path = tour / SKILL
+    path.write_text(
+        path.read_text(encoding="utf-8") + "\nKeep the report's numbers right-aligned.\n",
+        encoding="utf-8",
+    )
+
+
+SCENARIOS: dict[str, Callable[[Path], None]] = {
+    "description": _description,
+    "new-eval": _new_eval,
+    "no-change": _no_change,
+}
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env["HOME"] = str(tmp / "home")
+    return env
+
+
+def build_tour(tmp: Path) -> Path:
+    """The tour's repository after `demo` (committed, evaluated)."""
+    subprocess.run(
+        [sys.executable, "-m", "evolve_action", "demo", "--out", "tour", "--model", MODEL],
+        cwd=tmp,
+        env=_env(tmp),
+        check=True,
+        capture_output=True,
+    )
+    return tmp / "tour"
+
+
+def _usage_dollars(requests: Sequence[dict[str, Any]]) -> tuple[dict[str, int], float]:
+    pricing = pricing_for(MODEL.split("/", 1)[1])
+    assert pricing is not None
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    )
+    totals = dict.fromkeys(keys, 0)
+    for r in requests:
+        usage = r.get("usage") or {}
+        for k in keys:
+            totals[k] += int(usage.get(k) or 0)
+    return totals, metered_cost_usd(pricing, **totals)
+
+
+def run_scenario(tmp: Path, tour: Path, name: str, latency_ms: int) -> dict[str, Any]:
+    work = tmp / name
+    shutil.copytree(tour, work, symlinks=True)
+    SCENARIOS[name](work)
+    text = demo_policy_text() + f"\nlatency_ms: {latency_ms}\n"
+    load = os.getloadavg()[0]
+    with ModelServer(Policy.from_yaml(text), port=0) as srv:
+        env = scripted_environ(_env(tmp), base_url=srv.base_url, cache_dir=tmp / f"cache-{name}")
+        began = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "evolve_action", "pr", "--local"],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        seconds = time.perf_counter() - began
+        requests = [r for r in srv.requests if r.get("path") == "/v1/messages"]
+    agent = [r for r in requests if r.get("forced_tool") != "submit_verdicts"]
+    sessions = len({r.get("session") for r in agent})
+    tokens, dollars = _usage_dollars(requests)
+    comment = work / ".evolve-action" / "pr-comment.md"
+    lines = comment.read_text(encoding="utf-8").splitlines() if comment.is_file() else []
+    verdict = next((ln for ln in lines if ln.startswith("#")), "")
+    return {
+        "scenario": name,
+        "exit": done.returncode,
+        "verdict": verdict.lstrip("# ").strip(),
+        "sessions": sessions,
+        "judge_calls": len(requests) - len(agent),
+        "seconds": round(seconds, 1),
+        "dollars": round(dollars, 2),
+        "tokens": tokens,
+        "load_1min_before": round(load, 2),
+        "load_1min_after": round(os.getloadavg()[0], 2),
+        "stdout_tail": done.stdout.splitlines()[-3:],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--latency-ms", type=int, default=2000)
+    ap.add_argument("--only", choices=sorted(SCENARIOS), action="append")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="evolve-pr-cost.") as t:
+        tmp = Path(t)
+        tour = build_tour(tmp)
+        rows = [run_scenario(tmp, tour, n, args.latency_ms) for n in args.only or SCENARIOS]
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print("| scenario | verdict | exit | sessions | judge calls | wall | dollars | 1-min load |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(
+            f"| {r['scenario']} | {r['verdict']} | {r['exit']} | {r['sessions']} | "
+            f"{r['judge_calls']} | {r['seconds']} s | ${r['dollars']:.2f} | "
+            f"{r['load_1min_before']} → {r['load_1min_after']} |"
+        )
+    print(
+        f"answer latency {args.latency_ms} ms; tokens: " + json.dumps([r["tokens"] for r in rows])
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
