@@ -129,19 +129,6 @@ def _measured(t: Transcript, model: BoundModel) -> res.Measured | None:
     )
 
 
-def _total_tokens(m: res.Measured | None) -> int | None:
-    if m is None:
-        return None
-    parts = [
-        m.input_tokens,
-        m.cache_read_input_tokens,
-        m.cache_creation_input_tokens,
-        m.output_tokens,
-    ]
-    present = [p for p in parts if p is not None]
-    return sum(present) if present else None
-
-
 def _metrics(t: Transcript) -> res.ExecutionMetrics:
     counts = collections.Counter(c.name for c in t.tool_calls)
     return res.ExecutionMetrics(
@@ -216,7 +203,8 @@ def build_result(
         summary=res.summarise_grades(expectations),
         execution_metrics=_metrics(run.transcript),
         timing=res.Timing(
-            total_tokens=_total_tokens(measured), executor_duration_seconds=timing_secs
+            total_tokens=measured.total_tokens if measured is not None else None,
+            executor_duration_seconds=timing_secs,
         ),
         spec_hash=spec_hash,
         fingerprint=fp,

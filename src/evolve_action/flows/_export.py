@@ -83,13 +83,8 @@ __all__ = [
     "ExportOutcome",
     "ExportedSkill",
     "agentevals_rows",
-    "benchmark_json",
-    "benchmark_markdown",
     "check_formats",
-    "eval_metadata_json",
-    "grading_json",
     "run_export",
-    "timing_json",
 ]
 
 EXPORT_FORMATS = ("agentevals", "skill-creator")

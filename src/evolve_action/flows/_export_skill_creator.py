@@ -15,25 +15,11 @@ from evolve_action.results import (
     EvalResult,
     EvalsEntry,
     GradedAssertion,
-    Measured,
     ResultsFile,
 )
 
 WITH, WITHOUT = "with_skill", "without_skill"
 """The two configurations of a run, as skill-creator names them."""
-
-
-def _tokens(m: Measured | None) -> int | None:
-    if m is None:
-        return None
-    parts = [
-        m.input_tokens,
-        m.cache_read_input_tokens,
-        m.cache_creation_input_tokens,
-        m.output_tokens,
-    ]
-    present = [p for p in parts if p is not None]
-    return sum(present) if present else None
 
 
 def _seconds(result: EvalResult) -> float | None:
@@ -117,7 +103,7 @@ def grading_json(result: EvalResult) -> dict[str, Any]:
 def _total_tokens(result: EvalResult) -> int | None:
     if result.timing is not None and result.timing.total_tokens is not None:
         return result.timing.total_tokens
-    return _tokens(result.measured)
+    return result.measured.total_tokens if result.measured is not None else None
 
 
 def timing_json(result: EvalResult) -> dict[str, Any]:

@@ -112,6 +112,18 @@ class Measured(_Struct, frozen=True):
     cost_usd: float | None = None
     """Reported total cost, else computed from both rates; round6."""
 
+    @property
+    def total_tokens(self) -> int | None:
+        """Every token of the run (fresh and cached input, output); None when none was reported."""
+        parts = (
+            self.input_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+            self.output_tokens,
+        )
+        present = [p for p in parts if p is not None]
+        return sum(present) if present else None
+
 
 class EntryHeader(_Struct, frozen=True):
     """The header written inline at the start of both entry kinds (report spec §1.1)."""

@@ -40,6 +40,7 @@ from evolve_action.specs._model import (
     EvalCase,
     EvalsSpec,
     Source,
+    SuiteCase,
     model_allowed,
     resolve_fixture,
     staged_path,
@@ -47,7 +48,6 @@ from evolve_action.specs._model import (
 from evolve_action.specs._suites import (
     SUITE_ID_SEPARATOR,
     Suite,
-    SuiteCase,
     SuiteProblem,
     load_authored_evals,
     load_suite,

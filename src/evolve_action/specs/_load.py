@@ -53,7 +53,6 @@ __all__ = [
     "describe_value",
     "go_json_text",
     "has_control_char",
-    "is_local",
     "json_pointer",
     "line_for",
     "load_evals",

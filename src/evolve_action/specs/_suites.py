@@ -46,7 +46,6 @@ __all__ = [
     "NOT_APPLICABLE_PROVIDERS",
     "SUITE_ID_SEPARATOR",
     "Suite",
-    "SuiteCase",
     "SuiteFormat",
     "SuiteProblem",
     "agentv_config",
