@@ -9,7 +9,10 @@ the only place `command` assertions run, with an allowlisted environment.
 
 Files (private; import from this package):
 - `_assertions`: Deterministic grading of Tier 2 assertions, and the per-case verdict.
-- `_suite`: Grading of AgentV / AgentEvals suite cases: every evaluator type, composites, verdict bands.
+- `_suite`: Grading of AgentV / AgentEvals suite cases: dispatch, the judges (code, LLM, rubric),
+  composites, required gates.
+- `_suite_model`: the values of suite grading (context, results, verdict bands).
+- `_suite_checks`: the deterministic suite evaluators (trajectory, fields, metrics, text, trigger).
 - `_judge`: The LLM judge: one `anthropic` SDK conversation per eval case grades all of its `llm` assertions.
 """
 
@@ -32,15 +35,17 @@ from evolve_action.grading._judge import (
     resolve_judge_model,
 )
 from evolve_action.grading._suite import (
-    BORDERLINE_THRESHOLD,
     DEFAULT_EVALUATOR,
+    grade_suite_case,
+    judge_error,
+    suite_expectations,
+)
+from evolve_action.grading._suite_model import (
+    BORDERLINE_THRESHOLD,
     PASS_THRESHOLD,
     EvaluatorResult,
     SuiteContext,
     SuiteGrade,
-    grade_suite_case,
-    judge_error,
-    suite_expectations,
     verdict_for,
 )
 

@@ -1,4 +1,6 @@
-"""Grading of AgentV / AgentEvals suite cases: every evaluator type, composites, verdict bands.
+"""Grading of AgentV / AgentEvals suite cases: dispatch over every evaluator type, the judges,
+composites and required gates (the values are in `_suite_model`, the deterministic evaluators in
+`_suite_checks`).
 
 Owns: running `specs.EvaluatorSpec`s against one finished agent session (`grade_suite_case`), the
 verdict bands of the spec (`PASS_THRESHOLD` 0.8, `BORDERLINE_THRESHOLD` 0.6; borderline is not a
@@ -21,8 +23,6 @@ Never does: print, read `os.environ` (the caller passes `environ`), or write to 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import datetime
 import json
 import math
 import os
@@ -33,132 +33,38 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from evolve_action.encoding import compile_re2, strip_ansi, truncate_bytes
+from evolve_action.encoding import strip_ansi, truncate_bytes
 from evolve_action.grading._assertions import run_confined
 from evolve_action.grading._judge import Judge, JudgeRequest
-from evolve_action.harness import ToolCall, Transcript, safe_env
+from evolve_action.grading._suite_checks import (
+    execution_metrics,
+    field_accuracy,
+    skill_trigger,
+    text_check,
+    tool_trajectory,
+)
+from evolve_action.grading._suite_model import (
+    BORDERLINE_THRESHOLD,
+    PASS_THRESHOLD,
+    EvaluatorResult,
+    SuiteContext,
+    SuiteGrade,
+    first_json_object,
+    reference_answer,
+    scored,
+    skipped,
+    verdict_for,
+)
+from evolve_action.harness import ToolCall, safe_env
 from evolve_action.results import GradedAssertion
 from evolve_action.specs import EvaluatorSpec
 
 __all__ = [
-    "BORDERLINE_THRESHOLD",
     "DEFAULT_EVALUATOR",
-    "PASS_THRESHOLD",
-    "EvaluatorResult",
-    "SuiteContext",
-    "SuiteGrade",
     "grade_suite_case",
     "judge_error",
     "suite_expectations",
-    "verdict_for",
 ]
-
-PASS_THRESHOLD = 0.8
-"""A score at or above this is `pass` (AgentEvals 1.0 `verdicts.mdx`)."""
-BORDERLINE_THRESHOLD = 0.6
-"""A score at or above this (and below `PASS_THRESHOLD`) is `borderline`, which is not a pass."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SuiteContext:
-    """Everything evaluators of one case may read about the finished session."""
-
-    case_id: str
-    input_text: str
-    """The flattened prompt the agent got."""
-    expected_output: str | None = None
-    expected_messages: tuple[Mapping[str, Any], ...] = ()
-    criteria: str = ""
-    transcript: Transcript
-    workspace: Path
-    eval_dir: Path
-    """The eval file's directory (`code_judge` cwd)."""
-    skill_name: str = ""
-    environ: Mapping[str, str]
-    judge: Judge | None = None
-    timeout_seconds: float = 120.0
-    input_messages: tuple[Mapping[str, Any], ...] = ()
-    """The raw input messages (for `code_judge` stdin and `{{input_messages}}`)."""
-    input_files: tuple[Path, ...] = ()
-    guideline_files: tuple[Path, ...] = ()
-    borderline_passes: bool = False
-    """Count a borderline case as passed (off by default: the spec says borderline is not a pass)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvaluatorResult:
-    """One evaluator's outcome."""
-
-    name: str
-    type: str
-    score: float
-    verdict: str
-    """`pass`, `borderline`, `fail` or `skipped`."""
-    weight: float = 1.0
-    required: bool | float = False
-    hits: tuple[str, ...] = ()
-    misses: tuple[str, ...] = ()
-    reasoning: str = ""
-    children: tuple[EvaluatorResult, ...] = ()
-    required_missed: tuple[str, ...] = ()
-    """Required rubric criteria / fields this evaluator missed: they fail the case (spec 1.0)."""
-    error: str = ""
-    """`judge error: …` when the judge could not answer (outage, no credentials): not a verdict
-    on the agent (the eval engine may make the case a runtime error)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SuiteGrade:
-    """A case's grade: weighted score, verdict, pass flag, and every evaluator's result."""
-
-    score: float
-    verdict: str
-    passed: bool
-    results: tuple[EvaluatorResult, ...]
-
-
-def verdict_for(score: float) -> str:
-    """The spec's band for a score."""
-    if score >= PASS_THRESHOLD:
-        return "pass"
-    if score >= BORDERLINE_THRESHOLD:
-        return "borderline"
-    return "fail"
-
-
-def _result(
-    spec: EvaluatorSpec,
-    score: float,
-    *,
-    hits: Sequence[str] = (),
-    misses: Sequence[str] = (),
-    reasoning: str = "",
-) -> EvaluatorResult:
-    score = min(1.0, max(0.0, score))
-    return EvaluatorResult(
-        name=spec.name,
-        type=spec.type,
-        score=score,
-        verdict=verdict_for(score),
-        weight=spec.weight,
-        required=spec.required,
-        hits=tuple(hits),
-        misses=tuple(misses),
-        reasoning=reasoning,
-    )
-
-
-def _skipped(spec: EvaluatorSpec, why: str) -> EvaluatorResult:
-    return EvaluatorResult(
-        name=spec.name,
-        type=spec.type,
-        score=0.0,
-        verdict="skipped",
-        weight=spec.weight,
-        required=spec.required,
-        reasoning=why,
-    )
-
 
 # ---------------------------------------------------------------------------------------------
 # Processes: code judges, code aggregators, executable prompts
@@ -219,10 +125,6 @@ async def _run_process(
 # ---------------------------------------------------------------------------------------------
 # What judges see: output messages, trace summary, the code_judge stdin superset
 
-_EXPLORATION_TOOLS = frozenset(
-    {"read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch", "WebFetch"}
-)
-
 
 def _tool_calls(ctx: SuiteContext) -> tuple[ToolCall, ...]:
     return ctx.transcript.tool_calls
@@ -282,20 +184,6 @@ def _deep(value: Any, fn: Any) -> Any:
     return value
 
 
-def reference_answer(ctx: SuiteContext) -> str:
-    """AV-FEB: the last expected message's content (an object as JSON), else `expected_output`."""
-    if ctx.expected_messages:
-        content = ctx.expected_messages[-1].get("content")
-        if isinstance(content, str):
-            return content
-        if content is not None:
-            return json.dumps(content, ensure_ascii=False)
-        calls = ctx.expected_messages[-1].get("tool_calls")
-        if calls is not None:
-            return json.dumps(calls, ensure_ascii=False)
-    return ctx.expected_output or ""
-
-
 def judge_payload(ctx: SuiteContext, config: Mapping[str, Any]) -> dict[str, Any]:
     """The `code_judge` stdin: a superset of AV-FEB's snake_case keys, AgentEvals 1.0's camelCase
     keys and AgentV's later names (`answer`, `criteria`, `output`, `expected_output`, `input`,
@@ -339,26 +227,6 @@ def judge_payload(ctx: SuiteContext, config: Mapping[str, Any]) -> dict[str, Any
 # Reply parsing (code judges and LLM judges)
 
 
-def _first_object(text: str) -> Mapping[str, Any] | None:
-    """The reply's JSON object: the whole text, else inside ``` fences, else the first `{…}`."""
-    text = text.strip()
-    candidates = [text]
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    if fenced:
-        candidates.append(fenced.group(1).strip())
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    for c in candidates:
-        try:
-            value = json.loads(c)
-        except ValueError:
-            continue
-        if isinstance(value, Mapping):
-            return value
-    return None
-
-
 def _strings(value: Any, cap: int | None = None) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
@@ -379,7 +247,7 @@ def _score(value: Any) -> float:
 
 async def _code_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
     if spec.config.get("target") is not None:
-        return _skipped(spec, "code_judge `target` proxy is not available in evolve-action")
+        return skipped(spec, "code_judge `target` proxy is not available in evolve-action")
     stdin = json.dumps(judge_payload(ctx, spec.config.get("config", {})), indent=2)
     proc = await _run_process(
         spec.config["command"], stdin=stdin, cwd=Path(spec.config["cwd"]), ctx=ctx
@@ -389,20 +257,20 @@ async def _code_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult
 
 def _from_judge_process(spec: EvaluatorSpec, proc: _Proc) -> EvaluatorResult:
     if proc.missing:
-        return _skipped(spec, f"{proc.missing} is not installed")
+        return skipped(spec, f"{proc.missing} is not installed")
     if proc.failure:
-        return _result(spec, 0.0, misses=(f"Code evaluator failed: {proc.failure}",))
+        return scored(spec, 0.0, misses=(f"Code evaluator failed: {proc.failure}",))
     if proc.code != 0:
         tail = proc.stderr.strip()[-2000:]
-        return _result(
+        return scored(
             spec,
             0.0,
             misses=(f"Code evaluator failed: Code evaluator exited with code {proc.code}: {tail}",),
         )
-    reply = _first_object(proc.stdout) if proc.stdout.strip().startswith("{") else None
+    reply = first_json_object(proc.stdout) if proc.stdout.strip().startswith("{") else None
     if reply is None:  # AgentV: JSON.parse(stdout.trim()) failed → score 0
-        return _result(spec, 0.0, reasoning="the judge printed no JSON object on stdout")
-    return _result(
+        return scored(spec, 0.0, reasoning="the judge printed no JSON object on stdout")
+    return scored(
         spec,
         _score(reply.get("score")),
         hits=_strings(reply.get("hits")),
@@ -494,7 +362,7 @@ async def _ask_json(
         )
         if why:
             return None, why
-        reply = _first_object(text)
+        reply = first_json_object(text)
         if reply is not None:
             return reply, ""
     return None, ""
@@ -516,10 +384,10 @@ async def _llm_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
             ctx=ctx,
         )
         if proc.missing:
-            return _skipped(spec, f"{proc.missing} is not installed")
+            return skipped(spec, f"{proc.missing} is not installed")
         if proc.failure or proc.code != 0:
             why = proc.failure or f"exited with code {proc.code}: {proc.stderr.strip()[-500:]}"
-            return _result(spec, 0.0, misses=(f"prompt script failed: {why}",))
+            return scored(spec, 0.0, misses=(f"prompt script failed: {why}",))
         template, syntax = proc.stdout, "mustache"
     if syntax == "default" or not template.strip():
         prompt = render(DEFAULT_JUDGE_TEMPLATE, variables)
@@ -532,10 +400,10 @@ async def _llm_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
     if why:
         return _judge_error(spec, why)
     if reply is None:
-        return _result(
+        return scored(
             spec, 0.0, misses=(f"the judge gave no JSON verdict in {JUDGE_ATTEMPTS} attempts",)
         )
-    return _result(
+    return scored(
         spec,
         _score(reply.get("score")),
         hits=_strings(reply.get("hits"), 4),
@@ -546,7 +414,7 @@ async def _llm_judge(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
 
 def _judge_error(spec: EvaluatorSpec, why: str) -> EvaluatorResult:
     reason = f"judge error: {why}"
-    return replace(_result(spec, 0.0, misses=(reason,)), error=reason)
+    return replace(scored(spec, 0.0, misses=(reason,)), error=reason)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -583,7 +451,7 @@ async def _rubric(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
             misses.append(line)
             if r["required"]:
                 required_missed.append(str(r["id"]))
-    result = _result(spec, got / total if total else 0.0, hits=hits, misses=misses)
+    result = scored(spec, got / total if total else 0.0, hits=hits, misses=misses)
     if required_missed:
         result = replace(result, verdict="fail", required_missed=tuple(required_missed))
     return result
@@ -648,7 +516,7 @@ async def _score_rubric(
         ):
             required_missed.append(str(r["id"]))
     reasoning = str(reply.get("overall_reasoning") or "") if reply is not None else ""
-    result = _result(
+    result = scored(
         spec, got / total if total else 0.0, hits=hits, misses=misses, reasoning=reasoning
     )
     if required_missed:
@@ -670,11 +538,11 @@ async def _composite(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
     misses = tuple(f"{c.name}: {c.score:.2f}" for c in counted if c.verdict != "pass")
 
     def done(score: float, reasoning: str, **kw: Any) -> EvaluatorResult:
-        r = _result(spec, score, hits=kw.get("hits", hits), misses=kw.get("misses", misses))
+        r = scored(spec, score, hits=kw.get("hits", hits), misses=kw.get("misses", misses))
         return replace(r, children=children, reasoning=reasoning, **kw.get("extra", {}))
 
     if not counted:
-        return replace(_skipped(spec, "every member was skipped"), children=children)
+        return replace(skipped(spec, "every member was skipped"), children=children)
     wsum = sum(weights.values())
     average = sum(c.score * weights[c.name] for c in counted) / wsum if wsum else 0.0
     if kind == "weighted_average":
@@ -751,332 +619,6 @@ _AGGREGATE_TEMPLATE = """Combine the results of these evaluators of one answer i
 
 
 # ---------------------------------------------------------------------------------------------
-# tool_trajectory
-
-_CODEX_TOOLS: Mapping[str, frozenset[str]] = {
-    "command_execution": frozenset({"Bash", "shell", "exec", "command_execution"}),
-    "file_change": frozenset({"Edit", "Write", "MultiEdit", "apply_patch", "file_change"}),
-    "web_search": frozenset({"WebSearch", "web_search"}),
-    "mcp_tool_call": frozenset({"mcp_tool_call"}),
-}
-"""Claude Code tool names a Codex item also answers to (Codex reports items, not tools)."""
-
-
-def _name_matches(expected: str, call: ToolCall) -> bool:
-    if call.name == expected:
-        return True
-    if call.harness == "codex":
-        if expected in _CODEX_TOOLS.get(call.name, frozenset()):
-            return True
-        if call.name == "mcp_tool_call":  # `mcp__<server>__<tool>` in Claude Code's spelling
-            server, tool = call.input.get("server"), call.input.get("tool")
-            return expected == f"mcp__{server}__{tool}"
-    return False
-
-
-def _args_match(expected: Any, actual: Any) -> bool:
-    """Partial (superset) match: every expected key present and equal; `any` matches anything."""
-    if expected == "any":
-        return True
-    if isinstance(expected, Mapping):
-        if not isinstance(actual, Mapping):
-            return False
-        return all(k in actual and _args_match(v, actual[k]) for k, v in expected.items())
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list | tuple)
-            and len(actual) == len(expected)
-            and all(_args_match(e, a) for e, a in zip(expected, actual, strict=True))
-        )
-    return bool(expected == actual)
-
-
-def _call_matches(item: Mapping[str, Any], call: ToolCall) -> bool:
-    return _name_matches(str(item["tool"]), call) and _args_match(
-        item.get("args", "any"), call.input
-    )
-
-
-def _tool_trajectory(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
-    calls = _tool_calls(ctx)
-    mode = spec.config["mode"]
-    expected = tuple(spec.config["expected"])
-    minimums: Mapping[str, int] = spec.config["minimums"]
-    hits: list[str] = []
-    misses: list[str] = []
-    for tool, need in minimums.items():
-        n = sum(1 for c in calls if _name_matches(tool, c))
-        (hits if n >= need else misses).append(f"{tool}: called {n}× (minimum {need})")
-    checks = len(minimums)
-    if mode == "any_order":
-        free = list(calls)
-        for item in expected:
-            found = next((c for c in free if _call_matches(item, c)), None)
-            if found is not None:
-                free.remove(found)
-                hits.append(f"{item['tool']} called")
-            else:
-                misses.append(f"{item['tool']} not called with the expected args")
-        checks += len(expected)
-    elif mode == "in_order":
-        pos = 0
-        for item in expected:
-            idx = next((i for i in range(pos, len(calls)) if _call_matches(item, calls[i])), None)
-            if idx is None:
-                misses.append(f"{item['tool']}: not found in order (after call {pos})")
-            else:
-                hits.append(f"{item['tool']} at call {idx + 1}")
-                pos = idx + 1
-        checks += len(expected)
-    else:  # exact: same calls, same order, nothing extra
-        for i, item in enumerate(expected):
-            if i < len(calls) and _call_matches(item, calls[i]):
-                hits.append(f"{item['tool']} at call {i + 1}")
-            else:
-                got = calls[i].name if i < len(calls) else "nothing"
-                misses.append(f"call {i + 1}: expected {item['tool']}, got {got}")
-        extra = len(calls) - len(expected)
-        if extra > 0:
-            misses.append(
-                f"{extra} extra call(s): {', '.join(c.name for c in calls[len(expected) :])}"
-            )
-        checks += max(len(expected), len(calls))
-    score = len(hits) / checks if checks else 1.0
-    return _result(spec, score, hits=hits, misses=misses)
-
-
-# ---------------------------------------------------------------------------------------------
-# field_accuracy
-
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-
-
-def _lookup(value: Any, path: str) -> tuple[bool, Any]:
-    for m in _PATH_PART.finditer(path):
-        key, index = m.group(1), m.group(2)
-        if index is not None or (key is not None and key.isdigit() and isinstance(value, list)):
-            i = int(index if index is not None else key)
-            if not isinstance(value, list) or i >= len(value):
-                return False, None
-            value = value[i]
-        elif isinstance(value, Mapping) and key in value:
-            value = value[key]
-        else:
-            return False, None
-    return True, value
-
-
-def _as_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return _first_object(value)
-    return value
-
-
-def _date(value: Any) -> str | None:
-    text = str(value).strip()
-    for fmt in (
-        "%Y-%m-%d",
-        "%Y/%m/%d",
-        "%m/%d/%Y",
-        "%d.%m.%Y",
-        "%B %d, %Y",
-        "%b %d, %Y",
-        "%d %B %Y",
-    ):
-        try:
-            return (
-                datetime.datetime.strptime(text[:30], fmt)
-                .replace(tzinfo=datetime.UTC)
-                .date()
-                .isoformat()
-            )
-        except ValueError:
-            continue
-    with contextlib.suppress(ValueError):
-        return datetime.datetime.fromisoformat(text).date().isoformat()
-    return None
-
-
-def _field_ok(f: Mapping[str, Any], want: Any, got: Any) -> bool:
-    match = f["match"]
-    if match == "exact":
-        return bool(want == got) or (not isinstance(want, Mapping | list) and str(want) == str(got))
-    if match == "contains":
-        return str(want) in str(got)
-    if match == "regex":
-        try:
-            return compile_re2(str(want)).search(str(got)) is not None
-        except ValueError:
-            return False
-    if match == "numeric_tolerance":
-        try:
-            a, b = float(want), float(got)
-        except (TypeError, ValueError):
-            return False
-        limit = float(f["tolerance"]) * abs(a) if f["relative"] else float(f["tolerance"])
-        return abs(a - b) <= limit
-    wd, gd = _date(want), _date(got)
-    return wd is not None and wd == gd
-
-
-def _field_accuracy(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
-    candidate = _as_json(ctx.transcript.final_text)
-    reference = _as_json(reference_answer(ctx))
-    if candidate is None:
-        return _result(spec, 0.0, misses=("the answer holds no JSON object",))
-    hits: list[str] = []
-    misses: list[str] = []
-    scores: list[tuple[float, float]] = []
-    required_missed: list[str] = []
-    for f in spec.config["fields"]:
-        path = f["path"]
-        if "expected" in f:
-            has_want, want = True, f["expected"]
-        else:
-            has_want, want = _lookup(reference, path) if reference is not None else (False, None)
-        has_got, got = _lookup(candidate, path)
-        if not has_want:
-            misses.append(f"{path}: no expected value")
-            ok = False
-        elif not has_got:
-            misses.append(f"{path}: missing")
-            ok = False
-        else:
-            ok = _field_ok(f, want, got)
-            text = f"{path}: {truncate_bytes(json.dumps(got, ensure_ascii=False), 60)}"
-            (hits if ok else misses).append(
-                text
-                if ok
-                else f"{text} ≠ {truncate_bytes(json.dumps(want, ensure_ascii=False), 60)}"
-            )
-        scores.append((1.0 if ok else 0.0, f["weight"]))
-        if not ok and f["required"]:
-            required_missed.append(path)
-    agg = spec.config["aggregation"]
-    if agg == "minimum":
-        score = min(s for s, _ in scores)
-    elif agg == "all_or_nothing":
-        score = 1.0 if all(s == 1.0 for s, _ in scores) else 0.0
-    else:
-        total = sum(w for _, w in scores)
-        score = sum(s * w for s, w in scores) / total if total else 0.0
-    result = _result(spec, score, hits=hits, misses=misses)
-    if required_missed:
-        result = replace(result, verdict="fail", required_missed=tuple(required_missed))
-    return result
-
-
-# ---------------------------------------------------------------------------------------------
-# execution_metrics
-
-
-def _execution_metrics(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
-    t = ctx.transcript
-    limits: Mapping[str, float] = spec.config["limits"]
-    usage = t.usage
-    fresh = (
-        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-        if usage is not None
-        else None
-    )
-    out_tokens = usage.output_tokens if usage is not None else None
-    measured: dict[str, float | None] = {
-        "max_tool_calls": len(t.tool_calls),
-        "max_llm_calls": t.num_turns or None,
-        "max_tokens": fresh + out_tokens if fresh is not None and out_tokens is not None else None,
-        "max_input_tokens": fresh,
-        "max_output_tokens": out_tokens,
-        "max_cost_usd": t.total_cost_usd,
-        "max_duration_ms": round(t.duration_seconds * 1000) if t.duration_seconds else None,
-    }
-    hits: list[str] = []
-    misses: list[str] = []
-    for key, limit in limits.items():
-        if key in ("target_exploration_ratio", "exploration_tolerance"):
-            continue
-        actual = measured[key]
-        if actual is None:
-            misses.append(f"{key}: not measured")
-        elif actual <= limit:
-            hits.append(f"{key}: {actual:g} ≤ {limit:g}")
-        else:
-            misses.append(f"{key}: {actual:g} > {limit:g}")
-    if "target_exploration_ratio" in limits:
-        target = limits["target_exploration_ratio"]
-        tol = limits.get("exploration_tolerance", 0.2)
-        if not t.tool_calls:
-            misses.append("target_exploration_ratio: no tool calls")
-        else:
-            ratio = sum(1 for c in t.tool_calls if c.name in _EXPLORATION_TOOLS) / len(t.tool_calls)
-            line = f"exploration ratio {ratio:.2f} (target {target:g} ± {tol:g})"
-            (hits if abs(ratio - target) <= tol else misses).append(line)
-    n = len(hits) + len(misses)
-    return _result(spec, len(hits) / n if n else 0.0, hits=hits, misses=misses)
-
-
-# ---------------------------------------------------------------------------------------------
-# deterministic text checks and skill_trigger
-
-
-def _text_check(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
-    text = ctx.transcript.final_text
-    value = str(spec.config.get("value", ""))
-    if spec.type == "contains":
-        ok, what = value in text, f'contains "{truncate_bytes(value, 60)}"'
-    elif spec.type == "equals":
-        ok, what = text.strip() == value.strip(), f'equals "{truncate_bytes(value, 60)}"'
-    elif spec.type == "regex":
-        flags = str(spec.config.get("flags", ""))
-        try:
-            rx = compile_re2(f"(?{flags}){value}" if flags else value)
-        except ValueError as exc:
-            return _result(spec, 0.0, misses=(f"invalid pattern: {exc}",))
-        ok, what = rx.search(text) is not None, f"matches /{truncate_bytes(value, 60)}/"
-    else:
-        try:
-            json.loads(text)
-            ok = True
-        except ValueError:
-            ok = False
-        what = "is JSON"
-    if spec.config.get("negate"):
-        ok, what = not ok, f"not {what}"
-    return _result(
-        spec, 1.0 if ok else 0.0, hits=(what,) if ok else (), misses=() if ok else (what,)
-    )
-
-
-def _skill_trigger(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
-    """AgentEvals' `skill-trigger`: only the session's **first** tool call counts.
-
-    Chosen over a Tier 1 trigger query on purpose: the evaluator belongs to a case that already ran
-    through the agent, so it grades that same session (one run, same prompt, same workspace) as
-    the spec defines it (AE-HEAD `c8031b4`, skill-creator's first-call rule). A Tier 1 query is a
-    different measurement (fresh sessions, `--runs` repeats, a hit anywhere in the stream); evolve
-    already runs Tier 1 from `triggers.<ext>`, so mapping this onto it would change its meaning.
-    Claude Code: `Skill` whose `skill` input contains the name, or `Read` whose `file_path` does;
-    Codex: the first item mentioning `<skill>/SKILL.md`.
-    """
-    skill = str(spec.config.get("skill") or ctx.skill_name)
-    should = bool(spec.config.get("should_trigger", True))
-    calls = _tool_calls(ctx)
-    first = calls[0] if calls else None
-    hit = False
-    if first is not None:
-        if first.harness == "codex":
-            hit = f"{skill}/SKILL.md" in first.raw_input
-        elif first.name == "Skill":
-            hit = skill in str(first.input.get("skill", ""))
-        elif first.name == "Read":
-            hit = skill in str(first.input.get("file_path", ""))
-    described = f"first call {first.name if first else 'none'}; {skill} {'invoked' if hit else 'not invoked'}"
-    ok = hit == should
-    return _result(
-        spec, 1.0 if ok else 0.0, hits=(described,) if ok else (), misses=() if ok else (described,)
-    )
-
-
-# ---------------------------------------------------------------------------------------------
 # Dispatch
 
 
@@ -1091,20 +633,20 @@ async def _run_one(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult:
         if spec.type == "composite":
             return await _composite(spec, ctx)
         if spec.type == "tool_trajectory":
-            return _tool_trajectory(spec, ctx)
+            return tool_trajectory(spec, ctx)
         if spec.type == "field_accuracy":
-            return _field_accuracy(spec, ctx)
+            return field_accuracy(spec, ctx)
         if spec.type == "execution_metrics":
-            return _execution_metrics(spec, ctx)
+            return execution_metrics(spec, ctx)
         if spec.type in ("contains", "equals", "regex", "is_json"):
-            return _text_check(spec, ctx)
+            return text_check(spec, ctx)
         if spec.type == "skill_trigger":
-            return _skill_trigger(spec, ctx)
+            return skill_trigger(spec, ctx)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # an evaluator bug is a failed evaluator, never a crashed run
-        return _result(spec, 0.0, misses=(f"Evaluator '{spec.name}' failed: {exc}",))
-    return _skipped(spec, f"unknown evaluator type {spec.type}")
+        return scored(spec, 0.0, misses=(f"Evaluator '{spec.name}' failed: {exc}",))
+    return skipped(spec, f"unknown evaluator type {spec.type}")
 
 
 def _gate_ok(r: EvaluatorResult) -> bool:
