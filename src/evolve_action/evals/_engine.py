@@ -349,6 +349,7 @@ async def run_case(
             config_dir=home,
             expect_skill="" if baseline else skill_dir.name,
             harness=model.harness,
+            pricing=model.model.pricing,
         )
         transcript = await sweep.harness.run(spec)
         if sweep.budget is not None:

@@ -719,6 +719,7 @@ async def _run_once(
         expect_skill=skill,
         plugin_dirs=(plugin_dir,) if plugin_dir is not None else (),
         harness=model.harness,
+        pricing=model.model.pricing,
     )
     seconds = 0.0
     attempts = 0
