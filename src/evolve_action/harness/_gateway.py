@@ -70,7 +70,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evolve_action.catalog import Pricing
 from evolve_action.errors import EnvironmentProblem
@@ -729,6 +729,7 @@ class Gateway:
             self._spend.settle(reserve, used)
 
         scrub = Scrubber(self._secrets)
+        prepared: Any = None
         try:
             async with self._client.request(
                 "POST",
@@ -755,6 +756,7 @@ class Gateway:
                 for name, value in kept:
                     response.headers.add(name, value)
                 await response.prepare(request)
+                prepared = response
                 async for chunk in answer.content.iter_any():
                     meter.feed(chunk)
                     await response.write(scrub.feed(chunk))
@@ -766,6 +768,10 @@ class Gateway:
                 return response
         except (ClientError, TimeoutError, OSError) as exc:
             settle()
+            if prepared is not None:  # the answer began: end it as cut short as the upstream's
+                if request.transport is not None:
+                    request.transport.abort()
+                return prepared
             return _error(
                 web,
                 502,
@@ -858,24 +864,30 @@ class Gateway:
 
 
 class _Limited:
-    """The server's protocol factory, bounded: past `MAX_CONNECTIONS` open connections a new one
-    is closed at once, and a connection that has not sent a whole request head within
-    `HEADER_TIMEOUT` is closed (a half-sent request holds nothing for long)."""
+    """The server's protocol factory, bounded: at `MAX_CONNECTIONS` open connections a new one
+    takes the place of the oldest that has not yet sent a whole request head (a flood of
+    half-sent requests cannot keep a session out), or is closed at once when every connection is
+    serving a request; and a connection that has not sent a whole request head within
+    `HEADER_TIMEOUT` is closed."""
 
     def __init__(self, gateway: Gateway, server: Any) -> None:
         self._gateway = gateway
         self._server = server
+        self.waiting: dict[_Watched, None] = {}
+        """Connections still sending a request head, oldest first."""
 
     def __call__(self) -> asyncio.Protocol:
         gateway = self._gateway
         if gateway.connections >= MAX_CONNECTIONS:
             gateway._log_once(
                 "connections",
-                f"model gateway: {MAX_CONNECTIONS} connections open; closing new ones",
+                f"model gateway: {MAX_CONNECTIONS} connections open; closing the oldest idle ones",
             )
-            return _Closing()
-        protocol: Any = self._server()
-        return _Watched(gateway, protocol)
+            if not self.waiting:
+                return _Closing()
+            oldest = next(iter(self.waiting))
+            oldest.evict()
+        return _Watched(self, self._server())
 
 
 class _Closing(asyncio.Protocol):
@@ -884,30 +896,40 @@ class _Closing(asyncio.Protocol):
 
 
 class _Watched(asyncio.Protocol):
-    """aiohttp's protocol for one connection, counted and timed until each request head ends."""
+    """aiohttp's protocol for one connection, counted, and timed until its request head ends."""
 
-    def __init__(self, gateway: Gateway, inner: Any) -> None:
-        self._gateway, self._inner = gateway, inner
+    def __init__(self, limits: _Limited, inner: Any) -> None:
+        self._limits, self._inner = limits, inner
+        self._gateway = limits._gateway
         self._timer: asyncio.TimerHandle | None = None
         self._transport: asyncio.BaseTransport | None = None
-        self._buffer = b""
+        self._tail = b""
+        self._evicted = False
+        # Counted from the moment it is accepted (the loop accepts a whole backlog at once).
+        self._counted = True
+        self._gateway.connections += 1
+        limits.waiting[self] = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._gateway.connections += 1
         self._transport = transport
-        self._arm()
         self._inner.connection_made(transport)
+        if self._evicted:
+            cast("asyncio.Transport", transport).abort()
+        else:
+            self._timer = asyncio.get_running_loop().call_later(HEADER_TIMEOUT, self.evict)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._gateway.connections -= 1
-        self._disarm()
+        self._uncount()
+        self._head_done()
         self._inner.connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._timer is not None:  # waiting for the end of a request head
-            self._buffer = (self._buffer + data)[-4:]
-            if b"\r\n\r\n" in self._buffer or b"\n\n" in self._buffer:
-                self._disarm()
+        if self._timer is not None:  # still waiting for the end of the first request head
+            self._tail = (self._tail + data)[-(len(data) + 4) :]
+            if b"\r\n\r\n" in self._tail or b"\n\n" in self._tail:
+                self._head_done()
+            else:
+                self._tail = self._tail[-4:]
         self._inner.data_received(data)
 
     def eof_received(self) -> bool | None:
@@ -920,19 +942,24 @@ class _Watched(asyncio.Protocol):
     def resume_writing(self) -> None:
         self._inner.resume_writing()
 
-    def _arm(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(HEADER_TIMEOUT, self._expire)
+    def evict(self) -> None:
+        """Close this connection (its request head never came, or a newer one needs its place)."""
+        self._evicted = True
+        self._uncount()
+        self._head_done()
+        if self._transport is not None:
+            cast("asyncio.Transport", self._transport).abort()
 
-    def _disarm(self) -> None:
+    def _uncount(self) -> None:
+        if self._counted:
+            self._counted = False
+            self._gateway.connections -= 1
+
+    def _head_done(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-    def _expire(self) -> None:
-        self._timer = None
-        if self._transport is not None:
-            self._transport.close()
+        self._limits.waiting.pop(self, None)
 
 
 def raise_file_limit() -> None:
