@@ -62,6 +62,7 @@ from evolve_action.harness._confine import (
     confined,
     give_to_agent,
     launcher_argv,
+    session_limit,
 )
 from evolve_action.harness._confine import current as confinement
 from evolve_action.harness._gateway import Gateway, Grant, Spend, Upstream, gateways
@@ -243,6 +244,7 @@ __all__ = [
     "scratch",
     "scratch_dir",
     "session_cost_usd",
+    "session_limit",
     "stop_session",
     "sweep_failed",
     "sweep_stale",
