@@ -670,12 +670,7 @@ class Gateway:
             raw = await request.read()
         except web_exceptions.HTTPRequestEntityTooLarge:
             raise _Refused(413, "request_too_large", _too_large()) from None
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise _Refused(400, "invalid_request_error", "evolve-action gateway: not a JSON object")
+        body, forwarded = _canonical(raw)
         model = body.get("model")
         model = model.strip() if isinstance(model, str) else ""
         granted = _granted(session.models, model)
@@ -694,7 +689,7 @@ class Gateway:
         pricing = session.models[granted]
         if pricing is None:
             raise _Refused(400, "invalid_request_error", unpriced_message(granted, endpoint.route))
-        reserve = _worst_case_usd(body, len(raw), pricing) if endpoint.generates else 0.0
+        reserve = _worst_case_usd(body, len(forwarded), pricing) if endpoint.generates else 0.0
         if not self._spend.reserve(reserve):
             spend = self._spend
             raise _Refused(
@@ -735,7 +730,7 @@ class Gateway:
                 "POST",
                 target,
                 headers=headers,
-                data=raw,
+                data=forwarded,
                 allow_redirects=False,
                 proxy=upstream.proxy or None,
             ) as answer:
@@ -988,6 +983,40 @@ def unpriced_message(model: str, route: str) -> str:
         f"providers: {{{provider}: {{models: [{{id: {model}, input_per_mtok: <USD>, "
         "output_per_mtok: <USD>}]}}} (docs/reference.md#a-model-the-catalog-does-not-price)"
     )
+
+
+def _canonical(raw: bytes) -> tuple[dict[str, Any], bytes]:
+    """The request body as the gateway read it, and the bytes it forwards: the same JSON written
+    anew, so the upstream parses exactly what was checked (a duplicate key, a NaN, a byte-order
+    mark or an odd encoding cannot make it read another model or bound)."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ValueError(f"duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        body = json.loads(raw, object_pairs_hook=unique, parse_constant=no_constant)
+        if not isinstance(body, dict):
+            raise ValueError("not a JSON object")
+        for name in ("max_tokens", "max_output_tokens"):
+            bound = body.get(name)
+            if name in body and (
+                not isinstance(bound, int) or isinstance(bound, bool) or bound <= 0
+            ):
+                raise ValueError(f"{name} is not a positive integer")
+        forwarded = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, UnicodeError, RecursionError) as exc:
+        raise _Refused(
+            400, "invalid_request_error", f"evolve-action gateway: request body refused: {exc}"
+        ) from None
+    return body, forwarded
 
 
 def _granted(models: Mapping[str, Pricing | None], model: str) -> str | None:

@@ -701,3 +701,33 @@ def test_the_upstream_is_reached_through_the_jobs_proxy(stub: Stub) -> None:
     assert routes["anthropic"].proxy == ""
     routes = gateway.upstreams({"ANTHROPIC_API_KEY": KEY, "HTTPS_PROXY": "http://proxy:3128"})
     assert routes["anthropic"].proxy == "http://proxy:3128"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"model": "claude-sonnet-4-6", "model": "claude-opus-5", "max_tokens": 10}',
+        b'{"model": "claude-sonnet-4-6", "max_tokens": 10, "max_tokens": 128000}',
+        b'{"model": "claude-sonnet-4-6", "max_tokens": 1e9}',
+        b'{"model": "claude-sonnet-4-6", "max_tokens": NaN}',
+        b'{"model": "claude-sonnet-4-6", "max_tokens": true}',
+        b'["claude-sonnet-4-6"]',
+    ],
+)
+def test_a_body_the_upstream_could_read_otherwise_is_refused(
+    gw: gateway.Gateway, stub: Stub, data: bytes
+) -> None:
+    with gw.session(MODEL) as grant:
+        status, answer, _ = call(f"{grant.anthropic_base_url}/v1/messages", grant.token, data)
+    assert status == 400 and b"request body refused" in answer
+    assert stub.seen == []
+
+
+def test_the_upstream_reads_the_body_the_gateway_checked(gw: gateway.Gateway, stub: Stub) -> None:
+    data = (
+        b'\n{"model":"claude-sonnet-4-6" , "max_tokens": 10, "system": "caf\\u00e9 \xe2\x98\x95"}'
+    )
+    with gw.session(MODEL) as grant:
+        assert call(f"{grant.anthropic_base_url}/v1/messages", grant.token, data)[0] == 200
+    assert json.loads(stub.seen[0].body) == json.loads(data)
+    assert stub.seen[0].body == json.dumps(json.loads(data), ensure_ascii=False).encode()
