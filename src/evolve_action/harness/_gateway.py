@@ -27,11 +27,13 @@ Guarantees (docs/gateway.md is the threat model, each line a test):
 - the credential never leaves this process except in the header of a request to the configured
   upstream: every answer's headers and body (SSE included, across chunk boundaries) are scrubbed
   of it (`Scrubber`);
-- a budget by reservation: before forwarding, the request's worst case (`_worst_case_usd`) is
-  reserved and the request refused (400 `budget_exceeded`) when spent + reserved would pass the
-  cap (`Spend.limit_usd`); the answer settles it to the metered usage (`harness._meter`), and an
-  answer cut short is charged its whole reservation; bodies are bounded (`MAX_BODY_BYTES`);
-  server tools that cannot be priced are refused;
+- a budget by reservation: before forwarding, the request's worst case (`_worst_case`: its
+  prompt estimate, its whole output bound, its paid server-tool calls) is reserved; near the cap
+  its output bound is lowered to what the cap allows, and it is refused (400 `budget_exceeded`)
+  when spent + reserved would pass the cap (`Spend.limit_usd`) all the same; the answer settles it
+  to the metered usage (`harness._meter`), and an answer cut short is charged its whole
+  reservation; bodies are bounded (`MAX_BODY_BYTES`); server tools that cannot be priced are
+  refused;
 - an upstream refusal of the credential (401/403, spent credit) stops every session only when the
   gateway's own request confirms it (`Gateway.fatal`); the sessions then get the gateway's text;
   an unconfirmed refusal stays with the request that provoked it;
@@ -123,6 +125,13 @@ MAX_BODY_BYTES = 32 << 20
 
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000
 """The worst case reserved for a request that names no output bound (OpenAI's is optional)."""
+
+BYTES_PER_TOKEN = 4
+"""The prompt estimate of a reservation: a token per four bytes of request JSON (the metered
+usage settles it)."""
+
+MIN_OUTPUT_TOKENS = 256
+"""Near the cap a request's output bound is lowered to what the cap allows, down to this."""
 
 DEFAULT_WEB_SEARCHES = 10
 """Web searches reserved for a web-search tool that names no `max_uses`."""
@@ -333,6 +342,13 @@ class Spend:
             self.reserved_usd += usd
             return True
 
+    def room(self) -> float | None:
+        """Dollars the cap still allows past what is spent and reserved (None: no cap)."""
+        with self._lock:
+            if self.limit_usd is None:
+                return None
+            return self.limit_usd - self.total.cost_usd - self.reserved_usd
+
     def settle(self, reserved: float, used: Metered) -> None:
         """Release one request's reservation and count what it used."""
         with self._lock:
@@ -357,6 +373,7 @@ class _Session:
     route: str
     models: dict[str, Pricing | None]
     pinned: bool = True
+    pricing: Pricing | None = None
     used: Metered = field(default_factory=Metered)
     in_flight: int = 0
 
@@ -561,13 +578,15 @@ class Gateway:
         """A fresh token for one agent session on `route`, valid for `model` (priced at `pricing`,
         else at the catalog's price) and, on the Anthropic route, the CLI's `SMALL_MODEL`;
         revoked when the block ends. `model` `""` (the CLI's default) grants the first model the
-        session asks for."""
+        session asks for, priced at `pricing` (else the catalog's)."""
         token = "evolve-session-" + secrets.token_urlsafe(32)
         models: dict[str, Pricing | None] = {model: pricing or pricing_for(model)} if model else {}
         if route == "anthropic":
             models.setdefault(SMALL_MODEL, pricing_for(SMALL_MODEL))
         with self._lock:
-            self._sessions[token] = _Session(route=route, models=models, pinned=bool(model))
+            self._sessions[token] = _Session(
+                route=route, models=models, pinned=bool(model), pricing=pricing
+            )
         try:
             yield Grant(
                 token=token,
@@ -676,8 +695,8 @@ class Gateway:
         granted = _granted(session.models, model)
         if granted is None and not session.pinned and model:
             # A session started without a model (the CLI's default: the listing capture, whose
-            # gateway fronts the scripted server) may use any model the catalog prices.
-            session.models[model] = pricing_for(model)
+            # gateway fronts the scripted server) is pinned to the first model it asks for.
+            session.models[model] = session.pricing or pricing_for(model)
             session.pinned, granted = True, model
         if granted is None:
             raise _Refused(
@@ -689,7 +708,13 @@ class Gateway:
         pricing = session.models[granted]
         if pricing is None:
             raise _Refused(400, "invalid_request_error", unpriced_message(granted, endpoint.route))
-        reserve = _worst_case_usd(body, len(forwarded), pricing) if endpoint.generates else 0.0
+        reserve = 0.0
+        if endpoint.generates:
+            worst = _worst_case(body, len(forwarded), pricing)
+            if _fit_output(body, endpoint.route, worst, self._spend):
+                worst = dataclasses.replace(worst, output_tokens=_output_bound(body))
+                forwarded = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            reserve = worst.usd
         if not self._spend.reserve(reserve):
             spend = self._spend
             raise _Refused(
@@ -1032,16 +1057,27 @@ def _granted(models: Mapping[str, Pricing | None], model: str) -> str | None:
     return None
 
 
-def _worst_case_usd(body: Mapping[str, Any], size: int, pricing: Pricing) -> float:
-    """The most one request can cost: every body byte a token written to the cache, the whole
-    output bound generated (at the long-context rates where the prompt may be long), and every
-    paid server-tool call it allows."""
+@dataclass(frozen=True, slots=True)
+class _Worst:
+    """What one request may cost: `fixed_usd` (its prompt, its paid server-tool calls) plus
+    `output_tokens` × `usd_per_output_token`."""
+
+    fixed_usd: float
+    output_tokens: int
+    usd_per_output_token: float
+
+    @property
+    def usd(self) -> float:
+        return self.fixed_usd + self.output_tokens * self.usd_per_output_token
+
+
+def _worst_case(body: Mapping[str, Any], size: int, pricing: Pricing) -> _Worst:
+    """The most one request can cost: its prompt (estimated at `BYTES_PER_TOKEN` bytes of
+    request per token, every token written to the cache), the whole output bound generated (at
+    the long-context rates where the prompt may be long), and every paid server-tool call it
+    allows. Refuses (`_Refused`) a server tool that cannot be priced."""
     limit = body.get("max_tokens", body.get("max_output_tokens"))
-    output = (
-        limit
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
-        else DEFAULT_MAX_OUTPUT_TOKENS
-    )
+    output = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_OUTPUT_TOKENS
     searches = 0
     tools = body.get("tools")
     for tool in tools if isinstance(tools, list) else ():
@@ -1059,12 +1095,47 @@ def _worst_case_usd(body: Mapping[str, Any], size: int, pricing: Pricing) -> flo
         raise _Refused(
             403, "permission_error", "evolve-action gateway: MCP servers and containers are refused"
         )
-    return (
-        metered_cost_usd(
-            pricing, input_tokens=0, cache_creation_input_tokens=size, output_tokens=output
-        )
-        + searches * WEB_SEARCH_USD
+    prompt = -(-size // BYTES_PER_TOKEN)
+    fixed = metered_cost_usd(
+        pricing, input_tokens=0, cache_creation_input_tokens=prompt, output_tokens=0
     )
+    per_token = (
+        metered_cost_usd(
+            pricing, input_tokens=0, cache_creation_input_tokens=prompt, output_tokens=1
+        )
+        - fixed
+    )
+    return _Worst(fixed + searches * WEB_SEARCH_USD, output, per_token)
+
+
+def _fit_output(body: dict[str, Any], route: str, worst: _Worst, spend: Spend) -> bool:
+    """Near the cap, lower the request's output bound to what the cap still allows: True when
+    the body changed; `_Refused` when fewer than `MIN_OUTPUT_TOKENS` (or its thinking budget)
+    fit."""
+    room = spend.room()
+    if room is None or worst.usd <= room:
+        return False
+    per_token = worst.usd_per_output_token
+    fits = int((room - worst.fixed_usd) / per_token) if per_token > 0 else worst.output_tokens
+    thinking = body.get("thinking")
+    budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+    floor = max(MIN_OUTPUT_TOKENS, budget + 1 if isinstance(budget, int) else 0)
+    if fits < floor:
+        raise _Refused(
+            400,
+            "budget_exceeded",
+            f"evolve-action: max_cost_usd ({spend.limit_usd:g}) reached; the model gateway "
+            "refuses further requests "
+            f"(this request's prompt alone may cost ${worst.fixed_usd:.4f}, "
+            f"${max(room, 0.0):.4f} of the cap is left)",
+        )
+    body["max_output_tokens" if route == "openai" else "max_tokens"] = fits
+    return True
+
+
+def _output_bound(body: Mapping[str, Any]) -> int:
+    bound = body.get("max_tokens", body.get("max_output_tokens"))
+    return bound if isinstance(bound, int) else DEFAULT_MAX_OUTPUT_TOKENS
 
 
 def _forwarded_headers(client: Mapping[str, str], upstream: Upstream) -> dict[str, str]:

@@ -158,6 +158,11 @@ def body(model: str = MODEL, max_tokens: int = 100, **extra: Any) -> bytes:
     return json.dumps({"model": model, "max_tokens": max_tokens, "messages": [], **extra}).encode()
 
 
+def prompt_usd(data: bytes, rate: float = 3e-6) -> float:
+    """A reservation's prompt: a token per four bytes, priced as a cache write."""
+    return -(-len(data) // 4) * rate * 1.25
+
+
 def call(
     url: str,
     token: str,
@@ -361,9 +366,9 @@ def test_an_unpriced_model_is_refused_unless_its_price_is_given(
 def test_concurrent_requests_cannot_overshoot_the_cap(stub: Stub) -> None:
     release = threading.Event()
     stub.answer = lambda _: Answer(hold=release)
-    data = body(max_tokens=1000)
-    worst = len(data) * 3e-6 * 1.25 + 1000 * 15e-6
-    cap = 3.5 * worst  # three requests' worst case fit, the fourth does not
+    data = body(max_tokens=300)
+    worst = prompt_usd(data) + 300 * 15e-6
+    cap = 3.5 * worst  # three requests' worst case fit; what is left is too little for a fourth
     proxy = start(stub, limit_usd=cap)
     try:
         with proxy.session(MODEL) as grant:
@@ -389,16 +394,43 @@ def test_concurrent_requests_cannot_overshoot_the_cap(stub: Stub) -> None:
 
 
 def test_a_long_max_tokens_is_reserved_in_full(stub: Stub) -> None:
+    """128,000 output tokens of Opus ($3.20) under a $1 cap: the request goes out with the
+    output bound the cap allows, so even a whole answer stays within it."""
+    release = threading.Event()
+    stub.answer = lambda _: Answer(hold=release)
     proxy = start(stub, limit_usd=1.0)
     try:
         with proxy.session("claude-opus-5") as grant:
             url = f"{grant.anthropic_base_url}/v1/messages"
-            status, answer, _ = call(url, grant.token, body("claude-opus-5", 128_000))
-            assert status == 400 and b"budget_exceeded" in answer
-            assert call(url, grant.token, body("claude-opus-5", 10))[0] == 200
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pending = pool.submit(call, url, grant.token, body("claude-opus-5", 128_000))
+                deadline = time.monotonic() + 30
+                while not stub.seen and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                assert proxy._spend.reserved_usd <= 1.0
+                # what is left cannot buy another request, however short
+                status, answer, _ = call(url, grant.token, body("claude-opus-5", 10))
+                assert status == 400 and b"budget_exceeded" in answer
+                release.set()
+                assert pending.result()[0] == 200
+    finally:
+        release.set()
+        proxy.close()
+    sent = json.loads(stub.seen[0].body)
+    data = body("claude-opus-5", 128_000)
+    assert sent["max_tokens"] == int((1.0 - prompt_usd(data, 5e-6)) / 25e-6)
+    assert len(stub.seen) == 1
+
+
+def test_near_the_cap_a_thinking_budget_that_no_longer_fits_is_refused(stub: Stub) -> None:
+    proxy = start(stub, limit_usd=0.05)
+    try:
+        with proxy.session(MODEL) as grant:
+            data = body(max_tokens=32_000, thinking={"type": "enabled", "budget_tokens": 8000})
+            status, answer, _ = call(f"{grant.anthropic_base_url}/v1/messages", grant.token, data)
     finally:
         proxy.close()
-    assert len(stub.seen) == 1
+    assert status == 400 and b"budget_exceeded" in answer and stub.seen == []
 
 
 def test_a_stream_cut_short_is_charged_its_reservation(gw: gateway.Gateway, stub: Stub) -> None:
@@ -408,8 +440,7 @@ def test_a_stream_cut_short_is_charged_its_reservation(gw: gateway.Gateway, stub
         with pytest.raises(http.client.IncompleteRead):  # cut short for the client too
             call(f"{grant.anthropic_base_url}/v1/messages", grant.token, data)
         used = gw.used(grant)
-    worst = len(data) * 3e-6 * 1.25 + 11_000 * 15e-6
-    assert used.cost_usd == pytest.approx(worst)
+    assert used.cost_usd == pytest.approx(prompt_usd(data) + 11_000 * 15e-6)
 
 
 def test_a_client_that_hangs_up_is_charged_its_reservation(gw: gateway.Gateway, stub: Stub) -> None:
@@ -431,7 +462,7 @@ def test_a_client_that_hangs_up_is_charged_its_reservation(gw: gateway.Gateway, 
         while not gw.used(grant).requests and time.monotonic() < deadline:
             time.sleep(0.01)
         used = gw.used(grant)
-    assert used.cost_usd == pytest.approx(len(data) * 3e-6 * 1.25 + 11_000 * 15e-6)
+    assert used.cost_usd == pytest.approx(prompt_usd(data) + 11_000 * 15e-6)
 
 
 def test_server_tools_are_priced_or_refused(gw: gateway.Gateway, stub: Stub) -> None:
@@ -731,3 +762,19 @@ def test_the_upstream_reads_the_body_the_gateway_checked(gw: gateway.Gateway, st
         assert call(f"{grant.anthropic_base_url}/v1/messages", grant.token, data)[0] == 200
     assert json.loads(stub.seen[0].body) == json.loads(data)
     assert stub.seen[0].body == json.dumps(json.loads(data), ensure_ascii=False).encode()
+
+
+def test_a_session_without_a_model_is_pinned_to_its_first(gw: gateway.Gateway, stub: Stub) -> None:
+    """The listing capture starts the CLI with its default model (`""`), against the scripted
+    server, priced by the caller: the first model asked for is the session's, and only it."""
+    free = Pricing(input_per_mtok=0, output_per_mtok=0)
+    with gw.session("", pricing=free) as grant:
+        url = f"{grant.anthropic_base_url}/v1/messages"
+        assert call(url, grant.token, body("claude-opus-5-5"))[0] == 200
+        assert call(url, grant.token, body("claude-opus-5"))[0] == 403
+        assert gw.used(grant).cost_usd == 0
+    with gw.session("") as grant:  # no price given: the catalog's, or refused
+        status, answer, _ = call(
+            f"{grant.anthropic_base_url}/v1/messages", grant.token, body("x-1")
+        )
+        assert status == 400 and b"'x-1' has no price" in answer
