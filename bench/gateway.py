@@ -84,7 +84,7 @@ def overhead(server: ModelServer, requests: int) -> dict[str, Any]:
     env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-scripted"}
     with harness.gateways():
         proxy = harness.acquire_gateway(env)
-        with proxy.session() as grant:
+        with proxy.session(MODEL) as grant:
             for _ in range(20):  # warm both paths (connections, the server's policy cache)
                 _post(f"{server.base_url}/v1/messages", "sk-scripted")
                 _post(f"{grant.anthropic_base_url}/v1/messages", grant.token)

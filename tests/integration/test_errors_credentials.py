@@ -140,9 +140,13 @@ def test_every_session_failing_alike_changes_nothing(
     assert results.read_bytes() == before
     assert "FAILED" not in out and "ERRORED" in out
     # The sweep stopped once the first three sessions failed alike (3 queries x 2 runs planned).
-    # A refused credential is the gateway's to remember: after the first 401 it refuses every
-    # later request itself, so only the first session reaches the model at all.
-    assert len(sessions(srv.requests)) == (1 if "401" in policy else 3)
+    # A refused credential is the gateway's to remember: after the first 401, confirmed by its
+    # own request (no CLI session id), it refuses every later request itself, so only the first
+    # session reaches the model at all.
+    agents = sessions(srv.requests) - {""}
+    assert len(agents) == (1 if "401" in policy else 3)
+    if "401" in policy:
+        assert "" in sessions(srv.requests)  # the gateway's own confirming request
 
 
 def test_one_errored_query_keeps_its_stored_result(

@@ -243,3 +243,97 @@ def test_no_hostile_path_reaches_the_model_key(
                 urllib.request.urlopen(request, timeout=10)
             if isinstance(caught.value, urllib.error.HTTPError):
                 assert caught.value.code == 401
+
+
+PROBE = """\
+import json, os, urllib.error, urllib.request
+token, base = os.environ["ANTHROPIC_API_KEY"], os.environ["ANTHROPIC_BASE_URL"]
+origin = base.rsplit("/", 1)[0]
+tries = [
+    ("GET", base + "/v1/models", None),
+    ("GET", base + "/v1/files", None),
+    ("POST", base + "/v1/messages/batches", {"requests": []}),
+    ("GET", base + "/v1/organizations/me", None),
+    ("POST", base + "/v1/complete", {"model": "MODEL", "prompt": "hi"}),
+    ("POST", base + "/v1/x/../messages/batches", {"requests": []}),
+    ("POST", base + "/v1%2Fmessages", {"model": "MODEL", "max_tokens": 5, "messages": []}),
+    ("GET", origin + "/openai/models", None),
+    ("POST", origin + "/openai/chat/completions", {"model": "gpt-5.4"}),
+    ("POST", base + "/v1/messages", {"model": "claude-opus-5", "max_tokens": 5, "messages": []}),
+]
+seen = {}
+for method, url, body in tries:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={
+        "x-api-key": token, "content-type": "application/json", "anthropic-version": "2023-06-01",
+        "X-Forwarded-Host": "api.anthropic.com"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            seen[method + " " + url.replace(origin, "")] = answer.status
+    except urllib.error.HTTPError as exc:
+        seen[method + " " + url.replace(origin, "")] = exc.code
+print("PROBED " + json.dumps(seen, sort_keys=True))
+""".replace("MODEL", MODEL)
+
+PROBE_POLICY = r"""
+rules:
+  - name: probe
+    when: {prompt: '\[probe\]'}
+    steps:
+      - {tool: Bash, input: {command: "/usr/bin/python3 probe.py"}}
+      - "Done."
+  - name: plain
+    when: {prompt: '\[plain\]'}
+    steps:
+      - {tool: Bash, input: {command: "echo ok > done.txt"}}
+      - "Done."
+"""
+
+
+def test_a_session_token_buys_model_answers_and_nothing_else(
+    tmp_path: Path, model_server: Any, claude_cli: Path
+) -> None:
+    """The agent's own shell, holding its session token, tries what the token might buy
+    (other endpoints, traversal, the OpenAI route with no key configured, another model): every
+    try is answered by the gateway, none reaches the model server, and the other session of the
+    run still reaches a verdict (issue 37)."""
+    srv = model_server(PROBE_POLICY)
+    root = tmp_path / "repo"
+    write(root, ".claude-plugin/plugin.json", '{"name": "kit", "version": "1.0.0"}\n')
+    write(root, "skills/setup/SKILL.md", "---\nname: setup\ndescription: Set up projects.\n---\n")
+    write(root, "evals/setup/files/probe.py", PROBE)
+    evals = {
+        "skill_name": "setup",
+        "evals": [
+            {
+                "id": "probe",
+                "prompt": "[probe] Set up the project.",
+                "files": ["files/probe.py"],
+                "assertions": [{"type": "file_exists", "path": "probe.py"}],
+            },
+            {
+                "id": "plain",
+                "prompt": "[plain] Set up the project.",
+                "assertions": [{"type": "file_exists", "path": "done.txt"}],
+            },
+        ],
+    }
+    write(root, "evals/setup/evals.json", json.dumps(evals))
+    env = {**env_for(tmp_path, srv.base_url), confine.NETWORK_VAR: "open"}
+    out, err = io.StringIO(), io.StringIO()
+    args = ["run", "evals", "--root", str(root), "--model", MODEL, "--no-baseline", "--jobs", "1"]
+    code = main(args, env, stdout=out, stderr=err, cwd=root)
+    console = out.getvalue() + err.getvalue()
+    assert code == 0, console
+    assert "PASSED  plain" in console and "PASSED  probe" in console, console
+
+    everything = json.dumps([r.get("body") for r in srv.requests])
+    found = re.search(r"PROBED (\{[^}]*\})", everything.replace('\\"', '"'))
+    assert found, "the probe's output never reached the model"
+    statuses = json.loads(found.group(1))
+    assert len(statuses) == 10 and set(statuses.values()) <= {403, 404}, statuses
+    # The model server saw model requests of the session's model only, on the allowlisted paths.
+    assert {r.get("path") for r in srv.requests} <= {"/v1/messages", "/v1/messages/count_tokens"}
+    models = {(r.get("body") or {}).get("model") for r in srv.requests}
+    assert models == {MODEL}, models
+    assert not [r for r in srv.requests if "x-forwarded-host" in (r.get("headers") or {})]

@@ -83,9 +83,11 @@ def test_sigint_exits_130_keeps_finished_queries_and_leaves_no_agents(
 def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
     tmp_path: Path, model_server: Any, claude_cli: Path, sandbox_off: bool, agent_scratch: Path
 ) -> None:
-    """A runner kills 2.5 s after its SIGTERM: the agents must be gone when the run has exited.
-
-    The figures (SIGTERM → exit, SIGTERM → last agent gone) are printed, never asserted.
+    """A runner kills 2.5 s after its SIGTERM: the agents must be gone when the run has exited,
+    and the run itself within 2 s while the model's answers are still in flight at the gateway
+    (issue 37: GitHub kills a cancelled step ~10 s after signalling it, and the cancellation path
+    must have run by then). The figures are printed; only the 2 s bound is asserted (without bubblewrap, as the
+    action's image runs on GitHub).
     """
     if not sandbox_off and not sandbox.probe(os.environ).available:
         pytest.skip(f"no OS sandbox here: {sandbox.probe(os.environ).reason}")
@@ -101,7 +103,7 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
         for i in range(4)
     ]
     write(root, "evals/good/evals.json", json.dumps({"evals": cases}))
-    srv = model_server({"latency_ms": 5000})
+    srv = model_server({"latency_ms": 20000})  # answers in flight when the signal comes
     env = scripted_env(tmp_path, srv.base_url)
     scratch = agent_scratch  # its agents are this run's, not another test run's
     env["TMPDIR"] = str(scratch)
@@ -143,5 +145,7 @@ def test_sigterm_mid_eval_leaves_no_agent_and_no_traceback(
         f"{exited - signalled:.2f} s, last agent gone after {gone - signalled:.2f} s"
     )
     assert proc.returncode == 143, text
+    if sandbox_off:  # as the action's image runs on GitHub (bubblewrap's own teardown aside)
+        assert exited - signalled < 2.0, f"the run took {exited - signalled:.2f} s to exit"
     assert "Traceback" not in text and "Exception ignored" not in text, text
     assert live_agents(scratch) == [], "agents outlived the run they belong to"

@@ -84,6 +84,7 @@ from evolve_action.harness import (
     remove_workspace,
     runtime_error,
     session_cost_usd,
+    session_limit,
 )
 from evolve_action.harness import estimate as token_estimate
 
@@ -349,6 +350,7 @@ async def run_case(
             config_dir=home,
             expect_skill="" if baseline else skill_dir.name,
             harness=model.harness,
+            pricing=model.model.pricing,
         )
         transcript = await sweep.harness.run(spec)
         if sweep.budget is not None:
@@ -538,7 +540,7 @@ async def run_evals(
         budget=options.budget,
     )
     counts = _Counts()
-    sem = asyncio.Semaphore(max(options.jobs, 1))
+    sem = asyncio.Semaphore(max(session_limit(options.jobs), 1))  # no two share an agent uid
     runnable = [u for u in ep.plan.units if u.cases]
     reporter.emit(
         SweepStarted(

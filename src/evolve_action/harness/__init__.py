@@ -23,8 +23,9 @@ Files (private; import from this package):
 - `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
 - `_confine`: how agents and `command` assertions are confined (sandbox, agent user, hidden paths).
 - `_launch`: the launcher script every confined process starts through (its reaper, the user switch).
-- `_gateway`: the model gateway: the loopback proxy that alone holds the model credentials; each
-  session gets a token valid only there and only while it runs; the job's meter and hard cap.
+- `_gateway`: the model gateway: the loopback server that alone holds the model credentials and
+  forwards only the model requests the CLIs make; each session gets a token valid only there, on
+  its route, for its model and while it runs; the job's meter and its cap by reservation.
 - `_meter`: what one model response used and cost, read from the bytes the gateway forwards.
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
@@ -62,6 +63,7 @@ from evolve_action.harness._confine import (
     confined,
     give_to_agent,
     launcher_argv,
+    session_limit,
 )
 from evolve_action.harness._confine import current as confinement
 from evolve_action.harness._gateway import Gateway, Grant, Spend, Upstream, gateways
@@ -243,6 +245,7 @@ __all__ = [
     "scratch",
     "scratch_dir",
     "session_cost_usd",
+    "session_limit",
     "stop_session",
     "sweep_failed",
     "sweep_stale",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evolve_action.catalog import Pricing
 from evolve_action.config import DEFAULT_MAX_TURNS
 from evolve_action.harness._meter import Metered
 
@@ -158,6 +159,9 @@ class SessionSpec:
     """Plugins loaded as users install them (`--plugin-dir`: namespaced skills, hooks run)."""
     harness: str = "claude"
     """The agent CLI to run (`claude` or `codex`: the model's bound harness)."""
+    pricing: Pricing | None = None
+    """The model's price (config overrides included); None = the built-in catalog's. The model
+    gateway refuses a model it cannot price."""
 
 
 class Harness(Protocol):

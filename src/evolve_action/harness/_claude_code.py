@@ -125,6 +125,9 @@ def agent_env(
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_MAX_RETRIES": str(cli_retries),
+        # The CLI's background model: the one the gateway grants besides the session's.
+        "ANTHROPIC_SMALL_FAST_MODEL": gateway.SMALL_MODEL,
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": gateway.SMALL_MODEL,
         **dict(spec.env),
     }
     if is_root and spec.permission_mode == "bypassPermissions":
@@ -463,7 +466,7 @@ async def run_session(
             proxy = gateway.acquire(environ)
         except EnvironmentProblem as exc:
             return parse_messages([], crash=f"agent CLI failed: {exc.message}")
-        grant = stack.enter_context(proxy.session())
+        grant = stack.enter_context(proxy.session(spec.model, pricing=spec.pricing))
         env = agent_env(
             spec,
             environ=environ,

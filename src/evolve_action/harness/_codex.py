@@ -402,7 +402,7 @@ async def run_codex(
             proxy = gateway.acquire(environ)
         except EnvironmentProblem as exc:
             return parse_events([], crash=f"agent CLI failed: {exc.message}")
-        grant = stack.enter_context(proxy.session())
+        grant = stack.enter_context(proxy.session(spec.model, route="openai", pricing=spec.pricing))
         env = codex_env(spec, environ=environ, home=home, grant=grant, cli=cli)
         if not conf.unconfined:  # our $HOME is hidden: the agent gets a private one
             (home / "home").mkdir()

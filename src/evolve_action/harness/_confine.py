@@ -66,6 +66,7 @@ __all__ = [
     "launcher_argv_bare",
     "release",
     "resolve",
+    "session_limit",
     "user_for",
 ]
 
@@ -259,6 +260,16 @@ def user_for(conf: Confinement, workspace: Path) -> AgentUser | None:
         chosen = min(conf.pool, key=lambda u: load[u])  # pool order breaks ties
         _leases[key] = chosen
         return chosen
+
+
+def session_limit(jobs: int) -> int:
+    """`jobs` (concurrent agent sessions), capped at the agent-user pool's size while a
+    `confined()` run switches agents to agent users: more live workspaces than uids would make two
+    sessions share one, and one could read the other's gateway token from `/proc`."""
+    conf = _current
+    if conf is None or conf.user is None:
+        return jobs
+    return max(1, min(jobs, len(conf.pool) or 1))
 
 
 def release(workspace: Path) -> None:

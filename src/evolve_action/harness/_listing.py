@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evolve_action.catalog import Pricing
 from evolve_action.harness import _procenv as procenv
 from evolve_action.harness import _workspace as workspace
 from evolve_action.harness._base import SessionSpec
@@ -153,6 +154,8 @@ async def capture_listing(
                     allowed_tools=allowed_tools,
                     permission_mode="default",
                     plugin_dirs=tuple(plugin_dirs),
+                    # The scripted server answers (free): whatever model the CLI defaults to.
+                    pricing=Pricing(input_per_mtok=0, output_per_mtok=0),
                 )
             )
         finally:

@@ -12,6 +12,11 @@ The prices: `catalog.Pricing` gives the input and output rate per million tokens
 costs `CACHE_READ_FACTOR` (0.1) of the input rate and a cache write `CACHE_WRITE_FACTOR` (1.25,
 Anthropic's five-minute cache), as both vendors list them. OpenAI reports cached input inside its
 `input_tokens`; the meter moves it to `cache_read_input_tokens` so no token is priced twice.
+A prompt of more than `LONG_CONTEXT_TOKENS` (fresh, cached and written together) is priced at the
+long-context rates (`LONG_CONTEXT_INPUT_FACTOR` × input, `LONG_CONTEXT_OUTPUT_FACTOR` × output),
+and each paid server-tool call (web search) at `WEB_SEARCH_USD`. `complete` says whether the
+answer reached its end (`message_stop`, a whole JSON body, `response.completed`): the gateway
+charges an answer that did not its whole reservation, since the API bills what it generated.
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ from evolve_action.catalog import Catalog, Pricing, build_catalog
 __all__ = [
     "CACHE_READ_FACTOR",
     "CACHE_WRITE_FACTOR",
+    "LONG_CONTEXT_INPUT_FACTOR",
+    "LONG_CONTEXT_OUTPUT_FACTOR",
+    "LONG_CONTEXT_TOKENS",
+    "WEB_SEARCH_USD",
     "Metered",
     "ResponseMeter",
     "metered_cost_usd",
@@ -33,6 +42,11 @@ __all__ = [
 
 CACHE_READ_FACTOR = 0.1
 CACHE_WRITE_FACTOR = 1.25
+LONG_CONTEXT_TOKENS = 200_000
+LONG_CONTEXT_INPUT_FACTOR = 2.0
+LONG_CONTEXT_OUTPUT_FACTOR = 1.5
+WEB_SEARCH_USD = 0.01
+"""One web search, Anthropic's and OpenAI's list price ($10 per 1,000)."""
 MAX_EVENT_BYTES = 1 << 20
 MAX_JSON_BYTES = 8 << 20
 MAX_ERROR_BYTES = 64 << 10
@@ -52,6 +66,8 @@ class Metered:
     """At list prices, cache discounts included; 0 for a model the catalog does not price."""
     unpriced: int = 0
     """Responses whose model has no catalog price (their tokens are counted, not their cost)."""
+    server_tool_requests: int = 0
+    """Paid server-tool calls (web searches), priced at `WEB_SEARCH_USD` each."""
 
     def __add__(self, other: Metered) -> Metered:
         return Metered(
@@ -64,6 +80,7 @@ class Metered:
             ),
             cost_usd=self.cost_usd + other.cost_usd,
             unpriced=self.unpriced + other.unpriced,
+            server_tool_requests=self.server_tool_requests + other.server_tool_requests,
         )
 
 
@@ -74,14 +91,20 @@ def metered_cost_usd(
     output_tokens: int,
     cache_read_input_tokens: int = 0,
     cache_creation_input_tokens: int = 0,
+    server_tool_requests: int = 0,
 ) -> float:
-    """Dollars at list prices: fresh input, cache writes (×1.25), cache reads (×0.1), output."""
-    rate = pricing.input_per_mtok / 1e6
+    """Dollars at list prices: fresh input, cache writes (×1.25), cache reads (×0.1), output, at
+    the long-context rates past `LONG_CONTEXT_TOKENS` of prompt; plus paid server-tool calls."""
+    prompt = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
+    long = prompt > LONG_CONTEXT_TOKENS
+    rate = pricing.input_per_mtok / 1e6 * (LONG_CONTEXT_INPUT_FACTOR if long else 1.0)
+    out_rate = pricing.output_per_mtok / 1e6 * (LONG_CONTEXT_OUTPUT_FACTOR if long else 1.0)
     return (
         input_tokens * rate
         + cache_creation_input_tokens * rate * CACHE_WRITE_FACTOR
         + cache_read_input_tokens * rate * CACHE_READ_FACTOR
-        + output_tokens * pricing.output_per_mtok / 1e6
+        + output_tokens * out_rate
+        + server_tool_requests * WEB_SEARCH_USD
     )
 
 
@@ -122,6 +145,9 @@ class ResponseMeter:
         self._model = ""
         self._usage: dict[str, int] = {}
         self._openai = False
+        self._json_read = False
+        self.complete = False
+        """The answer reached its end (an SSE stream's last event, or a whole JSON body)."""
 
     def feed(self, chunk: bytes) -> None:
         """Take the next bytes of the body."""
@@ -140,9 +166,21 @@ class ResponseMeter:
             return ""
         return bytes(self._buffer[:MAX_ERROR_BYTES]).decode("utf-8", "replace")
 
-    def result(self, catalog: Catalog | None = None) -> Metered:
-        """The usage and cost of the response (nothing for an error or a body without usage)."""
-        if self._status < 400 and not self._sse and not self._overflow:
+    def finish(self) -> None:
+        """The body ended (whatever reached us is all there is): a JSON body is read now."""
+        if self._sse or self._json_read:
+            return
+        self._json_read = True
+        if self._status >= 400:
+            self.complete = True
+        elif not self._overflow:
+            self._read_json(bytes(self._buffer))
+
+    def result(self, catalog: Catalog | None = None, *, pricing: Pricing | None = None) -> Metered:
+        """The usage and cost of the response (nothing for an error or a body without usage);
+        `pricing` when the caller knows the model's price (else the catalog's, by the model the
+        answer names)."""
+        if self._status < 400 and not self._sse and not self._overflow and not self._json_read:
             self._read_json(bytes(self._buffer))
         if not self._usage:
             return Metered(requests=1)
@@ -156,8 +194,10 @@ class ResponseMeter:
             output_tokens=self._usage.get("output_tokens", 0),
             cache_read_input_tokens=read,
             cache_creation_input_tokens=self._usage.get("cache_creation_input_tokens", 0),
+            server_tool_requests=self._usage.get("web_search_requests", 0),
         )
-        pricing = pricing_for(self._model, catalog)
+        if pricing is None:
+            pricing = pricing_for(self._model, catalog)
         if pricing is None:
             return Metered(**{**_fields(usage), "unpriced": 1})
         cost = metered_cost_usd(
@@ -166,6 +206,7 @@ class ResponseMeter:
             output_tokens=usage.output_tokens,
             cache_read_input_tokens=usage.cache_read_input_tokens,
             cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            server_tool_requests=usage.server_tool_requests,
         )
         return Metered(**{**_fields(usage), "cost_usd": cost})
 
@@ -202,10 +243,15 @@ class ResponseMeter:
                 self._take(message.get("usage"))
         elif kind == "message_delta":  # Anthropic: cumulative output (and, lately, input) usage
             self._take(payload.get("usage"))
+        elif kind == "message_stop":
+            self.complete = True
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             response = payload.get("response")
             if isinstance(response, dict):
                 self._read_openai(response)
+            self.complete = True
+        elif kind == "error":  # an error event ends the stream: nothing more is generated
+            self.complete = True
 
     def _read_json(self, body: bytes) -> None:
         try:
@@ -214,6 +260,7 @@ class ResponseMeter:
             return
         if not isinstance(payload, dict):
             return
+        self.complete = True
         if payload.get("object") == "response":
             self._read_openai(payload)
             return
@@ -228,11 +275,17 @@ class ResponseMeter:
             return
         details = usage.get("input_tokens_details")
         cached = details.get("cached_tokens") if isinstance(details, dict) else 0
+        searches = sum(
+            1
+            for item in response.get("output") or ()
+            if isinstance(item, dict) and item.get("type") == "web_search_call"
+        )
         self._take(
             {
                 "input_tokens": usage.get("input_tokens"),
                 "output_tokens": usage.get("output_tokens"),
                 "cache_read_input_tokens": cached,
+                "web_search_requests": searches,
             }
         )
 
@@ -248,6 +301,12 @@ class ResponseMeter:
             value = usage.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 self._usage[name] = value  # Anthropic's delta counts are cumulative
+        tools = usage.get("server_tool_use")
+        searches = tools.get("web_search_requests") if isinstance(tools, dict) else None
+        if searches is None:
+            searches = usage.get("web_search_requests")
+        if isinstance(searches, int) and not isinstance(searches, bool) and searches >= 0:
+            self._usage["web_search_requests"] = searches
 
 
 def _event_end(buffer: bytearray) -> tuple[int, int] | None:
@@ -267,4 +326,5 @@ def _fields(usage: Metered) -> dict[str, Any]:
         "output_tokens": usage.output_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "server_tool_requests": usage.server_tool_requests,
     }

@@ -46,6 +46,7 @@ from evolve_action.harness import (
     create_trigger_workspace,
     remove_workspace,
     session_cost_usd,
+    session_limit,
 )
 from evolve_action.harness import estimate as token_estimate
 from evolve_action.repo import EvalSet, Repository, plugin_skills
@@ -250,7 +251,7 @@ async def run(
         options=options,
         reporter=reporter,
         harness=harness,
-        sem=asyncio.Semaphore(max(options.jobs, 1)),
+        sem=asyncio.Semaphore(max(session_limit(options.jobs), 1)),  # one agent uid each
         tally=SessionTally(),
     )
     units: list[UnitOutcome] = []
@@ -719,6 +720,7 @@ async def _run_once(
         expect_skill=skill,
         plugin_dirs=(plugin_dir,) if plugin_dir is not None else (),
         harness=model.harness,
+        pricing=model.model.pricing,
     )
     seconds = 0.0
     attempts = 0

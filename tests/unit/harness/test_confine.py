@@ -154,3 +154,16 @@ def test_the_launcher_switches_to_the_agent_user_without_groups_or_new_privilege
     assert done.returncode == 0, done.stderr
     uid, groups, nnp = done.stdout.splitlines()
     assert (uid, groups) == ("65534", "65534") and nnp.split() == ["NoNewPrivs:", "1"]
+
+
+def test_concurrent_sessions_are_capped_at_the_agent_user_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`jobs` beyond the agent-user pool would make two live sessions share a uid (and read each
+    other's gateway token from /proc): the engines' concurrency is capped at the pool (issue 37)."""
+    users = tuple(confine.AgentUser(f"evolve-agent-{i}", 2001 + i, 2001 + i) for i in range(3))
+    conf = confine.Confinement(sandbox=sandbox.Probe(None, "no"), user=users[0], pool=users)
+    monkeypatch.setattr(confine, "_current", conf)
+    assert [confine.session_limit(j) for j in (1, 3, 12)] == [1, 3, 3]
+    monkeypatch.setattr(confine, "_current", confine.Confinement(sandbox=BWRAP))
+    assert confine.session_limit(12) == 12  # no user switch: nothing to share

@@ -111,7 +111,7 @@ def proxy(upstream: Upstream) -> Iterator[gateway.Gateway]:
 def post(url: str, token: str, *, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     request = urllib.request.Request(
         url,
-        data=b'{"model":"claude-sonnet-4-6","messages":[]}',
+        data=b'{"model":"claude-sonnet-4-6","max_tokens":10,"messages":[]}',
         headers={"x-api-key": token, "content-type": "application/json", **(headers or {})},
     )
     try:
@@ -124,7 +124,7 @@ def post(url: str, token: str, *, headers: dict[str, str] | None = None) -> tupl
 def test_a_session_token_reaches_the_upstream_with_the_real_key_only(
     proxy: gateway.Gateway, upstream: Upstream
 ) -> None:
-    with proxy.session() as grant:
+    with proxy.session("claude-sonnet-4-6") as grant:
         assert grant.token.startswith("evolve-session-") and KEY not in repr(grant)
         status, body = post(
             f"{grant.anthropic_base_url}/v1/messages?beta=true",
@@ -152,7 +152,7 @@ def test_no_token_a_wrong_token_and_an_ended_session_reach_nothing(
     base = f"{proxy.url}/anthropic/v1/messages"
     assert post(base, "")[0] == 401
     assert post(base, KEY)[0] == 401  # not even the real key opens it
-    with proxy.session() as grant:
+    with proxy.session("claude-sonnet-4-6") as grant:
         assert post(base, grant.token)[0] == 200
     assert post(base, grant.token)[0] == 401  # revoked with its session
     assert len(upstream.seen) == 1
@@ -160,10 +160,10 @@ def test_no_token_a_wrong_token_and_an_ended_session_reach_nothing(
 
 def test_streams_without_buffering(proxy: gateway.Gateway, upstream: Upstream) -> None:
     upstream.release = threading.Event()
-    with proxy.session() as grant:
+    with proxy.session("claude-sonnet-4-6") as grant:
         request = urllib.request.Request(
             f"{grant.anthropic_base_url}/v1/messages",
-            data=b"{}",
+            data=b'{"model": "claude-sonnet-4-6", "max_tokens": 10}',
             headers={"x-api-key": grant.token},
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
@@ -182,12 +182,17 @@ def test_a_refused_key_stops_every_session_at_the_gateway(
     upstream.body = (
         b'{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
     )
-    with proxy.session() as one, proxy.session() as two:
+    with proxy.session("claude-sonnet-4-6") as one, proxy.session("claude-sonnet-4-6") as two:
         assert post(f"{one.anthropic_base_url}/v1/messages", one.token)[0] == 401
         status, body = post(f"{two.anthropic_base_url}/v1/messages", two.token)
-    assert status == 401 and b"invalid x-api-key" in body
-    assert len(upstream.seen) == 1  # the second session never reached the upstream
-    assert proxy.fatal == "HTTP 401: invalid x-api-key"
+    # the gateway's own text, never the upstream's body
+    assert status == 401 and b"refused this job's credential" in body
+    assert b"invalid x-api-key" not in body
+    # the session's request, then the gateway's own confirming request; the second session's
+    # request never reached the upstream
+    assert len(upstream.seen) == 2 and b'"max_tokens": 1' in upstream.seen[1][2]
+    assert proxy.fatal.startswith("HTTP 401: the anthropic API refused the job's credential")
+    assert proxy.fatal.endswith("invalid x-api-key")
 
 
 def test_an_exhausted_credit_is_fatal_too(proxy: gateway.Gateway, upstream: Upstream) -> None:
@@ -196,10 +201,10 @@ def test_an_exhausted_credit_is_fatal_too(proxy: gateway.Gateway, upstream: Upst
         b'{"type":"error","error":{"type":"invalid_request_error",'
         b'"message":"Your credit balance is too low to access the Anthropic API."}}'
     )
-    with proxy.session() as grant:
+    with proxy.session("claude-sonnet-4-6") as grant:
         post(f"{grant.anthropic_base_url}/v1/messages", grant.token)
         post(f"{grant.anthropic_base_url}/v1/messages", grant.token)
-    assert len(upstream.seen) == 1 and "credit balance" in proxy.fatal
+    assert len(upstream.seen) == 2 and "credit balance" in proxy.fatal
 
 
 def test_the_cost_cap_is_a_hard_stop(upstream: Upstream) -> None:
@@ -208,7 +213,7 @@ def test_the_cost_cap_is_a_hard_stop(upstream: Upstream) -> None:
         gw = gateway.acquire({"ANTHROPIC_BASE_URL": upstream.url, "ANTHROPIC_API_KEY": KEY})
         assert gateway.acquire({"ANTHROPIC_BASE_URL": upstream.url, "ANTHROPIC_API_KEY": KEY}) is gw
         assert routes["anthropic"].base_url == upstream.url
-        with gw.session() as grant:
+        with gw.session("claude-sonnet-4-6") as grant:
             assert post(f"{grant.anthropic_base_url}/v1/messages", grant.token)[0] == 200
             status, body = post(f"{grant.anthropic_base_url}/v1/messages", grant.token)
         assert status == 400 and b"max_cost_usd (0.001) reached" in body
@@ -216,7 +221,7 @@ def test_the_cost_cap_is_a_hard_stop(upstream: Upstream) -> None:
 
 
 def test_websocket_upgrades_are_refused(proxy: gateway.Gateway, upstream: Upstream) -> None:
-    with proxy.session() as grant:
+    with proxy.session("claude-sonnet-4-6") as grant:
         status, _ = post(
             f"{grant.openai_base_url}/responses",
             grant.token,

@@ -228,7 +228,11 @@ def test_gateway_puts_on_the_credential_the_judge_and_counting_use(
     env = agent_env(spec, environ=environ, config_dir=Path("/cfg"), is_root=False, grant=GRANT)
     assert not {k for k in env if k in procenv.CREDENTIAL_VARS} - {"ANTHROPIC_API_KEY"}
     assert env["ANTHROPIC_API_KEY"] == GRANT.token
-    route = gateway.upstreams(environ)["anthropic"]
+    routes = gateway.upstreams(environ)
+    if not expected:  # no credential, no route: the gateway serves nothing on it
+        assert "anthropic" not in routes
+        return
+    route = routes["anthropic"]
     assert route.headers == expected
     assert route.base_url == "https://api.anthropic.com"
     chosen = procenv.chosen_credential(environ)
