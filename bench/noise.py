@@ -49,12 +49,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from evolve_action.report import (
     Outcome,
     Plan,
     Spending,
+    StratifiedTest,
     Stratum,
     Sweep,
     decide,
@@ -63,6 +64,7 @@ from evolve_action.report import (
     selected,
     stratified_test,
 )
+from evolve_action.triggers import decided
 
 CASES = tuple(int(x) for x in os.environ.get("NOISE_CASES", "5,10,20,40").split(","))
 RUNS = (1, 2, 3, 5)
@@ -564,6 +566,212 @@ def attempts_table_cells(sims: int, seed: int) -> list[dict[str, object]]:
                         cell[f"{kind}_{tag}_sessions"] = statistics.fmean(s for _, s in outs)
                 cells.append(cell)
     return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. The default path (issue 38): exactly what the action does at its defaults
+
+DEFAULT_CASES = (5, 10, 20, 40)
+
+
+class Outcomes:
+    """The runs of one simulated PR: per (side, query) a stream of pass/fail draws, so the
+    simulator and the real loop (`bench/noise_crosscheck.py`) see the same k-th run of a query on
+    a side whatever order they make them in. Sides: `stored` (the base's committed sweep),
+    `base` (fresh base runs) and `head`."""
+
+    def __init__(self, seed: int, rates: Sequence[tuple[float, float]]) -> None:
+        self.rates = list(rates)
+        self.seed = seed
+        self._streams: dict[tuple[str, int], random.Random] = {}
+
+    def run(self, side: str, i: int) -> bool:
+        """The next run of query `i` on `side` (True: it behaved as expected)."""
+        stream = self._streams.get((side, i))
+        if stream is None:
+            stream = random.Random(f"{self.seed}:{side}:{i}")
+            self._streams[(side, i)] = stream
+        p = self.rates[i][1] if side == "head" else self.rates[i][0]
+        return stream.random() < p
+
+    def sweep(self, side: str, i: int, planned: int = SWEEP) -> tuple[int, int]:
+        """(passes, runs) of an early-stopped sweep (`run triggers`' rule, `triggers.decided`)."""
+        hits = misses = 0
+        while hits + misses < planned and not decided(hits, misses, planned - hits - misses, True):
+            if self.run(side, i):
+                hits += 1
+            else:
+                misses += 1
+        return hits, hits + misses
+
+
+@dataclass(slots=True)
+class _Query:
+    """One query of a default-path PR: the stored base sweep, the head sweep, this job's first
+    block of fresh base runs, and its selective rounds."""
+
+    key: str
+    stored: tuple[int, int]
+    sweep: tuple[int, int]
+    fresh: tuple[int, int] = (0, 0)
+    head0: tuple[int, int] = (0, 0)
+    """Head runs outside the selective rounds (the head catching up alone: block 0)."""
+    rounds: list[tuple[int, int, int, int]] = field(default_factory=list)
+    """(base passes, base runs, head passes, head runs) per selective round ((0,0,0,0): passed by)."""
+
+    def head_runs(self) -> int:
+        """Head runs this job made (rounds and block 0)."""
+        return self.head0[1] + sum(r[3] for r in self.rounds)
+
+
+def _mean_runs(records: Sequence[tuple[int, int]]) -> float:
+    valid = [n for _, n in records if n]
+    return sum(valid) / len(valid) if valid else 0.0
+
+
+def default_test(qs: Sequence[_Query], fresh: bool) -> StratifiedTest:
+    """The test `compare_skill` makes of a default-path PR (base: fresh first block, fixed size,
+    or the stored sweep; head: its sweep; sweeps weighted when every record is one an
+    early-stopped sweep can end with and one stopped short; a block per selective round)."""
+    stopped_head = early_stopped([(*q.sweep, True) for q in qs], SWEEP)
+    stopped_base = not fresh and early_stopped([(*q.stored, True) for q in qs], SWEEP)
+    strata = []
+    for q in qs:
+        first = q.fresh if fresh else q.stored
+        rounds = tuple((_scores(r[0], r[1]), _scores(r[2], r[3])) for r in q.rounds)
+        head = (q.sweep[0] + q.head0[0], q.sweep[1] + q.head0[1])
+        strata.append(
+            Stratum(
+                base=_scores(*first),
+                head=_scores(*head),
+                base_sweep=Sweep(planned=SWEEP, should_trigger=True) if stopped_base else None,
+                head_sweep=(
+                    Sweep(planned=SWEEP, should_trigger=True, extra=q.head0[1])
+                    if stopped_head
+                    else None
+                ),
+                rounds=rounds,
+            )
+        )
+    return stratified_test(strata)
+
+
+def thin_reason(stored: Sequence[tuple[int, int]]) -> str:
+    """`flows._power._auto_reason` for a stored base of the same harness and tool."""
+    if _mean_runs(stored) < SWEEP:
+        return "thin"
+    if early_stopped([(*r, True) for r in stored], SWEEP):
+        return "early-stopped"
+    return ""
+
+
+def default_pr(
+    outcomes: Outcomes,
+    plan: Plan,
+    *,
+    cap: int = 18,
+    step: int = SWEEP,
+    salt: str = "",
+    auto: Callable[[Sequence[tuple[int, int]]], str] = thin_reason,
+) -> tuple[Outcome, int]:
+    """One PR on the default path (`base: auto`, `max_runs` 18, a 3-run early-stopped sweep on
+    each side, the stored base committed by the base's own PR): `flows._power._Track.run`, step
+    by step, through the product's `stratified_test` / `decide` / `information` / `selected`.
+    Returns the last look's outcome and the sessions power on demand and the head sweep ran."""
+    n = len(outcomes.rates)
+    qs = [
+        _Query(
+            key=f"q{i}{salt}", stored=outcomes.sweep("stored", i), sweep=outcomes.sweep("head", i)
+        )
+        for i in range(n)
+    ]
+    sessions = sum(q.sweep[1] for q in qs)
+    sweep = _mean_runs([q.sweep for q in qs])
+    fresh = bool(auto([q.stored for q in qs]))
+    stored = 0.0 if fresh else _mean_runs([q.stored for q in qs])
+    if not fresh and cap <= max(sweep, stored):
+        return decide(default_test(qs, fresh), plan).outcome, sessions
+    cap_plan = replace(plan, cap=cap)
+
+    def look(t_prev: float, t: float, final: bool) -> Outcome:
+        return decide(default_test(qs, fresh), cap_plan, t_prev=t_prev, t=t, final=final).outcome
+
+    decided_ = (Outcome.REGRESSION, Outcome.IMPROVEMENT, Outcome.NO_CHANGE)
+    t_prev = 0.0
+    last: Outcome | None = None
+    if not fresh:
+        t = information(stored, sweep, cap)
+        last = look(0.0, t, False)
+        if last in decided_:
+            return last, sessions
+        t_prev = t
+    round_no = 0
+    full_b, full_h = stored, sweep
+    for _ in range(2 * cap + 2):  # `_Track.run`'s loop, branch by branch
+        made = [q for q in qs if q.head_runs()]
+        h_runs = sweep + (sum(q.head_runs() for q in made) / len(made) if made else 0.0)
+        b_runs = stored + (1.0 if fresh and qs[0].fresh[1] else 0.0)  # read at round 0 only
+        only = False
+        if fresh and not qs[0].fresh[1] and not round_no:
+            for i, q in enumerate(qs):  # the fresh base's first block: one run of every query
+                q.fresh = (int(outcomes.run("base", i)), 1)
+            sessions += n
+            added = n
+        elif full_b + 1 <= cap:
+            if not round_no:
+                full_b, full_h = b_runs, h_runs
+            k = min(step, int(cap - full_b), int(cap - full_h))
+            if k <= 0:
+                break
+            round_no += 1
+            only = True
+            added = 0
+            for i, q in enumerate(qs):
+                if selected(q.key, _pooled(q, fresh), round_no):
+                    b = sum(outcomes.run("base", i) for _ in range(k))
+                    h = sum(outcomes.run("head", i) for _ in range(k))
+                    q.rounds.append((b, k, h, k))
+                    added += 2 * k
+                else:
+                    q.rounds.append((0, 0, 0, 0))
+            sessions += added
+            full_b, full_h = full_b + k, full_h + k
+        else:  # the base at the cap: the head catches up alone (every query, block 0)
+            k = min(step, int(cap - h_runs))
+            if k <= 0:
+                break
+            for i, q in enumerate(qs):
+                h = sum(outcomes.run("head", i) for _ in range(k))
+                q.head0 = (q.head0[0] + h, q.head0[1] + k)
+            sessions += n * k
+            added = n * k
+        if not only:
+            full_b = stored + max((q.fresh[1] + sum(r[1] for r in q.rounds) for q in qs), default=0)
+            full_h = sweep + max((q.head_runs() for q in qs), default=0)
+        at_cap = full_b + 1 > cap and full_h + 1 > cap
+        final = at_cap or (added == 0 and not only)
+        if not final and added == 0:
+            continue
+        t = max(t_prev, information(full_b, full_h, cap))
+        if at_cap:
+            t = 1.0
+        last = look(t_prev, t, final)
+        if final or last in decided_:
+            return last, sessions
+        t_prev = t
+    if last is None:
+        return decide(default_test(qs, fresh), plan).outcome, sessions
+    return look(t_prev, 1.0, True), sessions
+
+
+def _pooled(q: _Query, fresh: bool) -> list[int]:
+    """What `_Track.pooled` gives the selection: the head sweep, the stored base (when tested),
+    and this job's runs of both sides, in no side's order."""
+    ones = q.sweep[0] + q.fresh[0] + q.head0[0] + sum(r[0] + r[2] for r in q.rounds)
+    runs = q.sweep[1] + q.fresh[1] + q.head0[1] + sum(r[1] + r[3] for r in q.rounds)
+    if not fresh:
+        ones, runs = ones + q.stored[0], runs + q.stored[1]
+    return [1] * ones + [0] * (runs - ones)
 
 
 # ---------------------------------------------------------------------------------------------
