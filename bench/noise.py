@@ -657,11 +657,17 @@ def default_test(qs: Sequence[_Query], fresh: bool) -> StratifiedTest:
 
 
 def thin_reason(stored: Sequence[tuple[int, int]]) -> str:
-    """`flows._power._auto_reason` for a stored base of the same harness and tool."""
-    if _mean_runs(stored) < SWEEP:
+    """`flows._power._auto_reason` for a stored base of the same harness and tool: a `SWEEP`-run
+    sweep is thin only when it made fewer runs without having stopped early."""
+    if _mean_runs(stored) < SWEEP and not early_stopped([(*r, True) for r in stored], SWEEP):
         return "thin"
-    if early_stopped([(*r, True) for r in stored], SWEEP):
-        return "early-stopped"
+    return ""
+
+
+def rerun_stopped(stored: Sequence[tuple[int, int]]) -> str:
+    """`auto` before issue 38: an early-stopped (or thin) stored base was re-run fresh."""
+    if _mean_runs(stored) < SWEEP or early_stopped([(*r, True) for r in stored], SWEEP):
+        return "thin or early-stopped"
     return ""
 
 
@@ -774,6 +780,105 @@ def _pooled(q: _Query, fresh: bool) -> list[int]:
     return [1] * ones + [0] * (runs - ones)
 
 
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) interval of a binomial proportion k/n, by bisection on the
+    binomial tails (no SciPy)."""
+
+    def tail_ge(p: float) -> float:  # P(X ≥ k)
+        return 1.0 - sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k))
+
+    def tail_le(p: float) -> float:  # P(X ≤ k)
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+
+    a = (1 - level) / 2
+
+    def solve(f: Callable[[float], float], rising: bool) -> float:
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if (f(mid) < a) == rising:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    low = 0.0 if k == 0 else solve(tail_ge, True)
+    high = 1.0 if k == n else solve(tail_le, False)
+    return low, high
+
+
+DEFAULT_PROFILES: dict[str, tuple[Draw, float]] = {
+    "aa_uniform": (AA["uniform"], 0.0),
+    "aa_coin": (AA["coin"], 0.0),
+    "aa_mixed": (AA["mixed"], 0.0),
+    "aa_steady": (AA["steady"], 0.0),
+    "drop20": (_power_p, DROP),
+}
+
+
+def default_cells(
+    sims: int,
+    seed: int,
+    cases: Sequence[int] = DEFAULT_CASES,
+    auto: Callable[[Sequence[tuple[int, int]]], str] = thin_reason,
+) -> list[dict[str, object]]:
+    """Table 6: the default path per size and profile: label counts and sessions per PR."""
+    plan = Plan()
+    cells: list[dict[str, object]] = []
+    for q in cases:
+        for name, (draw, drop) in DEFAULT_PROFILES.items():
+            rng = random.Random(_seed(seed, "default_" + name, q, 0))
+            counts = dict.fromkeys((o.value for o in Outcome), 0)
+            sessions: list[int] = []
+            for _ in range(sims):
+                rates = []
+                for _ in range(q):
+                    p = draw(rng)
+                    rates.append((p, max(0.0, p - drop)))
+                pr = rng.getrandbits(48)
+                out, ss = default_pr(Outcomes(pr, rates), plan, salt=f"-{pr}", auto=auto)
+                counts[out.value] += 1
+                sessions.append(ss)
+            cells.append(
+                {
+                    "cases": q,
+                    "profile": name,
+                    "sims": sims,
+                    "labels": counts,
+                    "sessions_mean": statistics.fmean(sessions),
+                    "sessions_p95": _p95(sessions),
+                }
+            )
+    return cells
+
+
+def _ci(k: int, n: int) -> str:
+    low, high = clopper_pearson(k, n)
+    return f"{100 * k / n:.1f} % ({100 * low:.1f}–{100 * high:.1f})"
+
+
+def default_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases | profile | PRs | false alarms (A/A) or `regression` (−20 pts), 95 % CI | "
+        "`no change`, 95 % CI | `undecided` | sessions per PR mean / p95 |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        labels = c["labels"]
+        assert isinstance(labels, dict)
+        n = int(c["sims"])  # type: ignore[call-overload]
+        if c["profile"] == "drop20":
+            hit = labels["regression"]
+        else:
+            hit = labels["regression"] + labels["improvement"]
+        lines.append(
+            f"| {c['cases']} | {c['profile']} | {n} | {_ci(hit, n)} | "
+            f"{_ci(labels['no change'], n)} | {100 * labels['undecided'] / n:.1f} % | "
+            f"{c['sessions_mean']:.1f} / {c['sessions_p95']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------------
 # Output
 
@@ -879,7 +984,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seq-sims", type=int, default=2000, help="simulated PRs per cell (table 3)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--only", choices=("legacy", "fixed", "sequential", "attempts", "selective"))
+    ap.add_argument(
+        "--only", choices=("legacy", "fixed", "sequential", "attempts", "selective", "default")
+    )
+    ap.add_argument(
+        "--default-sims", type=int, default=1500, help="simulated PRs per cell (default path)"
+    )
+    ap.add_argument(
+        "--before",
+        action="store_true",
+        help="default path: `auto` as before issue 38 (an early-stopped stored base re-run)",
+    )
     ap.add_argument(
         "--attempt-sims", type=int, default=1000, help="simulated PRs per cell (attempts table)"
     )
@@ -905,6 +1020,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["selective"] = selective(
             args.seq_sims, args.seed, Spending(args.spending), args.early_stop
         )
+    if args.only in (None, "default"):
+        result["default"] = default_cells(
+            args.default_sims, args.seed, auto=rerun_stopped if args.before else thin_reason
+        )
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["load_1min_after"] = round(os.getloadavg()[0], 2)
     if args.json:
@@ -917,6 +1036,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("sequential", sequential_table),
         ("attempts", attempts_table),
         ("selective", selective_table),
+        ("default", default_table),
     ):
         cells = result.get(key)
         if isinstance(cells, list):

@@ -21,9 +21,10 @@ the false-alarm rate stays ≤ 5 % over every look).
 
 With `stored` the base is the stored results and is never re-run (only the head gets more runs);
 with `rerun` the base side is this job's fresh runs only; with `auto` it is fresh runs only when the
-stored evidence is missing, thin (fewer than `triggers.DEFAULT_RUNS` runs per query), made by
-another harness or tool version, or early-stopped (a stopped sweep carries less than its runs
-suggest), and otherwise the stored runs with paired reruns appended (bench/noise.py's third table).
+stored evidence is missing, thin (a sweep planned with fewer than `triggers.DEFAULT_RUNS` runs per
+query, or a fixed-size one that made fewer; an early-stopped sweep of the default runs is not
+thin: the test weighs its records exactly) or made by another harness or tool version, and
+otherwise the stored runs with paired reruns appended (bench/noise.py's default-path table).
 
 With the PR's ledger (`flows._ledger`: the runs and looks of earlier workflow runs) the loop
 starts from the runs whose fingerprints match this comparison (base and head content, query,
@@ -226,17 +227,25 @@ def _stopped(entry: TriggersEntry) -> bool:
 
 
 def _auto_reason(base: TriggersEntry | None, head: TriggersEntry, known: bool) -> str:
-    """Why `auto` re-runs the base ("" when the stored base is good evidence)."""
+    """Why `auto` re-runs the base ("" when the stored base is good evidence).
+
+    Thin means a sweep planned with fewer than `triggers.DEFAULT_RUNS` runs per query, or a
+    fixed-size one that made fewer. An early-stopped sweep of the default runs is not thin: it is
+    the measurement the head's sweep is, its records are weighed exactly by the test, and it
+    costs no session (re-running it fresh — one run per query, then rounds — cost more and
+    called a 20-point drop on 10 queries 71 % of the time instead of 82 %: BENCHMARKS.md,
+    "The default path")."""
     if base is None:
         return "the base's stored results could not be read" if not known else "no stored base"
-    if _runs_per_query(base) < triggers.DEFAULT_RUNS:
+    planned = base.header.runs_per_query or triggers.DEFAULT_RUNS
+    if planned < triggers.DEFAULT_RUNS or (
+        _runs_per_query(base) < triggers.DEFAULT_RUNS and not _stopped(base)
+    ):
         return f"thin stored base ({_runs_per_query(base):g} runs per query)"
     if base.header.harness and head.header.harness and base.header.harness != head.header.harness:
         return f"stored base made by {base.header.harness}"
     if base.header.tool_version != head.header.tool_version:
         return f"stored base made by version {base.header.tool_version or 'unknown'}"
-    if _stopped(base):
-        return "stored base early-stopped"
     return ""
 
 

@@ -50,7 +50,8 @@ HEAD = entry([3, 3, 0], 3)
         (entry([1, 1, 0], 1, runs_per_query=1), True, "thin stored base (1 runs per query)"),
         (entry([3, 3, 0], 3, harness="codex"), True, "made by codex"),
         (entry([3, 3, 0], 3, tool_version="0.0.9"), True, "made by version 0.0.9"),
-        (entry([2, 2, 0], 2), True, "thin stored base"),
+        (entry([2, 2, 0], 2), True, ""),  # a 3-run sweep that stopped every query at 2 equal runs
+        (entry([2, 1, 0], 2), True, "thin stored base"),  # 1/2 is no stop: 2 fixed runs
         (entry([3, 3, 0], 3), True, ""),
     ],
 )
@@ -61,13 +62,24 @@ def test_auto_reruns_the_base_when_its_evidence_is_weak(
     assert (why in got) if why else got == ""
 
 
-def test_an_early_stopped_stored_base_is_rerun() -> None:
-    # A 5-run sweep that stopped at 3/3, 3/3 and 3/4 (decided): 3.3 runs per query, not thin.
+def test_an_early_stopped_stored_base_is_used() -> None:
+    """Issue 38: an early-stopped sweep of the default runs is the same measurement as the head's
+    sweep and the test weighs its records exactly: `auto` uses it (no session), whether it made
+    fewer runs per query than planned on average or not."""
+    # A 5-run sweep that stopped at 3/3, 3/3 and 3/4 (decided): 3.3 runs per query.
     stopped = entry([3, 3, 3], 3, runs_per_query=5)
     stopped = msgspec.structs.replace(
         stopped, results=(*stopped.results[:2], msgspec.structs.replace(stopped.results[2], runs=4))
     )
-    assert _auto_reason(stopped, HEAD, True) == "stored base early-stopped"
+    assert _auto_reason(stopped, HEAD, True) == ""
+    # The default 3-run sweep, stopped at 2/2, 0/2 and 2/3: 2.3 runs per query.
+    default = entry([2, 0, 2], 2)
+    default = msgspec.structs.replace(
+        default, results=(*default.results[:2], msgspec.structs.replace(default.results[2], runs=3))
+    )
+    assert _auto_reason(default, HEAD, True) == ""
+    # A sweep planned with one run per query is thin, stopped or not.
+    assert "thin" in _auto_reason(entry([1, 1], 1, runs_per_query=1), HEAD, True)
 
 
 # ------------------------------------------------------------------ issue 32: the PR's ledger
