@@ -578,7 +578,8 @@ class Outcomes:
     """The runs of one simulated PR: per (side, query) a stream of pass/fail draws, so the
     simulator and the real loop (`bench/noise_crosscheck.py`) see the same k-th run of a query on
     a side whatever order they make them in. Sides: `stored` (the base's committed sweep),
-    `base` (fresh base runs) and `head`."""
+    `base` (fresh base runs) and `head` (`head…`: another stream of head runs, e.g. the sweep
+    of a re-run workflow run)."""
 
     def __init__(self, seed: int, rates: Sequence[tuple[float, float]]) -> None:
         self.rates = list(rates)
@@ -591,7 +592,7 @@ class Outcomes:
         if stream is None:
             stream = random.Random(f"{self.seed}:{side}:{i}")
             self._streams[(side, i)] = stream
-        p = self.rates[i][1] if side == "head" else self.rates[i][0]
+        p = self.rates[i][1] if side.startswith("head") else self.rates[i][0]
         return stream.random() < p
 
     def sweep(self, side: str, i: int, planned: int = SWEEP) -> tuple[int, int]:
