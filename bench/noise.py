@@ -783,19 +783,25 @@ def _pooled(q: _Query, fresh: bool) -> list[int]:
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """The exact (Clopper–Pearson) interval of a binomial proportion k/n, by bisection on the
-    binomial tails (no SciPy)."""
+    binomial tails computed in log space (no SciPy)."""
 
-    def tail_ge(p: float) -> float:  # P(X ≥ k)
-        return 1.0 - sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k))
+    def pmf(i: int, p: float) -> float:
+        if p <= 0.0 or p >= 1.0:
+            return float(i == (0 if p <= 0.0 else n))
+        log = math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+        return math.exp(log + i * math.log(p) + (n - i) * math.log1p(-p))
 
-    def tail_le(p: float) -> float:  # P(X ≤ k)
-        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+    def tail_ge(p: float) -> float:  # P(X ≥ k): rises with p
+        return sum(pmf(i, p) for i in range(k, n + 1))
+
+    def tail_le(p: float) -> float:  # P(X ≤ k): falls with p
+        return sum(pmf(i, p) for i in range(k + 1))
 
     a = (1 - level) / 2
 
     def solve(f: Callable[[float], float], rising: bool) -> float:
         lo, hi = 0.0, 1.0
-        for _ in range(60):
+        for _ in range(50):
             mid = (lo + hi) / 2
             if (f(mid) < a) == rising:
                 lo = mid
