@@ -2,8 +2,10 @@
 
 Owns: `Stratum` (one case's run scores at base and at head, on an integer scale), `StratifiedTest`
 (the effect estimate, its interval and the two exact one-sided p-values), `stratified_test`, the
-alpha-spending `Plan` and `decide` (the label of one look: regression, improvement, no change,
-undecided, or "run more"), plus `wilson`. The rule is written down in plain words in
+alpha-spending `Plan`, `equivalent` (the "no change" bound: a ±`RULED_OUT` change ruled out at
+a look's slice of `NO_CHANGE_ALPHA`) and `decide` (the label of one look: regression,
+improvement, no change, undecided, or "run more"), plus `wilson`. Triggers and evals get their
+labels from these same functions. The rule is written down in plain words in
 `docs/pr-comment.md` ("The rule"); `bench/noise.py` measures it through these same functions.
 
 The test. Each case (a trigger query, an eval case) is a stratum holding the scores of its runs on
@@ -21,7 +23,10 @@ repeated; each look spends a slice of each direction's `alpha` (Lan–DeMets spe
 information fraction, Pocock-type by default), and a look rejects when its exact p-value
 is at most its slice. By the union bound the false-alarm rate over all looks stays ≤ `alpha` per
 direction, for any per-case rates, any number of looks and any stopping reason (a decision, the
-cap, the budget). A single look with no more runs allowed gets the whole `alpha`.
+cap, the budget). A single look with no more runs allowed gets the whole `alpha`. "No change"
+spends a level of its own the same way (`equivalent`), so calling a true 20-point change
+`no change` is bounded over all looks too (nominally by `NO_CHANGE_ALPHA`; measured on the
+default path by bench/noise.py).
 
 Guarantees: pure (no I/O, no clock, no global randomness); exact integer/float arithmetic only
 (no SciPy); equal inputs give equal outputs.
