@@ -32,8 +32,9 @@ model, tool), counts them against `max_runs`, continues the alpha from the last 
 information fraction, and starts nothing for a closed comparison (decided, or final at the cap:
 the same look again). Every look rests on one head sweep: the first attempt's, kept in the
 ledger with the look; a later attempt of the same content tests that sweep, not the one it made
-itself (`Reruns.head_sweep`), so a decided verdict is final for its evidence. Stopped short of the cap (the budget, errors) with a ledger, the last look
-spends only its share: a later attempt continues. The runs and looks this job made come back as
+itself (`Reruns.head_sweep`), so a decided verdict is final for its evidence. Stopped short of
+the cap (the budget, errors) with a ledger, the last look spends only its share: a later attempt
+continues. The runs and looks this job made come back as
 `PowerOutcome.recorded`; the caller stores them.
 
 Guarantees: nothing here writes into the repository: every run happens in scratch copies, so the
@@ -233,7 +234,7 @@ def _auto_reason(base: TriggersEntry | None, head: TriggersEntry, known: bool) -
     fixed-size one that made fewer. An early-stopped sweep of the default runs is not thin: it is
     the measurement the head's sweep is, its records are weighed exactly by the test, and it
     costs no session (re-running it fresh — one run per query, then rounds — cost more and
-    called a 20-point drop on 10 queries 71 % of the time instead of 82 %: BENCHMARKS.md,
+    called a 20-point drop on 10 queries 74 % of the time instead of 87 %: BENCHMARKS.md,
     "The default path")."""
     if base is None:
         return "the base's stored results could not be read" if not known else "no stored base"
