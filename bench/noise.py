@@ -49,12 +49,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from evolve_action.report import (
     Outcome,
     Plan,
     Spending,
+    StratifiedTest,
     Stratum,
     Sweep,
     decide,
@@ -63,6 +64,7 @@ from evolve_action.report import (
     selected,
     stratified_test,
 )
+from evolve_action.triggers import decided
 
 CASES = tuple(int(x) for x in os.environ.get("NOISE_CASES", "5,10,20,40").split(","))
 RUNS = (1, 2, 3, 5)
@@ -567,6 +569,324 @@ def attempts_table_cells(sims: int, seed: int) -> list[dict[str, object]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# 6. The default path (issue 38): exactly what the action does at its defaults
+
+DEFAULT_CASES = (5, 10, 20, 40)
+
+
+class Outcomes:
+    """The runs of one simulated PR: per (side, query) a stream of pass/fail draws, so the
+    simulator and the real loop (`bench/noise_crosscheck.py`) see the same k-th run of a query on
+    a side whatever order they make them in. Sides: `stored` (the base's committed sweep),
+    `base` (fresh base runs) and `head` (`head…`: another stream of head runs, e.g. the sweep
+    of a re-run workflow run)."""
+
+    def __init__(self, seed: int, rates: Sequence[tuple[float, float]]) -> None:
+        self.rates = list(rates)
+        self.seed = seed
+        self._streams: dict[tuple[str, int], random.Random] = {}
+
+    def run(self, side: str, i: int) -> bool:
+        """The next run of query `i` on `side` (True: it behaved as expected)."""
+        stream = self._streams.get((side, i))
+        if stream is None:
+            stream = random.Random(f"{self.seed}:{side}:{i}")
+            self._streams[(side, i)] = stream
+        p = self.rates[i][1] if side.startswith("head") else self.rates[i][0]
+        return stream.random() < p
+
+    def sweep(self, side: str, i: int, planned: int = SWEEP) -> tuple[int, int]:
+        """(passes, runs) of an early-stopped sweep (`run triggers`' rule, `triggers.decided`)."""
+        hits = misses = 0
+        while hits + misses < planned and not decided(hits, misses, planned - hits - misses, True):
+            if self.run(side, i):
+                hits += 1
+            else:
+                misses += 1
+        return hits, hits + misses
+
+
+@dataclass(slots=True)
+class _Query:
+    """One query of a default-path PR: the stored base sweep, the head sweep, this job's first
+    block of fresh base runs, and its selective rounds."""
+
+    key: str
+    stored: tuple[int, int]
+    sweep: tuple[int, int]
+    fresh: tuple[int, int] = (0, 0)
+    head0: tuple[int, int] = (0, 0)
+    """Head runs outside the selective rounds (the head catching up alone: block 0)."""
+    rounds: list[tuple[int, int, int, int]] = field(default_factory=list)
+    """(base passes, base runs, head passes, head runs) per selective round ((0,0,0,0): passed by)."""
+
+    def head_runs(self) -> int:
+        """Head runs this job made (rounds and block 0)."""
+        return self.head0[1] + sum(r[3] for r in self.rounds)
+
+
+def _mean_runs(records: Sequence[tuple[int, int]]) -> float:
+    valid = [n for _, n in records if n]
+    return sum(valid) / len(valid) if valid else 0.0
+
+
+def default_test(qs: Sequence[_Query], fresh: bool) -> StratifiedTest:
+    """The test `compare_skill` makes of a default-path PR (base: fresh first block, fixed size,
+    or the stored sweep; head: its sweep; sweeps weighted when every record is one an
+    early-stopped sweep can end with and one stopped short; a block per selective round)."""
+    stopped_head = early_stopped([(*q.sweep, True) for q in qs], SWEEP)
+    stopped_base = not fresh and early_stopped([(*q.stored, True) for q in qs], SWEEP)
+    strata = []
+    for q in qs:
+        first = q.fresh if fresh else q.stored
+        rounds = tuple((_scores(r[0], r[1]), _scores(r[2], r[3])) for r in q.rounds)
+        head = (q.sweep[0] + q.head0[0], q.sweep[1] + q.head0[1])
+        strata.append(
+            Stratum(
+                base=_scores(*first),
+                head=_scores(*head),
+                base_sweep=Sweep(planned=SWEEP, should_trigger=True) if stopped_base else None,
+                head_sweep=(
+                    Sweep(planned=SWEEP, should_trigger=True, extra=q.head0[1])
+                    if stopped_head
+                    else None
+                ),
+                rounds=rounds,
+            )
+        )
+    return stratified_test(strata)
+
+
+def thin_reason(stored: Sequence[tuple[int, int]]) -> str:
+    """`flows._power._auto_reason` for a stored base of the same harness and tool: a `SWEEP`-run
+    sweep is thin only when it made fewer runs without having stopped early."""
+    if _mean_runs(stored) < SWEEP and not early_stopped([(*r, True) for r in stored], SWEEP):
+        return "thin"
+    return ""
+
+
+def rerun_stopped(stored: Sequence[tuple[int, int]]) -> str:
+    """`auto` before issue 38: an early-stopped (or thin) stored base was re-run fresh."""
+    if _mean_runs(stored) < SWEEP or early_stopped([(*r, True) for r in stored], SWEEP):
+        return "thin or early-stopped"
+    return ""
+
+
+def default_pr(
+    outcomes: Outcomes,
+    plan: Plan,
+    *,
+    cap: int = 18,
+    step: int = SWEEP,
+    salt: str = "",
+    auto: Callable[[Sequence[tuple[int, int]]], str] = thin_reason,
+) -> tuple[Outcome, int]:
+    """One PR on the default path (`base: auto`, `max_runs` 18, a 3-run early-stopped sweep on
+    each side, the stored base committed by the base's own PR): `flows._power._Track.run`, step
+    by step, through the product's `stratified_test` / `decide` / `information` / `selected`.
+    Returns the last look's outcome and the sessions power on demand and the head sweep ran."""
+    n = len(outcomes.rates)
+    qs = [
+        _Query(
+            key=f"q{i}{salt}", stored=outcomes.sweep("stored", i), sweep=outcomes.sweep("head", i)
+        )
+        for i in range(n)
+    ]
+    sessions = sum(q.sweep[1] for q in qs)
+    sweep = _mean_runs([q.sweep for q in qs])
+    fresh = bool(auto([q.stored for q in qs]))
+    stored = 0.0 if fresh else _mean_runs([q.stored for q in qs])
+    if not fresh and cap <= max(sweep, stored):
+        return decide(default_test(qs, fresh), plan).outcome, sessions
+    cap_plan = replace(plan, cap=cap)
+
+    def look(t_prev: float, t: float, final: bool) -> Outcome:
+        return decide(default_test(qs, fresh), cap_plan, t_prev=t_prev, t=t, final=final).outcome
+
+    decided_ = (Outcome.REGRESSION, Outcome.IMPROVEMENT, Outcome.NO_CHANGE)
+    t_prev = 0.0
+    last: Outcome | None = None
+    if not fresh:
+        t = information(stored, sweep, cap)
+        last = look(0.0, t, False)
+        if last in decided_:
+            return last, sessions
+        t_prev = t
+    round_no = 0
+    full_b, full_h = stored, sweep
+    for _ in range(2 * cap + 2):  # `_Track.run`'s loop, branch by branch
+        made = [q for q in qs if q.head_runs()]
+        h_runs = sweep + (sum(q.head_runs() for q in made) / len(made) if made else 0.0)
+        b_runs = stored + (1.0 if fresh and qs[0].fresh[1] else 0.0)  # read at round 0 only
+        only = False
+        if fresh and not qs[0].fresh[1] and not round_no:
+            for i, q in enumerate(qs):  # the fresh base's first block: one run of every query
+                q.fresh = (int(outcomes.run("base", i)), 1)
+            sessions += n
+            added = n
+        elif full_b + 1 <= cap:
+            if not round_no:
+                full_b, full_h = b_runs, h_runs
+            k = min(step, int(cap - full_b), int(cap - full_h))
+            if k <= 0:
+                break
+            round_no += 1
+            only = True
+            added = 0
+            for i, q in enumerate(qs):
+                if selected(q.key, _pooled(q, fresh), round_no):
+                    b = sum(outcomes.run("base", i) for _ in range(k))
+                    h = sum(outcomes.run("head", i) for _ in range(k))
+                    q.rounds.append((b, k, h, k))
+                    added += 2 * k
+                else:
+                    q.rounds.append((0, 0, 0, 0))
+            sessions += added
+            full_b, full_h = full_b + k, full_h + k
+        else:  # the base at the cap: the head catches up alone (every query, block 0)
+            k = min(step, int(cap - h_runs))
+            if k <= 0:
+                break
+            for i, q in enumerate(qs):
+                h = sum(outcomes.run("head", i) for _ in range(k))
+                q.head0 = (q.head0[0] + h, q.head0[1] + k)
+            sessions += n * k
+            added = n * k
+        if not only:
+            full_b = stored + max((q.fresh[1] + sum(r[1] for r in q.rounds) for q in qs), default=0)
+            full_h = sweep + max((q.head_runs() for q in qs), default=0)
+        at_cap = full_b + 1 > cap and full_h + 1 > cap
+        final = at_cap or (added == 0 and not only)
+        if not final and added == 0:
+            continue
+        t = max(t_prev, information(full_b, full_h, cap))
+        if at_cap:
+            t = 1.0
+        last = look(t_prev, t, final)
+        if final or last in decided_:
+            return last, sessions
+        t_prev = t
+    if last is None:
+        return decide(default_test(qs, fresh), plan).outcome, sessions
+    return look(t_prev, 1.0, True), sessions
+
+
+def _pooled(q: _Query, fresh: bool) -> list[int]:
+    """What `_Track.pooled` gives the selection: the head sweep, the stored base (when tested),
+    and this job's runs of both sides, in no side's order."""
+    ones = q.sweep[0] + q.fresh[0] + q.head0[0] + sum(r[0] + r[2] for r in q.rounds)
+    runs = q.sweep[1] + q.fresh[1] + q.head0[1] + sum(r[1] + r[3] for r in q.rounds)
+    if not fresh:
+        ones, runs = ones + q.stored[0], runs + q.stored[1]
+    return [1] * ones + [0] * (runs - ones)
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) interval of a binomial proportion k/n, by bisection on the
+    binomial tails computed in log space (no SciPy)."""
+
+    def pmf(i: int, p: float) -> float:
+        if p <= 0.0 or p >= 1.0:
+            return float(i == (0 if p <= 0.0 else n))
+        log = math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+        return math.exp(log + i * math.log(p) + (n - i) * math.log1p(-p))
+
+    def tail_ge(p: float) -> float:  # P(X ≥ k): rises with p
+        return sum(pmf(i, p) for i in range(k, n + 1))
+
+    def tail_le(p: float) -> float:  # P(X ≤ k): falls with p
+        return sum(pmf(i, p) for i in range(k + 1))
+
+    a = (1 - level) / 2
+
+    def solve(f: Callable[[float], float], rising: bool) -> float:
+        lo, hi = 0.0, 1.0
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            if (f(mid) < a) == rising:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    low = 0.0 if k == 0 else solve(tail_ge, True)
+    high = 1.0 if k == n else solve(tail_le, False)
+    return low, high
+
+
+DEFAULT_PROFILES: dict[str, tuple[Draw, float]] = {
+    "aa_uniform": (AA["uniform"], 0.0),
+    "aa_coin": (AA["coin"], 0.0),
+    "aa_mixed": (AA["mixed"], 0.0),
+    "aa_steady": (AA["steady"], 0.0),
+    "drop20": (_power_p, DROP),
+}
+
+
+def default_cells(
+    sims: int,
+    seed: int,
+    cases: Sequence[int] = DEFAULT_CASES,
+    auto: Callable[[Sequence[tuple[int, int]]], str] = thin_reason,
+) -> list[dict[str, object]]:
+    """Table 6: the default path per size and profile: label counts and sessions per PR."""
+    plan = Plan()
+    cells: list[dict[str, object]] = []
+    for q in cases:
+        for name, (draw, drop) in DEFAULT_PROFILES.items():
+            rng = random.Random(_seed(seed, "default_" + name, q, 0))
+            counts = dict.fromkeys((o.value for o in Outcome), 0)
+            sessions: list[int] = []
+            for _ in range(sims):
+                rates = []
+                for _ in range(q):
+                    p = draw(rng)
+                    rates.append((p, max(0.0, p - drop)))
+                pr = rng.getrandbits(48)
+                out, ss = default_pr(Outcomes(pr, rates), plan, salt=f"-{pr}", auto=auto)
+                counts[out.value] += 1
+                sessions.append(ss)
+            cells.append(
+                {
+                    "cases": q,
+                    "profile": name,
+                    "sims": sims,
+                    "labels": counts,
+                    "sessions_mean": statistics.fmean(sessions),
+                    "sessions_p95": _p95(sessions),
+                }
+            )
+    return cells
+
+
+def _ci(k: int, n: int) -> str:
+    low, high = clopper_pearson(k, n)
+    return f"{100 * k / n:.1f} % ({100 * low:.1f}–{100 * high:.1f})"
+
+
+def default_table(cells: list[dict[str, object]]) -> str:
+    lines = [
+        "| cases | profile | PRs | false alarms (A/A) or `regression` (−20 pts), 95 % CI | "
+        "`no change`, 95 % CI | `undecided` | sessions per PR mean / p95 |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        labels = c["labels"]
+        assert isinstance(labels, dict)
+        n = int(c["sims"])  # type: ignore[call-overload]
+        if c["profile"] == "drop20":
+            hit = labels["regression"]
+        else:
+            hit = labels["regression"] + labels["improvement"]
+        lines.append(
+            f"| {c['cases']} | {c['profile']} | {n} | {_ci(hit, n)} | "
+            f"{_ci(labels['no change'], n)} | {100 * labels['undecided'] / n:.1f} % | "
+            f"{c['sessions_mean']:.1f} / {c['sessions_p95']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
 # Output
 
 
@@ -671,7 +991,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seq-sims", type=int, default=2000, help="simulated PRs per cell (table 3)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--only", choices=("legacy", "fixed", "sequential", "attempts", "selective"))
+    ap.add_argument(
+        "--only", choices=("legacy", "fixed", "sequential", "attempts", "selective", "default")
+    )
+    ap.add_argument(
+        "--default-sims", type=int, default=1500, help="simulated PRs per cell (default path)"
+    )
+    ap.add_argument(
+        "--before",
+        action="store_true",
+        help="default path: `auto` as before issue 38 (an early-stopped stored base re-run)",
+    )
     ap.add_argument(
         "--attempt-sims", type=int, default=1000, help="simulated PRs per cell (attempts table)"
     )
@@ -697,6 +1027,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["selective"] = selective(
             args.seq_sims, args.seed, Spending(args.spending), args.early_stop
         )
+    if args.only in (None, "default"):
+        result["default"] = default_cells(
+            args.default_sims, args.seed, auto=rerun_stopped if args.before else thin_reason
+        )
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["load_1min_after"] = round(os.getloadavg()[0], 2)
     if args.json:
@@ -709,6 +1043,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("sequential", sequential_table),
         ("attempts", attempts_table),
         ("selective", selective_table),
+        ("default", default_table),
     ):
         cells = result.get(key)
         if isinstance(cells, list):

@@ -1516,8 +1516,17 @@ def test_runs_accumulate_across_workflow_runs_and_a_rerun_never_starts_over(
     ledger = _ledger(gh)
     (last,) = [lk for lk in ledger["looks"] if lk["attempt"] == "45.1"]
     assert last["t_prev"] == beta_look["t"] and last["t"] == 1.0 and last["closed"]
-    head_runs = [r for r in ledger["runs"] if r["side"] == "head" and r["content"] == last["head"]]
+    head_runs = [
+        r
+        for r in ledger["runs"]
+        if r["side"] == "head" and r["content"] == last["head"] and r["block"] >= 0
+    ]
     assert {r["attempt"] for r in head_runs} == {"45.1"} and sum(r["runs"] for r in head_runs) == 4
+    # The looks rest on one head sweep, 44's (kept in the ledger: issue 38).
+    assert last["sweep"] == beta_look["sweep"] == "44.1"
+    assert {
+        r["attempt"] for r in ledger["runs"] if r["block"] == -1 and r["content"] == last["head"]
+    } == {"44.1"}
     (comment,) = gh.comments_on(REPO, 1)
     assert "verdict from runs over 3 workflow runs" in comment.body
     assert "4 agent sessions" in comment.body

@@ -2,11 +2,11 @@
 
 Owns: `Ledger` (every base rerun and extra head run power on demand made for a PR, and every
 look of its sequential test, each stamped with the fingerprints of what ran and the workflow
-run that made it), `LedgerRun`, `LedgerLook`, `Prior` (what one skill × model comparison
-already has), the JSON codec (`ledger_json`, `parse_ledger`) and the two stores: `FileStore`
-(`pr --local`: `.evolve-action/ledger.json`) and `RefStore` (a GitHub PR: one JSON blob on the
-ref `refs/evolve-action/ledger/pr-<number>`, written with the Git Data API; see
-docs/pr-comment.md, "Runs across workflow runs").
+run that made it, and the head sweep each look rested on), `LedgerRun`, `LedgerLook`, `Prior`
+(what one skill × model comparison already has), the JSON codec (`ledger_json`, `parse_ledger`)
+and the two stores: `FileStore` (`pr --local`: `.evolve-action/ledger.json`) and `RefStore` (a
+GitHub PR: one JSON blob on the ref `refs/evolve-action/ledger/pr-<number>`, written with the
+Git Data API; see docs/pr-comment.md, "Runs across workflow runs").
 
 A run is reusable when its fingerprints match what this job would run: the skill × model, the
 side, the query and its expectation, the skill's trigger content hash on that side (evolve's
@@ -14,6 +14,14 @@ side, the query and its expectation, the skill's trigger content hash on that si
 one comparison: skill × model × base content × head content × tool. Looks carry the
 information fraction they spent (`t_prev` → `t`): a later attempt continues from the last `t`,
 so alpha spending continues across attempts and re-running cannot spend it twice.
+
+Finality. A look also names the attempt whose **head sweep** it rested on (`LedgerLook.sweep`),
+and that attempt's sweep is kept as runs of block `SWEEP` (per query: hits, runs and the sweep's
+planned runs). A later workflow run of the same content gets that sweep back (`Prior.sweep`) and
+tests it instead of its own: the comparison is one test on one body of evidence, so a decided
+verdict is final for its evidence, and "Re-run jobs" (which re-runs the sweep when the results
+commit is not in the checkout) can neither flip it nor re-open it. Only new content (another
+fingerprint) starts another comparison.
 
 Guarantees: the model, merge and codec are pure; merging is a union keyed by (attempt, what ran)
 in which the larger count wins (one attempt writes cumulative counts), so two writers who each
@@ -38,6 +46,7 @@ from evolve_action.report import QueryRuns
 
 __all__ = [
     "LEDGER_REF",
+    "SWEEP",
     "FileStore",
     "Fingerprints",
     "Ledger",
@@ -62,6 +71,10 @@ WRITE_ATTEMPTS = 5
 
 Side = Literal["base", "head"]
 
+SWEEP = -1
+"""The block of a head sweep's records (the committed-results sweep a look rested on), kept so a
+later workflow run tests the same evidence (module doc, "Finality"); never extra runs."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LedgerRun:
@@ -84,7 +97,10 @@ class LedgerRun:
     block: int = 0
     """0: runs outside the selective rounds (a fresh base's first runs, extra head runs against a
     stored base); n ≥ 1: the attempt's n-th selective round, a stratum of its own in the test
-    (docs/pr-comment.md, "The rule": pooling rounds would not be exact)."""
+    (docs/pr-comment.md, "The rule": pooling rounds would not be exact); `SWEEP`: the head's
+    sweep this attempt's look rested on (not extra runs)."""
+    planned: int = 0
+    """`SWEEP` records only: the sweep's planned runs per query (it may have stopped early)."""
 
     def key(self) -> tuple[str, ...]:
         return (
@@ -117,6 +133,9 @@ class LedgerLook:
     label: str
     closed: bool
     """Decided, or final at the cap: the test is over, no run is added for this comparison."""
+    sweep: str = ""
+    """The attempt whose head sweep (`SWEEP` runs) this look tested ("": not recorded, a ledger
+    written before sweeps were kept)."""
 
     def key(self) -> tuple[str, ...]:
         return (self.attempt, self.skill, self.model, self.base, self.head, self.tool)
@@ -132,6 +151,9 @@ class Prior:
     """Earlier attempts' selective rounds (each its own stratum: `QueryRuns.rounds` 1…`rounds`)."""
     look: LedgerLook | None = None
     """The furthest look (largest `t`; a closed one first)."""
+    sweep: tuple[LedgerRun, ...] = ()
+    """The head sweep `look` rested on (`SWEEP` runs of `look.sweep`): the comparison tests it
+    instead of this job's sweep (module doc, "Finality"); empty when not recorded."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,17 +203,21 @@ class Ledger:
         # Every earlier selective round, over both sides, gets one round number here.
         numbers = {
             key: i
-            for i, key in enumerate(sorted({(r.attempt, r.block) for r in wanted if r.block}), 1)
+            for i, key in enumerate(
+                sorted({(r.attempt, r.block) for r in wanted if r.block > 0}), 1
+            )
         }
 
         def side(which: Side, content: str) -> tuple[QueryRuns, ...]:
             got: dict[tuple[str, bool], list[int]] = {}
             blocks: dict[tuple[str, bool], dict[int, tuple[int, int]]] = {}
             for r in matching(which, content):
+                if r.block == SWEEP:
+                    continue  # the sweep's own records, not extra runs (`Prior.sweep`)
                 acc = got.setdefault((r.query, r.should_trigger), [0, 0])
                 acc[0] += r.hits
                 acc[1] += r.runs
-                if r.block:
+                if r.block > 0:
                     blocks.setdefault((r.query, r.should_trigger), {})[
                         numbers[(r.attempt, r.block)]
                     ] = (r.hits, r.runs)
@@ -214,11 +240,17 @@ class Ledger:
             if (lk.skill, lk.model, lk.base, lk.head, lk.tool) == (skill, model, base, head, tool)
         ]
         look = max(looks, key=lambda lk: (lk.closed, lk.t, lk.attempt), default=None)
+        sweep = tuple(
+            r
+            for r in matching("head", head)
+            if r.block == SWEEP and look is not None and look.sweep and r.attempt == look.sweep
+        )
         return Prior(
             base=side("base", base) if with_base and base else (),
             head=side("head", head),
             rounds=len(numbers),
             look=look,
+            sweep=sweep,
         )
 
 
@@ -273,6 +305,7 @@ def ledger_json(ledger: Ledger) -> str:
             "hits": r.hits,
             "runs": r.runs,
             "block": r.block,
+            **({"planned": r.planned} if r.planned else {}),
         }
         for r in ledger.runs
     ]
@@ -289,6 +322,7 @@ def ledger_json(ledger: Ledger) -> str:
             "final": lk.final,
             "label": lk.label,
             "closed": lk.closed,
+            **({"sweep": lk.sweep} if lk.sweep else {}),
         }
         for lk in ledger.looks
     ]
@@ -332,6 +366,7 @@ def _run(d: Mapping[str, Any]) -> LedgerRun:
         hits=int(d["hits"]),
         runs=int(d["runs"]),
         block=int(d.get("block", 0)),
+        planned=int(d.get("planned", 0)),
     )
 
 
@@ -348,6 +383,7 @@ def _look(d: Mapping[str, Any]) -> LedgerLook:
         final=bool(d["final"]),
         label=str(d["label"]),
         closed=bool(d["closed"]),
+        sweep=str(d.get("sweep", "")),
     )
 
 

@@ -318,6 +318,11 @@ class Reruns:
     t_prev: float = 0.0
     t: float = 1.0
     final: bool = True
+    head_sweep: TriggersEntry | None = None
+    """The head sweep the comparison rests on when it is not the head results' own: an earlier
+    workflow run's, kept by the PR's ledger, so a re-run of the same content tests the same
+    evidence and a decided verdict stays decided (docs/pr-comment.md, "Runs across workflow
+    runs")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -787,6 +792,8 @@ def _triggers(
 ) -> TierComparison | None:
     if b is None and h is None and not _told(Tier.TRIGGERS, ev):
         return None
+    if rr is not None and rr.head_sweep is not None and h is not None:
+        h = rr.head_sweep  # the sweep an earlier workflow run's looks rested on (the ledger)
     bv = _trigger_side(b) if b is not None else None
     hv = _trigger_side(h) if h is not None else None
     rerun = _rerun(b, h)

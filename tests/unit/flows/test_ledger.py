@@ -160,3 +160,30 @@ def test_selective_rounds_stay_blocks_of_their_own_across_attempts() -> None:
     (base,) = prior.base
     assert (base.hits, base.runs) == (6, 10)
     assert base.rounds == ((1, 2), (2, 2), (1, 2), (2, 2))
+
+
+def test_the_sweep_a_look_rested_on_comes_back_apart_from_the_extra_runs() -> None:
+    """Issue 38: the head sweep of the attempt a look names is kept (block SWEEP, with its planned
+    runs), round-trips, and is neither an extra head run nor a selective round."""
+    from dataclasses import replace
+
+    from evolve_action.flows._ledger import SWEEP
+
+    sweep = replace(run("1.1", "head", content="H1", hits=2, runs=2), block=SWEEP, planned=3)
+    other = replace(sweep, attempt="2.1", hits=0)  # a re-run's sweep: no look rests on it
+    closed = replace(look("1.1", t=0.3, closed=True, label="regression"), sweep="1.1")
+    ledger = Ledger().merge(
+        Ledger(runs=(sweep, other, run("1.1", "head", content="H1")), looks=(closed,))
+    )
+    assert parse_ledger(ledger_json(ledger), where="x") == ledger
+    prior = ledger.prior(skill="kit/beta", model="m", base="B1", head="H1", tool="claude-code 2.0")
+    assert prior.sweep == (sweep,)
+    assert prior.head == (QueryRuns(query="q1", should_trigger=True, hits=1, runs=2),)
+    assert prior.rounds == 0
+    legacy = Ledger(runs=ledger.runs, looks=(replace(closed, sweep=""),))
+    assert (
+        legacy.prior(
+            skill="kit/beta", model="m", base="B1", head="H1", tool="claude-code 2.0"
+        ).sweep
+        == ()
+    )

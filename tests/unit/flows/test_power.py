@@ -50,7 +50,8 @@ HEAD = entry([3, 3, 0], 3)
         (entry([1, 1, 0], 1, runs_per_query=1), True, "thin stored base (1 runs per query)"),
         (entry([3, 3, 0], 3, harness="codex"), True, "made by codex"),
         (entry([3, 3, 0], 3, tool_version="0.0.9"), True, "made by version 0.0.9"),
-        (entry([2, 2, 0], 2), True, "thin stored base"),
+        (entry([2, 2, 0], 2), True, ""),  # a 3-run sweep that stopped every query at 2 equal runs
+        (entry([2, 1, 0], 2), True, "thin stored base"),  # 1/2 is no stop: 2 fixed runs
         (entry([3, 3, 0], 3), True, ""),
     ],
 )
@@ -61,13 +62,24 @@ def test_auto_reruns_the_base_when_its_evidence_is_weak(
     assert (why in got) if why else got == ""
 
 
-def test_an_early_stopped_stored_base_is_rerun() -> None:
-    # A 5-run sweep that stopped at 3/3, 3/3 and 3/4 (decided): 3.3 runs per query, not thin.
+def test_an_early_stopped_stored_base_is_used() -> None:
+    """Issue 38: an early-stopped sweep of the default runs is the same measurement as the head's
+    sweep and the test weighs its records exactly: `auto` uses it (no session), whether it made
+    fewer runs per query than planned on average or not."""
+    # A 5-run sweep that stopped at 3/3, 3/3 and 3/4 (decided): 3.3 runs per query.
     stopped = entry([3, 3, 3], 3, runs_per_query=5)
     stopped = msgspec.structs.replace(
         stopped, results=(*stopped.results[:2], msgspec.structs.replace(stopped.results[2], runs=4))
     )
-    assert _auto_reason(stopped, HEAD, True) == "stored base early-stopped"
+    assert _auto_reason(stopped, HEAD, True) == ""
+    # The default 3-run sweep, stopped at 2/2, 0/2 and 2/3: 2.3 runs per query.
+    default = entry([2, 0, 2], 2)
+    default = msgspec.structs.replace(
+        default, results=(*default.results[:2], msgspec.structs.replace(default.results[2], runs=3))
+    )
+    assert _auto_reason(default, HEAD, True) == ""
+    # A sweep planned with one run per query is thin, stopped or not.
+    assert "thin" in _auto_reason(entry([1, 1], 1, runs_per_query=1), HEAD, True)
 
 
 # ------------------------------------------------------------------ issue 32: the PR's ledger
@@ -280,3 +292,68 @@ def test_a_selective_round_reads_the_pooled_runs_only() -> None:
     fresh = track(a, b)
     fresh.fresh = True  # the stored base is not tested: only the head's sweep (and fresh runs)
     assert fresh.pooled()["q0"] == (1, 1, 1)
+
+
+# ---------------------------------------------------------------- issue 38: a decided verdict is final
+
+
+def _attempt(ledger: Ledger, head: TriggersEntry, attempt: str) -> tuple[PowerOutcome, str]:
+    """One workflow run of the same PR and commit: `more_runs` with the PR's ledger, then the
+    comparison the comment shows (`compare_skill` with the runs the loop returns)."""
+    from evolve_action.report import compare_skill
+
+    base = entry([3] * 10, 3, ran_at="2026-01-01T00:00:00Z", content_hash="B")
+
+    def file(e: TriggersEntry) -> ResultsFile:
+        return ResultsFile(plugin="kit", skill="beta", models={"m": ModelEntry(triggers=e)})
+
+    ev = SkillEvidence(plugin="kit", skill="beta", base=file(base), head=file(head))
+    out = more_runs(
+        [ev],
+        top=Path("/nonexistent"),
+        prefix="",
+        base_sha=None,
+        environ={},
+        genv={},
+        options=PowerOptions(base="stored", max_runs=18),
+        budget=Budget(limit_usd=0.0),  # nothing may run: a session would be refused
+        reporter=RecordingReporter(),
+        ledger=ledger,
+        attempt=attempt,
+    )
+    ev = SkillEvidence(
+        plugin="kit",
+        skill="beta",
+        base=file(base),
+        head=file(head),
+        reruns=out.reruns.get("kit/beta", {}),
+    )
+    (row,) = compare_skill(ev, plan=None)
+    assert row.triggers is not None
+    return out, row.triggers.label.value
+
+
+def test_a_rerun_of_a_decided_comparison_keeps_its_verdict_whatever_its_sweep() -> None:
+    """Same ledger, same commit (same content hash): "Re-run jobs" re-runs the head sweep (the
+    results commit is not in its checkout) and this time the sweep comes out unchanged. The
+    comparison was decided on the first sweep: the same label, and no session is started."""
+    fell = entry([0] * 10, 3, ran_at="2026-01-02T00:00:00Z", content_hash="H")
+    first, label = _attempt(Ledger(), fell, "7.1")
+    assert label == "regression" and first.sessions == 0  # decided at look 0 (stored base)
+    ledger = Ledger().merge(first.recorded)
+    assert any(lk.closed and lk.label == "regression" for lk in ledger.looks)
+    steady = entry([3] * 10, 3, ran_at="2026-01-03T00:00:00Z", content_hash="H")
+    again, label = _attempt(ledger, steady, "7.2")
+    assert label == "regression"
+    assert again.sessions == 0
+    # The re-run adds nothing that could re-open the comparison, and a third run agrees.
+    third, label = _attempt(ledger.merge(again.recorded), steady, "7.3")
+    assert label == "regression" and third.sessions == 0
+
+
+def test_new_content_reopens_the_comparison() -> None:
+    fell = entry([0] * 10, 3, ran_at="2026-01-02T00:00:00Z", content_hash="H")
+    first, _ = _attempt(Ledger(), fell, "7.1")
+    fixed = entry([3] * 10, 3, ran_at="2026-01-03T00:00:00Z", content_hash="H2")
+    _, label = _attempt(Ledger().merge(first.recorded), fixed, "8.1")
+    assert label == "no change"

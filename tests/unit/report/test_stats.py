@@ -155,3 +155,27 @@ def test_aa_grid_false_alarms_stay_under_five_percent(runs: int, cases: int, pro
         out = decide(stratified_test(strata), Plan()).outcome
         alarms += out in (Outcome.REGRESSION, Outcome.IMPROVEMENT)
     assert alarms / 400 <= 0.08
+
+
+def test_no_change_spends_its_own_level_over_the_looks() -> None:
+    """Issue 38: "no change" rules a 20-point change out at this look's slice of
+    NO_CHANGE_ALPHA, not at 95 % every time: an early look with a thin slice needs a narrower
+    interval than a single look does, and the slices of all looks add up to the level."""
+    import itertools
+
+    from evolve_action.report import NO_CHANGE_ALPHA, alpha_spent, equivalent
+
+    test = _test(delta=-0.05, se=0.07)  # 95 % interval −19 to +9 points
+    plan = Plan(cap=18)
+    assert equivalent(test, plan)  # one look: the 95 % bounds
+    assert decide(test, plan).outcome is Outcome.NO_CHANGE
+    assert not equivalent(test, plan, t_prev=0.0, t=0.2)  # an early look's thin slice
+    assert decide(test, plan, t_prev=0.0, t=0.2, final=False).outcome is Outcome.CONTINUE
+    assert equivalent(_test(delta=-0.05, se=0.04), plan, t_prev=0.0, t=0.2)
+    cuts = [0.0, 0.1, 0.25, 0.5, 0.8, 1.0]
+    slices = [
+        alpha_spent(b, NO_CHANGE_ALPHA, plan.spending)
+        - alpha_spent(a, NO_CHANGE_ALPHA, plan.spending)
+        for a, b in itertools.pairwise(cuts)
+    ]
+    assert sum(slices) == pytest.approx(NO_CHANGE_ALPHA)
