@@ -125,6 +125,16 @@ class Token:
     kind: Literal["pat", "installation"]
     login: str
     read_only: bool = False
+    contents: Literal["read", "write"] = "write"
+    """The job's `permissions: contents:` (git data writes: blobs, trees, commits, refs)."""
+    pull_requests: Literal["read", "write"] = "write"
+    """The job's `permissions: pull-requests:` (issue comments on a pull request)."""
+
+    def may_write(self, scope: Literal["contents", "pull_requests"]) -> bool:
+        """What GitHub checks before a write: a read-only token (a fork's `pull_request` run,
+        Dependabot) writes nothing; otherwise the scope must be granted `write`
+        (docs.github.com/en/actions/reference/github_token-reference)."""
+        return not self.read_only and getattr(self, scope) == "write"
 
     @property
     def user_type(self) -> str:
@@ -293,11 +303,13 @@ class FakeGitHub:
         kind: Literal["pat", "installation"] = "pat",
         login: str | None = None,
         read_only: bool = False,
+        contents: Literal["read", "write"] = "write",
+        pull_requests: Literal["read", "write"] = "write",
     ) -> str:
         """Register a token; installation tokens act as `github-actions[bot]`. Returns `value`."""
         if login is None:
             login = BOT_LOGIN if kind == "installation" else "octocat"
-        self.tokens[value] = Token(value, kind, login, read_only)
+        self.tokens[value] = Token(value, kind, login, read_only, contents, pull_requests)
         return value
 
     def add_repo(self, full_name: str, *, default_branch: str = "main") -> FakeRepo:
@@ -811,8 +823,8 @@ class FakeGitHub:
         def _not_found(exc: Exception) -> Response:
             return _json({"message": "Not Found", "documentation_url": _DOCS}, 404)
 
-        def require_write(token: Token) -> None:
-            if token.read_only:
+        def require_write(token: Token, scope: Literal["contents", "pull_requests"]) -> None:
+            if not token.may_write(scope):
                 raise _ApiError(403, NOT_ACCESSIBLE)
 
         def pull_of(owner: str, name: str, number: int) -> FakePull:
@@ -866,7 +878,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/issues/<int:number>/comments")
         def create_comment(owner: str, name: str, number: int) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "pull_requests")
             repo = fake._repo(f"{owner}/{name}")
             text = (body() or {}).get("body")
             if not isinstance(text, str) or not text:
@@ -899,7 +911,7 @@ class FakeGitHub:
         @app.patch(f"{pre}/repos/<owner>/<name>/issues/comments/<int:comment_id>")
         def edit_comment(owner: str, name: str, comment_id: int) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "pull_requests")
             comment = comment_of(owner, name, comment_id)
             if comment.user_login != token.login:
                 raise _ApiError(
@@ -917,7 +929,7 @@ class FakeGitHub:
         @app.delete(f"{pre}/repos/<owner>/<name>/issues/comments/<int:comment_id>")
         def delete_comment(owner: str, name: str, comment_id: int) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "pull_requests")
             comment = comment_of(owner, name, comment_id)
             with fake._lock:
                 del fake.comments[comment.id]
@@ -975,7 +987,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/blobs")
         def create_blob(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             content = payload.get("content")
@@ -1027,7 +1039,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/trees")
         def create_tree(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             entries = payload.get("tree")
@@ -1051,7 +1063,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/commits")
         def create_commit(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             message, tree, parents = (
@@ -1113,7 +1125,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/refs")
         def create_ref(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             full, sha = str(payload.get("ref", "")), str(payload.get("sha", ""))
@@ -1128,7 +1140,7 @@ class FakeGitHub:
         @app.patch(f"{pre}/repos/<owner>/<name>/git/refs/<path:ref>")
         def update_ref(owner: str, name: str, ref: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             sha, force = str(payload.get("sha", "")), bool(payload.get("force", False))

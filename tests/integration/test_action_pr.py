@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from tests.helpers.agents import MODEL, live_agents, skill_md, triggers_doc
@@ -105,9 +105,18 @@ def make_pr(
     inputs: dict[str, str] | None = None,
     base_url: str = "http://127.0.0.1:9",
     extra_base: dict[str, str] | None = None,
+    contents: Literal["read", "write"] = "write",
 ) -> Pr:
-    """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make."""
-    gh.add_token(TOKEN, kind="installation")
+    """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make.
+
+    The token is what GitHub gives the job: read-only for a `pull_request` run from a fork
+    (whatever the workflow asks), else the job's `contents:` permission."""
+    gh.add_token(
+        TOKEN,
+        kind="installation",
+        read_only=fork and event == "pull_request",
+        contents=contents,
+    )
     repo = gh.add_repo(REPO)
     base = gh.commit(repo, {**base_files(), **(extra_base or {})}, branch="main")
     head_repo = repo
@@ -1532,3 +1541,76 @@ def _estimated_per_session(summary: str) -> float:
     )
     assert m is not None, summary
     return float(m.group(2)) / int(m.group(1))
+
+
+# ------------------------------------------------------------------ issue 39: the labelled fork flow
+
+
+def test_the_labelled_fork_flow_comments_and_a_relabel_starts_no_session(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """examples/workflows/fork-safe.yml's `evaluate-fork` job: pull_request_target on a fork's
+    labelled head, `contents: read`, `commit: false`. It comments (its token may), keeps its
+    ledger and results in that comment, and a relabel of the same head starts no session."""
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        fork=True,
+        event="pull_request_target",
+        base_url=srv.base_url,
+        contents="read",
+        inputs={"allow_fork_target": "true", "commit": "false", "base": "rerun"},
+    )
+    base = gh.ref_sha(REPO, "heads/main")
+    assert base is not None
+
+    def labelled_run(run_id: str) -> tuple[int, str, str]:
+        # The job checks out the labelled head SHA (fresh each run); GITHUB_SHA is the base's tip.
+        git(pr.workspace, "fetch", "-q", str(gh.git_dir("stranger/skills")), pr.head_sha)
+        git(pr.workspace, "checkout", "-q", "-f", "--detach", pr.head_sha)
+        git(pr.workspace, "clean", "-q", "-fdx")
+        pr.env.update(
+            {"GITHUB_SHA": base, "GITHUB_REF": "refs/heads/main", "GITHUB_RUN_ID": run_id}
+        )
+        return run_action(pr)
+
+    code, out, err = labelled_run("42")
+    assert code == 0, out + err
+    first = sessions(srv)
+    assert first and any("beta" in p for p in first)
+    (comment,) = gh.comments_on(REPO, 1)
+    assert comment.body.startswith(COMMENT_MARKER) and "beta" in comment.body
+    assert "<!-- evolve-action:state v1 " in comment.body
+    assert "<!-- evolve-action:state" not in pr.summary.read_text()
+    # `contents: read`: no git write is even attempted (no results commit, no ledger ref).
+    assert gh.calls("POST", r".*/git/.*") == [] and gh.calls("PATCH", r".*/git/.*") == []
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+
+    # The label is applied again on the same head: a new workflow run, a fresh checkout.
+    before, writes_before = len(srv.requests), len(writes(gh))
+    code, out, err = labelled_run("43")
+    assert code == 0, out + err
+    assert srv.requests[before:] == [], "a relabel of the same content started sessions"
+    assert len(writes(gh)) == writes_before  # the comment is left as it is
+    assert gh.comments_on(REPO, 1)[0].body == comment.body
+    assert "restored 1 results file(s)" in out
+
+
+def test_a_fork_pull_request_run_says_why_it_did_not_comment(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    """A `pull_request` run from a fork has a read-only token: no comment is attempted (the fake
+    would refuse it, as GitHub does), and the summary says why."""
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        fork=True,
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert gh.calls("POST", r".*/comments") == []
+    assert "read-only token" in pr.summary.read_text()

@@ -17,8 +17,11 @@ preview compose the PR job's stages, each in a file of its own:
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
   missing or stale (`--new` ∪ `--modified`), so a re-run on the bot's own commit plans nothing.
-- Nothing is posted or committed for a fork, with `comment: off`/`commit: false`, or locally
-  (`local=True` writes the comment and the summary to files instead). A pull request event on a PR
+- Nothing is committed for a fork, with `commit: false`, or locally; nothing is posted with
+  `comment: off`, locally (`local=True` writes the comment and the summary to files instead) or
+  where the token cannot comment (`comment_refusal`: a fork's `pull_request` run, said in the
+  summary). A fork's labelled `pull_request_target` run comments, and carries its ledger and
+  results in that comment (`_pr_carry`), so a relabel of the same content starts no session. A pull request event on a PR
   that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
 - The commit-back only ever commits files that resolve inside the repository top; the base
   evidence comes from git whenever the clone holds the base commit, else from the API, and a base
@@ -60,6 +63,13 @@ from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
 from evolve_action.flows._ledger import FileStore
 from evolve_action.flows._power import copy_worktree
+from evolve_action.flows._pr_carry import (
+    CommentStore,
+    file_sha,
+    load_carried,
+    restore_results,
+    state_line,
+)
 from evolve_action.flows._pr_compare import (
     _base_evidence,
     _git_show_results,
@@ -91,6 +101,7 @@ from evolve_action.flows._pr_job import (
     _git_toplevel,
     _has_credentials,
     _ignored_dir,
+    _inside,
     _Knobs,
     _local_changes,
     _rel_prefix,
@@ -132,6 +143,7 @@ from evolve_action.github import (
     Touched,
     annotate,
     append_summary,
+    comment_refusal,
     fork_target_refusal,
     git_env,
     inactive_message,
@@ -233,6 +245,27 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     _refusals(repo, touched, inputs.tiers, state)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
+    pr = ctx.pull_request
+    # A labelled fork run (pull_request_target) can write only its sticky comment: the ledger and
+    # the results it measured ride there, so a relabel of the same content starts no session.
+    carry: CommentStore | None = None
+    checkout = _snapshot(repo, touched)
+    if (
+        pr is not None
+        and ctx.is_fork
+        and ctx.event is Event.PULL_REQUEST_TARGET
+        and client is not None
+        and inputs.comment != "off"
+    ):
+        carried, why = load_carried(client, ctx.repository, pr.number, inputs.comment_author)
+        if why:
+            state.notice(f"{why}; earlier runs are not reused", commands)
+        carry = CommentStore(carried.ledger)
+        if restored := restore_results(carried, checkout, top):
+            state.lines.append(
+                f"restored {len(restored)} results file(s) this PR's earlier labelled run "
+                "measured on the same content (from the sticky comment)"
+            )
     before = _snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
     requested = list(live)
@@ -278,7 +311,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
-                    store=_ledger_store(client, ctx),
+                    store=carry if carry is not None else _ledger_store(client, ctx),
                     attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
@@ -294,6 +327,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
         state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
     _confinement_notice(state, agent_env, commands)
+    no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
+    if no_comment is not None:
+        state.notice(no_comment, commands)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
         written, rows, facts = _report_and_compare(
@@ -310,7 +346,6 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
-        pr = ctx.pull_request
         if (
             inputs.commit
             and client is not None
@@ -319,8 +354,11 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             commit_sha = _commit_back(
                 client, ctx, inputs, repo, top, touched, written, before, state, commands
             )
-        if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
-            comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
+        if pr is not None and client is not None and inputs.comment != "off" and not no_comment:
+            posted = body
+            if carry is not None:
+                posted = _with_state(body, carry, checkout, top, state)
+            comment_id = _comment(client, ctx, inputs, rows, posted, state, commands)
         restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
         summary = body + _cost_line(state)  # the notes are in the body already
         append_summary(files.summary, summary)
@@ -340,6 +378,29 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if cancelled:
         raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
     return result
+
+
+def _with_state(
+    body: str,
+    carry: CommentStore,
+    checkout: Mapping[Path, bytes | None],
+    top: Path,
+    state: _Run,
+) -> str:
+    """`body` with the state line of a labelled fork run: its ledger and the results files it
+    wrote, each tied to the bytes the head's checkout held."""
+    results = {}
+    for path, original in checkout.items():
+        now = path.read_bytes() if path.is_file() else None
+        if now is not None and now != original and (rel := _inside(path, top)) is not None:
+            results[rel] = (file_sha(original), now)
+    line, left = state_line(carry.ledger, results)
+    if left:
+        state.lines.append(
+            f"the sticky comment's state left out {left} (over its size bound): a relabel of the "
+            "same content runs them again"
+        )
+    return f"{body.rstrip()}\n\n{line}\n" if line else body
 
 
 def _sharded_options(

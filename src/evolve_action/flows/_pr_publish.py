@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from evolve_action.flows._pr_carry import state_of
 from evolve_action.flows._pr_compare import (
     _pooled,
     _result_files,
@@ -161,7 +162,11 @@ def _comment(
         rc = client.repository(ctx.repository)
         existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
         digest = evidence_digest(rows)
-        if existing is not None and digest_of(existing.body) == digest:
+        if (
+            existing is not None
+            and digest_of(existing.body) == digest
+            and state_of(existing.body) == state_of(body)
+        ):
             return existing.id  # same evidence: leave it alone (no rewrite, no notification)
         wanted = inputs.comment == "always" or existing is not None
         if inputs.comment == "changes":  # only when the verdict is not "no change" (or to update)

@@ -35,6 +35,7 @@ __all__ = [
     "GitHubContext",
     "PullRequest",
     "checkout_kind",
+    "comment_refusal",
     "fork_target_refusal",
     "git_env",
     "inactive_message",
@@ -215,6 +216,25 @@ def fork_target_refusal(ctx: GitHubContext, *, allow_fork_target: bool) -> str |
         "the run has secrets and a write token, and the fork's content would reach the agent. "
         "Use pull_request for forks (Tier 0 needs no secrets), or gate the run on a maintainer's "
         "label pinned to the reviewed head SHA and set allow_fork_target: true (docs/action.md)."
+    )
+
+
+def comment_refusal(ctx: GitHubContext) -> str | None:
+    """Why this run's token cannot comment on its pull request, or None when it can.
+
+    GitHub gives a `pull_request` run from a fork a read-only `GITHUB_TOKEN` whatever the
+    workflow's `permissions:` ask; a `pull_request_target` run (the labelled fork-safe job) gets the
+    base repository's token, which may comment. A same-repository PR's token comments when its job
+    grants `pull-requests: write`. (docs.github.com/en/actions/reference/github_token-reference,
+    "Permissions for the GITHUB_TOKEN")
+    """
+    pr = ctx.pull_request
+    if pr is None or not pr.is_fork or ctx.event is Event.PULL_REQUEST_TARGET:
+        return None
+    return (
+        "no PR comment: a pull_request run from a fork gets a read-only token from GitHub, so "
+        "the results are in this summary only; the labelled pull_request_target job of "
+        "examples/workflows/fork-safe.yml comments once a maintainer applies the label"
     )
 
 
