@@ -106,6 +106,7 @@ def make_pr(
     base_url: str = "http://127.0.0.1:9",
     extra_base: dict[str, str] | None = None,
     contents: Literal["read", "write"] = "write",
+    base_after: dict[str, str | None] | None = None,
 ) -> Pr:
     """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make.
 
@@ -123,6 +124,8 @@ def make_pr(
     if fork:
         head_repo = gh.add_fork(repo, "stranger/skills")
     head = gh.commit(head_repo, change, parents=[base], branch="feature")
+    if base_after:  # the base branch moves on after the PR branched
+        base = gh.commit(repo, base_after, parents=[base], branch="main")
     files = [p for p in change]
     pull = gh.add_pull(repo, head_ref="feature", head_repo=head_repo, files=files)
     # The runner's default checkout: a detached test-merge commit of head into base, depth 1.
@@ -1614,3 +1617,47 @@ def test_a_fork_pull_request_run_says_why_it_did_not_comment(
     assert code == 0, out + err
     assert gh.calls("POST", r".*/comments") == []
     assert "read-only token" in pr.summary.read_text()
+
+
+@pytest.mark.parametrize(
+    ("base_moved", "shallow"), [(False, False), (True, False), (False, True), (True, True)]
+)
+def test_results_measured_on_a_merge_are_committed_only_when_it_matches_the_head(
+    tmp_path: Path, gh: FakeGitHub, base_moved: bool, shallow: bool
+) -> None:
+    """The default `pull_request` checkout is GitHub's test merge. When the base changed a touched
+    skill's files since the PR branched, what was measured is not the head: one notice, no
+    commit. When the merge holds the head's content for them, the results are committed.
+    `shallow`: actions/checkout's default depth 1, whose clone lacks the head commit (the API's
+    tree of the head is compared instead)."""
+    later = {
+        "evals/beta/triggers.json": triggers_doc(
+            [("Summarise the beta spreadsheet please", True), ("Plan my holiday", False)]
+        )
+    }
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        base_after=later if base_moved else {"README.md": "# kit, the base moved on\n"},
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+    )
+    if shallow:  # only the merge commit, as `fetch-depth: 1` of refs/pull/N/merge leaves it
+        merge = git(pr.workspace, "rev-parse", "HEAD")
+        shutil.move(pr.workspace, tmp_path / "full")
+        subprocess.run(["git", "init", "-q", str(pr.workspace)], check=True)
+        git(pr.workspace, "fetch", "-q", "--depth", "1", f"file://{tmp_path / 'full'}", merge)
+        git(pr.workspace, "checkout", "-q", "--detach", merge)
+        proc = subprocess.run(["git", "-C", str(pr.workspace), "cat-file", "-e", pr.head_sha])
+        assert proc.returncode != 0
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    notice = [line for line in out.splitlines() if "measured on GitHub's test merge" in line]
+    if base_moved:
+        assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha
+        assert gh.calls("POST", r".*/git/commits") == []
+        assert len(notice) == 1 and "evals/beta/triggers.json" in notice[0]
+        assert notice[0].startswith("::notice")
+    else:
+        assert notice == []
+        assert gh.ref_sha(REPO, "heads/feature") != pr.head_sha  # committed on the head

@@ -349,7 +349,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         if (
             inputs.commit
             and client is not None
-            and _checkout_matches(ctx, top, genv, state, commands)
+            and _checkout_matches(
+                ctx, top, genv, state, commands, repo=repo, touched=touched, client=client
+            )
         ):
             commit_sha = _commit_back(
                 client, ctx, inputs, repo, top, touched, written, before, state, commands

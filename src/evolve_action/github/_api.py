@@ -857,6 +857,16 @@ class RepositoryClient:
                 return None, None
             raise
 
+    def tree_blobs(self, commit_sha: str) -> dict[str, tuple[str, str]] | None:
+        """path → (mode, blob sha) of every file in `commit_sha`'s tree (one recursive tree read);
+        None when GitHub truncated the listing."""
+        action = f"reading the tree of {commit_sha[:12]}"
+
+        def fetch() -> dict[str, tuple[str, str]] | None:
+            return self._tree_index(self._repo.get_git_commit(commit_sha).tree.sha)
+
+        return self._client._call(action, "contents: read", fetch)
+
     def _tree_index(self, tree_sha: str) -> dict[str, tuple[str, str]] | None:
         """path → (mode, blob sha) for the whole tree; None when GitHub truncated the listing."""
         tree = self._repo.get_git_tree(tree_sha, recursive=True)
