@@ -52,6 +52,7 @@ import re
 import subprocess
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,7 @@ SECONDARY_RATE_LIMIT = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
 _DOCS = "https://docs.github.com/rest"
+RATE_LIMITS_DOC = "https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -90,10 +92,36 @@ class Fault:
     """Serve the request normally first, then answer with this fault (a "lost answer")."""
 
     @staticmethod
-    def secondary_rate_limit(retry_after: int | None = None) -> Fault:
-        """A 403 secondary rate limit, optionally with `Retry-After` seconds."""
-        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
-        return Fault(403, SECONDARY_RATE_LIMIT, headers)
+    def secondary_rate_limit(retry_after: int | None = None, *, status: int = 403) -> Fault:
+        """A secondary rate limit as GitHub answers it: a 403 or a 429 whose message says so,
+        with `retry-after` seconds when given; `x-ratelimit-remaining` is NOT 0 (the primary
+        budget is not spent). GitHub: "If you exceed a secondary rate limit, you will receive a
+        403 or 429 response and an error message that indicates that you exceeded a secondary
+        rate limit. If the retry-after response header is present, you should not retry your
+        request until after that many seconds has elapsed. [...] Otherwise, wait for at least one
+        minute before retrying", then exponentially (RATE_LIMITS_DOC)."""
+        headers = {"x-ratelimit-limit": "1000", "x-ratelimit-remaining": "412"}
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+        return Fault(status, SECONDARY_RATE_LIMIT, headers)
+
+    @staticmethod
+    def primary_rate_limit(reset_in: int, *, status: int = 403, resource: str = "core") -> Fault:
+        """The primary rate limit spent: a 403 or a 429 with `x-ratelimit-remaining: 0` and
+        `x-ratelimit-reset` (UTC epoch seconds) `reset_in` seconds from now. GitHub: "If you
+        exceed your primary rate limit, you will receive a 403 or 429 response, and the
+        x-ratelimit-remaining header will be 0. You should not retry your request until after the
+        time specified by the x-ratelimit-reset header" (RATE_LIMITS_DOC). `GITHUB_TOKEN` gets
+        1,000 requests an hour per repository."""
+        reset = int(time.time()) + reset_in
+        headers = {
+            "x-ratelimit-limit": "1000",
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-used": "1000",
+            "x-ratelimit-reset": str(reset),
+            "x-ratelimit-resource": resource,
+        }
+        return Fault(status, "API rate limit exceeded for installation ID 4242.", headers)
 
     @staticmethod
     def not_accessible() -> Fault:

@@ -26,6 +26,7 @@ from evolve_action.github import (
     GitHubClient,
     GitHubNotFoundError,
     GitHubPermissionError,
+    GitHubRateLimitError,
     HeadMoved,
     NothingToCommit,
     RetryPolicy,
@@ -849,3 +850,73 @@ def test_the_ledger_ref_is_created_merged_on_write_and_read_only_for_a_fork(
     merged = RefStore(rc, 1, writable=False).save(runs("4.1"))
     assert {r.attempt for r in merged.runs} == {"1.1", "2.1", "3.1", "4.1"}
     assert [r for r in gh.requests[before:] if r.method != "GET"] == []
+
+
+# ------------------------------------------------------------------ issue 39: rate limits as GitHub defines them
+
+
+PULL = r"/repos/octo/skills/pulls/1"
+
+
+def _paced(gh: FakeGitHub, waits: list[float], *, max_wait: float = 600.0) -> GitHubClient:
+    """A client with GitHub's own waits (a minute for a secondary limit), whose sleeps are
+    recorded instead of slept."""
+    policy = RetryPolicy(
+        retries=3,
+        backoff_factor=0.0,
+        backoff_max=0.0,
+        secondary_rate_wait=60.0,
+        max_rate_limit_wait=max_wait,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
+    return GitHubClient("ghs_bot", base_url=gh.base_url, policy=policy, sleep=waits.append)
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_primary_rate_limit_waits_until_its_reset(scenario: Scenario, status: int) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.primary_rate_limit(30, status=status)])
+    assert _paced(gh, waits).repository(REPO).pull_request(1).number == 1
+    assert len(waits) == 1 and 29 <= waits[0] <= 32, waits  # until x-ratelimit-reset (+1 s)
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_secondary_rate_limit_waits_a_minute_then_longer(scenario: Scenario, status: int) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.secondary_rate_limit(status=status)] * 2)
+    assert _paced(gh, waits).repository(REPO).pull_request(1).number == 1
+    assert waits == [60.0, 120.0]
+
+
+def test_retry_after_is_honoured_and_capped_by_max_rate_limit_wait(scenario: Scenario) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.secondary_rate_limit(7, status=429)])
+    assert _paced(gh, waits).repository(REPO).pull_request(1).number == 1
+    assert waits == [7.0]
+    waits.clear()
+    gh.fail("GET", PULL, [Fault.secondary_rate_limit(9, status=429)])
+    with pytest.raises(GitHubRateLimitError) as err:
+        _paced(gh, waits, max_wait=5.0).repository(REPO).pull_request(1)
+    assert waits == []  # never slept past the cap
+    assert "secondary rate limit" in err.value.message and "9 s" in err.value.message
+    assert "max_rate_limit_wait" in err.value.message
+
+
+def test_a_spent_primary_limit_names_the_limit_and_its_reset(scenario: Scenario) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.primary_rate_limit(3600, status=429)])
+    with pytest.raises(GitHubRateLimitError) as err:
+        _paced(gh, waits).repository(REPO).pull_request(1)
+    assert waits == []
+    message = err.value.message
+    assert "primary rate limit (core)" in message and "resets at 20" in message, message
+    assert err.value.status == 429
+
+
+def test_a_403_that_is_no_rate_limit_is_not_retried(scenario: Scenario) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.not_accessible()])
+    with pytest.raises(GitHubPermissionError):
+        _paced(gh, waits).repository(REPO).pull_request(1)
+    assert waits == [] and len(gh.calls("GET", PULL)) == 1
