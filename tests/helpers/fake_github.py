@@ -70,6 +70,11 @@ FILES_CAP = 3000
 BOT_LOGIN = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 NOT_ACCESSIBLE = "Resource not accessible by integration"
+RULE_VIOLATION = (
+    "Repository rule violations found\n\nCannot create ref due to creations being restricted.\n\n"
+)
+"""GitHub's 422 when a ruleset forbids creating or updating a ref (docs.github.com/en/repositories/
+configuring-branches-and-merges-in-your-repository/managing-rulesets/about-rulesets)."""
 SECONDARY_RATE_LIMIT = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
@@ -127,6 +132,13 @@ class Fault:
     def not_accessible() -> Fault:
         """The 403 an installation token gets for what its permissions do not cover."""
         return Fault(403, NOT_ACCESSIBLE)
+
+    @staticmethod
+    def reference_cannot_be_updated() -> Fault:
+        """The transient 422 GitHub answers on a ref update under load, the ref unmoved (reported
+        by release-please, renovate and others: googleapis/repo-automation-bots#4537); a retry
+        clears it."""
+        return Fault(422, "Reference cannot be updated")
 
     @staticmethod
     def not_fast_forward() -> Fault:
@@ -274,6 +286,9 @@ class FakeGitHub:
         self.requests: list[LoggedRequest] = []
         self.contents_size_limit = 1_000_000
         """Files above this size come back from the contents API without content (`encoding: none`)."""
+        self.ref_rules: list[tuple[re.Pattern[str], str]] = []
+        """Rulesets on refs: a create or update of a matching `refs/…` name answers 422 with the
+        message (`refuse_refs`)."""
         self._faults: list[tuple[str, re.Pattern[str], list[Fault]]] = []
         self._hooks: list[tuple[str, re.Pattern[str], list[Callable[[], None]]]] = []
         self._ids = itertools.count(1001)
@@ -483,6 +498,13 @@ class FakeGitHub:
         with self._lock:
             self._faults.append((method.upper(), re.compile(path), faults))
 
+    def refuse_refs(self, pattern: str, message: str = RULE_VIOLATION) -> None:
+        """A ruleset: creating or moving a ref whose full name (`refs/…`) matches the regex
+        `pattern` answers 422 with `message`, every time, whoever asks (as GitHub's rulesets do,
+        for branches, tags and, with push rulesets, any ref)."""
+        with self._lock:
+            self.ref_rules.append((re.compile(pattern), message))
+
     def hook(self, method: str, path: str, fn: Callable[[], None]) -> None:
         """Run `fn` once, just before serving the next request matching `method` and `path`.
 
@@ -505,6 +527,11 @@ class FakeGitHub:
     def clear_log(self) -> None:
         with self._lock:
             self.requests.clear()
+
+    def _check_rules(self, full_ref: str) -> None:
+        for pattern, message in self.ref_rules:
+            if pattern.fullmatch(full_ref):
+                raise _ApiError(422, message)
 
     def _next_hook(self, method: str, path: str) -> Callable[[], None] | None:
         with self._lock:
@@ -1157,8 +1184,13 @@ class FakeGitHub:
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             full, sha = str(payload.get("ref", "")), str(payload.get("sha", ""))
-            if not full.startswith("refs/") or fake._object_type(repo, sha) != "commit":
+            if full.count("/") < 2 or not full.startswith("refs/"):
+                # GitHub: "If it doesn't start with 'refs' and have at least two slashes, it will
+                # be rejected." (REST, "Create a reference")
+                raise _ApiError(422, "Reference name is invalid")
+            if fake._object_type(repo, sha) != "commit":
                 raise _ApiError(422, "Reference update failed")
+            fake._check_rules(full)
             with fake._lock:
                 if fake.ref_sha(repo, full[len("refs/") :]) is not None:
                     raise _ApiError(422, "Reference already exists")
@@ -1178,10 +1210,24 @@ class FakeGitHub:
                     raise _ApiError(422, "Reference does not exist")
                 if fake._object_type(repo, sha) != "commit":
                     raise _ApiError(422, "Object does not exist")
+                fake._check_rules(f"refs/{ref}")
                 if not force and not _git_ok(repo.git_dir, "merge-base", "--is-ancestor", old, sha):
                     raise _ApiError(422, "Update is not a fast forward")
                 _git(repo.git_dir, "update-ref", f"refs/{ref}", sha, old)
             return _json(fake._ref_json(repo, ref, sha))
+
+        @app.delete(f"{pre}/repos/<owner>/<name>/git/refs/<path:ref>")
+        def delete_ref(owner: str, name: str, ref: str) -> Response:
+            token = current_token()
+            require_write(token, "contents")
+            repo = fake._repo(f"{owner}/{name}")
+            with fake._lock:
+                old = fake.ref_sha(repo, ref)
+                if old is None:  # GitHub: 422 "Reference does not exist"
+                    raise _ApiError(422, "Reference does not exist")
+                fake._check_rules(f"refs/{ref}")
+                _git(repo.git_dir, "update-ref", "-d", f"refs/{ref}", old)
+            return Response(status=204)
 
         return app
 

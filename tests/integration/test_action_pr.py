@@ -1661,3 +1661,45 @@ def test_results_measured_on_a_merge_are_committed_only_when_it_matches_the_head
     else:
         assert notice == []
         assert gh.ref_sha(REPO, "heads/feature") != pr.head_sha  # committed on the head
+
+
+# ------------------------------------------------------------------ issue 39: the ledger ref's life
+
+
+def test_a_closed_pull_request_deletes_its_ledger_ref(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited())
+    kept = gh.commit(REPO, {"ledger.json": '{"version": 1, "runs": [], "looks": []}\n'})
+    git(gh.git_dir(REPO), "update-ref", "refs/evolve-action/ledger/pr-1", kept)
+    event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
+    event["action"] = "closed"
+    event["pull_request"]["state"] = "closed"
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha  # the branch is never touched
+    assert "deleted the PR's ledger ref refs/evolve-action/ledger/pr-1" in pr.summary.read_text()
+    assert [(r.method, r.path) for r in gh.requests if r.method != "GET"] == [
+        ("DELETE", "/repos/octo/skills/git/refs/evolve-action/ledger/pr-1")
+    ]
+
+
+def test_commit_false_never_writes_the_ledger(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """docs/action.md: with `commit: false` the ledger is read, not written (a notice says so),
+    even where the token could write it."""
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        base_url=srv.base_url,
+        inputs={"commit": "false", "base": "rerun", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert sessions(srv)  # base reruns ran: there were runs to record
+    assert gh.calls("POST", r".*/git/.*") == [] and gh.calls("PATCH", r".*/git/.*") == []
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    assert "were not added to the ledger" in pr.summary.read_text()

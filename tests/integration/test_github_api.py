@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers.fake_github import FakeFile, FakeGitHub, FakePull, FakeRepo, Fault
@@ -920,3 +921,80 @@ def test_a_403_that_is_no_rate_limit_is_not_retried(scenario: Scenario) -> None:
     with pytest.raises(GitHubPermissionError):
         _paced(gh, waits).repository(REPO).pull_request(1)
     assert waits == [] and len(gh.calls("GET", PULL)) == 1
+
+
+# ------------------------------------------------------------------ issue 39: ref writes that know their errors
+
+
+LEDGER = r"/repos/octo/skills/git/refs/evolve-action/ledger/pr-1"
+
+
+def _one_run(attempt: str) -> Any:
+    from evolve_action.flows._ledger import Ledger, LedgerRun
+
+    one = LedgerRun(
+        attempt=attempt, skill="kit/a", model="m", side="base", query="q",
+        should_trigger=True, content="c", tool="t", hits=1, runs=1,
+    )  # fmt: skip
+    return Ledger(runs=(one,))
+
+
+def test_a_transient_422_on_the_branch_is_retried(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("PATCH", REF, [Fault.reference_cannot_be_updated()])
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, Committed)
+    assert [r.status for r in gh.calls("PATCH", REF)] == [422, 200]
+    assert gh.ref_sha(REPO, "heads/feature") == outcome.sha
+
+
+def test_a_ruleset_on_the_branch_raises_githubs_message_once(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.refuse_refs(r"refs/heads/feature")
+    with pytest.raises(GitHubApiError) as err:
+        _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert "Repository rule violations found" in err.value.message
+    assert "ruleset" in (err.value.hint or "")
+    assert len(gh.calls("PATCH", REF)) == 1
+
+
+def test_a_refused_ledger_ref_raises_githubs_message_after_one_attempt(
+    scenario: Scenario,
+) -> None:
+    """A ruleset on refs outside refs/heads: a permanent refusal, not a race. One blob, tree and
+    commit, GitHub's message, no "another workflow run is writing it"."""
+    from evolve_action.flows._ledger import RefStore
+
+    gh = scenario.gh
+    gh.refuse_refs(r"refs/evolve-action/.*")
+    with pytest.raises(PublishError) as err:
+        RefStore(scenario.bot.repository(REPO), 1).save(_one_run("1.1"))
+    assert "Repository rule violations found" in err.value.message
+    assert "another workflow run" not in err.value.message + (err.value.hint or "")
+    assert len(gh.calls("POST", r".*/git/blobs")) == 1
+    assert len(gh.calls("POST", r".*/git/commits")) == 1
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+
+
+def test_a_transient_422_on_the_ledger_ref_is_retried(scenario: Scenario) -> None:
+    from evolve_action.flows._ledger import RefStore
+
+    gh, rc = scenario.gh, scenario.bot.repository(REPO)
+    RefStore(rc, 1).save(_one_run("1.1"))
+    gh.fail("PATCH", LEDGER, [Fault.reference_cannot_be_updated()])
+    RefStore(rc, 1).save(_one_run("2.1"))
+    assert [r.status for r in gh.calls("PATCH", LEDGER)] == [422, 200]
+    assert len(gh.calls("POST", r".*/git/commits")) == 2  # one per save: no rewrite
+    assert {r.attempt for r in RefStore(rc, 1).load().runs} == {"1.1", "2.1"}
+
+
+def test_delete_ref_removes_our_ref_and_never_a_branch(scenario: Scenario) -> None:
+    from evolve_action.flows._ledger import RefStore
+
+    gh, rc = scenario.gh, scenario.bot.repository(REPO)
+    RefStore(rc, 1).save(_one_run("1.1"))
+    assert rc.delete_ref("evolve-action/ledger/pr-1") is True
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    assert rc.delete_ref("evolve-action/ledger/pr-1") is False
+    with pytest.raises(ValueError):
+        rc.delete_ref("heads/feature")

@@ -61,7 +61,7 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
-from evolve_action.flows._ledger import FileStore
+from evolve_action.flows._ledger import LEDGER_REF, FileStore
 from evolve_action.flows._power import copy_worktree
 from evolve_action.flows._pr_carry import (
     CommentStore,
@@ -139,6 +139,8 @@ from evolve_action.github import (
     ActionOutputs,
     CommandFiles,
     Event,
+    GitHubApiError,
+    GitHubContext,
     Status,
     Touched,
     annotate,
@@ -203,10 +205,14 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     state = _Run()
     skip = unsupported_message(ctx) if ctx.event is Event.UNSUPPORTED else inactive_message(ctx)
     if skip is not None:  # an event we ignore, or a closed/merged PR: no agent, no commit
-        line = skip
-        append_summary(files.summary, f"{line}\n")
+        lines = [skip]
+        if ctx.event is not Event.UNSUPPORTED and (gone := _drop_ledger(inputs, ctx, options)):
+            lines.append(gone)
+        append_summary(files.summary, "".join(f"{line}\n" for line in lines))
         write_outputs(files.output, ActionOutputs(status="skipped"))
-        return ActionOutcome(exit_code=0, outputs=ActionOutputs(status="skipped"), lines=(line,))
+        return ActionOutcome(
+            exit_code=0, outputs=ActionOutputs(status="skipped"), lines=tuple(lines)
+        )
     refusal = fork_target_refusal(ctx, allow_fork_target=inputs.allow_fork_target)
     if refusal is not None:
         annotate(commands, "error", refusal)
@@ -311,7 +317,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
-                    store=carry if carry is not None else _ledger_store(client, ctx),
+                    store=carry
+                    if carry is not None
+                    else _ledger_store(client, ctx, commit=inputs.commit),
                     attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
@@ -380,6 +388,24 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if cancelled:
         raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
     return result
+
+
+def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -> str:
+    """On a closed (or merged) PR's event: delete its ledger ref, which nothing reads any more.
+    Only where the job may write (a same-repository PR, `commit` on); a refusal is one line."""
+    pr = ctx.pull_request
+    if pr is None or ctx.is_fork or not inputs.commit:
+        return ""
+    client = _client(inputs, ctx, options.retry)
+    if client is None:
+        return ""
+    ref = LEDGER_REF.format(number=pr.number)
+    try:
+        with client:
+            deleted = client.repository(ctx.repository).delete_ref(ref)
+    except GitHubApiError as exc:
+        return f"the ledger ref refs/{ref} was not deleted: {exc.message}"
+    return f"deleted the PR's ledger ref refs/{ref}" if deleted else ""
 
 
 def _with_state(

@@ -965,27 +965,43 @@ class RepositoryClient:
             )
 
         commit = self._client._call("writing the commit", write, make_commit)
-        try:
-            ref.edit(commit.sha, force=False)
-        except GithubException as exc:
-            if exc.status != 422:
-                raise _translate(exc, f"updating branch {branch}", write) from exc
-            moved, _ = self._client._call(
-                f"reading branch {branch}", "contents: read", lambda: self._tip(ref_name)
-            )
-            reason = _github_message(exc) or "Unprocessable Entity"
-            if moved == parent_sha:  # not a race: GitHub refused the update itself
-                raise GitHubApiError(
-                    f"GitHub refused to move branch {branch} to the results commit (422): {reason}",
-                    status=422,
-                    github_message=reason,
-                    hint="a branch protection rule or ruleset blocks the token: let it push to "
-                    "pull request branches, or set `commit: false`",
-                ) from exc
-            return HeadMoved(branch, parent_sha, moved, reason)
-        except requests.RequestException as exc:
-            self._client._fail(exc, f"updating branch {branch}", write)
+        raced = self._update_ref(ref_name, ref, commit.sha, parent_sha, f"branch {branch}")
+        if raced is not None:
+            return HeadMoved(branch, parent_sha, raced[0], raced[1])
         return Committed(commit.sha, parent_sha, branch, tree.sha, tuple(paths))
+
+    def _update_ref(
+        self, ref_name: str, current: Any, new_sha: str, expected: str, what: str
+    ) -> tuple[str | None, str] | None:
+        """Move `refs/{ref_name}` (read as `current`, at `expected`) to `new_sha` as a
+        fast-forward. None when it moved; (its SHA now, GitHub's message) when a 422 came because
+        another writer moved it (or deleted it) first. A 422 on a ref still at `expected` is GitHub
+        refusing the update itself: retried (bounded) when GitHub says it is transient
+        ("Reference cannot be updated"), else raised with GitHub's message."""
+        write = "contents: write"
+        policy = self._client.policy
+        attempt = 0
+        while True:
+            try:
+                current.edit(new_sha, force=False)
+                return None
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise _translate(exc, f"updating {what}", write) from exc
+                reason = _github_message(exc) or "Unprocessable Entity"
+                tip, again = self._client._call(
+                    f"reading {what}", "contents: read", lambda: self._tip(ref_name)
+                )
+                if tip != expected:
+                    return tip, reason
+                if _TRANSIENT_REF in reason.lower() and attempt < policy.retries:
+                    attempt += 1
+                    self._client._sleep(policy.backoff(attempt))
+                    current = again
+                    continue
+                raise _ref_refusal(exc, f"move {what} to {new_sha[:12]}", reason, ref_name) from exc
+            except requests.RequestException as exc:
+                self._client._fail(exc, f"updating {what}", write)
 
     def _tip(self, ref_name: str) -> tuple[str | None, Any]:
         """The branch's current SHA and the ref object (None, None when the branch does not exist)."""
@@ -1040,8 +1056,11 @@ class RepositoryClient:
         """Point `refs/{ref}` at a new commit (parent `parent`) whose tree is `path` = `data`.
 
         Blob → tree (that one file) → commit → create the ref (`parent` None) or move it as a
-        fast-forward (`force: false`). False when the ref moved or appeared meanwhile (a 422:
-        re-read, merge, retry); a 403 raises `GitHubPermissionError` (`contents: write`).
+        fast-forward (`force: false`). False when the ref moved or appeared meanwhile (a 422
+        after which the re-read ref is elsewhere: re-read, merge, retry). A 422 on a ref that did
+        not move is GitHub refusing the write: `GitHubApiError` with GitHub's message (after
+        bounded retries when it says it is transient); a 403 raises `GitHubPermissionError`
+        (`contents: write`).
         """
         write = "contents: write"
         encoded = base64.b64encode(data).decode("ascii")
@@ -1070,25 +1089,91 @@ class RepositoryClient:
             write,
             lambda: self._repo.create_git_commit(message, tree, parents),
         )
-        try:
-            if parent is None:
-                self._repo.create_git_ref(f"refs/{ref}", commit.sha)
-            else:  # reading the ref completes it: its URL is then `/git/refs/…`, for the PATCH
-                tip, current = self._tip(ref)
-                if tip != parent:
-                    return False
-                current.edit(commit.sha, force=False)
-        except GithubException as exc:
-            if exc.status == 422:
+        if parent is not None:  # reading the ref completes it: its URL is then `/git/refs/…`
+            tip, current = self._client._call(
+                f"reading ref {ref}", "contents: read", lambda: self._tip(ref)
+            )
+            if tip != parent:
                 return False
-            raise _translate(exc, f"updating ref {ref}", write) from exc
-        except requests.RequestException as exc:
-            self._client._fail(exc, f"updating ref {ref}", write)
-        return True
+            return self._update_ref(ref, current, commit.sha, parent, f"ref refs/{ref}") is None
+        attempt = 0
+        while True:
+            try:
+                self._repo.create_git_ref(f"refs/{ref}", commit.sha)
+                return True
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise _translate(exc, f"creating ref refs/{ref}", write) from exc
+                reason = _github_message(exc) or "Unprocessable Entity"
+                tip, _ = self._client._call(
+                    f"reading ref {ref}", "contents: read", lambda: self._tip(ref)
+                )
+                if tip is not None:
+                    return False  # another run created it first: re-read, merge, retry
+                if _TRANSIENT_REF in reason.lower() and attempt < self._client.policy.retries:
+                    attempt += 1
+                    self._client._sleep(self._client.policy.backoff(attempt))
+                    continue
+                raise _ref_refusal(exc, f"create ref refs/{ref}", reason, ref) from exc
+            except requests.RequestException as exc:
+                self._client._fail(exc, f"creating ref refs/{ref}", write)
+
+    def delete_ref(self, ref: str) -> bool:
+        """Delete `refs/{ref}` (never a branch or a tag: refused); False when it did not exist."""
+        if ref.startswith(("heads/", "tags/")):
+            raise ValueError(f"delete_ref deletes our own refs only, not {ref!r}")
+
+        def delete() -> bool:
+            tip, current = self._tip(ref)  # completes it: its URL is then `/git/refs/…`
+            if tip is None:
+                return False
+            try:
+                current.delete()
+            except GithubException as exc:
+                if exc.status in (404, 422) and _tip_absent(exc):
+                    return False
+                raise
+            return True
+
+        return self._client._call(f"deleting ref refs/{ref}", "contents: write", delete)
 
 
 # --------------------------------------------------------------------------------------------------
 # Helpers
+
+
+_TRANSIENT_REF = "reference cannot be updated"
+"""GitHub's 422 on a ref update that a retry may clear (seen under load, the ref unmoved)."""
+
+
+def _tip_absent(exc: GithubException) -> bool:
+    message = (_github_message(exc) or "").lower()
+    return exc.status == 404 or "does not exist" in message
+
+
+def _ref_refusal(exc: GithubException, action: str, reason: str, ref_name: str) -> GitHubApiError:
+    """The error for a 422 GitHub answered on a ref that had not moved: its message, and a hint
+    that fits what it refused."""
+    lower = reason.lower()
+    if ref_name.startswith("heads/"):
+        hint = (
+            "a branch protection rule or ruleset blocks the token: let it push to pull request "
+            "branches, or set `commit: false`"
+            if "rule" in lower or "protected" in lower
+            else "GitHub's message says why; re-run the job if it was passing, or set `commit: false`"
+        )
+    else:
+        hint = (
+            "GitHub would not let the token write this ref (a ruleset or policy on refs outside "
+            "refs/heads?): run the one-off probe in docs/action.md ('The ledger ref'), or set "
+            "`commit: false` (the ledger is then only read)"
+        )
+    return GitHubApiError(
+        f"GitHub refused to {action} (422): {reason}",
+        status=422,
+        github_message=reason,
+        hint=hint,
+    )
 
 
 _PERMISSION_HINTS = {
