@@ -1703,3 +1703,49 @@ def test_commit_false_never_writes_the_ledger(
     assert gh.calls("POST", r".*/git/.*") == [] and gh.calls("PATCH", r".*/git/.*") == []
     assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
     assert "were not added to the ledger" in pr.summary.read_text()
+
+
+# ------------------------------------------------------------------ issue 39: tokens known up front
+
+READ_ONLY_WORKFLOW = """\
+on: pull_request
+permissions: {}
+jobs:
+  evaluate:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      pull-requests: read
+    steps:
+      - uses: OWNER/evolve-action@v1
+"""
+
+
+@pytest.mark.parametrize("how", ["job permissions", "dependabot"])
+def test_a_read_only_token_on_a_same_repository_pr_is_known_before_any_write(
+    tmp_path: Path, gh: FakeGitHub, how: str
+) -> None:
+    """An organisation's read-only default (the job's `permissions:`) or a Dependabot PR: the
+    fake refuses every write, as GitHub does; the job tries none and says so once."""
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+        extra_base={".github/workflows/pr.yml": READ_ONLY_WORKFLOW}
+        if how != "dependabot"
+        else None,
+    )
+    gh.tokens[TOKEN].read_only = True
+    if how == "dependabot":
+        pr.env["GITHUB_ACTOR"] = "dependabot[bot]"
+    else:
+        pr.env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/pr.yml@refs/pull/1/merge"
+        pr.env["GITHUB_JOB"] = "evaluate"
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert writes(gh) == []  # not one refused call
+    assert [r for r in gh.requests if r.status == 403] == []
+    notices = [line for line in out.splitlines() if "the token is read-only here" in line]
+    assert len(notices) == 1, out
+    assert "not committed" in notices[0] and "no PR comment" in notices[0]

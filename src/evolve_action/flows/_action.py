@@ -140,18 +140,21 @@ from evolve_action.github import (
     CommandFiles,
     Event,
     GitHubApiError,
+    GitHubClient,
     GitHubContext,
     Status,
     Touched,
     annotate,
     append_summary,
     comment_refusal,
+    declared_permissions,
     fork_target_refusal,
     git_env,
     inactive_message,
     is_actions,
     load_context,
     read_inputs,
+    read_only_scopes,
     restore_workspace_owner,
     touched_skills,
     unsupported_message,
@@ -248,6 +251,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             # The plan job and every shard job must see the same harnesses, or plans disagree.
             _ensure_extra_harnesses(inputs, agent_env, state, commands)
         return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
+    denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
+    commit = inputs.commit and "contents" not in denied
     _refusals(repo, touched, inputs.tiers, state)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
@@ -317,9 +322,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
-                    store=carry
-                    if carry is not None
-                    else _ledger_store(client, ctx, commit=inputs.commit),
+                    store=carry if carry is not None else _ledger_store(client, ctx, commit=commit),
                     attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
@@ -355,7 +358,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         commit_sha = ""
         comment_id: int | None = None
         if (
-            inputs.commit
+            commit
             and client is not None
             and _checkout_matches(
                 ctx, top, genv, state, commands, repo=repo, touched=touched, client=client
@@ -364,7 +367,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             commit_sha = _commit_back(
                 client, ctx, inputs, repo, top, touched, written, before, state, commands
             )
-        if pr is not None and client is not None and inputs.comment != "off" and not no_comment:
+        may_comment = not no_comment and "pull-requests" not in denied
+        if pr is not None and client is not None and inputs.comment != "off" and may_comment:
             posted = body
             if carry is not None:
                 posted = _with_state(body, carry, checkout, top, state)
@@ -388,6 +392,45 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if cancelled:
         raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
     return result
+
+
+def _read_only(
+    client: GitHubClient | None,
+    inputs: ActionInputs,
+    ctx: GitHubContext,
+    env: Mapping[str, str],
+    workspace: Path,
+    state: _Run,
+    commands: TextIO,
+) -> frozenset[str]:
+    """The scopes (`contents`, `pull-requests`) a same-repository PR's token is known not to
+    write before any write is tried (`read_only_scopes`), with one notice saying what that skips."""
+    pr = ctx.pull_request
+    if (
+        client is None
+        or pr is None
+        or ctx.is_fork
+        or (not inputs.commit and inputs.comment == "off")
+    ):
+        return frozenset()
+    try:
+        login = client.identity(configured=inputs.comment_author or None).login
+    except GitHubApiError:
+        login = None
+    denied, why = read_only_scopes(ctx, declared_permissions(env, workspace), login)
+    skipped = []
+    if "contents" in denied and inputs.commit:
+        skipped.append("the results are not committed and the PR's ledger is only read")
+    if "pull-requests" in denied and inputs.comment != "off":
+        skipped.append("no PR comment is posted")
+    if skipped:
+        grant = ", ".join(f"{s}: write" for s in sorted(denied))
+        state.notice(
+            f"the token is read-only here ({why}): {'; '.join(skipped)}; everything is in this "
+            f"summary (grant the job `permissions: {grant}` to publish)",
+            commands,
+        )
+    return denied
 
 
 def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -> str:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.errors import EnvironmentProblem
+from evolve_action.encoding import decode_yaml
+from evolve_action.errors import EnvironmentProblem, EvolveError
 from evolve_action.harness import safe_env
 
 __all__ = [
@@ -36,10 +37,12 @@ __all__ = [
     "PullRequest",
     "checkout_kind",
     "comment_refusal",
+    "declared_permissions",
     "fork_target_refusal",
     "git_env",
     "inactive_message",
     "load_context",
+    "read_only_scopes",
     "restore_workspace_owner",
     "unsupported_message",
 ]
@@ -236,6 +239,83 @@ def comment_refusal(ctx: GitHubContext) -> str | None:
         "the results are in this summary only; the labelled pull_request_target job of "
         "examples/workflows/fork-safe.yml comments once a maintainer applies the label"
     )
+
+
+_SCOPES = ("contents", "pull-requests")
+_DEPENDABOT = "dependabot[bot]"
+
+
+def declared_permissions(environ: Mapping[str, str], workspace: Path) -> dict[str, str] | None:
+    """The `GITHUB_TOKEN` permissions this job runs with, scope → `read`/`write`/`none`, when they
+    can be known without a request; None when they cannot (the repository's default applies).
+
+    From `GITHUB_TOKEN_PERMISSIONS` (JSON) when the runner sets it, else from the workflow file
+    (`GITHUB_WORKFLOW_REF`, in this repository's checkout): the job's (`GITHUB_JOB`) `permissions:`,
+    else the workflow's. GitHub: "If you specify the access for any of these permissions, all of
+    those that are not specified are set to none" (docs.github.com/en/actions/writing-workflows/
+    choosing-what-your-workflow-does/controlling-permissions-for-github_token). GitHub enforces
+    the real ones: this only spares requests that would be refused.
+    """
+    raw = environ.get("GITHUB_TOKEN_PERMISSIONS", "").strip()
+    if raw:
+        try:
+            given = json.loads(raw)
+        except ValueError:
+            given = None
+        if isinstance(given, dict):
+            return {str(k).replace("_", "-"): str(v) for k, v in given.items()}
+    ref = environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
+    repository = environ.get("GITHUB_REPOSITORY", "")
+    job = environ.get("GITHUB_JOB", "")
+    rel = (
+        ref.removeprefix(repository + "/")
+        if repository and ref.startswith(repository + "/")
+        else ""
+    )
+    if not rel.startswith(".github/workflows/") or ".." in rel.split("/") or not job:
+        return None
+    path = workspace / rel
+    try:  # a workflow we cannot read tells us nothing
+        doc = decode_yaml(path.read_text(encoding="utf-8"), path).value
+    except (OSError, UnicodeDecodeError, ValueError, EvolveError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    jobs = doc.get("jobs")
+    spec = jobs.get(job) if isinstance(jobs, dict) else None
+    perms = spec.get("permissions") if isinstance(spec, dict) else None
+    if perms is None:
+        perms = doc.get("permissions")
+    if perms is None:
+        return None
+    if perms in ("read-all", "write-all"):
+        level = perms.removesuffix("-all")
+        return {scope: level for scope in _SCOPES}
+    if not isinstance(perms, dict):
+        return None
+    return {scope: str(perms.get(scope, "none")) for scope in _SCOPES}
+
+
+def read_only_scopes(
+    ctx: GitHubContext, declared: Mapping[str, str] | None, identity: str | None
+) -> tuple[frozenset[str], str]:
+    """Which of `contents`/`pull-requests` this job's token may not write on a same-repository
+    PR, known before any write, and why ("" when none is known to be read-only).
+
+    Only for `GITHUB_TOKEN` (its identity is `github-actions[bot]`; another App's or a person's
+    token has its own permissions): the `declared` ones, else a Dependabot PR's default (GitHub:
+    "Workflow runs triggered by Dependabot pull requests run as if they are from a forked
+    repository, and therefore use a read-only GITHUB_TOKEN", raised only by `permissions:`).
+    """
+    pr = ctx.pull_request
+    if pr is None or pr.is_fork or identity != "github-actions[bot]":
+        return frozenset(), ""
+    if declared is not None:
+        denied = frozenset(s for s in _SCOPES if declared.get(s, "none") != "write")
+        return denied, "the job's `permissions:`" if denied else ""
+    if ctx.actor.lower() == _DEPENDABOT:
+        return frozenset(_SCOPES), "a Dependabot PR's read-only GITHUB_TOKEN"
+    return frozenset(), ""
 
 
 def git_env(
