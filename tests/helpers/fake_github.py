@@ -276,9 +276,12 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 class FakeGitHub:
     """The fake's state and its HTTP server. Build state with the `add_*`/`commit` helpers."""
 
-    def __init__(self, root: Path, *, prefix: str = "") -> None:
+    def __init__(self, root: Path, *, prefix: str = "", graphql_path: str | None = None) -> None:
         self.root = Path(root)
         self.prefix = prefix.rstrip("/")
+        self.graphql_path = graphql_path
+        """Where GraphQL is served (default: `/graphql`, or `/api/graphql` under `/api/v3`); a
+        GHES proxy may put it elsewhere, which only `GITHUB_GRAPHQL_URL` says."""
         self.repos: dict[str, FakeRepo] = {}
         self.pulls: dict[tuple[str, int], FakePull] = {}
         self.comments: dict[int, FakeComment] = {}
@@ -303,9 +306,11 @@ class FakeGitHub:
 
     @classmethod
     @contextlib.contextmanager
-    def start(cls, root: Path, *, prefix: str = "") -> Iterator[FakeGitHub]:
+    def start(
+        cls, root: Path, *, prefix: str = "", graphql_path: str | None = None
+    ) -> Iterator[FakeGitHub]:
         """Serve a new fake on 127.0.0.1, a free port, in a daemon thread; stop it on exit."""
-        fake = cls(root, prefix=prefix)
+        fake = cls(root, prefix=prefix, graphql_path=graphql_path)
         fake.serve()
         try:
             yield fake
@@ -895,7 +900,9 @@ class FakeGitHub:
                 raise _ApiError(403, NOT_ACCESSIBLE)
             return _json(fake._user_json(token.login))
 
-        graphql = (pre.removesuffix("/v3") if pre.endswith("/v3") else pre) + "/graphql"
+        graphql = self.graphql_path or (
+            (pre.removesuffix("/v3") if pre.endswith("/v3") else pre) + "/graphql"
+        )
 
         @app.post(graphql)
         def post_graphql() -> Response:

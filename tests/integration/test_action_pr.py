@@ -1749,3 +1749,40 @@ def test_a_read_only_token_on_a_same_repository_pr_is_known_before_any_write(
     notices = [line for line in out.splitlines() if "the token is read-only here" in line]
     assert len(notices) == 1, out
     assert "not committed" in notices[0] and "no PR comment" in notices[0]
+
+
+def test_annotations_stop_at_githubs_ten_and_say_how_many_more(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    """GitHub shows at most 10 error and 10 warning annotations a step: the tenth says how many
+    more there are, rather than the rest being cut silently."""
+    broken = {f"skills/broken{i:02d}/SKILL.md": "no frontmatter here\n" for i in range(14)}
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        extra_base=broken,
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    for level in ("error", "warning", "notice"):
+        lines = [line for line in out.splitlines() if line.startswith(f"::{level}")]
+        assert len(lines) <= 10, (level, lines)
+    errors = [line for line in out.splitlines() if line.startswith("::error")]
+    assert len(errors) == 10 and "more: see `run checks`" in errors[-1], errors
+
+
+@pytest.mark.parametrize(("event", "code"), [("merge_group", 1), ("issue_comment", 0)])
+def test_a_skipped_run_is_never_read_as_a_pass_by_a_merge_queue(
+    tmp_path: Path, gh: FakeGitHub, event: str, code: int
+) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited(), event=event)
+    got, out, err = run_action(pr)
+    assert got == code, out + err
+    if event == "merge_group":
+        assert "::error" in out and "mode: gate" in out
+        assert pr.outputs()["status"] == "errored"
+    else:
+        assert "::warning" in out and pr.outputs()["status"] == "skipped"
+    assert writes(gh) == []

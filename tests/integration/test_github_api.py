@@ -31,6 +31,7 @@ from evolve_action.github import (
     HeadMoved,
     NothingToCommit,
     RetryPolicy,
+    TokenIdentity,
     is_sticky,
 )
 
@@ -361,15 +362,12 @@ def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scen
     assert gh.comments[human.id].body == quoted
     assert gh.comments[other_bot.id].body == f"x {MARKER}"
     assert gh.comments[foreign.id].body == same_bot
-    # The only edit is of our own new comment (its record: its id and author on the last line).
-    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
+    # Nothing is edited: a new comment is one POST when the token's identity is known.
+    assert gh.calls("PATCH", EDIT) == []
     assert gh.comments[new_id].body.splitlines()[0] == MARKER  # the marker leads our body
-    assert gh.comments[new_id].body.splitlines()[-1] == (
-        f"<!-- evolve-action:comment {new_id} by {BOT_LOGIN} -->"
-    )
     # The next run finds its own comment, not the human's.
     assert _upsert(scenario, "results 2") == (new_id, "updated")
-    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)] * 2
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
 
 
 @pytest.mark.parametrize(
@@ -402,7 +400,7 @@ def test_an_app_token_run_twice_keeps_one_comment(scenario: Scenario) -> None:
             )
     assert ids[0] == ids[1] != theirs.id
     mine = [c for c in gh.comments_on(REPO, 1) if c.user_login == "evolve-app[bot]"]
-    assert [c.id for c in mine] == [ids[0]] and mine[0].body.splitlines()[-2] == "results 2"
+    assert [c.id for c in mine] == [ids[0]] and mine[0].body.splitlines()[-1] == "results 2"
     assert gh.comments[theirs.id].body == f"{MARKER}\nold"
     assert gh.calls("GET", "/user") == []
 
@@ -545,9 +543,8 @@ def test_lost_answer_on_comment_create_never_duplicates(scenario: Scenario) -> N
     comment_id, action = _upsert(scenario, "results")
     assert len(gh.comments_on(REPO, 1)) == 1
     assert gh.comments_on(REPO, 1)[0].id == comment_id
-    assert action == "updated"  # found by its exact body; the PATCH writes its record
-    assert gh.comments[comment_id].body.splitlines()[-1].startswith("<!-- evolve-action:comment ")
-    assert len(gh.calls("POST", COMMENTS)) == 1
+    assert action == "unchanged"  # found by its exact body; the identity is known: no record
+    assert len(gh.calls("POST", COMMENTS)) == 1 and gh.calls("PATCH", EDIT) == []
 
 
 def test_marker_must_be_a_hidden_comment(scenario: Scenario) -> None:
@@ -998,3 +995,27 @@ def test_delete_ref_removes_our_ref_and_never_a_branch(scenario: Scenario) -> No
     assert rc.delete_ref("evolve-action/ledger/pr-1") is False
     with pytest.raises(ValueError):
         rc.delete_ref("heads/feature")
+
+
+def test_a_new_comment_is_one_post(scenario: Scenario) -> None:
+    """No POST-then-PATCH: an `issue_comment` workflow sees one `created` event, no `edited`."""
+    gh = scenario.gh
+    _, action = _upsert(scenario, "## Results\nall good\n")
+    assert action == "created"
+    assert len(gh.calls("POST", COMMENTS)) == 1 and gh.calls("PATCH", EDIT) == []
+
+
+def test_github_graphql_url_is_where_the_identity_is_asked(tmp_path: Path) -> None:
+    """`GITHUB_GRAPHQL_URL` (the context's `graphql_url`) is honoured, not derived from the REST
+    root: a GHES proxy may serve GraphQL elsewhere."""
+    with FakeGitHub.start(tmp_path, graphql_path="/proxy/graphql") as gh:
+        gh.add_token("ghs_bot", kind="installation")
+        client = GitHubClient(
+            "ghs_bot",
+            base_url=gh.base_url,
+            policy=RetryPolicy.immediate(),
+            graphql_url=gh.base_url + "/proxy/graphql",
+        )
+        with client:
+            assert client.identity() == TokenIdentity(BOT_LOGIN, "graphql")
+        assert [r.path for r in gh.calls("POST")] == ["/proxy/graphql"]

@@ -157,6 +157,7 @@ from evolve_action.github import (
     read_only_scopes,
     restore_workspace_owner,
     touched_skills,
+    unsupported_fails,
     unsupported_message,
     write_outputs,
 )
@@ -207,7 +208,14 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     files = CommandFiles.from_env(env)
     state = _Run()
     skip = unsupported_message(ctx) if ctx.event is Event.UNSUPPORTED else inactive_message(ctx)
+    if skip is not None and unsupported_fails(ctx):  # merge_group: a skip would read as a pass
+        annotate(commands, "error", skip)
+        append_summary(files.summary, f"{skip}\n")
+        write_outputs(files.output, ActionOutputs(status="errored"))
+        return ActionOutcome(exit_code=1, outputs=ActionOutputs(status="errored"), lines=(skip,))
     if skip is not None:  # an event we ignore, or a closed/merged PR: no agent, no commit
+        if ctx.event is Event.UNSUPPORTED:
+            annotate(commands, "warning", skip)
         lines = [skip]
         if ctx.event is not Event.UNSUPPORTED and (gone := _drop_ledger(inputs, ctx, options)):
             lines.append(gone)
@@ -240,6 +248,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         append_summary(files.summary, summary)
         outputs = ActionOutputs(status="skipped", report_path=_report_rel(repo, top))
         write_outputs(files.output, outputs)
+        state.flush_notices(commands)
         code = exit_for(inputs.fail_on, rows=(), state=state)
         return ActionOutcome(
             exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
@@ -380,6 +389,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         if merged is not None:
             outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
         write_outputs(files.output, outputs)
+        state.flush_notices(commands)
         result = ActionOutcome(
             exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
             outputs=outputs,

@@ -60,6 +60,7 @@ from evolve_action.github._context import (
     load_context,
     read_only_scopes,
     restore_workspace_owner,
+    unsupported_fails,
     unsupported_message,
 )
 from evolve_action.github._inputs import (
@@ -180,6 +181,7 @@ __all__ = [
     "read_only_scopes",
     "restore_workspace_owner",
     "touched_skills",
+    "unsupported_fails",
     "unsupported_message",
     "write_outputs",
 ]

@@ -18,9 +18,10 @@ Guarantees:
   workflow) is never edited; an unchanged body is never re-sent. The identity comes from the
   `comment_author` input, else GraphQL `viewer` (which answers for App installation tokens, where
   `GET /user` is a 403), else `GET /user` for tokens that are not installation tokens.
-- Every comment we write carries, as its last line, the record of its own id and author
-  (`<!-- evolve-action:comment <id> by <login> -->`; a new comment gets it in a PATCH right after the
-  POST, whose answer names both). When the identity stays unknown, a comment is ours only if its
+- A new comment is one POST when the token's identity is known (its author finds it again); only
+  when the identity is unknown does a PATCH right after the POST add the record of its own id and
+  author (`<!-- evolve-action:comment <id> by <login> -->`, from the POST's answer) as its last
+  line, and every later edit carries that record. When the identity stays unknown, a comment is ours only if its
   record names its own id and its real author (as GitHub reports it), and that author is a Bot: an
   unknown identity edits nothing it cannot tie to a previous run of ours, and posts a new comment
   instead (another app's comment that starts with our marker, or quotes our whole body, is never
@@ -545,6 +546,7 @@ class GitHubClient:
         policy: RetryPolicy | None = None,
         user_agent: str = "evolve-action",
         sleep: Callable[[float], None] = time.sleep,
+        graphql_url: str | None = None,
     ) -> None:
         if not token:
             raise GitHubAuthError(
@@ -566,6 +568,8 @@ class GitHubClient:
             seconds_between_writes=self.policy.seconds_between_writes,
             lazy=True,
         )
+        self.graphql_url = (graphql_url or "").rstrip("/") or self._gh.requester.graphql_url
+        """`GITHUB_GRAPHQL_URL` when given, else PyGithub's derivation from the REST root."""
 
     def __enter__(self) -> GitHubClient:
         return self
@@ -597,7 +601,9 @@ class GitHubClient:
     def _find_identity(self) -> TokenIdentity:
         action = "reading the token's identity"
         try:
-            _, data = self._gh.requester.graphql_query(_VIEWER, {})
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST", self.graphql_url, input={"query": _VIEWER, "variables": {}}
+            )
             login = ((data.get("data") or {}).get("viewer") or {}).get("login")
             if isinstance(login, str) and LOGIN.fullmatch(login):
                 return TokenIdentity(login, "graphql")
@@ -809,15 +815,25 @@ class RepositoryClient:
             )
         found = self.marked_comments(number, marker, author)
         if found:
-            return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
+            return self._update(number, found[0], body, tuple(c.id for c in found[1:]), author)
         return self._create(number, body, marker, author)
 
     def _update(
-        self, number: int, current: CommentInfo, body: str, duplicates: tuple[int, ...]
+        self,
+        number: int,
+        current: CommentInfo,
+        body: str,
+        duplicates: tuple[int, ...],
+        author: str | None,
     ) -> CommentResult:
-        body = _with_record(body, current.id, current.author)
-        if _normalise(current.body) == _normalise(body):
+        """Edit `current` to `body`; the record (last line) is written when the identity is
+        unknown (`author` None) or the comment already has one; nothing is sent when unchanged."""
+        record = author is None or is_recorded(current)
+        same = _normalise(_without_record(current.body)) == _normalise(_without_record(body))
+        if same and (not record or is_recorded(current)):
             return CommentResult(current.id, "unchanged", current.html_url, duplicates)
+        if record:
+            body = _with_record(body, current.id, current.author)
         # A lazy comment object: `edit` PATCHes /issues/comments/{id} without reading it first.
         comment = self._repo.get_issue(number).get_comment(current.id)
         self._client._call(
@@ -846,9 +862,10 @@ class RepositoryClient:
             self._client._sleep(policy.backoff(attempt))
             found = self.marked_comments(number, marker, author) or self._sent(number, body)
             if found:
-                return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
-        if info.author:  # the answer names who we are: record it, so a later run can tell
-            self._update(number, info, body, ())
+                dups = tuple(c.id for c in found[1:])
+                return self._update(number, found[0], body, dups, author)
+        if author is None and info.author:  # identity unknown: record the answer's id and
+            self._update(number, info, body, (), None)  # author, so a later run tells it is ours
         return CommentResult(info.id, "created", info.html_url)
 
     def _sent(self, number: int, body: str) -> list[CommentInfo]:

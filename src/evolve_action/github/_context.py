@@ -30,6 +30,7 @@ from evolve_action.errors import EnvironmentProblem, EvolveError
 from evolve_action.harness import safe_env
 
 __all__ = [
+    "FAILING_EVENTS",
     "MAX_EVENT_BYTES",
     "SUPPORTED_EVENTS",
     "Event",
@@ -44,6 +45,7 @@ __all__ = [
     "load_context",
     "read_only_scopes",
     "restore_workspace_owner",
+    "unsupported_fails",
     "unsupported_message",
 ]
 
@@ -181,11 +183,28 @@ def checkout_kind(ctx: GitHubContext, checked_out: str) -> Literal["head", "merg
 def unsupported_message(ctx: GitHubContext) -> str:
     """The one line printed (and put in the step summary) for an event the action ignores."""
     shown = _printable(ctx.event_name)[:100] or "(none)"
-    return (
+    line = (
         f"evolve-action does nothing on the {shown} event (it handles "
         + ", ".join(SUPPORTED_EVENTS)
         + "); nothing was evaluated."
     )
+    if unsupported_fails(ctx):
+        line += (
+            " A merge queue would read a skipped run as a pass, so this step fails: run "
+            "`mode: gate` on merge_group (the committed evidence against the thresholds), or "
+            "leave merge_group out of this workflow."
+        )
+    return line
+
+
+FAILING_EVENTS: tuple[str, ...] = ("merge_group",)
+"""Unsupported events whose run must fail, not skip: a merge queue's required check reads a
+skipped (exit 0) run as a pass."""
+
+
+def unsupported_fails(ctx: GitHubContext) -> bool:
+    """True when an unsupported event must fail the step (`FAILING_EVENTS`)."""
+    return ctx.event is Event.UNSUPPORTED and ctx.event_name in FAILING_EVENTS
 
 
 def inactive_message(ctx: GitHubContext) -> str | None:
@@ -404,7 +423,8 @@ def load_context(environ: Mapping[str, str], *, cwd: Path) -> GitHubContext:
         event = Event.UNSUPPORTED
     server_url = _url(environ, "GITHUB_SERVER_URL", "https://github.com")
     api_url = _url(environ, "GITHUB_API_URL", _default_api(server_url))
-    graphql_url = _url(environ, "GITHUB_GRAPHQL_URL", api_url + "/graphql")
+    # GitHub.com: api.github.com/graphql; GHES: https://HOST/api/graphql (not /api/v3/graphql).
+    graphql_url = _url(environ, "GITHUB_GRAPHQL_URL", api_url.removesuffix("/v3") + "/graphql")
     workspace_text = environ.get("GITHUB_WORKSPACE", "").strip()
     workspace = Path(workspace_text) if workspace_text else cwd
     run_id = environ.get("GITHUB_RUN_ID", "").strip()
