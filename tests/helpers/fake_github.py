@@ -32,6 +32,21 @@ through `update-ref`. `PATCH .../git/refs/...` with `force: false` answers 422 "
 forward" when the new commit does not descend from the ref (`git merge-base --is-ancestor`). Tests can
 `git fetch` from `gh.git_dir(repo)` and inspect what the client committed.
 
+As strict as GitHub where the product depends on it (each cites what it follows):
+- Token scopes: `add_token(..., contents="read", pull_requests="write")` is a job's `permissions:`;
+  a write outside them, or any write with `read_only=True` (a fork's `pull_request` run, a
+  Dependabot PR), answers 403 "Resource not accessible by integration"; `pull_request_target`
+  tests give the base's token, which may comment (docs.github.com/en/actions/reference/
+  github_token-reference, "Permissions for the GITHUB_TOKEN").
+- Rate limits: `Fault.primary_rate_limit` (403 or 429, `x-ratelimit-remaining: 0`,
+  `x-ratelimit-reset`) and `Fault.secondary_rate_limit` (403 or 429, the secondary message,
+  `retry-after` when given), per `RATE_LIMITS_DOC`.
+- Refs: `refuse_refs(pattern)` is a ruleset (422 "Repository rule violations found" on create,
+  update and delete); a created ref must start with `refs/` and have two slashes ("Create a
+  reference"); `Fault.reference_cannot_be_updated` is GitHub's transient 422; `DELETE
+  .../git/refs/...` answers 422 "Reference does not exist" for a missing ref.
+- GraphQL is served at `graphql_path` when given (a GHES proxy): only `GITHUB_GRAPHQL_URL` finds it.
+
 Faults: `gh.fail(method, path_regex, [502, 200, ...])` answers the next matching requests with those
 statuses in order (a 2xx entry means "serve normally"); `Fault(status, message, headers)` sets GitHub's
 `message` and headers such as `Retry-After`; `Fault(..., after=True)` serves the request and then
