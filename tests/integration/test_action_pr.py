@@ -33,6 +33,7 @@ from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.cli import main
 from evolve_action.events import RecordingReporter
 from evolve_action.flows import COMMENT_MARKER, PrOptions, run_pr
+from evolve_action.flows._pr_carry import parse_state
 from evolve_action.github import RetryPolicy
 from evolve_action.modelserver import ModelServer
 from evolve_action.report import Label
@@ -1586,6 +1587,8 @@ def test_the_labelled_fork_flow_comments_and_a_relabel_starts_no_session(
     (comment,) = gh.comments_on(REPO, 1)
     assert comment.body.startswith(COMMENT_MARKER) and "beta" in comment.body
     assert "<!-- evolve-action:state v1 " in comment.body
+    carried = parse_state(comment.body)  # the base reruns' ledger and the head's results
+    assert carried.results and any(r.side == "base" for r in carried.ledger.runs)
     assert "<!-- evolve-action:state" not in pr.summary.read_text()
     # `contents: read`: no git write is even attempted (no results commit, no ledger ref).
     assert gh.calls("POST", r".*/git/.*") == [] and gh.calls("PATCH", r".*/git/.*") == []

@@ -52,6 +52,7 @@ __all__ = [
     "CommentStore",
     "file_sha",
     "load_carried",
+    "parse_state",
     "restore_results",
     "state_line",
     "state_of",
