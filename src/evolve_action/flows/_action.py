@@ -135,6 +135,7 @@ from evolve_action.flows._shard import (
     run_shard,
 )
 from evolve_action.github import (
+    MAX_COMMENT_CHARS,
     ActionInputs,
     ActionOutputs,
     CommandFiles,
@@ -476,6 +477,8 @@ def _with_state(
         if now is not None and now != original and (rel := _inside(path, top)) is not None:
             results[rel] = (file_sha(original), now)
     line, left = state_line(carry.ledger, results)
+    if line and len(body) + len(line) + 200 > MAX_COMMENT_CHARS:  # the report comes first
+        line, left = "", "the results files and the ledger of runs"
     if left:
         state.lines.append(
             f"the sticky comment's state left out {left} (over its size bound): a relabel of the "
