@@ -23,6 +23,9 @@ Guarantees:
   summary). A fork's labelled `pull_request_target` run comments, and carries its ledger and
   results in that comment (`_pr_carry`), so a relabel of the same content starts no session. A pull request event on a PR
   that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
+- The commit-back commits only what was measured on the PR head: a test-merge checkout commits only
+  when the touched skills' paths are identical in merge and head (`_checkout_matches`), and a
+  token known to be read-only (`read_only_scopes`) tries no write at all.
 - The commit-back only ever commits files that resolve inside the repository top; the base
   evidence comes from git whenever the clone holds the base commit, else from the API, and a base
   that cannot be read is a notice, never a silent "no base".
