@@ -32,6 +32,21 @@ through `update-ref`. `PATCH .../git/refs/...` with `force: false` answers 422 "
 forward" when the new commit does not descend from the ref (`git merge-base --is-ancestor`). Tests can
 `git fetch` from `gh.git_dir(repo)` and inspect what the client committed.
 
+As strict as GitHub where the product depends on it (each cites what it follows):
+- Token scopes: `add_token(..., contents="read", pull_requests="write")` is a job's `permissions:`;
+  a write outside them, or any write with `read_only=True` (a fork's `pull_request` run, a
+  Dependabot PR), answers 403 "Resource not accessible by integration"; `pull_request_target`
+  tests give the base's token, which may comment (docs.github.com/en/actions/reference/
+  github_token-reference, "Permissions for the GITHUB_TOKEN").
+- Rate limits: `Fault.primary_rate_limit` (403 or 429, `x-ratelimit-remaining: 0`,
+  `x-ratelimit-reset`) and `Fault.secondary_rate_limit` (403 or 429, the secondary message,
+  `retry-after` when given), per `RATE_LIMITS_DOC`.
+- Refs: `refuse_refs(pattern)` is a ruleset (422 "Repository rule violations found" on create,
+  update and delete); a created ref must start with `refs/` and have two slashes ("Create a
+  reference"); `Fault.reference_cannot_be_updated` is GitHub's transient 422; `DELETE
+  .../git/refs/...` answers 422 "Reference does not exist" for a missing ref.
+- GraphQL is served at `graphql_path` when given (a GHES proxy): only `GITHUB_GRAPHQL_URL` finds it.
+
 Faults: `gh.fail(method, path_regex, [502, 200, ...])` answers the next matching requests with those
 statuses in order (a 2xx entry means "serve normally"); `Fault(status, message, headers)` sets GitHub's
 `message` and headers such as `Retry-After`; `Fault(..., after=True)` serves the request and then
@@ -52,6 +67,7 @@ import re
 import subprocess
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,10 +85,16 @@ FILES_CAP = 3000
 BOT_LOGIN = "github-actions[bot]"
 BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 NOT_ACCESSIBLE = "Resource not accessible by integration"
+RULE_VIOLATION = (
+    "Repository rule violations found\n\nCannot create ref due to creations being restricted.\n\n"
+)
+"""GitHub's 422 when a ruleset forbids creating or updating a ref (docs.github.com/en/repositories/
+configuring-branches-and-merges-in-your-repository/managing-rulesets/about-rulesets)."""
 SECONDARY_RATE_LIMIT = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
 _DOCS = "https://docs.github.com/rest"
+RATE_LIMITS_DOC = "https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -90,15 +112,48 @@ class Fault:
     """Serve the request normally first, then answer with this fault (a "lost answer")."""
 
     @staticmethod
-    def secondary_rate_limit(retry_after: int | None = None) -> Fault:
-        """A 403 secondary rate limit, optionally with `Retry-After` seconds."""
-        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
-        return Fault(403, SECONDARY_RATE_LIMIT, headers)
+    def secondary_rate_limit(retry_after: int | None = None, *, status: int = 403) -> Fault:
+        """A secondary rate limit as GitHub answers it: a 403 or a 429 whose message says so,
+        with `retry-after` seconds when given; `x-ratelimit-remaining` is NOT 0 (the primary
+        budget is not spent). GitHub: "If you exceed a secondary rate limit, you will receive a
+        403 or 429 response and an error message that indicates that you exceeded a secondary
+        rate limit. If the retry-after response header is present, you should not retry your
+        request until after that many seconds has elapsed. [...] Otherwise, wait for at least one
+        minute before retrying", then exponentially (RATE_LIMITS_DOC)."""
+        headers = {"x-ratelimit-limit": "1000", "x-ratelimit-remaining": "412"}
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+        return Fault(status, SECONDARY_RATE_LIMIT, headers)
+
+    @staticmethod
+    def primary_rate_limit(reset_in: int, *, status: int = 403, resource: str = "core") -> Fault:
+        """The primary rate limit spent: a 403 or a 429 with `x-ratelimit-remaining: 0` and
+        `x-ratelimit-reset` (UTC epoch seconds) `reset_in` seconds from now. GitHub: "If you
+        exceed your primary rate limit, you will receive a 403 or 429 response, and the
+        x-ratelimit-remaining header will be 0. You should not retry your request until after the
+        time specified by the x-ratelimit-reset header" (RATE_LIMITS_DOC). `GITHUB_TOKEN` gets
+        1,000 requests an hour per repository."""
+        reset = int(time.time()) + reset_in
+        headers = {
+            "x-ratelimit-limit": "1000",
+            "x-ratelimit-remaining": "0",
+            "x-ratelimit-used": "1000",
+            "x-ratelimit-reset": str(reset),
+            "x-ratelimit-resource": resource,
+        }
+        return Fault(status, "API rate limit exceeded for installation ID 4242.", headers)
 
     @staticmethod
     def not_accessible() -> Fault:
         """The 403 an installation token gets for what its permissions do not cover."""
         return Fault(403, NOT_ACCESSIBLE)
+
+    @staticmethod
+    def reference_cannot_be_updated() -> Fault:
+        """The transient 422 GitHub answers on a ref update under load, the ref unmoved (reported
+        by release-please, renovate and others: googleapis/repo-automation-bots#4537); a retry
+        clears it."""
+        return Fault(422, "Reference cannot be updated")
 
     @staticmethod
     def not_fast_forward() -> Fault:
@@ -125,6 +180,16 @@ class Token:
     kind: Literal["pat", "installation"]
     login: str
     read_only: bool = False
+    contents: Literal["read", "write"] = "write"
+    """The job's `permissions: contents:` (git data writes: blobs, trees, commits, refs)."""
+    pull_requests: Literal["read", "write"] = "write"
+    """The job's `permissions: pull-requests:` (issue comments on a pull request)."""
+
+    def may_write(self, scope: Literal["contents", "pull_requests"]) -> bool:
+        """What GitHub checks before a write: a read-only token (a fork's `pull_request` run,
+        Dependabot) writes nothing; otherwise the scope must be granted `write`
+        (docs.github.com/en/actions/reference/github_token-reference)."""
+        return not self.read_only and getattr(self, scope) == "write"
 
     @property
     def user_type(self) -> str:
@@ -226,9 +291,12 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 class FakeGitHub:
     """The fake's state and its HTTP server. Build state with the `add_*`/`commit` helpers."""
 
-    def __init__(self, root: Path, *, prefix: str = "") -> None:
+    def __init__(self, root: Path, *, prefix: str = "", graphql_path: str | None = None) -> None:
         self.root = Path(root)
         self.prefix = prefix.rstrip("/")
+        self.graphql_path = graphql_path
+        """Where GraphQL is served (default: `/graphql`, or `/api/graphql` under `/api/v3`); a
+        GHES proxy may put it elsewhere, which only `GITHUB_GRAPHQL_URL` says."""
         self.repos: dict[str, FakeRepo] = {}
         self.pulls: dict[tuple[str, int], FakePull] = {}
         self.comments: dict[int, FakeComment] = {}
@@ -236,6 +304,9 @@ class FakeGitHub:
         self.requests: list[LoggedRequest] = []
         self.contents_size_limit = 1_000_000
         """Files above this size come back from the contents API without content (`encoding: none`)."""
+        self.ref_rules: list[tuple[re.Pattern[str], str]] = []
+        """Rulesets on refs: a create or update of a matching `refs/…` name answers 422 with the
+        message (`refuse_refs`)."""
         self._faults: list[tuple[str, re.Pattern[str], list[Fault]]] = []
         self._hooks: list[tuple[str, re.Pattern[str], list[Callable[[], None]]]] = []
         self._ids = itertools.count(1001)
@@ -250,9 +321,11 @@ class FakeGitHub:
 
     @classmethod
     @contextlib.contextmanager
-    def start(cls, root: Path, *, prefix: str = "") -> Iterator[FakeGitHub]:
+    def start(
+        cls, root: Path, *, prefix: str = "", graphql_path: str | None = None
+    ) -> Iterator[FakeGitHub]:
         """Serve a new fake on 127.0.0.1, a free port, in a daemon thread; stop it on exit."""
-        fake = cls(root, prefix=prefix)
+        fake = cls(root, prefix=prefix, graphql_path=graphql_path)
         fake.serve()
         try:
             yield fake
@@ -293,11 +366,13 @@ class FakeGitHub:
         kind: Literal["pat", "installation"] = "pat",
         login: str | None = None,
         read_only: bool = False,
+        contents: Literal["read", "write"] = "write",
+        pull_requests: Literal["read", "write"] = "write",
     ) -> str:
         """Register a token; installation tokens act as `github-actions[bot]`. Returns `value`."""
         if login is None:
             login = BOT_LOGIN if kind == "installation" else "octocat"
-        self.tokens[value] = Token(value, kind, login, read_only)
+        self.tokens[value] = Token(value, kind, login, read_only, contents, pull_requests)
         return value
 
     def add_repo(self, full_name: str, *, default_branch: str = "main") -> FakeRepo:
@@ -443,6 +518,13 @@ class FakeGitHub:
         with self._lock:
             self._faults.append((method.upper(), re.compile(path), faults))
 
+    def refuse_refs(self, pattern: str, message: str = RULE_VIOLATION) -> None:
+        """A ruleset: creating or moving a ref whose full name (`refs/…`) matches the regex
+        `pattern` answers 422 with `message`, every time, whoever asks (as GitHub's rulesets do,
+        for branches, tags and, with push rulesets, any ref)."""
+        with self._lock:
+            self.ref_rules.append((re.compile(pattern), message))
+
     def hook(self, method: str, path: str, fn: Callable[[], None]) -> None:
         """Run `fn` once, just before serving the next request matching `method` and `path`.
 
@@ -465,6 +547,11 @@ class FakeGitHub:
     def clear_log(self) -> None:
         with self._lock:
             self.requests.clear()
+
+    def _check_rules(self, full_ref: str) -> None:
+        for pattern, message in self.ref_rules:
+            if pattern.fullmatch(full_ref):
+                raise _ApiError(422, message)
 
     def _next_hook(self, method: str, path: str) -> Callable[[], None] | None:
         with self._lock:
@@ -811,8 +898,8 @@ class FakeGitHub:
         def _not_found(exc: Exception) -> Response:
             return _json({"message": "Not Found", "documentation_url": _DOCS}, 404)
 
-        def require_write(token: Token) -> None:
-            if token.read_only:
+        def require_write(token: Token, scope: Literal["contents", "pull_requests"]) -> None:
+            if not token.may_write(scope):
                 raise _ApiError(403, NOT_ACCESSIBLE)
 
         def pull_of(owner: str, name: str, number: int) -> FakePull:
@@ -828,7 +915,9 @@ class FakeGitHub:
                 raise _ApiError(403, NOT_ACCESSIBLE)
             return _json(fake._user_json(token.login))
 
-        graphql = (pre.removesuffix("/v3") if pre.endswith("/v3") else pre) + "/graphql"
+        graphql = self.graphql_path or (
+            (pre.removesuffix("/v3") if pre.endswith("/v3") else pre) + "/graphql"
+        )
 
         @app.post(graphql)
         def post_graphql() -> Response:
@@ -866,7 +955,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/issues/<int:number>/comments")
         def create_comment(owner: str, name: str, number: int) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "pull_requests")
             repo = fake._repo(f"{owner}/{name}")
             text = (body() or {}).get("body")
             if not isinstance(text, str) or not text:
@@ -899,7 +988,7 @@ class FakeGitHub:
         @app.patch(f"{pre}/repos/<owner>/<name>/issues/comments/<int:comment_id>")
         def edit_comment(owner: str, name: str, comment_id: int) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "pull_requests")
             comment = comment_of(owner, name, comment_id)
             if comment.user_login != token.login:
                 raise _ApiError(
@@ -917,7 +1006,7 @@ class FakeGitHub:
         @app.delete(f"{pre}/repos/<owner>/<name>/issues/comments/<int:comment_id>")
         def delete_comment(owner: str, name: str, comment_id: int) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "pull_requests")
             comment = comment_of(owner, name, comment_id)
             with fake._lock:
                 del fake.comments[comment.id]
@@ -975,7 +1064,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/blobs")
         def create_blob(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             content = payload.get("content")
@@ -1027,7 +1116,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/trees")
         def create_tree(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             entries = payload.get("tree")
@@ -1051,7 +1140,7 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/commits")
         def create_commit(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             message, tree, parents = (
@@ -1113,12 +1202,17 @@ class FakeGitHub:
         @app.post(f"{pre}/repos/<owner>/<name>/git/refs")
         def create_ref(owner: str, name: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             full, sha = str(payload.get("ref", "")), str(payload.get("sha", ""))
-            if not full.startswith("refs/") or fake._object_type(repo, sha) != "commit":
+            if full.count("/") < 2 or not full.startswith("refs/"):
+                # GitHub: "If it doesn't start with 'refs' and have at least two slashes, it will
+                # be rejected." (REST, "Create a reference")
+                raise _ApiError(422, "Reference name is invalid")
+            if fake._object_type(repo, sha) != "commit":
                 raise _ApiError(422, "Reference update failed")
+            fake._check_rules(full)
             with fake._lock:
                 if fake.ref_sha(repo, full[len("refs/") :]) is not None:
                     raise _ApiError(422, "Reference already exists")
@@ -1128,7 +1222,7 @@ class FakeGitHub:
         @app.patch(f"{pre}/repos/<owner>/<name>/git/refs/<path:ref>")
         def update_ref(owner: str, name: str, ref: str) -> Response:
             token = current_token()
-            require_write(token)
+            require_write(token, "contents")
             repo = fake._repo(f"{owner}/{name}")
             payload = body() or {}
             sha, force = str(payload.get("sha", "")), bool(payload.get("force", False))
@@ -1138,10 +1232,24 @@ class FakeGitHub:
                     raise _ApiError(422, "Reference does not exist")
                 if fake._object_type(repo, sha) != "commit":
                     raise _ApiError(422, "Object does not exist")
+                fake._check_rules(f"refs/{ref}")
                 if not force and not _git_ok(repo.git_dir, "merge-base", "--is-ancestor", old, sha):
                     raise _ApiError(422, "Update is not a fast forward")
                 _git(repo.git_dir, "update-ref", f"refs/{ref}", sha, old)
             return _json(fake._ref_json(repo, ref, sha))
+
+        @app.delete(f"{pre}/repos/<owner>/<name>/git/refs/<path:ref>")
+        def delete_ref(owner: str, name: str, ref: str) -> Response:
+            token = current_token()
+            require_write(token, "contents")
+            repo = fake._repo(f"{owner}/{name}")
+            with fake._lock:
+                old = fake.ref_sha(repo, ref)
+                if old is None:  # GitHub: 422 "Reference does not exist"
+                    raise _ApiError(422, "Reference does not exist")
+                fake._check_rules(f"refs/{ref}")
+                _git(repo.git_dir, "update-ref", "-d", f"refs/{ref}", old)
+            return Response(status=204)
 
         return app
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from tests.helpers.agents import MODEL, live_agents, skill_md, triggers_doc
@@ -33,6 +33,7 @@ from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.cli import main
 from evolve_action.events import RecordingReporter
 from evolve_action.flows import COMMENT_MARKER, PrOptions, run_pr
+from evolve_action.flows._pr_carry import parse_state
 from evolve_action.github import RetryPolicy
 from evolve_action.modelserver import ModelServer
 from evolve_action.report import Label
@@ -105,15 +106,27 @@ def make_pr(
     inputs: dict[str, str] | None = None,
     base_url: str = "http://127.0.0.1:9",
     extra_base: dict[str, str] | None = None,
+    contents: Literal["read", "write"] = "write",
+    base_after: dict[str, str | None] | None = None,
 ) -> Pr:
-    """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make."""
-    gh.add_token(TOKEN, kind="installation")
+    """A repo on the fake, a PR changing `change`, and the checkout GitHub's runner would make.
+
+    The token is what GitHub gives the job: read-only for a `pull_request` run from a fork
+    (whatever the workflow asks), else the job's `contents:` permission."""
+    gh.add_token(
+        TOKEN,
+        kind="installation",
+        read_only=fork and event == "pull_request",
+        contents=contents,
+    )
     repo = gh.add_repo(REPO)
     base = gh.commit(repo, {**base_files(), **(extra_base or {})}, branch="main")
     head_repo = repo
     if fork:
         head_repo = gh.add_fork(repo, "stranger/skills")
     head = gh.commit(head_repo, change, parents=[base], branch="feature")
+    if base_after:  # the base branch moves on after the PR branched
+        base = gh.commit(repo, base_after, parents=[base], branch="main")
     files = [p for p in change]
     pull = gh.add_pull(repo, head_ref="feature", head_repo=head_repo, files=files)
     # The runner's default checkout: a detached test-merge commit of head into base, depth 1.
@@ -1541,3 +1554,247 @@ def _estimated_per_session(summary: str) -> float:
     )
     assert m is not None, summary
     return float(m.group(2)) / int(m.group(1))
+
+
+# ------------------------------------------------------------------ issue 39: the labelled fork flow
+
+
+def test_the_labelled_fork_flow_comments_and_a_relabel_starts_no_session(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """examples/workflows/fork-safe.yml's `evaluate-fork` job: pull_request_target on a fork's
+    labelled head, `contents: read`, `commit: false`. It comments (its token may), keeps its
+    ledger and results in that comment, and a relabel of the same head starts no session."""
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        fork=True,
+        event="pull_request_target",
+        base_url=srv.base_url,
+        contents="read",
+        inputs={"allow_fork_target": "true", "commit": "false", "base": "rerun"},
+    )
+    base = gh.ref_sha(REPO, "heads/main")
+    assert base is not None
+
+    def labelled_run(run_id: str) -> tuple[int, str, str]:
+        # The job checks out the labelled head SHA (fresh each run); GITHUB_SHA is the base's tip.
+        git(pr.workspace, "fetch", "-q", str(gh.git_dir("stranger/skills")), pr.head_sha)
+        git(pr.workspace, "checkout", "-q", "-f", "--detach", pr.head_sha)
+        git(pr.workspace, "clean", "-q", "-fdx")
+        pr.env.update(
+            {"GITHUB_SHA": base, "GITHUB_REF": "refs/heads/main", "GITHUB_RUN_ID": run_id}
+        )
+        return run_action(pr)
+
+    code, out, err = labelled_run("42")
+    assert code == 0, out + err
+    first = sessions(srv)
+    assert first and any("beta" in p for p in first)
+    (comment,) = gh.comments_on(REPO, 1)
+    assert comment.body.startswith(COMMENT_MARKER) and "beta" in comment.body
+    assert "<!-- evolve-action:state v1 " in comment.body
+    carried = parse_state(comment.body)  # the base reruns' ledger and the head's results
+    assert carried.results and any(r.side == "base" for r in carried.ledger.runs)
+    assert "<!-- evolve-action:state" not in pr.summary.read_text()
+    # `contents: read`: no git write is even attempted (no results commit, no ledger ref).
+    assert gh.calls("POST", r".*/git/.*") == [] and gh.calls("PATCH", r".*/git/.*") == []
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+
+    # The label is applied again on the same head: a new workflow run, a fresh checkout.
+    before, writes_before = len(srv.requests), len(writes(gh))
+    code, out, err = labelled_run("43")
+    assert code == 0, out + err
+    assert srv.requests[before:] == [], "a relabel of the same content started sessions"
+    assert len(writes(gh)) == writes_before  # the comment is left as it is
+    assert gh.comments_on(REPO, 1)[0].body == comment.body
+    assert "restored 1 results file(s)" in out
+
+
+def test_a_fork_pull_request_run_says_why_it_did_not_comment(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    """A `pull_request` run from a fork has a read-only token: no comment is attempted (the fake
+    would refuse it, as GitHub does), and the summary says why."""
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        fork=True,
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert gh.calls("POST", r".*/comments") == []
+    assert "read-only token" in pr.summary.read_text()
+
+
+@pytest.mark.parametrize(
+    ("base_moved", "shallow"), [(False, False), (True, False), (False, True), (True, True)]
+)
+def test_results_measured_on_a_merge_are_committed_only_when_it_matches_the_head(
+    tmp_path: Path, gh: FakeGitHub, base_moved: bool, shallow: bool
+) -> None:
+    """The default `pull_request` checkout is GitHub's test merge. When the base changed a touched
+    skill's files since the PR branched, what was measured is not the head: one notice, no
+    commit. When the merge holds the head's content for them, the results are committed.
+    `shallow`: actions/checkout's default depth 1, whose clone lacks the head commit (the API's
+    tree of the head is compared instead)."""
+    later = {
+        "evals/beta/triggers.json": triggers_doc(
+            [("Summarise the beta spreadsheet please", True), ("Plan my holiday", False)]
+        )
+    }
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        base_after=later if base_moved else {"README.md": "# kit, the base moved on\n"},
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+    )
+    if shallow:  # only the merge commit, as `fetch-depth: 1` of refs/pull/N/merge leaves it
+        merge = git(pr.workspace, "rev-parse", "HEAD")
+        shutil.move(pr.workspace, tmp_path / "full")
+        subprocess.run(["git", "init", "-q", str(pr.workspace)], check=True)
+        git(pr.workspace, "fetch", "-q", "--depth", "1", f"file://{tmp_path / 'full'}", merge)
+        git(pr.workspace, "checkout", "-q", "--detach", merge)
+        proc = subprocess.run(["git", "-C", str(pr.workspace), "cat-file", "-e", pr.head_sha])
+        assert proc.returncode != 0
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    notice = [line for line in out.splitlines() if "measured on GitHub's test merge" in line]
+    if base_moved:
+        assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha
+        assert gh.calls("POST", r".*/git/commits") == []
+        assert len(notice) == 1 and "evals/beta/triggers.json" in notice[0]
+        assert notice[0].startswith("::notice")
+    else:
+        assert notice == []
+        assert gh.ref_sha(REPO, "heads/feature") != pr.head_sha  # committed on the head
+
+
+# ------------------------------------------------------------------ issue 39: the ledger ref's life
+
+
+def test_a_closed_pull_request_deletes_its_ledger_ref(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited())
+    kept = gh.commit(REPO, {"ledger.json": '{"version": 1, "runs": [], "looks": []}\n'})
+    git(gh.git_dir(REPO), "update-ref", "refs/evolve-action/ledger/pr-1", kept)
+    event = json.loads(Path(pr.env["GITHUB_EVENT_PATH"]).read_text())
+    event["action"] = "closed"
+    event["pull_request"]["state"] = "closed"
+    Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    assert gh.ref_sha(REPO, "heads/feature") == pr.head_sha  # the branch is never touched
+    assert "deleted the PR's ledger ref refs/evolve-action/ledger/pr-1" in pr.summary.read_text()
+    assert [(r.method, r.path) for r in gh.requests if r.method != "GET"] == [
+        ("DELETE", "/repos/octo/skills/git/refs/evolve-action/ledger/pr-1")
+    ]
+
+
+def test_commit_false_never_writes_the_ledger(
+    tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
+) -> None:
+    """docs/action.md: with `commit: false` the ledger is read, not written (a notice says so),
+    even where the token could write it."""
+    srv = model_server(POLICY)
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        base_url=srv.base_url,
+        inputs={"commit": "false", "base": "rerun", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert sessions(srv)  # base reruns ran: there were runs to record
+    assert gh.calls("POST", r".*/git/.*") == [] and gh.calls("PATCH", r".*/git/.*") == []
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    assert "were not added to the ledger" in pr.summary.read_text()
+
+
+# ------------------------------------------------------------------ issue 39: tokens known up front
+
+READ_ONLY_WORKFLOW = """\
+on: pull_request
+permissions: {}
+jobs:
+  evaluate:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      pull-requests: read
+    steps:
+      - uses: OWNER/evolve-action@v1
+"""
+
+
+@pytest.mark.parametrize("how", ["job permissions", "dependabot"])
+def test_a_read_only_token_on_a_same_repository_pr_is_known_before_any_write(
+    tmp_path: Path, gh: FakeGitHub, how: str
+) -> None:
+    """An organisation's read-only default (the job's `permissions:`) or a Dependabot PR: the
+    fake refuses every write, as GitHub does; the job tries none and says so once."""
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+        extra_base={".github/workflows/pr.yml": READ_ONLY_WORKFLOW}
+        if how != "dependabot"
+        else None,
+    )
+    gh.tokens[TOKEN].read_only = True
+    if how == "dependabot":
+        pr.env["GITHUB_ACTOR"] = "dependabot[bot]"
+    else:
+        pr.env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/pr.yml@refs/pull/1/merge"
+        pr.env["GITHUB_JOB"] = "evaluate"
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert writes(gh) == []  # not one refused call
+    assert [r for r in gh.requests if r.status == 403] == []
+    notices = [line for line in out.splitlines() if "the token is read-only here" in line]
+    assert len(notices) == 1, out
+    assert "not committed" in notices[0] and "no PR comment" in notices[0]
+
+
+def test_annotations_stop_at_githubs_ten_and_say_how_many_more(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    """GitHub shows at most 10 error and 10 warning annotations a step: the tenth says how many
+    more there are, rather than the rest being cut silently."""
+    broken = {f"skills/broken{i:02d}/SKILL.md": "no frontmatter here\n" for i in range(14)}
+    pr = make_pr(
+        tmp_path,
+        gh,
+        change=beta_edited(),
+        extra_base=broken,
+        inputs={"anthropic_api_key": "", "fail_on": "never"},
+    )
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    for level in ("error", "warning", "notice"):
+        lines = [line for line in out.splitlines() if line.startswith(f"::{level}")]
+        assert len(lines) <= 10, (level, lines)
+    errors = [line for line in out.splitlines() if line.startswith("::error")]
+    assert len(errors) == 10 and "more: see `run checks`" in errors[-1], errors
+
+
+@pytest.mark.parametrize(("event", "code"), [("merge_group", 1), ("issue_comment", 0)])
+def test_a_skipped_run_is_never_read_as_a_pass_by_a_merge_queue(
+    tmp_path: Path, gh: FakeGitHub, event: str, code: int
+) -> None:
+    pr = make_pr(tmp_path, gh, change=beta_edited(), event=event)
+    got, out, err = run_action(pr)
+    assert got == code, out + err
+    if event == "merge_group":
+        assert "::error" in out and "mode: gate" in out
+        assert pr.outputs()["status"] == "errored"
+    else:
+        assert "::warning" in out and pr.outputs()["status"] == "skipped"
+    assert writes(gh) == []

@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.helpers.fake_github import FakeFile, FakeGitHub, FakePull, FakeRepo, Fault
@@ -26,9 +27,11 @@ from evolve_action.github import (
     GitHubClient,
     GitHubNotFoundError,
     GitHubPermissionError,
+    GitHubRateLimitError,
     HeadMoved,
     NothingToCommit,
     RetryPolicy,
+    TokenIdentity,
     is_sticky,
 )
 
@@ -359,15 +362,12 @@ def test_marker_quoted_by_a_human_or_another_bot_is_never_touched(scenario: Scen
     assert gh.comments[human.id].body == quoted
     assert gh.comments[other_bot.id].body == f"x {MARKER}"
     assert gh.comments[foreign.id].body == same_bot
-    # The only edit is of our own new comment (its record: its id and author on the last line).
-    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
+    # Nothing is edited: a new comment is one POST when the token's identity is known.
+    assert gh.calls("PATCH", EDIT) == []
     assert gh.comments[new_id].body.splitlines()[0] == MARKER  # the marker leads our body
-    assert gh.comments[new_id].body.splitlines()[-1] == (
-        f"<!-- evolve-action:comment {new_id} by {BOT_LOGIN} -->"
-    )
     # The next run finds its own comment, not the human's.
     assert _upsert(scenario, "results 2") == (new_id, "updated")
-    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)] * 2
+    assert [r.path.rsplit("/", 1)[-1] for r in gh.calls("PATCH", EDIT)] == [str(new_id)]
 
 
 @pytest.mark.parametrize(
@@ -400,7 +400,7 @@ def test_an_app_token_run_twice_keeps_one_comment(scenario: Scenario) -> None:
             )
     assert ids[0] == ids[1] != theirs.id
     mine = [c for c in gh.comments_on(REPO, 1) if c.user_login == "evolve-app[bot]"]
-    assert [c.id for c in mine] == [ids[0]] and mine[0].body.splitlines()[-2] == "results 2"
+    assert [c.id for c in mine] == [ids[0]] and mine[0].body.splitlines()[-1] == "results 2"
     assert gh.comments[theirs.id].body == f"{MARKER}\nold"
     assert gh.calls("GET", "/user") == []
 
@@ -543,9 +543,8 @@ def test_lost_answer_on_comment_create_never_duplicates(scenario: Scenario) -> N
     comment_id, action = _upsert(scenario, "results")
     assert len(gh.comments_on(REPO, 1)) == 1
     assert gh.comments_on(REPO, 1)[0].id == comment_id
-    assert action == "updated"  # found by its exact body; the PATCH writes its record
-    assert gh.comments[comment_id].body.splitlines()[-1].startswith("<!-- evolve-action:comment ")
-    assert len(gh.calls("POST", COMMENTS)) == 1
+    assert action == "unchanged"  # found by its exact body; the identity is known: no record
+    assert len(gh.calls("POST", COMMENTS)) == 1 and gh.calls("PATCH", EDIT) == []
 
 
 def test_marker_must_be_a_hidden_comment(scenario: Scenario) -> None:
@@ -849,3 +848,174 @@ def test_the_ledger_ref_is_created_merged_on_write_and_read_only_for_a_fork(
     merged = RefStore(rc, 1, writable=False).save(runs("4.1"))
     assert {r.attempt for r in merged.runs} == {"1.1", "2.1", "3.1", "4.1"}
     assert [r for r in gh.requests[before:] if r.method != "GET"] == []
+
+
+# ------------------------------------------------------------------ issue 39: rate limits as GitHub defines them
+
+
+PULL = r"/repos/octo/skills/pulls/1"
+
+
+def _paced(gh: FakeGitHub, waits: list[float], *, max_wait: float = 600.0) -> GitHubClient:
+    """A client with GitHub's own waits (a minute for a secondary limit), whose sleeps are
+    recorded instead of slept."""
+    policy = RetryPolicy(
+        retries=3,
+        backoff_factor=0.0,
+        backoff_max=0.0,
+        secondary_rate_wait=60.0,
+        max_rate_limit_wait=max_wait,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+    )
+    return GitHubClient("ghs_bot", base_url=gh.base_url, policy=policy, sleep=waits.append)
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_primary_rate_limit_waits_until_its_reset(scenario: Scenario, status: int) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.primary_rate_limit(30, status=status)])
+    assert _paced(gh, waits).repository(REPO).pull_request(1).number == 1
+    assert len(waits) == 1 and 29 <= waits[0] <= 32, waits  # until x-ratelimit-reset (+1 s)
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_secondary_rate_limit_waits_a_minute_then_longer(scenario: Scenario, status: int) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.secondary_rate_limit(status=status)] * 2)
+    assert _paced(gh, waits).repository(REPO).pull_request(1).number == 1
+    assert waits == [60.0, 120.0]
+
+
+def test_retry_after_is_honoured_and_capped_by_max_rate_limit_wait(scenario: Scenario) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.secondary_rate_limit(7, status=429)])
+    assert _paced(gh, waits).repository(REPO).pull_request(1).number == 1
+    assert waits == [7.0]
+    waits.clear()
+    gh.fail("GET", PULL, [Fault.secondary_rate_limit(9, status=429)])
+    with pytest.raises(GitHubRateLimitError) as err:
+        _paced(gh, waits, max_wait=5.0).repository(REPO).pull_request(1)
+    assert waits == []  # never slept past the cap
+    assert "secondary rate limit" in err.value.message and "9 s" in err.value.message
+    assert "max_rate_limit_wait" in err.value.message
+
+
+def test_a_spent_primary_limit_names_the_limit_and_its_reset(scenario: Scenario) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.primary_rate_limit(3600, status=429)])
+    with pytest.raises(GitHubRateLimitError) as err:
+        _paced(gh, waits).repository(REPO).pull_request(1)
+    assert waits == []
+    message = err.value.message
+    assert "primary rate limit (core)" in message and "resets at 20" in message, message
+    assert err.value.status == 429
+
+
+def test_a_403_that_is_no_rate_limit_is_not_retried(scenario: Scenario) -> None:
+    gh, waits = scenario.gh, []
+    gh.fail("GET", PULL, [Fault.not_accessible()])
+    with pytest.raises(GitHubPermissionError):
+        _paced(gh, waits).repository(REPO).pull_request(1)
+    assert waits == [] and len(gh.calls("GET", PULL)) == 1
+
+
+# ------------------------------------------------------------------ issue 39: ref writes that know their errors
+
+
+LEDGER = r"/repos/octo/skills/git/refs/evolve-action/ledger/pr-1"
+
+
+def _one_run(attempt: str) -> Any:
+    from evolve_action.flows._ledger import Ledger, LedgerRun
+
+    one = LedgerRun(
+        attempt=attempt, skill="kit/a", model="m", side="base", query="q",
+        should_trigger=True, content="c", tool="t", hits=1, runs=1,
+    )  # fmt: skip
+    return Ledger(runs=(one,))
+
+
+def test_a_transient_422_on_the_branch_is_retried(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.fail("PATCH", REF, [Fault.reference_cannot_be_updated()])
+    outcome = _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert isinstance(outcome, Committed)
+    assert [r.status for r in gh.calls("PATCH", REF)] == [422, 200]
+    assert gh.ref_sha(REPO, "heads/feature") == outcome.sha
+
+
+def test_a_ruleset_on_the_branch_raises_githubs_message_once(scenario: Scenario) -> None:
+    gh = scenario.gh
+    gh.refuse_refs(r"refs/heads/feature")
+    with pytest.raises(GitHubApiError) as err:
+        _commit(scenario, [FileChange("EVALUATION.md", b"# E\n")])
+    assert "Repository rule violations found" in err.value.message
+    assert "ruleset" in (err.value.hint or "")
+    assert len(gh.calls("PATCH", REF)) == 1
+
+
+def test_a_refused_ledger_ref_raises_githubs_message_after_one_attempt(
+    scenario: Scenario,
+) -> None:
+    """A ruleset on refs outside refs/heads: a permanent refusal, not a race. One blob, tree and
+    commit, GitHub's message, no "another workflow run is writing it"."""
+    from evolve_action.flows._ledger import RefStore
+
+    gh = scenario.gh
+    gh.refuse_refs(r"refs/evolve-action/.*")
+    with pytest.raises(PublishError) as err:
+        RefStore(scenario.bot.repository(REPO), 1).save(_one_run("1.1"))
+    assert "Repository rule violations found" in err.value.message
+    assert "another workflow run" not in err.value.message + (err.value.hint or "")
+    assert len(gh.calls("POST", r".*/git/blobs")) == 1
+    assert len(gh.calls("POST", r".*/git/commits")) == 1
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+
+
+def test_a_transient_422_on_the_ledger_ref_is_retried(scenario: Scenario) -> None:
+    from evolve_action.flows._ledger import RefStore
+
+    gh, rc = scenario.gh, scenario.bot.repository(REPO)
+    RefStore(rc, 1).save(_one_run("1.1"))
+    gh.fail("PATCH", LEDGER, [Fault.reference_cannot_be_updated()])
+    RefStore(rc, 1).save(_one_run("2.1"))
+    assert [r.status for r in gh.calls("PATCH", LEDGER)] == [422, 200]
+    assert len(gh.calls("POST", r".*/git/commits")) == 2  # one per save: no rewrite
+    assert {r.attempt for r in RefStore(rc, 1).load().runs} == {"1.1", "2.1"}
+
+
+def test_delete_ref_removes_our_ref_and_never_a_branch(scenario: Scenario) -> None:
+    from evolve_action.flows._ledger import RefStore
+
+    gh, rc = scenario.gh, scenario.bot.repository(REPO)
+    RefStore(rc, 1).save(_one_run("1.1"))
+    assert rc.delete_ref("evolve-action/ledger/pr-1") is True
+    assert gh.ref_sha(REPO, "evolve-action/ledger/pr-1") is None
+    assert rc.delete_ref("evolve-action/ledger/pr-1") is False
+    with pytest.raises(ValueError):
+        rc.delete_ref("heads/feature")
+
+
+def test_a_new_comment_is_one_post(scenario: Scenario) -> None:
+    """No POST-then-PATCH: an `issue_comment` workflow sees one `created` event, no `edited`."""
+    gh = scenario.gh
+    _, action = _upsert(scenario, "## Results\nall good\n")
+    assert action == "created"
+    assert len(gh.calls("POST", COMMENTS)) == 1 and gh.calls("PATCH", EDIT) == []
+
+
+def test_github_graphql_url_is_where_the_identity_is_asked(tmp_path: Path) -> None:
+    """`GITHUB_GRAPHQL_URL` (the context's `graphql_url`) is honoured, not derived from the REST
+    root: a GHES proxy may serve GraphQL elsewhere."""
+    with FakeGitHub.start(tmp_path, graphql_path="/proxy/graphql") as gh:
+        gh.add_token("ghs_bot", kind="installation")
+        client = GitHubClient(
+            "ghs_bot",
+            base_url=gh.base_url,
+            policy=RetryPolicy.immediate(),
+            graphql_url=gh.base_url + "/proxy/graphql",
+        )
+        with client:
+            assert client.identity() == TokenIdentity(BOT_LOGIN, "graphql")
+        assert [r.path for r in gh.calls("POST")] == ["/proxy/graphql"]

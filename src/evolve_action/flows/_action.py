@@ -17,9 +17,15 @@ preview compose the PR job's stages, each in a file of its own:
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
   missing or stale (`--new` ∪ `--modified`), so a re-run on the bot's own commit plans nothing.
-- Nothing is posted or committed for a fork, with `comment: off`/`commit: false`, or locally
-  (`local=True` writes the comment and the summary to files instead). A pull request event on a PR
+- Nothing is committed for a fork, with `commit: false`, or locally; nothing is posted with
+  `comment: off`, locally (`local=True` writes the comment and the summary to files instead) or
+  where the token cannot comment (`comment_refusal`: a fork's `pull_request` run, said in the
+  summary). A fork's labelled `pull_request_target` run comments, and carries its ledger and
+  results in that comment (`_pr_carry`), so a relabel of the same content starts no session. A pull request event on a PR
   that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
+- The commit-back commits only what was measured on the PR head: a test-merge checkout commits only
+  when the touched skills' paths are identical in merge and head (`_checkout_matches`), and a
+  token known to be read-only (`read_only_scopes`) tries no write at all.
 - The commit-back only ever commits files that resolve inside the repository top; the base
   evidence comes from git whenever the clone holds the base commit, else from the API, and a base
   that cannot be read is a notice, never a silent "no base".
@@ -58,8 +64,15 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
-from evolve_action.flows._ledger import FileStore
+from evolve_action.flows._ledger import LEDGER_REF, FileStore
 from evolve_action.flows._power import copy_worktree
+from evolve_action.flows._pr_carry import (
+    CommentStore,
+    file_sha,
+    load_carried,
+    restore_results,
+    state_line,
+)
 from evolve_action.flows._pr_compare import (
     _base_evidence,
     _git_show_results,
@@ -91,6 +104,7 @@ from evolve_action.flows._pr_job import (
     _git_toplevel,
     _has_credentials,
     _ignored_dir,
+    _inside,
     _Knobs,
     _local_changes,
     _rel_prefix,
@@ -124,22 +138,30 @@ from evolve_action.flows._shard import (
     run_shard,
 )
 from evolve_action.github import (
+    MAX_COMMENT_CHARS,
     ActionInputs,
     ActionOutputs,
     CommandFiles,
     Event,
+    GitHubApiError,
+    GitHubClient,
+    GitHubContext,
     Status,
     Touched,
     annotate,
     append_summary,
+    comment_refusal,
+    declared_permissions,
     fork_target_refusal,
     git_env,
     inactive_message,
     is_actions,
     load_context,
     read_inputs,
+    read_only_scopes,
     restore_workspace_owner,
     touched_skills,
+    unsupported_fails,
     unsupported_message,
     write_outputs,
 )
@@ -190,11 +212,22 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     files = CommandFiles.from_env(env)
     state = _Run()
     skip = unsupported_message(ctx) if ctx.event is Event.UNSUPPORTED else inactive_message(ctx)
+    if skip is not None and unsupported_fails(ctx):  # merge_group: a skip would read as a pass
+        annotate(commands, "error", skip)
+        append_summary(files.summary, f"{skip}\n")
+        write_outputs(files.output, ActionOutputs(status="errored"))
+        return ActionOutcome(exit_code=1, outputs=ActionOutputs(status="errored"), lines=(skip,))
     if skip is not None:  # an event we ignore, or a closed/merged PR: no agent, no commit
-        line = skip
-        append_summary(files.summary, f"{line}\n")
+        if ctx.event is Event.UNSUPPORTED:
+            annotate(commands, "warning", skip)
+        lines = [skip]
+        if ctx.event is not Event.UNSUPPORTED and (gone := _drop_ledger(inputs, ctx, options)):
+            lines.append(gone)
+        append_summary(files.summary, "".join(f"{line}\n" for line in lines))
         write_outputs(files.output, ActionOutputs(status="skipped"))
-        return ActionOutcome(exit_code=0, outputs=ActionOutputs(status="skipped"), lines=(line,))
+        return ActionOutcome(
+            exit_code=0, outputs=ActionOutputs(status="skipped"), lines=tuple(lines)
+        )
     refusal = fork_target_refusal(ctx, allow_fork_target=inputs.allow_fork_target)
     if refusal is not None:
         annotate(commands, "error", refusal)
@@ -219,6 +252,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         append_summary(files.summary, summary)
         outputs = ActionOutputs(status="skipped", report_path=_report_rel(repo, top))
         write_outputs(files.output, outputs)
+        state.flush_notices(commands)
         code = exit_for(inputs.fail_on, rows=(), state=state)
         return ActionOutcome(
             exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
@@ -230,9 +264,32 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             # The plan job and every shard job must see the same harnesses, or plans disagree.
             _ensure_extra_harnesses(inputs, agent_env, state, commands)
         return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
+    denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
+    commit = inputs.commit and "contents" not in denied
     _refusals(repo, touched, inputs.tiers, state)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
+    pr = ctx.pull_request
+    # A labelled fork run (pull_request_target) can write only its sticky comment: the ledger and
+    # the results it measured ride there, so a relabel of the same content starts no session.
+    carry: CommentStore | None = None
+    checkout = _snapshot(repo, touched)
+    if (
+        pr is not None
+        and ctx.is_fork
+        and ctx.event is Event.PULL_REQUEST_TARGET
+        and client is not None
+        and inputs.comment != "off"
+    ):
+        carried, why = load_carried(client, ctx.repository, pr.number, inputs.comment_author)
+        if why:
+            state.notice(f"{why}; earlier runs are not reused", commands)
+        carry = CommentStore(carried.ledger)
+        if restored := restore_results(carried, checkout, top):
+            state.lines.append(
+                f"restored {len(restored)} results file(s) this PR's earlier labelled run "
+                "measured on the same content (from the sticky comment)"
+            )
     before = _snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
     requested = list(live)
@@ -278,7 +335,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
-                    store=_ledger_store(client, ctx),
+                    store=carry if carry is not None else _ledger_store(client, ctx, commit=commit),
                     attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
@@ -294,6 +351,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
         state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
     _confinement_notice(state, agent_env, commands)
+    no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
+    if no_comment is not None:
+        state.notice(no_comment, commands)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
         written, rows, facts = _report_and_compare(
@@ -310,17 +370,22 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
-        pr = ctx.pull_request
         if (
-            inputs.commit
+            commit
             and client is not None
-            and _checkout_matches(ctx, top, genv, state, commands)
+            and _checkout_matches(
+                ctx, top, genv, state, commands, repo=repo, touched=touched, client=client
+            )
         ):
             commit_sha = _commit_back(
                 client, ctx, inputs, repo, top, touched, written, before, state, commands
             )
-        if pr is not None and client is not None and inputs.comment != "off" and not ctx.is_fork:
-            comment_id = _comment(client, ctx, inputs, rows, body, state, commands)
+        may_comment = not no_comment and "pull-requests" not in denied
+        if pr is not None and client is not None and inputs.comment != "off" and may_comment:
+            posted = body
+            if carry is not None:
+                posted = _with_state(body, carry, checkout, top, state)
+            comment_id = _comment(client, ctx, inputs, rows, posted, state, commands)
         restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
         summary = body + _cost_line(state)  # the notes are in the body already
         append_summary(files.summary, summary)
@@ -328,6 +393,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         if merged is not None:
             outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
         write_outputs(files.output, outputs)
+        state.flush_notices(commands)
         result = ActionOutcome(
             exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
             outputs=outputs,
@@ -340,6 +406,88 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if cancelled:
         raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
     return result
+
+
+def _read_only(
+    client: GitHubClient | None,
+    inputs: ActionInputs,
+    ctx: GitHubContext,
+    env: Mapping[str, str],
+    workspace: Path,
+    state: _Run,
+    commands: TextIO,
+) -> frozenset[str]:
+    """The scopes (`contents`, `pull-requests`) a same-repository PR's token is known not to
+    write before any write is tried (`read_only_scopes`), with one notice saying what that skips."""
+    pr = ctx.pull_request
+    if (
+        client is None
+        or pr is None
+        or ctx.is_fork
+        or (not inputs.commit and inputs.comment == "off")
+    ):
+        return frozenset()
+    try:
+        login = client.identity(configured=inputs.comment_author or None).login
+    except GitHubApiError:
+        login = None
+    denied, why = read_only_scopes(ctx, declared_permissions(env, workspace), login)
+    skipped = []
+    if "contents" in denied and inputs.commit:
+        skipped.append("the results are not committed and the PR's ledger is only read")
+    if "pull-requests" in denied and inputs.comment != "off":
+        skipped.append("no PR comment is posted")
+    if skipped:
+        grant = ", ".join(f"{s}: write" for s in sorted(denied))
+        state.notice(
+            f"the token is read-only here ({why}): {'; '.join(skipped)}; everything is in this "
+            f"summary (grant the job `permissions: {grant}` to publish)",
+            commands,
+        )
+    return denied
+
+
+def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -> str:
+    """On a closed (or merged) PR's event: delete its ledger ref, which nothing reads any more.
+    Only where the job may write (a same-repository PR, `commit` on); a refusal is one line."""
+    pr = ctx.pull_request
+    if pr is None or ctx.is_fork or not inputs.commit:
+        return ""
+    client = _client(inputs, ctx, options.retry)
+    if client is None:
+        return ""
+    ref = LEDGER_REF.format(number=pr.number)
+    try:
+        with client:
+            deleted = client.repository(ctx.repository).delete_ref(ref)
+    except GitHubApiError as exc:
+        return f"the ledger ref refs/{ref} was not deleted: {exc.message}"
+    return f"deleted the PR's ledger ref refs/{ref}" if deleted else ""
+
+
+def _with_state(
+    body: str,
+    carry: CommentStore,
+    checkout: Mapping[Path, bytes | None],
+    top: Path,
+    state: _Run,
+) -> str:
+    """`body` with the state line of a labelled fork run: its ledger and the results files it
+    wrote, each tied to the bytes the head's checkout held."""
+    results = {}
+    for path, original in checkout.items():
+        now = path.read_bytes() if path.is_file() else None
+        if now is not None and now != original and (rel := _inside(path, top)) is not None:
+            results[rel] = (file_sha(original), now)
+    line, left = state_line(carry.ledger, results)
+    if line and len(body) + len(line) + 200 > MAX_COMMENT_CHARS:  # the report comes first
+        line, left = "", "the results files and the ledger of runs"
+    if left:
+        state.lines.append(
+            f"the sticky comment's state left out {left} (over its size bound): a relabel of the "
+            "same content runs them again"
+        )
+    return f"{body.rstrip()}\n\n{line}\n" if line else body
 
 
 def _sharded_options(

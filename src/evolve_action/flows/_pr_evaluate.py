@@ -322,12 +322,16 @@ def _more_runs(
     )
 
 
-def _ledger_store(client: GitHubClient | None, ctx: GitHubContext) -> LedgerStore | None:
-    """The PR's ledger on its ref; read-only on a fork PR (its token cannot write)."""
+def _ledger_store(
+    client: GitHubClient | None, ctx: GitHubContext, *, commit: bool = True
+) -> LedgerStore | None:
+    """The PR's ledger on its ref; read-only on a fork PR (its token cannot write) and with
+    `commit: false` (the job writes nothing to the repository)."""
     pr = ctx.pull_request
     if client is None or pr is None:
         return None  # a push or a dispatch: no PR to keep runs for
-    return RefStore(client.repository(ctx.repository), pr.number, writable=not ctx.is_fork)
+    writable = commit and not ctx.is_fork
+    return RefStore(client.repository(ctx.repository), pr.number, writable=writable)
 
 
 def _load_ledger(store: LedgerStore | None, state: _Run) -> Ledger | None:
@@ -354,8 +358,8 @@ def _save_ledger(
     state.workflow_runs, state.earlier = history(merged, comparisons)
     if not store.writable and not recorded.empty:
         state.notice(
-            f"fork PR: this job's runs were not added to the ledger ({store.where}: the token is "
-            "read-only); a re-run starts them again"
+            f"this job's runs were not added to the ledger ({store.where} is only read here: a "
+            "fork PR's token, or `commit: false`); a re-run starts them again"
         )
 
 

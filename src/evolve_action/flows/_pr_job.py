@@ -217,13 +217,32 @@ class _Run:
     power_usd: float = 0.0
     """Their estimated dollars at list prices."""
 
+    held: list[str] = field(default_factory=list)
+    """Notices past the annotation cap, for `flush_notices`."""
+    annotated: int = 0
+
     def notice(self, text: str, commands: TextIO | None = None) -> None:
-        """A note for the comment and the summary, shown as a `::notice` (or a log line locally)."""
+        """A note for the comment and the summary, shown as a `::notice` (or a log line locally).
+
+        GitHub shows at most `MAX_ANNOTATIONS` notices of a step: the first ones are annotated,
+        the rest held for `flush_notices` (one last annotation: the held one, or "and N more")."""
         self.notes.append(text)
-        if commands is not None:
+        if commands is None:
+            self.lines.append(f"notice: {text}")
+        elif self.annotated < MAX_ANNOTATIONS - 1:
+            self.annotated += 1
             annotate(commands, "notice", text)
         else:
+            self.held.append(text)
             self.lines.append(f"notice: {text}")
+
+    def flush_notices(self, commands: TextIO) -> None:
+        """The last notice annotation of the step: the one held, or how many more there are."""
+        if len(self.held) == 1:
+            annotate(commands, "notice", self.held[0])
+        elif self.held:
+            annotate(commands, "notice", f"and {len(self.held)} more notices: see the step summary")
+        self.held.clear()
 
 
 def _client(
@@ -231,7 +250,9 @@ def _client(
 ) -> GitHubClient | None:
     if not inputs.github_token:
         return None
-    return GitHubClient(inputs.github_token, base_url=ctx.api_url, policy=retry)
+    return GitHubClient(
+        inputs.github_token, base_url=ctx.api_url, policy=retry, graphql_url=ctx.graphql_url
+    )
 
 
 def _ignored_dir(path: Path) -> Path:

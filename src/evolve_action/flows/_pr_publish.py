@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from evolve_action.flows._pr_carry import state_of
 from evolve_action.flows._pr_compare import (
     _pooled,
     _result_files,
@@ -41,7 +42,7 @@ from evolve_action.github import (
     Touched,
     checkout_kind,
 )
-from evolve_action.repo import Repository
+from evolve_action.repo import CONFIG_NAMES, Repository
 from evolve_action.report import (
     ComparisonRow,
     Label,
@@ -52,18 +53,46 @@ from evolve_action.report import (
 
 
 def _checkout_matches(
-    ctx: GitHubContext, top: Path, genv: Mapping[str, str], state: _Run, commands: TextIO
+    ctx: GitHubContext,
+    top: Path,
+    genv: Mapping[str, str],
+    state: _Run,
+    commands: TextIO,
+    *,
+    repo: Repository,
+    touched: Touched,
+    client: GitHubClient | None,
 ) -> bool:
-    """A PR's results may be committed only when the workspace holds its head or its test merge.
+    """A PR's results may be committed only when they were measured on its head's content.
 
-    `pull_request_target` checks out the base by default: results computed there are not the PR's,
-    so they are never committed onto its branch.
+    The head checkout is. GitHub's test merge (`pull_request`'s default checkout) is only when
+    every path the touched skills' results depend on (their skill and eval directories, suite
+    files, the repository config) is identical in the merge and the head: when the base changed
+    one since the PR branched, the results describe merged content, not the branch they would be
+    committed to (one notice, no commit). `pull_request_target` checks out the base by default:
+    results computed there are not the PR's, so they are never committed onto its branch.
     """
-    if ctx.pull_request is None:
+    pr = ctx.pull_request
+    if pr is None:
         return True
     head = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
-    if checkout_kind(ctx, head) != "other":
+    kind = checkout_kind(ctx, head)
+    if kind == "head":
         return True
+    if kind == "merge":
+        differing = _merge_differs(
+            pr.head_sha, top, genv, _depends_on(repo, touched, top), client, ctx.repository
+        )
+        if not differing:
+            return True
+        shown = ", ".join(differing[:3]) + (" …" if len(differing) > 3 else "")
+        state.notice(
+            f"the results were not committed: they were measured on GitHub's test merge, and the "
+            f"base changed what they depend on since the PR branched ({shown}), so they do not "
+            "describe the PR head; check out github.event.pull_request.head.sha to commit them",
+            commands,
+        )
+        return False
     state.notice(
         f"the workspace holds {head[:12] or 'no commit'}, neither the PR head nor its test merge "
         "(pull_request_target checks out the base by default): the results were not committed; "
@@ -71,6 +100,64 @@ def _checkout_matches(
         commands,
     )
     return False
+
+
+def _depends_on(repo: Repository, touched: Touched, top: Path) -> list[str]:
+    """Repository-relative paths (files or directories) the touched skills' results depend on."""
+    wanted = {(s.plugin, s.skill) for s in touched.skills}
+    paths = [repo.root / name for name in CONFIG_NAMES]
+    for es in repo.eval_sets():
+        if (es.plugin, es.skill) in wanted:
+            paths += [es.skill_dir, es.results_dir, *es.suite_paths]
+    out = []
+    for p in paths:
+        try:
+            out.append(p.resolve().relative_to(top.resolve()).as_posix())
+        except ValueError:
+            continue
+    return sorted(set(out))
+
+
+def _merge_differs(
+    head_sha: str,
+    top: Path,
+    genv: Mapping[str, str],
+    paths: Sequence[str],
+    client: GitHubClient | None,
+    repository: str,
+) -> list[str]:
+    """The paths (under `paths`) whose content differs between the checked-out merge and the PR
+    head: by git when the clone holds the head commit, else through the API's tree of the head.
+    Unknown (no head commit here and no API) counts as differing."""
+    if not paths:
+        return []
+    if _git(top, genv, "cat-file", "-e", f"{head_sha}^{{commit}}").returncode == 0:
+        diff = _git(
+            top, genv, "diff", "--name-only", "--no-renames", head_sha, "HEAD", "--", *paths
+        )
+        if diff.returncode != 0:
+            return [f"(git diff failed: {diff.stderr.strip()[:200]})"]
+        return diff.stdout.splitlines()
+    listed = _git(top, genv, "ls-tree", "-r", "-z", "HEAD", "--", *paths).stdout
+    here: dict[str, tuple[str, str]] = {}
+    for record in filter(None, listed.split("\0")):
+        meta, _, path = record.partition("\t")
+        mode, _kind, sha = meta.split()
+        here[path] = (mode, sha)
+    if client is None:
+        return ["(the head commit is not in the clone)"]
+    try:
+        theirs = client.repository(repository).tree_blobs(head_sha)
+    except GitHubApiError as exc:
+        return [f"(the head's tree could not be read: {exc.message})"]
+    if theirs is None:
+        return ["(GitHub truncated the head's tree)"]
+
+    def under(path: str) -> bool:
+        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in paths)
+
+    head_files = {p: v for p, v in theirs.items() if under(p)}
+    return sorted(p for p in set(here) | set(head_files) if here.get(p) != head_files.get(p))
 
 
 def _commit_back(
@@ -161,7 +248,11 @@ def _comment(
         rc = client.repository(ctx.repository)
         existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
         digest = evidence_digest(rows)
-        if existing is not None and digest_of(existing.body) == digest:
+        if (
+            existing is not None
+            and digest_of(existing.body) == digest
+            and state_of(existing.body) == state_of(body)
+        ):
             return existing.id  # same evidence: leave it alone (no rewrite, no notification)
         wanted = inputs.comment == "always" or existing is not None
         if inputs.comment == "changes":  # only when the verdict is not "no change" (or to update)

@@ -64,15 +64,20 @@ def _tier0(
     if touched is not None:
         state.findings = _touched_findings(repo, touched, report.findings, top)
         _count_touched_failures(repo, report, touched, state, commands)
-    shown = {"error": 0, "warning": 0}
+    # GitHub shows at most MAX_ANNOTATIONS of each level a step: the last slot says how many more.
+    by_level: dict[str, list[Finding]] = {"error": [], "warning": []}
     for finding in report.findings:
-        level = "error" if finding.severity == Severity.ERROR else "warning"
-        if shown[level] >= MAX_ANNOTATIONS:
-            continue
-        shown[level] += 1
-        path = (repo.root / finding.path) if finding.path else None
-        file = _rel(path, top) if path is not None else None
-        annotate(commands, level, finding.message, file=file, line=finding.line)
+        by_level["error" if finding.severity == Severity.ERROR else "warning"].append(finding)
+    shown = {"error": 0, "warning": 0}
+    for level, found in by_level.items():
+        room = len(found) if len(found) <= MAX_ANNOTATIONS else MAX_ANNOTATIONS - 1
+        for finding in found[:room]:
+            shown[level] += 1
+            path = (repo.root / finding.path) if finding.path else None
+            file = _rel(path, top) if path is not None else None
+            annotate(commands, level, finding.message, file=file, line=finding.line)
+        if len(found) > room:
+            annotate(commands, level, f"and {len(found) - room} more: see `run checks`")
     hidden = sum(1 for _ in report.findings) - sum(shown.values())
     if state.check_failures:
         state.lines.append(f"checks: {state.check_failures} failure(s)")

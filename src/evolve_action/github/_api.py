@@ -6,16 +6,22 @@ pacing (`RetryPolicy`), and the translation of GitHub's answers into typed resul
 Guarantees:
 - The API root is what the caller passes (`GITHUB_API_URL`, so GHES works); lists are read to the end
   (100 per page), and `ChangedFiles.truncated` says when GitHub's 3000-file cap hid some of them.
-- 5xx, 429 and rate-limit answers are retried a bounded number of times with bounded backoff; a
-  comment-creating POST is never repeated blindly: after a lost answer the comments are read again first.
+- 5xx answers are retried a bounded number of times with bounded backoff; a comment-creating POST
+  is never repeated blindly: after a lost answer the comments are read again first.
+- Rate limits are read as GitHub documents them (`RATE_LIMITS_DOC`), 403 and 429 alike: primary
+  (`x-ratelimit-remaining: 0`) waits until `x-ratelimit-reset`; secondary waits `retry-after`,
+  else a minute, then twice as long each time; no wait ever exceeds `max_rate_limit_wait` (the
+  request fails instead), and the final `GitHubRateLimitError` names the limit and when it resets.
+  A 403 that is no rate limit is never retried.
 - The sticky comment is the lowest-id comment whose FIRST LINE is the hidden marker AND that was
   written by the token's own identity; a comment that merely quotes the marker (a human, another
   workflow) is never edited; an unchanged body is never re-sent. The identity comes from the
   `comment_author` input, else GraphQL `viewer` (which answers for App installation tokens, where
   `GET /user` is a 403), else `GET /user` for tokens that are not installation tokens.
-- Every comment we write carries, as its last line, the record of its own id and author
-  (`<!-- evolve-action:comment <id> by <login> -->`; a new comment gets it in a PATCH right after the
-  POST, whose answer names both). When the identity stays unknown, a comment is ours only if its
+- A new comment is one POST when the token's identity is known (its author finds it again); only
+  when the identity is unknown does a PATCH right after the POST add the record of its own id and
+  author (`<!-- evolve-action:comment <id> by <login> -->`, from the POST's answer) as its last
+  line, and every later edit carries that record. When the identity stays unknown, a comment is ours only if its
   record names its own id and its real author (as GitHub reports it), and that author is a Bot: an
   unknown identity edits nothing it cannot tie to a previous run of ours, and posts a new comment
   instead (another app's comment that starts with our marker, or quotes our whole body, is never
@@ -40,6 +46,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import json
 import os
 import re
 import time
@@ -52,7 +59,9 @@ import requests
 from github import Auth, Github, GithubException, InputGitAuthor, InputGitTreeElement
 from github.GithubException import RateLimitExceededExceedsMaxWait, RateLimitExceededException
 from github.GithubRetry import GithubRetry
+from github.Requester import Requester
 from urllib3.exceptions import MaxRetryError, ResponseError
+from urllib3.util.retry import Retry
 
 from evolve_action.errors import PublishError
 from evolve_action.redact import redact
@@ -116,10 +125,11 @@ _RETRY_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "POST", "PATCH", "PUT", "D
 class RetryPolicy:
     """How the client retries and paces requests. The defaults suit GitHub; tests use `immediate()`.
 
-    `retries` bounds the retries per request; the n-th retry waits `backoff_factor * 2**(n-1)` seconds
-    (at most `backoff_max`), or `Retry-After` when GitHub sends one. A secondary rate limit without
-    `Retry-After` waits `secondary_rate_wait`; any rate-limit wait longer than `max_rate_limit_wait`
-    fails instead of sleeping. `seconds_between_requests`/`seconds_between_writes` pace requests the
+    `retries` bounds the retries per request; the n-th retry of a 5xx waits
+    `backoff_factor * 2**(n-1)` seconds (at most `backoff_max`). A rate limit (403 or 429) waits
+    what GitHub asks (`RateLimit.wait`: until `x-ratelimit-reset`, or `retry-after`, or
+    `secondary_rate_wait` doubled at each further secondary limit); any rate-limit wait longer
+    than `max_rate_limit_wait` fails instead of sleeping. `seconds_between_requests`/`seconds_between_writes` pace requests the
     way GitHub asks integrations to (None or 0 disables pacing).
     """
 
@@ -152,9 +162,10 @@ class RetryPolicy:
             return 0.0
         return float(min(self.backoff_max, self.backoff_factor * 2 ** (attempt - 1)))
 
-    def _urllib3_retry(self) -> GithubRetry:
+    def _urllib3_retry(self, sleeper: Callable[[float], None] = time.sleep) -> GithubRetry:
         """The `Retry` PyGithub's adapter uses: bounded, non-raising (the last answer is returned)."""
         return _ApiRetry(
+            sleeper=sleeper,
             total=self.retries,
             backoff_factor=self.backoff_factor,
             backoff_max=self.backoff_max,
@@ -166,8 +177,111 @@ class RetryPolicy:
         )
 
 
+RATE_LIMITS_DOC = "https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api"
+"""GitHub's rules for rate limits, which `_ApiRetry` and `rate_limit_of` follow."""
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A rate-limit answer as GitHub documents it (`RATE_LIMITS_DOC`): a 403 or a 429 that is
+    primary (`x-ratelimit-remaining: 0`; wait until `x-ratelimit-reset`, UTC epoch seconds) or
+    secondary (`retry-after` seconds when sent, else at least a minute, then exponentially)."""
+
+    kind: Literal["primary", "secondary"]
+    retry_after: float | None
+    """Seconds GitHub asked for (`retry-after`), if it did."""
+    reset: int | None
+    """`x-ratelimit-reset` (UTC epoch seconds), if sent."""
+    resource: str | None
+    """`x-ratelimit-resource` (`core`, `graphql`, …), if sent."""
+
+    def wait(self, *, now: float, secondary_wait: float, earlier: int) -> float:
+        """Seconds to wait before the next try; `earlier`: secondary limits this request already met."""
+        if self.retry_after is not None:
+            return self.retry_after
+        if self.kind == "primary" or self.reset is not None:
+            return max(0.0, self.reset - now) + 1.0 if self.reset is not None else secondary_wait
+        return float(secondary_wait * 2**earlier)
+
+    def describe(self, *, now: float) -> str:
+        """Which limit, and when it lets requests through again."""
+        what = "primary" if self.kind == "primary" else "secondary"
+        of = f" ({self.resource})" if self.resource else ""
+        if self.reset is not None and self.kind == "primary":
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.reset))
+            return f"GitHub's {what} rate limit{of}, which resets at {when} (in {max(0, int(self.reset - now))} s)"
+        if self.retry_after is not None:
+            return f"GitHub's {what} rate limit{of}, which asked to wait {int(self.retry_after)} s"
+        return f"GitHub's {what} rate limit{of}, which asks to wait at least a minute"
+
+
+def rate_limit_of(status: int | None, headers: Any, message: str | None) -> RateLimit | None:
+    """The rate limit a 403 or 429 answer reports, or None when it is not one (a 403 that only
+    says the token may not do this)."""
+    if status not in (403, 429):
+        return None
+
+    def header(name: str) -> str | None:
+        if headers is None:
+            return None
+        value = headers.get(name)
+        if value is None and hasattr(headers, "items"):
+            value = next((v for k, v in headers.items() if str(k).lower() == name), None)
+        return str(value).strip() if value is not None else None
+
+    retry_after_text = header("retry-after")
+    retry_after = (
+        float(retry_after_text) if retry_after_text and retry_after_text.isdigit() else None
+    )
+    reset_text = header("x-ratelimit-reset")
+    reset = int(reset_text) if reset_text and reset_text.isdigit() else None
+    resource = header("x-ratelimit-resource")
+    lower = (message or "").lower()
+    if header("x-ratelimit-remaining") == "0" and "secondary" not in lower:
+        return RateLimit("primary", retry_after, reset, resource)
+    if retry_after is not None or status == 429 or "rate limit" in lower:
+        return RateLimit(
+            "secondary", retry_after, reset if "secondary" not in lower else None, resource
+        )
+    return None
+
+
 class _ApiRetry(GithubRetry):
-    """`GithubRetry` that refuses to repeat a comment-creating POST after a 5xx or a lost answer."""
+    """Retries as GitHub asks (`RATE_LIMITS_DOC`), for 403 and 429 alike: a rate limit waits what
+    `RateLimit.wait` says, never longer than `max_rate_limit_wait` (beyond it the request fails with
+    `RateLimitExceededExceedsMaxWait`); a 403 that is no rate limit is not retried. 5xx and lost
+    answers back off exponentially, except a comment-creating POST, which is never repeated after a
+    5xx or a lost answer (the caller looks for the comment first)."""
+
+    def __init__(
+        self,
+        *,
+        sleeper: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        secondary_hits: int = 0,
+        **kwargs: Any,
+    ) -> None:
+        kwargs["respect_retry_after_header"] = False  # our wait, capped, is the only one
+        super().__init__(**kwargs)
+        self.sleeper = sleeper
+        self.clock = clock
+        self.secondary_hits = secondary_hits
+        self.next_wait: float | None = None
+
+    def new(self, **kw: Any) -> Any:
+        kw.update(sleeper=self.sleeper, clock=self.clock, secondary_hits=self.secondary_hits)
+        kw.pop("respect_retry_after_header", None)
+        return super().new(**kw)
+
+    def get_backoff_time(self) -> float:
+        if self.next_wait is not None:
+            return self.next_wait
+        return float(super().get_backoff_time())
+
+    def sleep(self, response: Any = None) -> None:
+        wait = self.get_backoff_time()
+        if wait > 0:
+            self.sleeper(wait)
 
     def increment(
         self,
@@ -179,12 +293,39 @@ class _ApiRetry(GithubRetry):
         _stacktrace: Any = None,
     ) -> Any:
         path = (url or "").split("?", 1)[0]
-        if method == "POST" and _NOT_REPEATABLE.search(path):
-            status = getattr(response, "status", None)
-            if error is not None or (status is not None and status >= 500):
-                reason = ResponseError(f"not repeating POST {path} (answer {status or error})")
-                raise MaxRetryError(_pool, path, reason)
-        return super().increment(method, url, response, error, _pool, _stacktrace)
+        status = getattr(response, "status", None)
+        lost = error is not None or (status is not None and status >= 500)
+        if method == "POST" and _NOT_REPEATABLE.search(path) and lost:
+            reason = ResponseError(f"not repeating POST {path} (answer {status or error})")
+            raise MaxRetryError(_pool, path, reason)
+        if status not in (403, 429):
+            return Retry.increment(self, method, url, response, error, _pool, _stacktrace)
+        headers = response.headers
+        content: Any = b""
+        message: str | None = None
+        try:
+            content = self.get_content(response, url or "")
+            data = json.loads(content or b"{}")
+            content = data
+            message = str(data.get("message") or "") if isinstance(data, dict) else None
+        except (ValueError, TypeError):
+            pass
+        limit = rate_limit_of(status, headers, message)
+        if limit is None:  # a refusal, not a rate limit: never retried
+            raise Requester.createException(status, headers, content)
+        wait = limit.wait(
+            now=self.clock(), secondary_wait=self.secondary_rate_wait, earlier=self.secondary_hits
+        )
+        if self.max_rate_limit_wait is not None and wait > self.max_rate_limit_wait:
+            raise RateLimitExceededExceedsMaxWait(status, content, headers, wait=wait)
+        try:
+            retry = Retry.increment(self, method, url, response, error, _pool, _stacktrace)
+        except MaxRetryError:
+            raise RateLimitExceededException(status, content, headers) from None
+        if limit.kind == "secondary":
+            retry.secondary_hits = self.secondary_hits + 1
+        retry.next_wait = wait
+        return retry
 
 
 # --------------------------------------------------------------------------------------------------
@@ -405,6 +546,7 @@ class GitHubClient:
         policy: RetryPolicy | None = None,
         user_agent: str = "evolve-action",
         sleep: Callable[[float], None] = time.sleep,
+        graphql_url: str | None = None,
     ) -> None:
         if not token:
             raise GitHubAuthError(
@@ -421,11 +563,13 @@ class GitHubClient:
             timeout=self.policy.timeout,
             user_agent=user_agent,
             per_page=100,
-            retry=self.policy._urllib3_retry(),
+            retry=self.policy._urllib3_retry(sleep),
             seconds_between_requests=self.policy.seconds_between_requests,
             seconds_between_writes=self.policy.seconds_between_writes,
             lazy=True,
         )
+        self.graphql_url = (graphql_url or "").rstrip("/") or self._gh.requester.graphql_url
+        """`GITHUB_GRAPHQL_URL` when given, else PyGithub's derivation from the REST root."""
 
     def __enter__(self) -> GitHubClient:
         return self
@@ -457,7 +601,9 @@ class GitHubClient:
     def _find_identity(self) -> TokenIdentity:
         action = "reading the token's identity"
         try:
-            _, data = self._gh.requester.graphql_query(_VIEWER, {})
+            _, data = self._gh.requester.requestJsonAndCheck(
+                "POST", self.graphql_url, input={"query": _VIEWER, "variables": {}}
+            )
             login = ((data.get("data") or {}).get("viewer") or {}).get("login")
             if isinstance(login, str) and LOGIN.fullmatch(login):
                 return TokenIdentity(login, "graphql")
@@ -669,15 +815,25 @@ class RepositoryClient:
             )
         found = self.marked_comments(number, marker, author)
         if found:
-            return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
+            return self._update(number, found[0], body, tuple(c.id for c in found[1:]), author)
         return self._create(number, body, marker, author)
 
     def _update(
-        self, number: int, current: CommentInfo, body: str, duplicates: tuple[int, ...]
+        self,
+        number: int,
+        current: CommentInfo,
+        body: str,
+        duplicates: tuple[int, ...],
+        author: str | None,
     ) -> CommentResult:
-        body = _with_record(body, current.id, current.author)
-        if _normalise(current.body) == _normalise(body):
+        """Edit `current` to `body`; the record (last line) is written when the identity is
+        unknown (`author` None) or the comment already has one; nothing is sent when unchanged."""
+        record = author is None or is_recorded(current)
+        same = _normalise(_without_record(current.body)) == _normalise(_without_record(body))
+        if same and (not record or is_recorded(current)):
             return CommentResult(current.id, "unchanged", current.html_url, duplicates)
+        if record:
+            body = _with_record(body, current.id, current.author)
         # A lazy comment object: `edit` PATCHes /issues/comments/{id} without reading it first.
         comment = self._repo.get_issue(number).get_comment(current.id)
         self._client._call(
@@ -706,9 +862,10 @@ class RepositoryClient:
             self._client._sleep(policy.backoff(attempt))
             found = self.marked_comments(number, marker, author) or self._sent(number, body)
             if found:
-                return self._update(number, found[0], body, tuple(c.id for c in found[1:]))
-        if info.author:  # the answer names who we are: record it, so a later run can tell
-            self._update(number, info, body, ())
+                dups = tuple(c.id for c in found[1:])
+                return self._update(number, found[0], body, dups, author)
+        if author is None and info.author:  # identity unknown: record the answer's id and
+            self._update(number, info, body, (), None)  # author, so a later run tells it is ours
         return CommentResult(info.id, "created", info.html_url)
 
     def _sent(self, number: int, body: str) -> list[CommentInfo]:
@@ -825,27 +982,43 @@ class RepositoryClient:
             )
 
         commit = self._client._call("writing the commit", write, make_commit)
-        try:
-            ref.edit(commit.sha, force=False)
-        except GithubException as exc:
-            if exc.status != 422:
-                raise _translate(exc, f"updating branch {branch}", write) from exc
-            moved, _ = self._client._call(
-                f"reading branch {branch}", "contents: read", lambda: self._tip(ref_name)
-            )
-            reason = _github_message(exc) or "Unprocessable Entity"
-            if moved == parent_sha:  # not a race: GitHub refused the update itself
-                raise GitHubApiError(
-                    f"GitHub refused to move branch {branch} to the results commit (422): {reason}",
-                    status=422,
-                    github_message=reason,
-                    hint="a branch protection rule or ruleset blocks the token: let it push to "
-                    "pull request branches, or set `commit: false`",
-                ) from exc
-            return HeadMoved(branch, parent_sha, moved, reason)
-        except requests.RequestException as exc:
-            self._client._fail(exc, f"updating branch {branch}", write)
+        raced = self._update_ref(ref_name, ref, commit.sha, parent_sha, f"branch {branch}")
+        if raced is not None:
+            return HeadMoved(branch, parent_sha, raced[0], raced[1])
         return Committed(commit.sha, parent_sha, branch, tree.sha, tuple(paths))
+
+    def _update_ref(
+        self, ref_name: str, current: Any, new_sha: str, expected: str, what: str
+    ) -> tuple[str | None, str] | None:
+        """Move `refs/{ref_name}` (read as `current`, at `expected`) to `new_sha` as a
+        fast-forward. None when it moved; (its SHA now, GitHub's message) when a 422 came because
+        another writer moved it (or deleted it) first. A 422 on a ref still at `expected` is GitHub
+        refusing the update itself: retried (bounded) when GitHub says it is transient
+        ("Reference cannot be updated"), else raised with GitHub's message."""
+        write = "contents: write"
+        policy = self._client.policy
+        attempt = 0
+        while True:
+            try:
+                current.edit(new_sha, force=False)
+                return None
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise _translate(exc, f"updating {what}", write) from exc
+                reason = _github_message(exc) or "Unprocessable Entity"
+                tip, again = self._client._call(
+                    f"reading {what}", "contents: read", lambda: self._tip(ref_name)
+                )
+                if tip != expected:
+                    return tip, reason
+                if _TRANSIENT_REF in reason.lower() and attempt < policy.retries:
+                    attempt += 1
+                    self._client._sleep(policy.backoff(attempt))
+                    current = again
+                    continue
+                raise _ref_refusal(exc, f"move {what} to {new_sha[:12]}", reason, ref_name) from exc
+            except requests.RequestException as exc:
+                self._client._fail(exc, f"updating {what}", write)
 
     def _tip(self, ref_name: str) -> tuple[str | None, Any]:
         """The branch's current SHA and the ref object (None, None when the branch does not exist)."""
@@ -856,6 +1029,16 @@ class RepositoryClient:
             if exc.status == 404:
                 return None, None
             raise
+
+    def tree_blobs(self, commit_sha: str) -> dict[str, tuple[str, str]] | None:
+        """path → (mode, blob sha) of every file in `commit_sha`'s tree (one recursive tree read);
+        None when GitHub truncated the listing."""
+        action = f"reading the tree of {commit_sha[:12]}"
+
+        def fetch() -> dict[str, tuple[str, str]] | None:
+            return self._tree_index(self._repo.get_git_commit(commit_sha).tree.sha)
+
+        return self._client._call(action, "contents: read", fetch)
 
     def _tree_index(self, tree_sha: str) -> dict[str, tuple[str, str]] | None:
         """path → (mode, blob sha) for the whole tree; None when GitHub truncated the listing."""
@@ -890,8 +1073,11 @@ class RepositoryClient:
         """Point `refs/{ref}` at a new commit (parent `parent`) whose tree is `path` = `data`.
 
         Blob → tree (that one file) → commit → create the ref (`parent` None) or move it as a
-        fast-forward (`force: false`). False when the ref moved or appeared meanwhile (a 422:
-        re-read, merge, retry); a 403 raises `GitHubPermissionError` (`contents: write`).
+        fast-forward (`force: false`). False when the ref moved or appeared meanwhile (a 422
+        after which the re-read ref is elsewhere: re-read, merge, retry). A 422 on a ref that did
+        not move is GitHub refusing the write: `GitHubApiError` with GitHub's message (after
+        bounded retries when it says it is transient); a 403 raises `GitHubPermissionError`
+        (`contents: write`).
         """
         write = "contents: write"
         encoded = base64.b64encode(data).decode("ascii")
@@ -920,25 +1106,91 @@ class RepositoryClient:
             write,
             lambda: self._repo.create_git_commit(message, tree, parents),
         )
-        try:
-            if parent is None:
-                self._repo.create_git_ref(f"refs/{ref}", commit.sha)
-            else:  # reading the ref completes it: its URL is then `/git/refs/…`, for the PATCH
-                tip, current = self._tip(ref)
-                if tip != parent:
-                    return False
-                current.edit(commit.sha, force=False)
-        except GithubException as exc:
-            if exc.status == 422:
+        if parent is not None:  # reading the ref completes it: its URL is then `/git/refs/…`
+            tip, current = self._client._call(
+                f"reading ref {ref}", "contents: read", lambda: self._tip(ref)
+            )
+            if tip != parent:
                 return False
-            raise _translate(exc, f"updating ref {ref}", write) from exc
-        except requests.RequestException as exc:
-            self._client._fail(exc, f"updating ref {ref}", write)
-        return True
+            return self._update_ref(ref, current, commit.sha, parent, f"ref refs/{ref}") is None
+        attempt = 0
+        while True:
+            try:
+                self._repo.create_git_ref(f"refs/{ref}", commit.sha)
+                return True
+            except GithubException as exc:
+                if exc.status != 422:
+                    raise _translate(exc, f"creating ref refs/{ref}", write) from exc
+                reason = _github_message(exc) or "Unprocessable Entity"
+                tip, _ = self._client._call(
+                    f"reading ref {ref}", "contents: read", lambda: self._tip(ref)
+                )
+                if tip is not None:
+                    return False  # another run created it first: re-read, merge, retry
+                if _TRANSIENT_REF in reason.lower() and attempt < self._client.policy.retries:
+                    attempt += 1
+                    self._client._sleep(self._client.policy.backoff(attempt))
+                    continue
+                raise _ref_refusal(exc, f"create ref refs/{ref}", reason, ref) from exc
+            except requests.RequestException as exc:
+                self._client._fail(exc, f"creating ref refs/{ref}", write)
+
+    def delete_ref(self, ref: str) -> bool:
+        """Delete `refs/{ref}` (never a branch or a tag: refused); False when it did not exist."""
+        if ref.startswith(("heads/", "tags/")):
+            raise ValueError(f"delete_ref deletes our own refs only, not {ref!r}")
+
+        def delete() -> bool:
+            tip, current = self._tip(ref)  # completes it: its URL is then `/git/refs/…`
+            if tip is None:
+                return False
+            try:
+                current.delete()
+            except GithubException as exc:
+                if exc.status in (404, 422) and _tip_absent(exc):
+                    return False
+                raise
+            return True
+
+        return self._client._call(f"deleting ref refs/{ref}", "contents: write", delete)
 
 
 # --------------------------------------------------------------------------------------------------
 # Helpers
+
+
+_TRANSIENT_REF = "reference cannot be updated"
+"""GitHub's 422 on a ref update that a retry may clear (seen under load, the ref unmoved)."""
+
+
+def _tip_absent(exc: GithubException) -> bool:
+    message = (_github_message(exc) or "").lower()
+    return exc.status == 404 or "does not exist" in message
+
+
+def _ref_refusal(exc: GithubException, action: str, reason: str, ref_name: str) -> GitHubApiError:
+    """The error for a 422 GitHub answered on a ref that had not moved: its message, and a hint
+    that fits what it refused."""
+    lower = reason.lower()
+    if ref_name.startswith("heads/"):
+        hint = (
+            "a branch protection rule or ruleset blocks the token: let it push to pull request "
+            "branches, or set `commit: false`"
+            if "rule" in lower or "protected" in lower
+            else "GitHub's message says why; re-run the job if it was passing, or set `commit: false`"
+        )
+    else:
+        hint = (
+            "GitHub would not let the token write this ref (a ruleset or policy on refs outside "
+            "refs/heads?): run the one-off probe in docs/action.md ('The ledger ref'), or set "
+            "`commit: false` (the ledger is then only read)"
+        )
+    return GitHubApiError(
+        f"GitHub refused to {action} (422): {reason}",
+        status=422,
+        github_message=reason,
+        hint=hint,
+    )
 
 
 _PERMISSION_HINTS = {
@@ -959,12 +1211,18 @@ def _translate(exc: GithubException, action: str, permission: str | None) -> Git
     status = exc.status
     message = _github_message(exc)
     said = f": {message}" if message else ""
-    if isinstance(exc, RateLimitExceededExceedsMaxWait | RateLimitExceededException):
+    limit = rate_limit_of(status, exc.headers, message)
+    if isinstance(exc, RateLimitExceededException) or limit is not None:
+        limit = limit or RateLimit("primary", None, None, None)
+        longer = ""
+        if isinstance(exc, RateLimitExceededExceedsMaxWait) and exc.wait is not None:
+            longer = f"; waiting {exc.wait:.0f} s is longer than the policy's max_rate_limit_wait"
         return GitHubRateLimitError(
-            f"GitHub rate limit hit while {action}{said}",
+            f"{limit.describe(now=time.time())} stopped {action} ({status}{said}){longer}",
             status=status,
             github_message=message,
-            hint="retry later, or use a token with its own rate limit",
+            hint="re-run after that time; GITHUB_TOKEN has 1,000 requests an hour per repository, "
+            f"shared by every workflow run in it, or use an App token with its own ({RATE_LIMITS_DOC})",
         )
     if status == 401:
         return GitHubAuthError(

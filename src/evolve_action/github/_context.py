@@ -25,21 +25,27 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from evolve_action.errors import EnvironmentProblem
+from evolve_action.encoding import decode_yaml
+from evolve_action.errors import EnvironmentProblem, EvolveError
 from evolve_action.harness import safe_env
 
 __all__ = [
+    "FAILING_EVENTS",
     "MAX_EVENT_BYTES",
     "SUPPORTED_EVENTS",
     "Event",
     "GitHubContext",
     "PullRequest",
     "checkout_kind",
+    "comment_refusal",
+    "declared_permissions",
     "fork_target_refusal",
     "git_env",
     "inactive_message",
     "load_context",
+    "read_only_scopes",
     "restore_workspace_owner",
+    "unsupported_fails",
     "unsupported_message",
 ]
 
@@ -177,11 +183,28 @@ def checkout_kind(ctx: GitHubContext, checked_out: str) -> Literal["head", "merg
 def unsupported_message(ctx: GitHubContext) -> str:
     """The one line printed (and put in the step summary) for an event the action ignores."""
     shown = _printable(ctx.event_name)[:100] or "(none)"
-    return (
+    line = (
         f"evolve-action does nothing on the {shown} event (it handles "
         + ", ".join(SUPPORTED_EVENTS)
         + "); nothing was evaluated."
     )
+    if unsupported_fails(ctx):
+        line += (
+            " A merge queue would read a skipped run as a pass, so this step fails: run "
+            "`mode: gate` on merge_group (the committed evidence against the thresholds), or "
+            "leave merge_group out of this workflow."
+        )
+    return line
+
+
+FAILING_EVENTS: tuple[str, ...] = ("merge_group",)
+"""Unsupported events whose run must fail, not skip: a merge queue's required check reads a
+skipped (exit 0) run as a pass."""
+
+
+def unsupported_fails(ctx: GitHubContext) -> bool:
+    """True when an unsupported event must fail the step (`FAILING_EVENTS`)."""
+    return ctx.event is Event.UNSUPPORTED and ctx.event_name in FAILING_EVENTS
 
 
 def inactive_message(ctx: GitHubContext) -> str | None:
@@ -216,6 +239,102 @@ def fork_target_refusal(ctx: GitHubContext, *, allow_fork_target: bool) -> str |
         "Use pull_request for forks (Tier 0 needs no secrets), or gate the run on a maintainer's "
         "label pinned to the reviewed head SHA and set allow_fork_target: true (docs/action.md)."
     )
+
+
+def comment_refusal(ctx: GitHubContext) -> str | None:
+    """Why this run's token cannot comment on its pull request, or None when it can.
+
+    GitHub gives a `pull_request` run from a fork a read-only `GITHUB_TOKEN` whatever the
+    workflow's `permissions:` ask; a `pull_request_target` run (the labelled fork-safe job) gets the
+    base repository's token, which may comment. A same-repository PR's token comments when its job
+    grants `pull-requests: write`. (docs.github.com/en/actions/reference/github_token-reference,
+    "Permissions for the GITHUB_TOKEN")
+    """
+    pr = ctx.pull_request
+    if pr is None or not pr.is_fork or ctx.event is Event.PULL_REQUEST_TARGET:
+        return None
+    return (
+        "no PR comment: a pull_request run from a fork gets a read-only token from GitHub, so "
+        "the results are in this summary only; the labelled pull_request_target job of "
+        "examples/workflows/fork-safe.yml comments once a maintainer applies the label"
+    )
+
+
+_SCOPES = ("contents", "pull-requests")
+_DEPENDABOT = "dependabot[bot]"
+
+
+def declared_permissions(environ: Mapping[str, str], workspace: Path) -> dict[str, str] | None:
+    """The `GITHUB_TOKEN` permissions this job runs with, scope → `read`/`write`/`none`, when they
+    can be known without a request; None when they cannot (the repository's default applies).
+
+    From `GITHUB_TOKEN_PERMISSIONS` (JSON) when the runner sets it, else from the workflow file
+    (`GITHUB_WORKFLOW_REF`, in this repository's checkout): the job's (`GITHUB_JOB`) `permissions:`,
+    else the workflow's. GitHub: "If you specify the access for any of these permissions, all of
+    those that are not specified are set to none" (docs.github.com/en/actions/writing-workflows/
+    choosing-what-your-workflow-does/controlling-permissions-for-github_token). GitHub enforces
+    the real ones: this only spares requests that would be refused.
+    """
+    raw = environ.get("GITHUB_TOKEN_PERMISSIONS", "").strip()
+    if raw:
+        try:
+            given = json.loads(raw)
+        except ValueError:
+            given = None
+        if isinstance(given, dict):
+            return {str(k).replace("_", "-"): str(v) for k, v in given.items()}
+    ref = environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
+    repository = environ.get("GITHUB_REPOSITORY", "")
+    job = environ.get("GITHUB_JOB", "")
+    rel = (
+        ref.removeprefix(repository + "/")
+        if repository and ref.startswith(repository + "/")
+        else ""
+    )
+    if not rel.startswith(".github/workflows/") or ".." in rel.split("/") or not job:
+        return None
+    path = workspace / rel
+    try:  # a workflow we cannot read tells us nothing
+        doc = decode_yaml(path.read_text(encoding="utf-8"), path).value
+    except (OSError, UnicodeDecodeError, ValueError, EvolveError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    jobs = doc.get("jobs")
+    spec = jobs.get(job) if isinstance(jobs, dict) else None
+    perms = spec.get("permissions") if isinstance(spec, dict) else None
+    if perms is None:
+        perms = doc.get("permissions")
+    if perms is None:
+        return None
+    if perms in ("read-all", "write-all"):
+        level = perms.removesuffix("-all")
+        return {scope: level for scope in _SCOPES}
+    if not isinstance(perms, dict):
+        return None
+    return {scope: str(perms.get(scope, "none")) for scope in _SCOPES}
+
+
+def read_only_scopes(
+    ctx: GitHubContext, declared: Mapping[str, str] | None, identity: str | None
+) -> tuple[frozenset[str], str]:
+    """Which of `contents`/`pull-requests` this job's token may not write on a same-repository
+    PR, known before any write, and why ("" when none is known to be read-only).
+
+    Only for `GITHUB_TOKEN` (its identity is `github-actions[bot]`; another App's or a person's
+    token has its own permissions): the `declared` ones, else a Dependabot PR's default (GitHub:
+    "Workflow runs triggered by Dependabot pull requests run as if they are from a forked
+    repository, and therefore use a read-only GITHUB_TOKEN", raised only by `permissions:`).
+    """
+    pr = ctx.pull_request
+    if pr is None or pr.is_fork or identity != "github-actions[bot]":
+        return frozenset(), ""
+    if declared is not None:
+        denied = frozenset(s for s in _SCOPES if declared.get(s, "none") != "write")
+        return denied, "the job's `permissions:`" if denied else ""
+    if ctx.actor.lower() == _DEPENDABOT:
+        return frozenset(_SCOPES), "a Dependabot PR's read-only GITHUB_TOKEN"
+    return frozenset(), ""
 
 
 def git_env(
@@ -304,7 +423,8 @@ def load_context(environ: Mapping[str, str], *, cwd: Path) -> GitHubContext:
         event = Event.UNSUPPORTED
     server_url = _url(environ, "GITHUB_SERVER_URL", "https://github.com")
     api_url = _url(environ, "GITHUB_API_URL", _default_api(server_url))
-    graphql_url = _url(environ, "GITHUB_GRAPHQL_URL", api_url + "/graphql")
+    # GitHub.com: api.github.com/graphql; GHES: https://HOST/api/graphql (not /api/v3/graphql).
+    graphql_url = _url(environ, "GITHUB_GRAPHQL_URL", api_url.removesuffix("/v3") + "/graphql")
     workspace_text = environ.get("GITHUB_WORKSPACE", "").strip()
     workspace = Path(workspace_text) if workspace_text else cwd
     run_id = environ.get("GITHUB_RUN_ID", "").strip()
