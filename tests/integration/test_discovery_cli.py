@@ -29,6 +29,8 @@ import pytest
 from tests.helpers.repo_shapes import (
     MANIFEST,
     MARKETPLACE,
+    commands_beside_skills,
+    dot_dot_source,
     dot_source_list,
     linked_project_skills,
     marketplace,
@@ -37,7 +39,11 @@ from tests.helpers.repo_shapes import (
     project_beside_plugins,
     project_skills,
     put,
+    refused_plugins,
+    refused_root_plugin,
     remote_marketplace,
+    remote_with_codex_twin,
+    root_skill_marketplace_evals,
     root_skill_plugin,
     skill,
     skills_list_marketplace,
@@ -132,6 +138,12 @@ LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "project-skills-symlinked": symlinked_project_skills,
     "project-skills-linked-one-by-one": linked_project_skills,
     "project-beside-plugins": project_beside_plugins,
+    "refused-plugins": refused_plugins,
+    "refused-dot-dot-source": dot_dot_source,
+    "refused-root-plugin": refused_root_plugin,
+    "remote-with-codex-twin": remote_with_codex_twin,
+    "commands-beside-skills": commands_beside_skills,
+    "root-skill-marketplace-evals": root_skill_marketplace_evals,
 }
 
 
@@ -245,10 +257,24 @@ def _standalone_name(root: Path) -> str | None:
     return root.name
 
 
+def commands_of(repo: Repository) -> set[str]:
+    """The listing names of the plugins' commands, by source (`commands/**/*.md` of each plugin
+    discovery finds): `plugin:name`, a subdirectory adding a segment (`kit:ops:deploy`)."""
+    names = set()
+    for plugin in repo.plugins:
+        commands = plugin.dir / "commands"
+        for md in commands.rglob("*.md") if commands.is_dir() else ():
+            parts = md.relative_to(commands).with_suffix("").parts
+            names.add(":".join((plugin.name, *parts)))
+    return names
+
+
 def expected_by_discovery(repo: Repository) -> set[str]:
     """What discovery finds, namespaced as the CLI lists it. A skill with
     `disable-model-invocation: true` is found (a user can still run it) but never shown to the
-    model, so the listing leaves it out (measured on anthropics/claude-plugins-official)."""
+    model, so the listing leaves it out (measured on anthropics/claude-plugins-official); a skill
+    named like a command of its plugin is listed as the command (measured, CLI 2.1.332: one
+    `kit:ship` line, the command's description)."""
     names = set()
     for sk in repo.skills():
         front = parse_frontmatter(sk.skill_md.read_text(), sk.skill_md)
@@ -259,7 +285,7 @@ def expected_by_discovery(repo: Repository) -> set[str]:
         project = repo.rel(sk.dir).startswith(PROJECT_SKILLS + "/")
         standalone = not plugin.manifest and sk.dir == repo.root and repo.layout == "single"
         names.add(sk.name if project or standalone else f"{sk.plugin}:{sk.name}")
-    return names
+    return names - commands_of(repo)
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +312,10 @@ def test_the_cli_lists_exactly_the_skills_discovery_finds(
         shutil.copytree(
             root, ws / PROJECT_SKILLS / installed, ignore=shutil.ignore_patterns(".git")
         )
+    repo = discover(root, root)
+    # the commands, told apart by source: the CLI lists them beside skills in the same form
     listed = _cli_lists(ws, env, claude_cli, plugin_dirs=plugin_dirs) - built_ins
-    found = expected_by_discovery(discover(root, root))
+    listed -= commands_of(repo)
+    found = expected_by_discovery(repo)
     assert listed == found, f"CLI lists {sorted(listed)}, discovery finds {sorted(found)}"
-    assert found, "every fixture has skills"
+    assert found or repo.refused, "every fixture has skills, or a plugin the CLI refuses"
