@@ -569,6 +569,83 @@ def root_skill_marketplace_evals(root: Path) -> Path:
     return root
 
 
+# --- the CLI-agreement test's own shapes (tests/integration/test_discovery_cli.py) ---
+
+
+def skills_key(root: Path, value: str | list[str]) -> Path:
+    """A plugin whose plugin.json `skills` key (a string or a list) replaces `skills/`."""
+    put(root, MANIFEST, {"name": "keyed", "skills": value})
+    skill(root, "custom/a")
+    skill(root, "custom/b")
+    skill(root, "more/c")
+    skill(root, "skills/ignored")  # replaced by the key: never loaded
+    return root
+
+
+def nested_and_underscored(root: Path) -> Path:
+    """`skills/group/inner/SKILL.md` two levels down (never loaded), `_`-prefixed skill names in
+    a plugin and in the project's `.claude/skills`."""
+    put(root, MANIFEST, {"name": "deep"})
+    skill(root, "skills/top")
+    skill(root, "skills/group/inner")
+    skill(root, "skills/_private")
+    skill(root, ".claude/skills/_scratch")
+    skill(root, ".claude/skills/helper")
+    put(
+        root,
+        "skills/menu/SKILL.md",
+        "---\nname: menu\ndescription: A menu. Use when asked.\ndisable-model-invocation: true\n"
+        "---\nPick a job.\n",
+    )
+    return root
+
+
+def marketplace_entry_rules(root: Path) -> Path:
+    """Entries' `skills` and `strict` as Claude Code 2.1.332 applies them: a list adds to the
+    plugin's `skills/` (strict or not); `strict: false` with a list while the plugin has a
+    plugin.json loads nothing (conflicting manifests); `strict: false` alone keeps `skills/`."""
+    marketplace(
+        root,
+        [
+            {
+                "name": "conflict",
+                "source": "./plugins/conflict",
+                "strict": False,
+                "skills": ["./extra/c2"],
+            },
+            {"name": "strict-list", "source": "./plugins/strict-list", "skills": ["./extra/s2"]},
+            {
+                "name": "loose-list",
+                "source": "./plugins/loose-list",
+                "strict": False,
+                "skills": ["./extra/l2"],
+            },
+            {"name": "loose", "source": "./plugins/loose", "strict": False},
+        ],
+    )
+    for name, first, second in (
+        ("conflict", "c1", "c2"),
+        ("strict-list", "s1", "s2"),
+        ("loose-list", "l1", "l2"),
+        ("loose", "n1", "n2"),
+    ):
+        skill(root, f"plugins/{name}/skills/{first}")
+        skill(root, f"plugins/{name}/extra/{second}")
+        if name != "loose-list":
+            put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
+    return root
+
+
+def skills_key_string(root: Path) -> Path:
+    """plugin.json `"skills": "./custom"`."""
+    return skills_key(root, "./custom")
+
+
+def skills_key_list(root: Path) -> Path:
+    """plugin.json `"skills": ["./custom/a", "./more"]`."""
+    return skills_key(root, ["./custom/a", "./more"])
+
+
 def shape_links(root: Path) -> dict[str, str]:
     """Symlinks of a built shape (root-relative path → link text), `.git` left out."""
     return {

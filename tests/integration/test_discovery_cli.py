@@ -33,19 +33,20 @@ from tests.helpers.repo_shapes import (
     dot_dot_source,
     dot_source_list,
     linked_project_skills,
-    marketplace,
+    marketplace_entry_rules,
     marketplace_root_skill_plugin,
+    nested_and_underscored,
     plugin_json_skills,
     project_beside_plugins,
     project_skills,
-    put,
     refused_plugins,
     refused_root_plugin,
     remote_marketplace,
     remote_with_codex_twin,
     root_skill_marketplace_evals,
     root_skill_plugin,
-    skill,
+    skills_key_list,
+    skills_key_string,
     skills_list_marketplace,
     standalone_skill,
     symlinked_project_skills,
@@ -58,76 +59,12 @@ from evolve_action.repo import PROJECT_SKILLS, Repository, discover, parse_front
 pytestmark = pytest.mark.integration
 
 
-def skills_key(root: Path, value: str | list[str]) -> Path:
-    """A plugin whose plugin.json `skills` key (a string or a list) replaces `skills/`."""
-    put(root, MANIFEST, {"name": "keyed", "skills": value})
-    skill(root, "custom/a")
-    skill(root, "custom/b")
-    skill(root, "more/c")
-    skill(root, "skills/ignored")  # replaced by the key: never loaded
-    return root
-
-
-def nested_and_underscored(root: Path) -> Path:
-    """`skills/group/inner/SKILL.md` two levels down (never loaded), `_`-prefixed skill names in
-    a plugin and in the project's `.claude/skills`."""
-    put(root, MANIFEST, {"name": "deep"})
-    skill(root, "skills/top")
-    skill(root, "skills/group/inner")
-    skill(root, "skills/_private")
-    skill(root, ".claude/skills/_scratch")
-    skill(root, ".claude/skills/helper")
-    put(
-        root,
-        "skills/menu/SKILL.md",
-        "---\nname: menu\ndescription: A menu. Use when asked.\ndisable-model-invocation: true\n"
-        "---\nPick a job.\n",
-    )
-    return root
-
-
-def marketplace_entry_rules(root: Path) -> Path:
-    """Entries' `skills` and `strict` as Claude Code 2.1.332 applies them: a list adds to the
-    plugin's `skills/` (strict or not); `strict: false` with a list while the plugin has a
-    plugin.json loads nothing (conflicting manifests); `strict: false` alone keeps `skills/`."""
-    marketplace(
-        root,
-        [
-            {
-                "name": "conflict",
-                "source": "./plugins/conflict",
-                "strict": False,
-                "skills": ["./extra/c2"],
-            },
-            {"name": "strict-list", "source": "./plugins/strict-list", "skills": ["./extra/s2"]},
-            {
-                "name": "loose-list",
-                "source": "./plugins/loose-list",
-                "strict": False,
-                "skills": ["./extra/l2"],
-            },
-            {"name": "loose", "source": "./plugins/loose", "strict": False},
-        ],
-    )
-    for name, first, second in (
-        ("conflict", "c1", "c2"),
-        ("strict-list", "s1", "s2"),
-        ("loose-list", "l1", "l2"),
-        ("loose", "n1", "n2"),
-    ):
-        skill(root, f"plugins/{name}/skills/{first}")
-        skill(root, f"plugins/{name}/extra/{second}")
-        if name != "loose-list":
-            put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
-    return root
-
-
 LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "standalone-skill": standalone_skill,
     "single-skill-plugin": root_skill_plugin,
     "marketplace-single-skill-plugin": marketplace_root_skill_plugin,
-    "skills-key-string": lambda r: skills_key(r, "./custom"),
-    "skills-key-list": lambda r: skills_key(r, ["./custom/a", "./more"]),
+    "skills-key-string": skills_key_string,
+    "skills-key-list": skills_key_list,
     "plugin-json-skills-in-marketplace": plugin_json_skills,
     "nested-and-underscored": nested_and_underscored,
     "marketplace-local-and-remote": remote_marketplace,
