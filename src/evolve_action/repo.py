@@ -952,6 +952,9 @@ def _claude_marketplace(
             local = "./"  # a marketplace listing the repository itself
         if local is None and isinstance(entry.get("source"), str):
             problems.append(_source_refusal(index, name, entry["source"]))
+            meant = absolute(root / entry["source"])  # the directory the author meant, if any
+            if meant.is_dir() and not escapes(root, meant) and meant != absolute(root):
+                refused.append(_entry_plugin(root, name, meant, None, True))
             continue  # a string is a path to Claude Code: it refuses one without `./`
         if local is None:
             remote.append(f"{name} ({described})" if described else name)
@@ -1165,9 +1168,13 @@ def _refused_notes(repo: Repository) -> list[str]:
     for plugin in repo.refused:
         skills = [s.name for s in plugin_skills(plugin)]
         shown = ", ".join(skills) if skills else "none"
+        manifest = plugin.dir / CLAUDE_MANIFEST
+        where = (
+            repo.rel(manifest) if manifest_refusals(repo.root, plugin.dir) else CLAUDE_MARKETPLACE
+        )
         notes.append(
-            f"note: Claude Code refuses to install plugin '{plugin.name}' (the error above): its "
-            f"skills are not loadable and not evaluated: {shown}"
+            f"note: Claude Code refuses to install plugin '{plugin.name}' (the error on {where}): "
+            f"its skills are not loadable and not evaluated: {shown}"
         )
     return notes
 

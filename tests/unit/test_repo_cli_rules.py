@@ -46,7 +46,6 @@ def test_plugins_the_cli_refuses_are_errors_naming_its_rule_and_are_never_evalua
 ) -> None:
     repo = discover(refused_plugins(tmp_path / "shape"), tmp_path)
     assert shape(repo) == {"good": ["good-one"]}
-    assert sorted(p.name for p in repo.refused) == ["agents-dir", "climb", "hooks-dir"]
     assert errors(repo) == [
         'plugins/agents-dir/.claude-plugin/plugin.json: `agents` path "./agents": Claude Code '
         "refuses to install this plugin (Validation errors: agents.0: Invalid string: must end "
@@ -69,8 +68,15 @@ def test_plugins_the_cli_refuses_are_errors_naming_its_rule_and_are_never_evalua
         '"owner/name"} object for another repository',
     ]
     assert (
-        "note: Claude Code refuses to install plugin 'agents-dir' (the error above): its skills "
-        "are not loadable and not evaluated: agents-dir-one, agents-dir-two"
+        "note: Claude Code refuses to install plugin 'agents-dir' (the error on "
+        "plugins/agents-dir/.claude-plugin/plugin.json): its skills are not loadable and not "
+        "evaluated: agents-dir-one, agents-dir-two"
+    ) in repo.notices
+    assert sorted(p.name for p in repo.refused) == ["agents-dir", "climb", "hooks-dir", "no-prefix"]
+    assert (
+        "note: Claude Code refuses to install plugin 'no-prefix' (the error on "
+        ".claude-plugin/marketplace.json): its skills are not loadable and not evaluated: "
+        "no-prefix-one"
     ) in repo.notices
     # its triggers are never planned, and an edit of its SKILL.md touches nothing
     assert [(es.plugin, es.skill) for es in repo.eval_sets()] == []
