@@ -569,6 +569,15 @@ def root_skill_marketplace_evals(root: Path) -> Path:
     return root
 
 
+def namespace_from_plugin_json(root: Path) -> Path:
+    """A marketplace entry `self-improving-agent` whose plugin.json names the plugin `si` (the
+    CLI lists its skills as `si:…`)."""
+    marketplace(root, [{"name": "self-improving-agent", "source": "./plugins/sia"}])
+    put(root, f"plugins/sia/{MANIFEST}", {"name": "si"})
+    skill(root, "plugins/sia/skills/reflect")
+    return root
+
+
 # --- the CLI-agreement test's own shapes (tests/integration/test_discovery_cli.py) ---
 
 

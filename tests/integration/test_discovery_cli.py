@@ -35,6 +35,7 @@ from tests.helpers.repo_shapes import (
     linked_project_skills,
     marketplace_entry_rules,
     marketplace_root_skill_plugin,
+    namespace_from_plugin_json,
     nested_and_underscored,
     plugin_json_skills,
     project_beside_plugins,
@@ -81,6 +82,7 @@ LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "remote-with-codex-twin": remote_with_codex_twin,
     "commands-beside-skills": commands_beside_skills,
     "root-skill-marketplace-evals": root_skill_marketplace_evals,
+    "namespace-from-plugin-json": namespace_from_plugin_json,
 }
 
 
@@ -194,6 +196,15 @@ def _standalone_name(root: Path) -> str | None:
     return root.name
 
 
+def _manifest_name(plugin_dir: Path) -> str:
+    """The plugin.json `name`, read by the test itself ("" without one)."""
+    try:
+        value = json.loads((plugin_dir / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return ""
+    return value.get("name", "") if isinstance(value, dict) else ""
+
+
 def commands_of(repo: Repository) -> set[str]:
     """The listing names of the plugins' commands, by source (`commands/**/*.md` of each plugin
     discovery finds): `plugin:name`, a subdirectory adding a segment (`kit:ops:deploy`)."""
@@ -202,7 +213,7 @@ def commands_of(repo: Repository) -> set[str]:
         commands = plugin.dir / "commands"
         for md in commands.rglob("*.md") if commands.is_dir() else ():
             parts = md.relative_to(commands).with_suffix("").parts
-            names.add(":".join((plugin.name, *parts)))
+            names.add(":".join((_manifest_name(plugin.dir) or plugin.name, *parts)))
     return names
 
 
@@ -221,7 +232,8 @@ def expected_by_discovery(repo: Repository) -> set[str]:
         assert plugin is not None
         project = repo.rel(sk.dir).startswith(PROJECT_SKILLS + "/")
         standalone = not plugin.manifest and sk.dir == repo.root and repo.layout == "single"
-        names.add(sk.name if project or standalone else f"{sk.plugin}:{sk.name}")
+        namespace = _manifest_name(plugin.dir) or sk.plugin  # the CLI's: plugin.json `name`
+        names.add(sk.name if project or standalone else f"{namespace}:{sk.name}")
     return names - commands_of(repo)
 
 
