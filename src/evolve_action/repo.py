@@ -14,17 +14,23 @@ Marketplaces are read two ways. An evolve marketplace (a Codex marketplace
 evolve's rule: the plugins are the directories under `plugins/`. Any other marketplace is read the
 way Claude Code reads it: one plugin per local entry (any `./` path, the root itself for `./`),
 an entry's `skills` list names its skills, `strict: false` makes the entry the manifest, remote
-sources (`github`, `url`, `git-subdir`, …, or strings that are not `./`-relative) are listed in
-`Repository.notices` as not evaluated here, and a remote entry naming the root's own plugin.json
-is the root plugin (a self-listing marketplace). With no marker at all, `skills/*/SKILL.md` (or
+sources (`github`, `url`, `git-subdir`, … objects, a `path` in them being inside the remote) are
+listed in `Repository.notices` as not evaluated here — in an evolve marketplace too — and a remote
+entry naming the root's own plugin.json is the root plugin (a self-listing marketplace). What the
+bundled CLI refuses to install (`manifest_refusals`: plugin.json component paths; a `source`
+string without `./` or leaving the marketplace directory; conflicting manifests) is a
+`RepoProblem`, and the plugin goes to `Repository.refused`: never evaluated, never touched, its
+skills named in a note as not loadable. With no marker at all, `skills/*/SKILL.md` (or
 `.claude/skills/*/SKILL.md`) form one implicit plugin named after the directory (a bare skill
 repository, layout `single`), found only when no ancestor has a marker; failing that, a
 `SKILL.md` at the top makes a standalone skill repository (one skill, named by its frontmatter).
 A plugin with a root `SKILL.md` and no `skills/` or `skills` key is a single-skill plugin, and a
 plugin.json `skills` key adds to `skills/` — both as the bundled Claude Code lists them
 (tests/integration/test_discovery_cli.py is the oracle). Files named like skill-creator's but in
-another shape are a note (`READ_FORMATS`), never read. `SkillPlaces` knows each skill directory
-by its path and, when a symlink inside the repository leads there, by its target too.
+another shape are a note (`READ_FORMATS`), never read; several trigger files in one skill-creator
+`evals/` → `chosen_trigger_file` is read and a note names the others. `SkillPlaces` knows each
+skill directory by its path and, when a symlink inside the repository leads there, by its target
+too (and every discovered skill's directory, even when its eval definitions cannot be read).
 
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
