@@ -829,7 +829,7 @@ def entry_source(entry: Any) -> tuple[str | None, str]:
         kind = source.get("source")
         if isinstance(path, str) and kind in (None, "local") and path.startswith("./"):
             return path, ""
-        where = source.get("repo") or source.get("url") or ""
+        where = source.get("repo") or source.get("url") or source.get("package") or ""
         return None, f"{go_str(kind)} {go_str(where)}".strip()
     return None, go_str(source)
 
@@ -1100,7 +1100,7 @@ def manifest_refusals(root: Path, directory: Path) -> list[RepoProblem]:
                 rule = (
                     "Invalid input" if key == "commands" else 'Invalid string: must start with "./"'
                 )
-                fix = f'write it relative to the plugin root with a leading "./", such as "./{path.lstrip("./")}"'
+                fix = _prefix_fix(path)
             elif suffix and not path.endswith(suffix):
                 rule = f'Invalid string: must end with "{suffix}"'
                 fix = _COMPONENT_FIXES[suffix].format(example=_JSON_EXAMPLES.get(key, ""))
@@ -1117,6 +1117,18 @@ def manifest_refusals(root: Path, directory: Path) -> list[RepoProblem]:
                 )
             )
     return found
+
+
+def _prefix_fix(path: str) -> str:
+    """How to write a component path the CLI refused for lacking its leading `./`."""
+    if path.startswith(("/", "..")) or "\\" in path:
+        return (
+            "keep the files inside the plugin and point at them with a path relative to the "
+            'plugin root that starts with "./"'
+        )
+    return (
+        f'write it {json.dumps("./" + path)} (relative to the plugin root, with its leading "./")'
+    )
 
 
 def _source_stays_inside(local: str) -> bool:

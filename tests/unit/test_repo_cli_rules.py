@@ -184,3 +184,66 @@ def test_a_skill_the_model_cannot_invoke_gets_no_trigger_run_and_its_evals_still
         "Claude Code never lists it to the model and the model cannot invoke it (a trigger "
         "evaluation would measure nothing); its evals still run"
     ]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "cli_says", "fix"),
+    [
+        (
+            {"skills": "skills"},
+            'skills: Invalid string: must start with "./"',
+            'write it "./skills"',
+        ),
+        ({"commands": "commands"}, "commands: Invalid input", 'write it "./commands"'),
+        (
+            {"mcpServers": ".mcp.json"},
+            'mcpServers: Invalid string: must start with "./"',
+            '"./.mcp.json"',
+        ),
+        (
+            {"mcpServers": "./mcp"},
+            'mcpServers: Invalid string: must end with ".json"',
+            '"./.mcp.json"',
+        ),
+        (
+            {"lspServers": "./lsp"},
+            'lspServers: Invalid string: must end with ".json"',
+            '"./.lsp.json"',
+        ),
+        (
+            {"agents": ["./agents/a.md", "./agents"]},
+            'agents.1: Invalid string: must end with ".md"',
+            "list each agent file",
+        ),
+    ],
+)
+def test_each_measured_manifest_refusal_quotes_the_cli_and_a_working_fix(
+    tmp_path: Path, manifest: dict[str, object], cli_says: str, fix: str
+) -> None:
+    """The plugin.json rules `claude plugin install` applied (CLI 2.1.332, measured one by one)."""
+    repo_shapes.put(tmp_path, repo_shapes.MANIFEST, {"name": "solo", **manifest})
+    repo_shapes.skill(tmp_path, "skills/one")
+    repo = discover(tmp_path, tmp_path)
+    (problem,) = repo.problems
+    assert f"(Validation errors: {cli_says})" in problem.message
+    assert fix in problem.message.split(" — ", 1)[1]
+    assert repo.plugins == ()
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"agents": "./agents/a.md"},
+        {"commands": ["./commands"]},
+        {"hooks": "./hooks/hooks.json", "mcpServers": {"x": {"command": "x"}}},
+        {"outputStyles": "./styles"},
+        {"skills": "./../.."},
+        {"version": "abc"},
+    ],
+)
+def test_what_the_cli_installs_is_no_refusal(tmp_path: Path, manifest: dict[str, object]) -> None:
+    repo_shapes.put(tmp_path, repo_shapes.MANIFEST, {"name": "solo", **manifest})
+    repo_shapes.skill(tmp_path, "skills/one")
+    repo = discover(tmp_path, tmp_path)
+    assert [p.check for p in repo.problems if p.check == "plugin.refused"] == []
+    assert [p.name for p in repo.plugins] == ["solo"]
