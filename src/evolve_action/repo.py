@@ -14,17 +14,23 @@ Marketplaces are read two ways. An evolve marketplace (a Codex marketplace
 evolve's rule: the plugins are the directories under `plugins/`. Any other marketplace is read the
 way Claude Code reads it: one plugin per local entry (any `./` path, the root itself for `./`),
 an entry's `skills` list names its skills, `strict: false` makes the entry the manifest, remote
-sources (`github`, `url`, `git-subdir`, …, or strings that are not `./`-relative) are listed in
-`Repository.notices` as not evaluated here, and a remote entry naming the root's own plugin.json
-is the root plugin (a self-listing marketplace). With no marker at all, `skills/*/SKILL.md` (or
+sources (`github`, `url`, `git-subdir`, … objects, a `path` in them being inside the remote) are
+listed in `Repository.notices` as not evaluated here — in an evolve marketplace too — and a remote
+entry naming the root's own plugin.json is the root plugin (a self-listing marketplace). What the
+bundled CLI refuses to install (`manifest_refusals`: plugin.json component paths; a `source`
+string without `./` or leaving the marketplace directory; conflicting manifests) is a
+`RepoProblem`, and the plugin goes to `Repository.refused`: never evaluated, never touched, its
+skills named in a note as not loadable. With no marker at all, `skills/*/SKILL.md` (or
 `.claude/skills/*/SKILL.md`) form one implicit plugin named after the directory (a bare skill
 repository, layout `single`), found only when no ancestor has a marker; failing that, a
 `SKILL.md` at the top makes a standalone skill repository (one skill, named by its frontmatter).
 A plugin with a root `SKILL.md` and no `skills/` or `skills` key is a single-skill plugin, and a
 plugin.json `skills` key adds to `skills/` — both as the bundled Claude Code lists them
 (tests/integration/test_discovery_cli.py is the oracle). Files named like skill-creator's but in
-another shape are a note (`READ_FORMATS`), never read. `SkillPlaces` knows each skill directory
-by its path and, when a symlink inside the repository leads there, by its target too.
+another shape are a note (`READ_FORMATS`), never read; several trigger files in one skill-creator
+`evals/` → `chosen_trigger_file` is read and a note names the others. `SkillPlaces` knows each
+skill directory by its path and, when a symlink inside the repository leads there, by its target
+too (and every discovered skill's directory, even when its eval definitions cannot be read).
 
 Guarantees: enumeration order is deterministic (byte order of names, like Go's `os.ReadDir`);
 symlinked plugin and eval directories are skipped like evolve does; every unusable input is an
@@ -187,6 +193,10 @@ class Repository:
     problems: tuple[RepoProblem, ...] = ()
     """What Claude Code would refuse, met while reading the repository (Tier 0 errors): rejected
     marketplace entries and manifest fields, directories resolving outside the repository."""
+    refused: tuple[Plugin, ...] = ()
+    """Plugins the bundled Claude Code refuses to install (`cli_refusals`; the reason is in
+    `problems`): never evaluated, never touched; their skills are named in a note as not
+    loadable."""
     _memo: dict[str, tuple[Any, EvolveError | None]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -530,25 +540,29 @@ def _build_standalone(root: Path) -> Repository:
 def _build(root: Path, kind: Layout) -> Repository:
     problems: list[RepoProblem] = []
     notices: list[str] = []
+    refused: list[Plugin] = []
     claude = False
     if kind == "single":
         skill_dirs, problem = _manifest_skills(root, root)
         problems.extend(problem)
-        plugins: tuple[Plugin, ...] = (
-            Plugin(
-                name=_single_name(root),
-                dir=root,
-                rel=".",
-                skills_dir=root / "skills",
-                evals_dir=root / "evals",
-                skill_dirs=skill_dirs,
-                root=root,
-            ),
+        single = Plugin(
+            name=_single_name(root),
+            dir=root,
+            rel=".",
+            skills_dir=root / "skills",
+            evals_dir=root / "evals",
+            skill_dirs=skill_dirs,
+            root=root,
         )
+        refusals = manifest_refusals(root, root)
+        problems.extend(refusals)
+        plugins: tuple[Plugin, ...] = () if refusals else (single,)
+        refused.extend([single] if refusals else [])
     elif kind == "marketplace" and (read := _claude_marketplace(root)) is not None:
-        plugins, read_notices, read_problems = read
+        plugins, read_notices, read_problems, read_refused = read
         notices.extend(read_notices)
         problems.extend(read_problems)
+        refused.extend(read_refused)
         claude = True
     else:
         listed = _listed_plugin_dirs(root) if kind == "marketplace" else None
@@ -560,23 +574,26 @@ def _build(root: Path, kind: Layout) -> Repository:
                 continue
             skill_dirs, problem = _manifest_skills(root, path)
             problems.extend(problem)
-            found.append(
-                Plugin(
-                    name=name,
-                    dir=path,
-                    rel=rel_path(root, path),
-                    skills_dir=path / "skills",
-                    evals_dir=path / "evals",
-                    skill_dirs=skill_dirs,
-                    root=root,
-                )
+            member = Plugin(
+                name=name,
+                dir=path,
+                rel=rel_path(root, path),
+                skills_dir=path / "skills",
+                evals_dir=path / "evals",
+                skill_dirs=skill_dirs,
+                root=root,
             )
+            refusals = manifest_refusals(root, path)
+            problems.extend(refusals)
+            (refused if refusals else found).append(member)
         plugins = tuple(found)
         if unlisted:
             notices.append(
                 f"note: folders under plugins/ that {CLAUDE_MARKETPLACE} does not list are not "
                 f"plugins (Claude Code never installs them): {', '.join(unlisted)}"
             )
+        if kind == "marketplace" and (remote := _remote_entries(root)):
+            notices.append(_remote_note(remote))
         problems.extend(_escaping_entries(root, root / "plugins", "plugin directory"))
     repo = Repository(
         root=root,
@@ -585,6 +602,7 @@ def _build(root: Path, kind: Layout) -> Repository:
         claude_marketplace=claude,
         notices=tuple(notices),
         problems=tuple(problems),
+        refused=tuple(refused),
     )
     return _finish(repo, extra=_project_plugin(root, plugins))
 
@@ -608,8 +626,11 @@ def _finish(repo: Repository, *, extra: tuple[Plugin, str] | None) -> Repository
         notices=tuple(notices),
         problems=tuple(dict.fromkeys(problems)),
         evolve_marker=evolve_marker(repo.root),
+        refused=repo.refused,
     )
+    unbound.extend(_refused_notes(shaped))
     unbound.extend(_foreign_notes(shaped))
+    unbound.extend(_trigger_choice_notes(shaped))
     for path, names in _unbound_eval_files(shaped):
         unbound.append(
             f"note: {shaped.rel(path)} looks like skill-creator eval definitions but is bound to "
@@ -808,7 +829,7 @@ def entry_source(entry: Any) -> tuple[str | None, str]:
         kind = source.get("source")
         if isinstance(path, str) and kind in (None, "local") and path.startswith("./"):
             return path, ""
-        where = source.get("repo") or source.get("url") or ""
+        where = source.get("repo") or source.get("url") or source.get("package") or ""
         return None, f"{go_str(kind)} {go_str(where)}".strip()
     return None, go_str(source)
 
@@ -907,9 +928,9 @@ def _entry_problems(index: int, entry: Any) -> list[RepoProblem]:
 
 def _claude_marketplace(
     root: Path,
-) -> tuple[tuple[Plugin, ...], tuple[str, ...], tuple[RepoProblem, ...]] | None:
-    """The plugins, notices and problems of a marketplace read as Claude Code reads it; None for
-    evolve's."""
+) -> tuple[tuple[Plugin, ...], tuple[str, ...], tuple[RepoProblem, ...], tuple[Plugin, ...]] | None:
+    """The plugins, notices, problems and refused plugins of a marketplace read as Claude Code
+    reads it; None for evolve's."""
     manifest = read_manifest(root / CLAUDE_MARKETPLACE)
     if not manifest.ok or not isinstance(manifest.value, dict):
         return None
@@ -925,6 +946,7 @@ def _claude_marketplace(
     plugins: dict[str, Plugin] = {}
     remote: list[str] = []
     problems: list[RepoProblem] = []
+    refused: list[Plugin] = []
     for index, entry in enumerate(entries):
         rejected = _entry_problems(index, entry)
         if rejected:
@@ -934,6 +956,12 @@ def _claude_marketplace(
         local, described = entry_source(entry)
         if local is None and name and name == root_name:
             local = "./"  # a marketplace listing the repository itself
+        if local is None and isinstance(entry.get("source"), str):
+            problems.append(_source_refusal(index, name, entry["source"]))
+            meant = absolute(root / entry["source"])  # the directory the author meant, if any
+            if meant.is_dir() and not escapes(root, meant) and meant != absolute(root):
+                refused.append(_entry_plugin(root, name, meant, None, True))
+            continue  # a string is a path to Claude Code: it refuses one without `./`
         if local is None:
             remote.append(f"{name} ({described})" if described else name)
             continue
@@ -948,38 +976,60 @@ def _claude_marketplace(
             continue
         listed = _path_list(entry.get("skills")) if "skills" in entry else None
         strict = entry.get("strict") is not False
+        if not _source_stays_inside(local):
+            problems.append(_source_refusal(index, name, local))
+            refused.append(_entry_plugin(root, name, directory, listed, strict))
+            continue
         if not strict and listed is not None and (directory / CLAUDE_MANIFEST).is_file():
             problems.append(_conflict(index, name, directory, root))
+            refused.append(_entry_plugin(root, name, directory, listed, strict))
             continue  # Claude Code loads nothing of it (measured, CLI 2.1.332)
-        skill_dirs, problem = _manifest_skills(root, directory) if strict else (None, [])
-        problems.extend(problem)
-        if listed is not None:
-            # Measured with CLI 2.1.332: an entry's `skills` add to the plugin's own (its
-            # `skills/` and plugin.json's), except for a plugin at the marketplace's root (`./`),
-            # whose listed skills replace `skills/`.
-            own = skill_dirs or ((directory / "skills",) if directory != root else ())
-            skill_dirs = (*own, *(absolute(directory / item) for item in listed))
-        plugins[name] = Plugin(
-            name=name,
-            dir=directory,
-            rel=rel_path(root, directory),
-            skills_dir=directory / "skills",
-            evals_dir=directory / "evals",
-            skill_dirs=skill_dirs,
-            manifest=entry.get("strict") is not False,
-            root=root,
-        )
+        if strict and (refusals := manifest_refusals(root, directory)):
+            problems.extend(refusals)
+            refused.append(_entry_plugin(root, name, directory, listed, strict))
+            continue
+        problems.extend(_manifest_skills(root, directory)[1] if strict else [])
+        plugins[name] = _entry_plugin(root, name, directory, listed, strict)
     notices: list[str] = []
     if remote:
-        notices.append(
-            f"note: {len(remote)} marketplace plugin{'' if len(remote) == 1 else 's'} "
-            f"not evaluated here (remote): {', '.join(remote)}"
-        )
+        notices.append(_remote_note(remote))
     ordered = tuple(plugins[n] for n in sorted(plugins, key=lambda n: n.encode()))
     empty = [p.name for p in ordered if not plugin_skills(p)]
     if empty:
         notices.append(f"note: plugins with no skills (shown, skipped): {', '.join(empty)}")
-    return ordered, tuple(notices), tuple(problems)
+    return ordered, tuple(notices), tuple(problems), tuple(refused)
+
+
+def _remote_note(remote: list[str]) -> str:
+    """The one note naming a marketplace's remote plugins (fetched by Claude Code elsewhere)."""
+    return (
+        f"note: {len(remote)} marketplace plugin{'' if len(remote) == 1 else 's'} "
+        f"not evaluated here (remote): {', '.join(remote)}"
+    )
+
+
+def _entry_plugin(
+    root: Path, name: str, directory: Path, listed: list[str] | None, strict: bool
+) -> Plugin:
+    """A marketplace entry's plugin as Claude Code would have loaded it (for a refused one: the
+    skills the note names as not loadable)."""
+    skill_dirs, _ = _manifest_skills(root, directory) if strict else (None, [])
+    if listed is not None:
+        # Measured with CLI 2.1.332: an entry's `skills` add to the plugin's own (its `skills/`
+        # and plugin.json's), except for a plugin at the marketplace's root (`./`), whose listed
+        # skills replace `skills/`.
+        own = skill_dirs or ((directory / "skills",) if directory != root else ())
+        skill_dirs = (*own, *(absolute(directory / item) for item in listed))
+    return Plugin(
+        name=name,
+        dir=directory,
+        rel=rel_path(root, directory),
+        skills_dir=directory / "skills",
+        evals_dir=directory / "evals",
+        skill_dirs=skill_dirs,
+        manifest=strict,
+        root=root,
+    )
 
 
 def _conflict(index: int, name: str, directory: Path, root: Path) -> RepoProblem:
@@ -993,6 +1043,158 @@ def _conflict(index: int, name: str, directory: Path, root: Path) -> RepoProblem
         "manifests) — drop `strict: false` (the entry's skills then add to the plugin's), or "
         "remove the plugin.json",
     )
+
+
+# --- What the bundled Claude Code refuses (measured, CLI 2.1.332; docs/checks.md) ------------
+#
+# `claude plugin install` validates the plugin.json and the marketplace entry before it loads
+# anything, and refuses the whole plugin on any violation: none of its skills load. These are the
+# rules as the CLI applied them (tests/integration/test_discovery_cli.py checks them against it),
+# each worded with the CLI's own message and the fix.
+
+COMPONENT_SUFFIXES: dict[str, str] = {
+    "commands": "",
+    "agents": ".md",
+    "skills": "",
+    "hooks": ".json",
+    "mcpServers": ".json",
+    "lspServers": ".json",
+}
+"""plugin.json component path fields → the suffix the CLI requires of each path given there
+(`""`: any). Every path must also start with `./`. Inline objects (`mcpServers: {…}`) are not
+paths and are not checked; `outputStyles` paths are not refused (measured)."""
+
+_COMPONENT_FIXES: dict[str, str] = {
+    ".md": 'list each agent file, such as "./agents/<name>.md", or drop the field (the '
+    "default agents/ directory is loaded without it)",
+    ".json": "point it at a JSON file such as {example}, or drop the field (the default file is "
+    "loaded without it)",
+}
+_JSON_EXAMPLES = {
+    "hooks": '"./hooks/hooks.json"',
+    "mcpServers": '"./.mcp.json"',
+    "lspServers": '"./.lsp.json"',
+}
+
+
+def manifest_refusals(root: Path, directory: Path) -> list[RepoProblem]:
+    """Why the CLI refuses the plugin in `directory` (its plugin.json's component paths), one
+    problem per refused path; empty when it installs (or there is no usable plugin.json)."""
+    manifest = read_manifest(directory / CLAUDE_MANIFEST)
+    if not manifest.ok or not isinstance(manifest.value, dict):
+        return []
+    rel = rel_path(root, manifest.path)
+    found: list[RepoProblem] = []
+    for key, suffix in COMPONENT_SUFFIXES.items():
+        value = manifest.value.get(key)
+        if isinstance(value, str):
+            items: list[tuple[str, str, str]] = [(key, f"/{key}", value)]
+        elif isinstance(value, list):
+            items = [
+                (f"{key}.{i}", f"/{key}/{i}", v) for i, v in enumerate(value) if isinstance(v, str)
+            ]
+        else:
+            continue
+        for label, pointer, path in items:
+            if not path.startswith("./"):
+                rule = (
+                    "Invalid input" if key == "commands" else 'Invalid string: must start with "./"'
+                )
+                fix = _prefix_fix(path)
+            elif suffix and not path.endswith(suffix):
+                rule = f'Invalid string: must end with "{suffix}"'
+                fix = _COMPONENT_FIXES[suffix].format(example=_JSON_EXAMPLES.get(key, ""))
+            else:
+                continue
+            found.append(
+                RepoProblem(
+                    message=f"{rel}: `{key}` path {json.dumps(path)}: Claude Code refuses to "
+                    f"install this plugin (Validation errors: {label}: {rule}), so none of its "
+                    f"skills load — {fix}",
+                    path=rel,
+                    pointer=pointer,
+                    check="plugin.refused",
+                )
+            )
+    return found
+
+
+def _prefix_fix(path: str) -> str:
+    """How to write a component path the CLI refused for lacking its leading `./`."""
+    if path.startswith(("/", "..")) or "\\" in path:
+        return (
+            "keep the files inside the plugin and point at them with a path relative to the "
+            'plugin root that starts with "./"'
+        )
+    return (
+        f'write it {json.dumps("./" + path)} (relative to the plugin root, with its leading "./")'
+    )
+
+
+def _source_stays_inside(local: str) -> bool:
+    """The CLI's rule for a local source path: `./` then no `.` or `..` segment and no backslash
+    (`./` and `./plugins/p/` install; `./.`, `./plugins/p/.` and `./a/../b` are refused; a bare
+    `.` installs the root)."""
+    if local == ".":
+        return True
+    parts = local.removeprefix("./").split("/")
+    return "\\" not in local and not any(part in (".", "..") for part in parts)
+
+
+def _source_refusal(index: int, name: str, source: str) -> RepoProblem:
+    """A marketplace entry whose `source` string the CLI refuses to install."""
+    if not source.startswith("./") and source != ".":
+        detail = (
+            f'source {json.dumps(source)} is a path without a leading "./"; Claude Code refuses '
+            "to install it (marketplace entry is invalid: source: Invalid string: must start "
+            'with "./") — write "./<dir>" for a plugin in this repository, or a '
+            '{"source": "github", "repo": "owner/name"} object for another repository'
+        )
+    else:
+        detail = (
+            f"source {json.dumps(source)} does not stay inside the marketplace directory; "
+            "Claude Code refuses to install it (its marketplace entry path does not stay inside "
+            'the marketplace directory) — write "./" for the repository root, or a "./<dir>" '
+            'path with no "." or ".." segments'
+        )
+    return _entry_problem(index, name, "source", detail)
+
+
+def remote_entry(entry: Any) -> bool:
+    """Whether a marketplace entry's source is fetched from elsewhere (`url`, `github`,
+    `git-subdir`, `npm`, … with or without a `path`, which is inside that remote)."""
+    source = entry.get("source") if isinstance(entry, dict) else None
+    return isinstance(source, dict) and source.get("source") not in (None, "local")
+
+
+def _remote_entries(root: Path) -> list[str]:
+    """`name (kind where)` of each remote entry of the root marketplace (evolve's reading)."""
+    manifest = read_manifest(root / CLAUDE_MARKETPLACE)
+    value = manifest.value if manifest.ok and isinstance(manifest.value, dict) else {}
+    entries = value.get("plugins")
+    found: list[str] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if remote_entry(entry):
+            name, described = go_str(entry.get("name")), entry_source(entry)[1]
+            found.append(f"{name} ({described})" if described else name)
+    return found
+
+
+def _refused_notes(repo: Repository) -> list[str]:
+    """A note per refused plugin naming its skills as not loadable (never planned)."""
+    notes: list[str] = []
+    for plugin in repo.refused:
+        skills = [s.name for s in plugin_skills(plugin)]
+        shown = ", ".join(skills) if skills else "none"
+        manifest = plugin.dir / CLAUDE_MANIFEST
+        where = (
+            repo.rel(manifest) if manifest_refusals(repo.root, plugin.dir) else CLAUDE_MARKETPLACE
+        )
+        notes.append(
+            f"note: Claude Code refuses to install plugin '{plugin.name}' (the error on {where}): "
+            f"its skills are not loadable and not evaluated: {shown}"
+        )
+    return notes
 
 
 def _single_name(root: Path) -> str:
@@ -1189,7 +1391,11 @@ def _places(repo: Repository) -> SkillPlaces:
             manifests += [(r, plugin.name) for r in rels(plugin.dir / manifest)]
     files: list[tuple[str, SkillKey]] = []
     orphans: set[SkillKey] = set()
-    for es in repo.eval_sets():
+    try:
+        sets = repo.eval_sets()
+    except EvolveError:
+        sets = []  # definitions that cannot be enumerated never hide a skill's own files
+    for es in sets:
         key = (es.plugin, es.skill)
         if key not in existing:
             orphans.add(key)
@@ -1279,26 +1485,19 @@ def _in_skill_set(plugin: Plugin, skill: Skill) -> EvalSet | None:
     `<skill>/evals/evals.json` and one trigger array file (`IN_SKILL_TRIGGER_NAMES`) are read in
     place; results go to `<plugin>/evals/<skill>/`, outside the skill, so writing them never
     changes the skill's own fingerprint; fixtures resolve from the skill root (`evals/files/…`), as
-    skill-creator resolves them. Several trigger files → `SpecError` naming them.
+    skill-creator resolves them. Several trigger files → the one `chosen_trigger_file` picks (a
+    note names the others: `_trigger_choice_notes`).
     """
     evals = skill.dir / IN_SKILL_EVALS
     evals_ok = evals.is_file() and _claims(evals)  # another tool's file: a note, never read
     triggers = in_skill_trigger_files(skill.dir)
-    if len(triggers) > 1:
-        shown = ", ".join(str(p.absolute()) for p in triggers)
-        raise SpecError(
-            f"ambiguous trigger eval sets for skill {skill.name}: found {shown}; keep exactly one",
-            path=triggers[0],
-            hint="rename or delete all but one (evolve-action reads trigger*.json or "
-            "eval_set.json in the skill's evals/ directory)",
-        )
     if not evals_ok and not triggers:
         return None
     return _eval_set(
         plugin,
         skill.name,
         skill.dir,
-        triggers=triggers[0] if triggers else None,
+        triggers=chosen_trigger_file(triggers),
         evals=evals if evals_ok else None,
         fixture_bases=(skill.dir, *((plugin.root,) if plugin.root is not None else ())),
     )
@@ -1355,7 +1554,7 @@ def _scan_levels(
         picks = [(p, s) for p, s in scope if s.name == wanted] if wanted else []
         if not picks and len(scope) == 1:
             picks = scope
-        if len(picks) != 1 or len(triggers) > 1:
+        if len(picks) != 1:
             unbound.extend((path, names) for path in ([evals] if evals_path else []) + triggers)
             continue
         plugin, skill = picks[0]
@@ -1365,7 +1564,7 @@ def _scan_levels(
                 plugin,
                 skill.name,
                 skill.dir,
-                triggers=triggers[0] if triggers else None,
+                triggers=chosen_trigger_file(triggers),
                 evals=evals_path,
                 fixture_bases=(skill.dir, repo.root),
             ),
@@ -1385,10 +1584,50 @@ def _unbound_eval_files(repo: Repository) -> list[tuple[Path, list[str]]]:
 
 
 def _binding_fix(path: Path, names: list[str]) -> str:
+    """A fix that binds `path`: naming a skill that is in scope, or moving it into one."""
     choices = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
     if path.name == "evals.json":
+        wanted = _skill_name_of(path)
+        if wanted:
+            return (
+                f'its "skill_name" "{wanted}" names no skill here; set it to one of: '
+                f"{choices or 'no skill found'}"
+            )
         return f'add "skill_name": "<skill>" to it (one of: {choices or "no skill found"})'
     return f"move it to <skill>/evals/{path.name} (skills: {choices or 'none found'})"
+
+
+def chosen_trigger_file(files: list[Path]) -> Path | None:
+    """The one trigger file read where several sit together: the shortest name (the one the
+    others vary, `trigger-eval.json` before `trigger-eval-fuzzy.json`), then byte order."""
+    if not files:
+        return None
+    return min(files, key=lambda p: (len(p.name), p.name.encode("utf-8", "surrogateescape")))
+
+
+def _trigger_choice_notes(repo: Repository) -> list[str]:
+    """A note per skill-creator set whose `evals/` holds several trigger files: which is read,
+    why, which are not, and how to have them read."""
+    try:
+        sets = repo.eval_sets()
+    except EvolveError:
+        return []  # reported by the checks (`evals.enumerate`)
+    notes: list[str] = []
+    for es in sets:
+        chosen = es.triggers_path
+        if chosen is None or chosen.parent == absolute(es.results_dir):
+            continue  # evolve's own `evals/<skill>/triggers.<ext>`: one by rule
+        others = [p.name for p in _trigger_files(chosen.parent) if p != chosen]
+        if not others:
+            continue
+        notes.append(
+            f"note: {repo.rel(chosen.parent)}/ holds {len(others) + 1} trigger eval sets for "
+            f"{es.plugin}/{es.skill}: {chosen.name} is read (the shortest name, the one the "
+            f"others vary) and {', '.join(others)} {'is' if len(others) == 1 else 'are'} not; "
+            f"to evaluate {'its' if len(others) == 1 else 'their'} queries too, add them to "
+            f"{chosen.name}"
+        )
+    return notes
 
 
 def plugin_skills(plugin: Plugin) -> list[Skill]:
@@ -1526,6 +1765,20 @@ def parse_frontmatter(text: str, path: Path | None = None) -> Frontmatter | None
         key: _key_line(block, key, decoded.line_of(pointer_join("", key))) for key in value
     }
     return Frontmatter(fields=fields, lines=where_lines, end_line=end + 1)
+
+
+def model_invocable(skill_md: Path) -> bool:
+    """False when the SKILL.md frontmatter sets `disable-model-invocation: true`: Claude Code
+    loads the skill but never lists it to the model (measured, CLI 2.1.332), so the model cannot
+    choose it and a trigger evaluation measures nothing; a user (or an eval naming it) can still
+    run it. Unreadable or without frontmatter → True. Never raises."""
+    try:
+        front = parse_frontmatter(read_text(skill_md), skill_md)
+    except EvolveError:
+        return True
+    if front is None:
+        return True
+    return front.fields.get("disable-model-invocation", "").strip().lower() != "true"
 
 
 _YAML_PREFIX = re.compile(r"^yaml: (line [0-9]+: )?")

@@ -79,9 +79,9 @@ SHAPES = {
     "remote-and-external": Shape(
         remote_marketplace,
         [
-            "note: 4 marketplace plugins not evaluated here (remote): by-url (url "
+            "note: 3 marketplace plugins not evaluated here (remote): by-url (url "
             "https://example.com/u.git), by-subdir (git-subdir https://example.com/m.git), "
-            "by-github (github someone/thing), by-string (someone/other)",
+            "by-github (github someone/thing)",
             "note: plugins with no skills (shown, skipped): empty",
         ],
         {("alpha", "one"): 2, ("ext", "two"): 2},

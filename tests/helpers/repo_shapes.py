@@ -75,7 +75,7 @@ def skills_list_marketplace(root: Path) -> Path:
 
 
 def remote_marketplace(root: Path) -> Path:
-    """Local plugins under `plugins/` and `external_plugins/`, one without skills, four remote."""
+    """Local plugins under `plugins/` and `external_plugins/`, one without skills, three remote."""
     marketplace(
         root,
         [
@@ -88,7 +88,6 @@ def remote_marketplace(root: Path) -> Path:
                 "source": {"source": "git-subdir", "url": "https://example.com/m.git", "path": "p"},
             },
             {"name": "by-github", "source": {"source": "github", "repo": "someone/thing"}},
-            {"name": "by-string", "source": "someone/other"},
         ],
     )
     for name, rel in (("alpha", "plugins/alpha"), ("ext", "external_plugins/ext")):
@@ -448,6 +447,214 @@ def linked_project_skills(root: Path) -> Path:
     return root
 
 
+# --- issue 42: what the bundled CLI refuses, remote sources, commands, skill-creator variants ---
+
+
+def refused_plugins(root: Path) -> Path:
+    """A marketplace whose plugins the CLI refuses to install, beside one it installs: a
+    plugin.json `agents` directory and `hooks` directory (paths must end with ".md" / ".json"),
+    a source leaving the marketplace directory (`./plugins/../plugins/climb`), and a source
+    string without `./`."""
+    marketplace(
+        root,
+        [
+            {"name": "good", "source": "./plugins/good"},
+            {"name": "agents-dir", "source": "./plugins/agents-dir"},
+            {"name": "hooks-dir", "source": "./plugins/hooks-dir"},
+            {"name": "climb", "source": "./plugins/../plugins/climb"},
+            {"name": "no-prefix", "source": "plugins/no-prefix"},
+        ],
+    )
+    manifests: dict[str, dict[str, Any]] = {
+        "good": {"name": "good"},
+        "agents-dir": {"name": "agents-dir", "agents": ["./agents"]},
+        "hooks-dir": {"name": "hooks-dir", "hooks": "./hooks"},
+        "climb": {"name": "climb"},
+        "no-prefix": {"name": "no-prefix"},
+    }
+    for name, manifest in manifests.items():
+        put(root, f"plugins/{name}/{MANIFEST}", manifest)
+        skill(root, f"plugins/{name}/skills/{name}-one")
+    skill(root, "plugins/agents-dir/skills/agents-dir-two")
+    put(root, "plugins/agents-dir/agents/helper.md", "---\nname: helper\ndescription: Helps\n---\n")
+    put(root, "plugins/hooks-dir/hooks/hooks.json", {"hooks": {}})
+    triggers(root, "plugins/agents-dir/evals/agents-dir-one", "agents-dir-one")
+    return root
+
+
+def dot_dot_source(root: Path) -> Path:
+    """A marketplace entry `"source": "./."` on a root plugin (the CLI refuses it; `./` installs)."""
+    marketplace(root, [{"name": "rooted", "source": "./."}])
+    put(root, MANIFEST, {"name": "rooted"})
+    skill(root, "skills/inside")
+    return root
+
+
+def refused_root_plugin(root: Path) -> Path:
+    """A single plugin at the root whose plugin.json lists an agents directory."""
+    put(root, MANIFEST, {"name": "solo", "agents": ["./agents"]})
+    put(root, "agents/helper.md", "---\nname: helper\ndescription: Helps\n---\n")
+    skill(root, "skills/solo-skill")
+    return root
+
+
+def remote_with_codex_twin(root: Path) -> Path:
+    """A Claude marketplace with a Codex twin (`.agents/plugins/marketplace.json`): one local
+    plugin and remote entries of every kind, with and without a `path` inside the remote."""
+    marketplace(
+        root,
+        [
+            {"name": "alpha", "source": "./plugins/alpha"},
+            {
+                "name": "sub",
+                "source": {
+                    "source": "git-subdir",
+                    "url": "https://example.com/x.git",
+                    "path": "plugins/sub",
+                },
+            },
+            {"name": "gh", "source": {"source": "github", "repo": "a/b", "path": "./plugins/gh"}},
+            {"name": "u", "source": {"source": "url", "url": "https://example.com/y.git"}},
+        ],
+    )
+    put(
+        root,
+        ".agents/plugins/marketplace.json",
+        {"name": "shapes", "plugins": [{"name": "alpha", "source": "./plugins/alpha"}]},
+    )
+    put(root, f"plugins/alpha/{MANIFEST}", {"name": "alpha"})
+    skill(root, "plugins/alpha/skills/one")
+    triggers(root, "plugins/alpha/evals/one", "one")
+    return root
+
+
+def commands_beside_skills(root: Path) -> Path:
+    """A plugin with commands (`commands/ship.md`, `commands/ops/deploy.md`; one named like a
+    skill) beside skills, one of them `disable-model-invocation: true`."""
+    marketplace(root, [{"name": "kit", "source": "./plugins/kit"}])
+    put(root, f"plugins/kit/{MANIFEST}", {"name": "kit"})
+    skill(root, "plugins/kit/skills/lint")
+    skill(root, "plugins/kit/skills/ship")
+    put(
+        root,
+        "plugins/kit/skills/menu/SKILL.md",
+        "---\nname: menu\ndescription: A menu. Use when asked for the menu.\n"
+        "disable-model-invocation: true\n---\nPick a job.\n",
+    )
+    put(root, "plugins/kit/commands/ship.md", "---\ndescription: Ship the release\n---\nShip.\n")
+    put(root, "plugins/kit/commands/ops/deploy.md", "---\ndescription: Deploy it\n---\nGo.\n")
+    triggers(root, "plugins/kit/evals/menu", "menu")
+    put(root, "plugins/kit/evals/menu/evals.json", evals_doc("menu", count=1))
+    return root
+
+
+def root_skill_marketplace_evals(root: Path) -> Path:
+    """A marketplace listing its own root (`./`) whose SKILL.md is at the top, with commands and
+    skill-creator's files as authors leave them: `evals/evals.json` with `skill_name` and two
+    trigger files beside it (`trigger-eval.json`, `trigger-eval-fuzzy.json`)."""
+    marketplace(root, [{"name": "playbook", "source": "./"}])
+    put(root, MANIFEST, {"name": "playbook", "version": "1.0.0"})
+    put(
+        root,
+        "SKILL.md",
+        "---\nname: playbook\ndescription: Plans products. Use when planning a product.\n---\n\n"
+        "# Playbook\n\nPlan it.\n",
+    )
+    put(root, "commands/playbook-quick.md", "---\ndescription: Quick plan\n---\nPlan fast.\n")
+    put(root, "evals/evals.json", evals_doc("playbook", count=9))
+    put(root, "evals/trigger-eval.json", trigger_array("playbook", 4))
+    put(root, "evals/trigger-eval-fuzzy.json", trigger_array("playbook", 3))
+    put(root, "README.md", "# playbook\n")
+    put(root, ".github/workflows/ci.yml", "on: push\n")
+    return root
+
+
+def namespace_from_plugin_json(root: Path) -> Path:
+    """A marketplace entry `self-improving-agent` whose plugin.json names the plugin `si` (the
+    CLI lists its skills as `si:…`)."""
+    marketplace(root, [{"name": "self-improving-agent", "source": "./plugins/sia"}])
+    put(root, f"plugins/sia/{MANIFEST}", {"name": "si"})
+    skill(root, "plugins/sia/skills/reflect")
+    return root
+
+
+# --- the CLI-agreement test's own shapes (tests/integration/test_discovery_cli.py) ---
+
+
+def skills_key(root: Path, value: str | list[str]) -> Path:
+    """A plugin whose plugin.json `skills` key (a string or a list) replaces `skills/`."""
+    put(root, MANIFEST, {"name": "keyed", "skills": value})
+    skill(root, "custom/a")
+    skill(root, "custom/b")
+    skill(root, "more/c")
+    skill(root, "skills/ignored")  # replaced by the key: never loaded
+    return root
+
+
+def nested_and_underscored(root: Path) -> Path:
+    """`skills/group/inner/SKILL.md` two levels down (never loaded), `_`-prefixed skill names in
+    a plugin and in the project's `.claude/skills`."""
+    put(root, MANIFEST, {"name": "deep"})
+    skill(root, "skills/top")
+    skill(root, "skills/group/inner")
+    skill(root, "skills/_private")
+    skill(root, ".claude/skills/_scratch")
+    skill(root, ".claude/skills/helper")
+    put(
+        root,
+        "skills/menu/SKILL.md",
+        "---\nname: menu\ndescription: A menu. Use when asked.\ndisable-model-invocation: true\n"
+        "---\nPick a job.\n",
+    )
+    return root
+
+
+def marketplace_entry_rules(root: Path) -> Path:
+    """Entries' `skills` and `strict` as Claude Code 2.1.332 applies them: a list adds to the
+    plugin's `skills/` (strict or not); `strict: false` with a list while the plugin has a
+    plugin.json loads nothing (conflicting manifests); `strict: false` alone keeps `skills/`."""
+    marketplace(
+        root,
+        [
+            {
+                "name": "conflict",
+                "source": "./plugins/conflict",
+                "strict": False,
+                "skills": ["./extra/c2"],
+            },
+            {"name": "strict-list", "source": "./plugins/strict-list", "skills": ["./extra/s2"]},
+            {
+                "name": "loose-list",
+                "source": "./plugins/loose-list",
+                "strict": False,
+                "skills": ["./extra/l2"],
+            },
+            {"name": "loose", "source": "./plugins/loose", "strict": False},
+        ],
+    )
+    for name, first, second in (
+        ("conflict", "c1", "c2"),
+        ("strict-list", "s1", "s2"),
+        ("loose-list", "l1", "l2"),
+        ("loose", "n1", "n2"),
+    ):
+        skill(root, f"plugins/{name}/skills/{first}")
+        skill(root, f"plugins/{name}/extra/{second}")
+        if name != "loose-list":
+            put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
+    return root
+
+
+def skills_key_string(root: Path) -> Path:
+    """plugin.json `"skills": "./custom"`."""
+    return skills_key(root, "./custom")
+
+
+def skills_key_list(root: Path) -> Path:
+    """plugin.json `"skills": ["./custom/a", "./more"]`."""
+    return skills_key(root, ["./custom/a", "./more"])
+
+
 def shape_links(root: Path) -> dict[str, str]:
     """Symlinks of a built shape (root-relative path → link text), `.git` left out."""
     return {
@@ -565,5 +772,20 @@ SHAPE_EDITS: dict[str, Edit] = {
         ".agents/skills/ship/SKILL.md",
         "shape/ship",
     ),
+    "root-skill-marketplace-evals": Edit(
+        root_skill_marketplace_evals,
+        {"playbook": ["playbook"]},
+        "SKILL.md",
+        "playbook/playbook",
+        unrelated=".github/workflows/ci.yml",
+    ),
+    "commands-beside-skills": Edit(
+        commands_beside_skills,
+        {"kit": ["lint", "menu", "ship"]},
+        "plugins/kit/skills/ship/SKILL.md",
+        "kit/ship",
+        unrelated="plugins/kit/commands/ship.md",
+    ),
 }
-"""Every shape of issues 21 and 30 with the edit a PR makes; the root directory is named `shape`."""
+"""Every shape of issues 21, 30 and 42 with the edit a PR makes; the root directory is named
+`shape`."""

@@ -29,17 +29,25 @@ import pytest
 from tests.helpers.repo_shapes import (
     MANIFEST,
     MARKETPLACE,
+    commands_beside_skills,
+    dot_dot_source,
     dot_source_list,
     linked_project_skills,
-    marketplace,
+    marketplace_entry_rules,
     marketplace_root_skill_plugin,
+    namespace_from_plugin_json,
+    nested_and_underscored,
     plugin_json_skills,
     project_beside_plugins,
     project_skills,
-    put,
+    refused_plugins,
+    refused_root_plugin,
     remote_marketplace,
+    remote_with_codex_twin,
+    root_skill_marketplace_evals,
     root_skill_plugin,
-    skill,
+    skills_key_list,
+    skills_key_string,
     skills_list_marketplace,
     standalone_skill,
     symlinked_project_skills,
@@ -52,76 +60,12 @@ from evolve_action.repo import PROJECT_SKILLS, Repository, discover, parse_front
 pytestmark = pytest.mark.integration
 
 
-def skills_key(root: Path, value: str | list[str]) -> Path:
-    """A plugin whose plugin.json `skills` key (a string or a list) replaces `skills/`."""
-    put(root, MANIFEST, {"name": "keyed", "skills": value})
-    skill(root, "custom/a")
-    skill(root, "custom/b")
-    skill(root, "more/c")
-    skill(root, "skills/ignored")  # replaced by the key: never loaded
-    return root
-
-
-def nested_and_underscored(root: Path) -> Path:
-    """`skills/group/inner/SKILL.md` two levels down (never loaded), `_`-prefixed skill names in
-    a plugin and in the project's `.claude/skills`."""
-    put(root, MANIFEST, {"name": "deep"})
-    skill(root, "skills/top")
-    skill(root, "skills/group/inner")
-    skill(root, "skills/_private")
-    skill(root, ".claude/skills/_scratch")
-    skill(root, ".claude/skills/helper")
-    put(
-        root,
-        "skills/menu/SKILL.md",
-        "---\nname: menu\ndescription: A menu. Use when asked.\ndisable-model-invocation: true\n"
-        "---\nPick a job.\n",
-    )
-    return root
-
-
-def marketplace_entry_rules(root: Path) -> Path:
-    """Entries' `skills` and `strict` as Claude Code 2.1.332 applies them: a list adds to the
-    plugin's `skills/` (strict or not); `strict: false` with a list while the plugin has a
-    plugin.json loads nothing (conflicting manifests); `strict: false` alone keeps `skills/`."""
-    marketplace(
-        root,
-        [
-            {
-                "name": "conflict",
-                "source": "./plugins/conflict",
-                "strict": False,
-                "skills": ["./extra/c2"],
-            },
-            {"name": "strict-list", "source": "./plugins/strict-list", "skills": ["./extra/s2"]},
-            {
-                "name": "loose-list",
-                "source": "./plugins/loose-list",
-                "strict": False,
-                "skills": ["./extra/l2"],
-            },
-            {"name": "loose", "source": "./plugins/loose", "strict": False},
-        ],
-    )
-    for name, first, second in (
-        ("conflict", "c1", "c2"),
-        ("strict-list", "s1", "s2"),
-        ("loose-list", "l1", "l2"),
-        ("loose", "n1", "n2"),
-    ):
-        skill(root, f"plugins/{name}/skills/{first}")
-        skill(root, f"plugins/{name}/extra/{second}")
-        if name != "loose-list":
-            put(root, f"plugins/{name}/{MANIFEST}", {"name": name})
-    return root
-
-
 LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "standalone-skill": standalone_skill,
     "single-skill-plugin": root_skill_plugin,
     "marketplace-single-skill-plugin": marketplace_root_skill_plugin,
-    "skills-key-string": lambda r: skills_key(r, "./custom"),
-    "skills-key-list": lambda r: skills_key(r, ["./custom/a", "./more"]),
+    "skills-key-string": skills_key_string,
+    "skills-key-list": skills_key_list,
     "plugin-json-skills-in-marketplace": plugin_json_skills,
     "nested-and-underscored": nested_and_underscored,
     "marketplace-local-and-remote": remote_marketplace,
@@ -132,6 +76,13 @@ LAYOUTS: dict[str, Callable[[Path], Path]] = {
     "project-skills-symlinked": symlinked_project_skills,
     "project-skills-linked-one-by-one": linked_project_skills,
     "project-beside-plugins": project_beside_plugins,
+    "refused-plugins": refused_plugins,
+    "refused-dot-dot-source": dot_dot_source,
+    "refused-root-plugin": refused_root_plugin,
+    "remote-with-codex-twin": remote_with_codex_twin,
+    "commands-beside-skills": commands_beside_skills,
+    "root-skill-marketplace-evals": root_skill_marketplace_evals,
+    "namespace-from-plugin-json": namespace_from_plugin_json,
 }
 
 
@@ -245,10 +196,33 @@ def _standalone_name(root: Path) -> str | None:
     return root.name
 
 
+def _manifest_name(plugin_dir: Path) -> str:
+    """The plugin.json `name`, read by the test itself ("" without one)."""
+    try:
+        value = json.loads((plugin_dir / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return ""
+    return value.get("name", "") if isinstance(value, dict) else ""
+
+
+def commands_of(repo: Repository) -> set[str]:
+    """The listing names of the plugins' commands, by source (`commands/**/*.md` of each plugin
+    discovery finds): `plugin:name`, a subdirectory adding a segment (`kit:ops:deploy`)."""
+    names = set()
+    for plugin in repo.plugins:
+        commands = plugin.dir / "commands"
+        for md in commands.rglob("*.md") if commands.is_dir() else ():
+            parts = md.relative_to(commands).with_suffix("").parts
+            names.add(":".join((_manifest_name(plugin.dir) or plugin.name, *parts)))
+    return names
+
+
 def expected_by_discovery(repo: Repository) -> set[str]:
     """What discovery finds, namespaced as the CLI lists it. A skill with
     `disable-model-invocation: true` is found (a user can still run it) but never shown to the
-    model, so the listing leaves it out (measured on anthropics/claude-plugins-official)."""
+    model, so the listing leaves it out (measured on anthropics/claude-plugins-official); a skill
+    named like a command of its plugin is listed as the command (measured, CLI 2.1.332: one
+    `kit:ship` line, the command's description)."""
     names = set()
     for sk in repo.skills():
         front = parse_frontmatter(sk.skill_md.read_text(), sk.skill_md)
@@ -258,8 +232,9 @@ def expected_by_discovery(repo: Repository) -> set[str]:
         assert plugin is not None
         project = repo.rel(sk.dir).startswith(PROJECT_SKILLS + "/")
         standalone = not plugin.manifest and sk.dir == repo.root and repo.layout == "single"
-        names.add(sk.name if project or standalone else f"{sk.plugin}:{sk.name}")
-    return names
+        namespace = _manifest_name(plugin.dir) or sk.plugin  # the CLI's: plugin.json `name`
+        names.add(sk.name if project or standalone else f"{namespace}:{sk.name}")
+    return names - commands_of(repo)
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +261,10 @@ def test_the_cli_lists_exactly_the_skills_discovery_finds(
         shutil.copytree(
             root, ws / PROJECT_SKILLS / installed, ignore=shutil.ignore_patterns(".git")
         )
+    repo = discover(root, root)
+    # the commands, told apart by source: the CLI lists them beside skills in the same form
     listed = _cli_lists(ws, env, claude_cli, plugin_dirs=plugin_dirs) - built_ins
-    found = expected_by_discovery(discover(root, root))
+    listed -= commands_of(repo)
+    found = expected_by_discovery(repo)
     assert listed == found, f"CLI lists {sorted(listed)}, discovery finds {sorted(found)}"
-    assert found, "every fixture has skills"
+    assert found or repo.refused, "every fixture has skills, or a plugin the CLI refuses"

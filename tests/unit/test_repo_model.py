@@ -138,7 +138,8 @@ def test_an_unbound_eval_file_is_a_note_with_the_fix(tmp_path: Path) -> None:
     assert repo.eval_sets() == []
     assert repo.notices[-1] == (
         "note: evals/evals.json looks like skill-creator eval definitions but is bound to no skill "
-        '(not evaluated); fix: add "skill_name": "<skill>" to it (one of: one, two)'
+        '(not evaluated); fix: its "skill_name" "three" names no skill here; set it to one of: '
+        "one, two"
     )
 
 

@@ -75,9 +75,9 @@ def test_remote_sources_are_one_notice_and_never_a_failure(tmp_path: Path) -> No
         "external_plugins/ext",
     ]
     assert repo.notices == (
-        "note: 4 marketplace plugins not evaluated here (remote): by-url (url "
+        "note: 3 marketplace plugins not evaluated here (remote): by-url (url "
         "https://example.com/u.git), by-subdir (git-subdir https://example.com/m.git), "
-        "by-github (github someone/thing), by-string (someone/other)",
+        "by-github (github someone/thing)",
         "note: plugins with no skills (shown, skipped): empty",
     )
     assert eval_sets(repo) == [
@@ -249,11 +249,20 @@ def test_skill_creator_definitions_inside_a_skill_are_an_eval_set(tmp_path: Path
     assert findings(repo, Config()) == []
 
 
-def test_two_trigger_eval_sets_in_one_skill_are_an_error_naming_both(tmp_path: Path) -> None:
+def test_several_trigger_eval_sets_in_one_skill_read_one_and_a_note_names_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Issue 42: skill-creator authors keep variants side by side; the shortest name is read and
+    the note says which, why, and how to have the others' queries evaluated (never an error)."""
     root = bare_skills(tmp_path / "my-skills")
     put(root, "skills/beta-skill/evals/eval_set.json", [{"query": "q", "should_trigger": True}])
     put(root, "skills/beta-skill/evals/triggers-v2.json", [{"query": "q", "should_trigger": True}])
-    with pytest.raises(SpecError) as err:
-        discover(root, tmp_path).eval_sets()
-    assert "ambiguous trigger eval sets for skill beta-skill" in err.value.message
-    assert "eval_set.json" in err.value.message and "triggers-v2.json" in err.value.message
+    repo = discover(root, tmp_path)
+    (beta,) = [es for es in repo.eval_sets() if es.skill == "beta-skill"]
+    assert beta.triggers_path == root / "skills/beta-skill/evals/eval_set.json"
+    assert repo.notices[-1] == (
+        "note: skills/beta-skill/evals/ holds 2 trigger eval sets for my-skills/beta-skill: "
+        "eval_set.json is read (the shortest name, the one the others vary) and triggers-v2.json "
+        "is not; to evaluate its queries too, add them to eval_set.json"
+    )
+    assert findings(repo, Config()) == []

@@ -52,6 +52,7 @@ from evolve_action.repo import (
     read_manifest,
     read_text,
     rel_path,
+    remote_entry,
 )
 from evolve_action.specs import Finding, Severity
 
@@ -255,8 +256,10 @@ def run_checks(
     for problem in repo.problems:
         out.add(problem.message, check=problem.check, path=problem.path, pointer=problem.pointer)
     if repo.layout == "single":
-        _plugin_checks(out, repo, repo.plugins[0], "repo root", None, rules, config)
-        for plugin in repo.plugins[1:]:  # project skills beside the root plugin
+        own = 0 if repo.refused else 1  # Claude Code refuses the root plugin: none of its own
+        for plugin in repo.plugins[:own]:
+            _plugin_checks(out, repo, plugin, "repo root", None, rules, config)
+        for plugin in repo.plugins[own:]:  # project skills beside the root plugin
             _plugin_checks(out, repo, plugin, plugin.rel, plugin.name, rules, config)
     else:
         if repo.layout == "marketplace":
@@ -354,7 +357,7 @@ def _marketplace_checks(out: _Collector, repo: Repository, *, codex: bool) -> No
             if isinstance(source, dict):
                 source = source.get("path")
             src = go_str(source)
-            if repo.claude_marketplace and entry_source(entry)[0] is None:
+            if remote_entry(entry) or (repo.claude_marketplace and entry_source(entry)[0] is None):
                 continue  # remote (or self-listing): a notice of the repository, never a failure
             if not src.startswith("./"):
                 out.add(

@@ -43,7 +43,14 @@ from evolve_action.harness import (
     plugin_skill_dirs,
 )
 from evolve_action.plan import staged_copy
-from evolve_action.repo import CLAUDE_MANIFEST, Repository, parse_frontmatter, read_text, rel_path
+from evolve_action.repo import (
+    CLAUDE_MANIFEST,
+    Repository,
+    model_invocable,
+    parse_frontmatter,
+    read_text,
+    rel_path,
+)
 from evolve_action.specs import Finding, Severity
 
 __all__ = [
@@ -130,6 +137,9 @@ class SkillListing:
     """Characters of its description (trimmed, whitespace collapsed)."""
     shown_chars: int
     """Characters of it the model sees (0 for name-only or missing)."""
+    command: str = ""
+    """The root-relative command file listed under the skill's name (`commands/<name>.md` of its
+    plugin): Claude Code lists the command there, not the skill, so the skill is `missing`."""
 
     @property
     def cut(self) -> int:
@@ -438,6 +448,24 @@ def _find_entry(
     return next((by_name[w] for w in wanted if w and w in by_name), None)
 
 
+def _commands(repo: Repository, s: InstallSet) -> dict[str, str]:
+    """The set's plugin commands by listing name (`plugin:name`, a subdirectory adding a segment:
+    `plugin:ops:deploy`) → their root-relative file. Commands are listed beside skills in the
+    same form (measured, CLI 2.1.332): they are told apart by source, never by shape."""
+    if not s.plugin_dirs:
+        return {}
+    found: dict[str, str] = {}
+    for plugin in repo.plugins:
+        commands = plugin.dir / "commands"
+        if plugin.dir not in s.plugin_dirs or not commands.is_dir():
+            continue
+        namespace = s.plugin_names.get(plugin.name, plugin.name)
+        for md in sorted(commands.rglob("*.md")):
+            parts = md.relative_to(commands).with_suffix("").parts
+            found.setdefault(":".join((namespace, *parts)), rel_path(repo.root, md))
+    return found
+
+
 def _judge(
     repo: Repository,
     s: InstallSet,
@@ -448,11 +476,17 @@ def _judge(
     cached: bool,
 ) -> SetListing:
     by_name = {e.name: e for e in capture.entries}
+    commands = _commands(repo, s)
     skills: list[SkillListing] = []
     for m in s.members:
         md = m.dir / "SKILL.md"
+        if not model_invocable(md):
+            continue  # never listed by design (`disable-model-invocation`): planning says so
         name, description = _name_and_description(md, memo)
-        status, shown = status_of(description, _find_entry(s, m, name, by_name))
+        namespace = s.plugin_names.get(m.plugin, m.plugin)
+        command = commands.get(f"{namespace}:{m.skill}", "")
+        entry = None if command else _find_entry(s, m, name, by_name)
+        status, shown = status_of(description, entry)
         skills.append(
             SkillListing(
                 plugin=m.plugin,
@@ -461,6 +495,7 @@ def _judge(
                 status=status,
                 description_chars=len(description),
                 shown_chars=shown,
+                command=command,
             )
         )
     return SetListing(
@@ -519,6 +554,13 @@ def listing_findings(repo: Repository, sets: Iterable[SetListing]) -> list[Findi
                 f"{version} lists this skill by name only when plugin {sk.plugin} is installed, "
                 "so its trigger results cannot be trusted: shorten the descriptions or put fewer "
                 f"skills in the plugin ({DOCS})"
+            )
+            severity = Severity.ERROR
+        elif sk.command:
+            message = (
+                f"{sk.path}: skill missing from the skill listing ({models}): {version} lists "
+                f"the command {sk.command} under its name instead, so the model never sees this "
+                "skill — rename the skill or the command"
             )
             severity = Severity.ERROR
         else:

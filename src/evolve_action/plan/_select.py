@@ -40,6 +40,7 @@ from evolve_action.plan._model import (
     Tier,
     TriggerCaseInput,
 )
+from evolve_action.repo import model_invocable
 from evolve_action.specs import model_allowed
 
 if TYPE_CHECKING:
@@ -572,6 +573,10 @@ def build_inputs(
                     )
         triggers: tuple[TriggerCaseInput, ...] | None = None
         trigger_content = ""
+        wants_triggers = es.triggers_path is not None and Tier.TRIGGERS in tiers
+        if wants_triggers and not model_invocable(es.skill_dir / "SKILL.md"):
+            warnings.append(_not_invocable_note(es))
+            refused.add(Tier.TRIGGERS)
         if es.triggers_path is not None and Tier.TRIGGERS in tiers and Tier.TRIGGERS not in refused:
             tspec = specs.load_triggers(es.triggers_path)
             triggers = tuple(
@@ -600,6 +605,15 @@ def build_inputs(
             )
         )
     return BuiltInputs(out, warnings, invalid)
+
+
+def _not_invocable_note(es: EvalSet) -> str:
+    """Tier 1 of a skill the model cannot invoke: not run, and why (its evals still run)."""
+    return (
+        f"{es.plugin}/{es.skill}: triggers not run: its SKILL.md sets "
+        "`disable-model-invocation: true`, so Claude Code never lists it to the model and the "
+        "model cannot invoke it (a trigger evaluation would measure nothing); its evals still run"
+    )
 
 
 def _ungraded_note(es: EvalSet, ids: Sequence[str]) -> str:

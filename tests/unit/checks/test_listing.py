@@ -113,3 +113,37 @@ def test_a_symlinked_listing_cache_is_not_written_through(tmp_path: Path) -> Non
     warning = cache.save()
     assert warning.startswith(f"listing cache not saved: refusing to write {path}")
     assert victim.read_text() == "{}\n"
+
+
+def test_commands_are_told_from_skills_by_source_and_hidden_skills_are_not_judged(
+    tmp_path: Path,
+) -> None:
+    """Issue 42, the listing CLI 2.1.332 sent for `commands_beside_skills` (measured): commands are
+    listed beside skills as `kit:ops:deploy`, and the command `ship` takes the name of the skill
+    `ship`; `menu` (`disable-model-invocation: true`) is never listed."""
+    from tests.helpers.repo_shapes import commands_beside_skills
+
+    from evolve_action.checks._listing import _judge, install_sets
+    from evolve_action.harness import ListingCapture
+    from evolve_action.repo import discover
+
+    repo = discover(commands_beside_skills(tmp_path / "shape"), tmp_path)
+    (kit,) = install_sets(repo, install="plugin")
+    capture = ListingCapture(
+        model="m1",
+        entries=(
+            ListedEntry(name="kit:ops:deploy", description="Deploy it"),
+            ListedEntry(name="kit:ship", description="Ship the release"),
+            ListedEntry(name="kit:lint", description="Does lint work. Use when asked for lint."),
+        ),
+    )
+    judged = _judge(repo, kit, capture, "2.1.332 (Claude Code)", {}, cached=False)
+    assert [(s.skill, s.status, s.command) for s in judged.skills] == [
+        ("lint", "whole", ""),
+        ("ship", "missing", "plugins/kit/commands/ship.md"),
+    ]
+    assert [f.message for f in listing_findings(repo, [judged])] == [
+        "plugins/kit/skills/ship/SKILL.md: skill missing from the skill listing (m1): 2.1.332 "
+        "(Claude Code) lists the command plugins/kit/commands/ship.md under its name instead, so "
+        "the model never sees this skill — rename the skill or the command"
+    ]
