@@ -144,8 +144,20 @@ def test_cli_scripted_with_workflow(repo: Path) -> None:
         r"tokens, estimated \$\d+\.\d{4}\n",
         text,
     )
-    assert "drafting cost: $" in text and "first sweep (run all --new, dry run):" in text
-    assert re.search(r"^estimate: \d+ agent sessions, about \$", text, re.M)
+    assert "drafting cost: $" in text
+    assert re.search(
+        r"^first sweep \(what `run all --new --dry-run` plans\): \d+ trigger queries, \d+ eval "
+        r"cases, on anthropic/claude-sonnet-5 \(the default: no --model and no `models:` in "
+        r"\.evolve\.yaml; name others with either\)$",
+        text,
+        re.M,
+    )
+    # one estimate (issue 43): the closing estimate is the one the recommended command prints
+    closing = re.search(r"^estimate: .*\n(?:  .*\n)*", text, re.M)
+    assert closing is not None and "evolve-action run all --new --dry-run" in text
+    dry = io.StringIO()
+    assert main(["run", "all", "--new", "--dry-run"], environ={}, stdout=dry, cwd=repo) == 0
+    assert closing.group(0) in dry.getvalue()
     assert "add the repository secret ANTHROPIC_API_KEY" in text
     assert (repo / ".github" / "workflows" / "evolve-pr.yml").is_file()
     assert (repo / ".github" / "workflows" / "evolve-gate.yml").is_file()
