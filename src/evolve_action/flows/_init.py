@@ -301,7 +301,16 @@ def run_init(
     drafts: list[SkillDraft] = []
     for (skill, _), answer in zip(requests, answers, strict=True):
         drafts.append(
-            _write_draft(repo, skill, answer, options, model.key, model.pricing, creator=creator)
+            _write_draft(
+                repo,
+                skill,
+                answer,
+                by_plugin[skill.plugin],
+                options,
+                model.key,
+                model.pricing,
+                creator=creator,
+            )
         )
     findings = _verify(repo.root, options, drafts)
     drafts = [_without(d, findings) for d in drafts]
@@ -454,6 +463,7 @@ def _write_draft(
     repo: Repository,
     skill: Skill,
     answer: grading.ToolAnswer,
+    siblings: list[Skill],
     options: InitOptions,
     model: str,
     pricing: Any,
@@ -466,8 +476,13 @@ def _write_draft(
     parsed = parse_answer(tool_input) if not error else None
     if parsed is None:
         return replace(draft, error=error or f"{DRAFT_TOOL} input is not an object")
-    text = skill_text(skill, [])
-    queries = gate_queries(parsed, name=skill.name, description=text.description)
+    text = skill_text(skill, siblings)
+    queries = gate_queries(
+        parsed,
+        name=skill.name,
+        description=text.description,
+        siblings=[d for _, d in text.siblings],
+    )
     cases, dropped_cases = gate_evals(
         parsed.evals, name=skill.name, description=text.description, limit=options.evals
     )
