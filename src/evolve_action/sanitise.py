@@ -2,8 +2,10 @@
 
 Owns: `clean_text` (strip terminal escapes, C0/C1 controls except `\\n`/`\\t`, bidi overrides),
 `clean_line` (the same, on one line), `visible_text` (also without invisible format characters),
-`defuse_mentions`, `neutralise_markdown` (untrusted text inside a Markdown report: no HTML, no
-image, no mention, no code fence), `neutralise_line` (a line that would start a GitHub workflow
+`defuse_mentions`, `web_url` (whether a link target is http(s), the one rule the report, the PR
+comment and the step summary share), `neutralise_markdown` (untrusted text inside a Markdown
+report: no HTML, no image, no mention, no code fence, no link to anything but http(s)),
+`neutralise_line` (a line that would start a GitHub workflow
 command, `::name` or `##[name]`, gets its leading marker broken up) and `ConsoleGate`, the stream
 wrapper the CLI puts around stdout/stderr: every write is cleaned, redacted (`redact`: no secret
 or token reaches the console) and, under GitHub Actions, neutralised line by line, so no printed
@@ -11,13 +13,14 @@ line can start a workflow command unless it was written through `write_trusted` 
 `github.workflow` does that). The GitHub comment code reuses `clean_text`.
 
 Guarantees: text without control characters passes `clean_text` unchanged, and ordinary text
-(no `<` opening a tag, no `![`, no `@name` after a blank, no fence at a line start, no invisible
-character) passes `neutralise_markdown` unchanged, so reports stay byte-identical. Both are
+(no `<` opening a tag, no `![`, no `@name` after a blank, no fence at a line start, no link to a
+non-http(s) target, no invisible character) passes `neutralise_markdown` unchanged, so reports stay byte-identical. Both are
 idempotent. Never reads the environment or raises for any input.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import re
 import unicodedata
@@ -34,6 +37,7 @@ __all__ = [
     "neutralise_line",
     "neutralise_markdown",
     "visible_text",
+    "web_url",
     "write_trusted",
 ]
 
@@ -89,7 +93,23 @@ _ANY_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _HTML_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
 _IMAGE = re.compile(r"!\[")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})", re.MULTILINE)
-_MARKDOWN_RISK = re.compile(r"[<@]|!\[|^ {0,3}(?:```|~~~)", re.MULTILINE)
+_MARKDOWN_RISK = re.compile(r"[<@]|!\[|^ {0,3}(?:```|~~~)|\]\(|\]:", re.MULTILINE)
+# An inline link's `](` and its target (`<…>`, or up to a blank or the closing parenthesis), and a
+# link reference definition (`[label]:` at a line start, its target possibly on the next line).
+_LINK = re.compile(r"\]\(([ \t]*)(<[^>\n]*>?|[^\s)]*)")
+_LINK_DEFINITION = re.compile(r"^( {0,3})(\[[^\]\n]*\]:[ \t]*\n?[ \t]*)(\S*)", re.MULTILINE)
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_URL_JUNK = re.compile(r"[\x00-\x20\x7f<>]")
+
+
+def web_url(target: str) -> bool:
+    """Whether a link target is harmless to follow: an http(s) URL, or no scheme at all (a
+    relative path or an anchor). `javascript:`, `data:`, `vbscript:`, `file:` and every other
+    scheme are not, however spelled: HTML entities are decoded and blanks and controls dropped
+    first, as a browser would (`&#106;avascript:`, `java\\tscript:`), and `<…>` is unwrapped."""
+    t = _URL_JUNK.sub("", html.unescape(target))
+    m = _SCHEME.match(t)
+    return m is None or m.group(1).lower() in ("http", "https")
 
 
 def defuse_mentions(text: str, *, strict: bool = False) -> str:
@@ -111,17 +131,30 @@ def neutralise_markdown(text: str) -> str:
     `visible_text`, then: a `<` that would open HTML (a tag such as `<img src=…>` or
     `<details>`, a comment such as our sticky-comment marker) becomes `&lt;`; `![` becomes `!\\[`
     (no image, so no beacon); `@name` becomes `＠name`; a code fence at a line start gets a
-    backslash. Everything else, Markdown punctuation included, is kept, so ordinary text reads
+    backslash; a link to a target that is not `web_url` (`[x](javascript:…)`, a reference
+    definition `[x]: data:…`) gets its bracket escaped (`]\\(`, `\\[x]:`), so it reads as text
+    and is no link. Everything else, Markdown punctuation included, is kept, so ordinary text reads
     as written (`#123` stays: a file is not a conversation, nothing is cross-referenced). Line
     breaks are kept: callers flatten one-line fields.
     """
     text = visible_text(text)
     if not _MARKDOWN_RISK.search(text):
         return text
-    text = _HTML_OPEN.sub("&lt;", text)
-    text = _IMAGE.sub("!\\\\[", text)
-    text = _FENCE.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
-    return defuse_mentions(text)
+    out = _HTML_OPEN.sub("&lt;", text)
+    out = _IMAGE.sub("!\\\\[", out)
+    out = _FENCE.sub(lambda m: m.group(1) + "\\" + m.group(2), out)
+    out = _LINK.sub(_inert_link, out)
+    out = _LINK_DEFINITION.sub(_inert_definition, out)
+    out = defuse_mentions(out)
+    return text if out == text else out  # ordinary text: the very object passed in
+
+
+def _inert_link(m: re.Match[str]) -> str:
+    return m.group(0) if web_url(m.group(2)) else "]\\(" + m.group(1) + m.group(2)
+
+
+def _inert_definition(m: re.Match[str]) -> str:
+    return m.group(0) if web_url(m.group(3)) else m.group(1) + "\\" + m.group(2) + m.group(3)
 
 
 def neutralise_line(line: str) -> str:

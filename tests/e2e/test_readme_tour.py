@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO
+from tests.helpers import doc_images as di
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -69,3 +70,10 @@ def test_the_readme_tour_runs_verbatim(tmp_path: Path) -> None:
     comment = (tour / ".evolve-action" / "pr-comment.md").read_text(encoding="utf-8")
     assert comment.startswith("<!-- evolve-action:pr-comment -->")
     assert "csv-report" in comment
+    # The README's picture is this comment (issue 43): its committed source has the same lines,
+    # figures aside (session counts and costs vary from run to run).
+    shown = (di.IMG / f"{di.TOUR_IMAGE}.md").read_text(encoding="utf-8")
+    assert di.comment_shape(comment) == di.comment_shape(shown), (
+        f"docs/img/{di.TOUR_IMAGE}.md is not what the tour writes now; refresh every source and "
+        f"PNG with: {di.REFRESH}"
+    )

@@ -1,6 +1,8 @@
 """Untrusted text in committed reports (issue 20 part 7): `EVALUATION.md`, the plugin pages and
-`EVALUATION.json` neutralise mentions, HTML, images, code fences and our marker, as the PR comment
-does, while ordinary text keeps evolve's grammar (the goldens in test_report_cli stay identical)."""
+`EVALUATION.json` neutralise mentions, HTML, images, code fences, non-http links and our marker, as
+the PR comment does, while ordinary text keeps evolve's grammar (the goldens in test_report_cli stay
+identical). Issue 43: the rendered pages are parsed with a CommonMark/GFM parser (markdown-it-py, a
+dev dependency), so "inert" means what a renderer sees, not what a regular expression guesses."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import json
 import re
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from tests.helpers.report_fixtures import (
     assertion,
     ev,
@@ -25,7 +29,9 @@ from evolve_action.results import ModelEntry
 KEY = "anthropic/claude-sonnet-5"
 EVIL = (
     "hi @octocat <img src=https://evil.example/b.gif> ![b](https://evil.example/i.png) "
-    "<details><summary>x</summary> <!-- evolve-action:comment -->"
+    "<details><summary>x</summary> <!-- evolve-action:comment --> "
+    "[click](javascript:alert(1)) [too](&#106;avascript:alert(2)) [d](data:text/html,x) "
+    "<javascript:alert(3)> ```js"
 )
 
 
@@ -43,8 +49,10 @@ def evil_results(root: Path) -> None:
                     [
                         ev(
                             "case",
-                            name=f"name {EVIL}",
-                            checks=[assertion(f"text {EVIL}", False, f"evidence {EVIL}")],
+                            name=f"name {EVIL}\n```\nswallow the rest",
+                            checks=[
+                                assertion(f"text {EVIL}", False, f"evidence {EVIL}\n~~~\nrest")
+                            ],
                         ),
                         ev("crash", error=f"runtime {EVIL}\n```\nmore"),
                     ],
@@ -87,3 +95,35 @@ def test_reports_neutralise_untrusted_text(tmp_path: Path) -> None:
     rollup = json.loads((root / "EVALUATION.json").read_text())
     display = rollup["plugins"]["alpha"]["triggers"][KEY]["display"]
     assert display.startswith("Sonnet hi ＠octocat &lt;img") and "<" not in display
+
+
+def rendered_tokens(text: str) -> list[Token]:
+    """The document as GitHub's renderer would parse it (GFM tables, raw HTML allowed), flat."""
+    md = MarkdownIt("gfm-like", {"html": True, "linkify": False}).disable("linkify")
+    md.validateLink = lambda url: True  # see every link, not only those markdown-it would keep
+    flat: list[Token] = []
+    for token in md.parse(text):
+        flat.append(token)
+        flat.extend(token.children or ())
+    return flat
+
+
+def test_hostile_text_is_inert_to_a_markdown_renderer(tmp_path: Path) -> None:
+    """No HTML but our marker, no image, no code block, no link but http(s), and every heading
+    the report has (a fence that opened would swallow the headings after it)."""
+    root = make_marketplace(tmp_path / "repo")
+    evil_results(root)
+    code = main(["report", "--root", str(root)], {}, stdout=io.StringIO(), stderr=io.StringIO())
+    assert code == 0
+    for rel in ("EVALUATION.md", "plugins/alpha/EVALUATION.md"):
+        text = (root / rel).read_text()
+        tokens = rendered_tokens(text)
+        html = [t.content for t in tokens if t.type in ("html_block", "html_inline")]
+        assert html == [text.splitlines()[0] + "\n"], rel  # the generated-by marker alone
+        assert [t.type for t in tokens if t.type in ("image", "fence", "code_block")] == [], rel
+        hrefs = [str(t.attrs.get("href")) for t in tokens if t.type == "link_open"]
+        assert all(h.startswith(("http://", "https://")) for h in hrefs), (rel, hrefs)
+        headings = [t for t in tokens if t.type == "heading_open"]
+        assert len(headings) == text.count("\n#"), rel  # every `#` line is still a heading
+    page = (root / "plugins/alpha/EVALUATION.md").read_text()
+    assert "[click]\\(javascript:alert(1))" in page and "&lt;javascript:alert(3)>" in page

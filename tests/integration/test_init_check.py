@@ -4,6 +4,7 @@ CLI against the scripted model server, in a throwaway copy; the repository gets 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -56,15 +57,17 @@ def test_check_runs_the_drafted_triggers_once_and_lists_the_wrong_ones(
     )
     text = out.getvalue()
     assert code == 0, err.getvalue() + text
-    assert "csv-report: 3 should + 2 should-not queries" in text
+    assert "csv-report: 6 should + 5 should-not queries" in text
     # The demo policy's route rule picks the listed skill whose description shares the most
-    # words with the query: the spreadsheet request shares none with csv-report's description,
-    # so its one run misses; the other queries go the right way.
+    # words with the query: the spreadsheet requests (the task asked twice, framed apart) share
+    # none with csv-report's description, so their one run misses; the others go the right way.
     checked = [line for line in text.splitlines() if line.startswith("check: ")]
     assert checked == [
         "check: one run of every drafted query with anthropic/claude-sonnet-5",
         "check: tools/csv-report missed (should trigger): "
-        "Summarise last quarter's spreadsheet for the board",
+        "Quick task: summarise last quarter's spreadsheet for the board.",
+        "check: tools/csv-report missed (should trigger): "
+        "Before I send it to the team, summarise last quarter's spreadsheet for the board.",
     ], text
     assert list(root.rglob("results.*")) == []
     assert not (root / "EVALUATION.md").exists()
@@ -79,6 +82,9 @@ def test_init_then_run_all_scripted_end_to_end(tmp_path: Path, claude_cli: Path)
     out = io.StringIO()
     argv = ["init", "--scripted", "--evals", "1", "--skill", "csv-report"]
     assert main(argv, environ={}, stdout=out, cwd=root) == 0, out.getvalue()
+    drafted = re.search(r"csv-report: (\d+) should \+ (\d+) should-not queries", out.getvalue())
+    assert drafted is not None and int(drafted.group(1)) >= 5 and int(drafted.group(2)) >= 5
+    queries = int(drafted.group(1)) + int(drafted.group(2))
     run_out, run_err = io.StringIO(), io.StringIO()
     code = main(
         [
@@ -99,7 +105,9 @@ def test_init_then_run_all_scripted_end_to_end(tmp_path: Path, claude_cli: Path)
     text = run_out.getvalue()
     assert code == 0, run_err.getvalue() + text
     assert "run: --scripted: the agent and the judge talk to the scripted model server" in text
-    assert "=== csv-report / anthropic/claude-sonnet-5 [triggers] (5 queries x 1 runs" in text
+    assert (
+        f"=== csv-report / anthropic/claude-sonnet-5 [triggers] ({queries} queries x 1 runs" in text
+    )
     assert "=== csv-report / anthropic/claude-sonnet-5 [evals]" in text
     assert (root / "evals" / "csv-report" / "results.json").is_file()
     assert (root / "EVALUATION.md").is_file()

@@ -201,7 +201,15 @@ MARKDOWN_CASES = [
     ("![x](https://evil.example/b.png)", "!\\[x](https://evil.example/b.png)"),
     ("```\nfenced\n~~~", "\\```\nfenced\n\\~~~"),
     ("zero\u200bwidth @\u200bghost", "zerowidth ＠ghost"),
+    (
+        "[x](javascript:alert(1)) [y]( &#106;avascript:1)",
+        "[x]\\(javascript:alert(1)) [y]\\( &#106;avascript:1)",
+    ),
+    ("[d](data:text/html,x) [m](mailto:a@b.c)", "[d]\\(data:text/html,x) [m]\\(mailto:a@b.c)"),
+    ("[x](< javascript:1>)", "[x]\\(< javascript:1>)"),
+    ("[r]: javascript:x\n  [s]:\n vbscript:y", "\\[r]: javascript:x\n  \\[s]:\n vbscript:y"),
     ("x < y and a -> b, [link](https://x), `code`, #12", None),
+    ("see [the docs](./docs/a.md#x) and [ref]: https://x", None),
     ("Write tests | with pipes", None),
     ("", None),
 ]

@@ -47,6 +47,7 @@ from evolve_action.events import NullReporter
 from evolve_action.flows import (
     ChecksDone,
     EvalsReady,
+    PlanCollector,
     ReportDone,
     RunAllOptions,
     RunAllOutcome,
@@ -202,27 +203,11 @@ def _run(inv: Invocation) -> int:
 def _confirm(inv: Invocation, options: RunAllOptions) -> None:
     """Plan the run silently (a dry run: nothing starts, nothing is written) and ask before an
     estimate above the threshold (`confirm_cost`)."""
-    collect = _Plans()
+    collect = PlanCollector()
     quiet = dataclasses.replace(options, dry_run=True, report=False)
     run_all(quiet, reporter=NullReporter(), on_step=collect, cwd=inv.cwd)
     estimate = estimate_cost(collect.plans, runs=options.runs, models=collect.models)
     confirm_cost(inv, estimate, command="run all")
-
-
-class _Plans:
-    """Collects the plans of a silent dry run of `run all`."""
-
-    def __init__(self) -> None:
-        self.plans: list[plan.Plan] = []
-        self.models: list[BoundModel] = []
-
-    def __call__(self, step: RunAllStep) -> None:
-        if isinstance(step, TriggersReady) and step.plan is not None:
-            self.plans.append(step.plan)
-            self.models.extend(step.models)
-        elif isinstance(step, EvalsReady) and step.dry_run:
-            self.plans.append(step.planned.plan)
-            self.models.extend(step.planned.models)
 
 
 def handle_shard(inv: Invocation, tiers: tuple[str, ...]) -> int:

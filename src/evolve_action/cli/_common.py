@@ -18,7 +18,6 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from evolve_action import flows
-from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.config import INSTALL_MODES, Config, with_flags
 from evolve_action.errors import EvolveError, UsageError, did_you_mean
 from evolve_action.harness import Budget, check_credentials
@@ -373,15 +372,12 @@ def _interactive(stdout: TextIO) -> bool:
 def default_models(
     inv: Invocation, models: Sequence[str], harnesses: Sequence[str], config: Config
 ) -> tuple[str, ...]:
-    """The one model rule: `--model` when given, else config `models`, else the one default
-    model (`catalog.PR_DEFAULT_MODEL`), said on its own line before anything runs (stderr under
-    `--json`) — never every catalog model. `--harness` without `--model` keeps the catalog's
-    choice for that harness."""
-    if models or harnesses or config.models is not None:
-        return tuple(models)
-    stream = inv.stderr if getattr(inv.args, "json", False) else inv.stdout
-    stream.write(
-        f"model: {PR_DEFAULT_MODEL} (the default: no --model and no `models:` in .evolve.yaml; "
-        "name others with either)\n"
-    )
-    return (PR_DEFAULT_MODEL,)
+    """The one model rule (`flows.sweep_models`): `--model` when given, else config `models`, else
+    the one default model (`catalog.PR_DEFAULT_MODEL`), said on its own line before anything runs
+    (stderr under `--json`) — never every catalog model. `--harness` without `--model` keeps the
+    catalog's choice for that harness."""
+    choice = flows.sweep_models(tuple(models), tuple(harnesses), config)
+    if choice.default:
+        stream = inv.stderr if getattr(inv.args, "json", False) else inv.stdout
+        stream.write(f"model: {choice.models[0]} ({choice.why})\n")
+    return choice.models

@@ -2,8 +2,8 @@
 
 Owns: the flags of `init`, starting the scripted model server for `--scripted` (the demo's policy,
 whose `draft` rule answers from the skill text in the request), and the console text: the
-estimate before drafting, what was drafted per skill, the measured cost, the dry-run estimate of
-the first sweep, the `--check` misses, the workflow files and the commands to review, run and
+estimate before drafting, what was drafted per skill, the measured cost, the first sweep's
+estimate (the one `run all --new --dry-run` prints, with its models and why), the `--check` misses, the workflow files and the commands to review, run and
 commit. The work is `flows.run_init`. Exit codes: 0 done; 2 no credentials (without
 `--scripted`), an unknown `--skill`, or an unusable repository.
 """
@@ -204,9 +204,11 @@ def _print(
         out.write(f"error: a drafted file failed the checks and was removed: {finding}\n")
     out.write(f"drafting cost: {_usd(outcome.cost_usd)}{' (scripted)' if scripted else ''}\n")
     if outcome.sweep is not None:
+        models = ", ".join(outcome.sweep.sessions) or "no model"
         out.write(
-            f"first sweep (run all --new, dry run): {outcome.planned_triggers} trigger "
-            f"queries, {outcome.planned_evals} eval cases\n"
+            f"first sweep (what `run all --new --dry-run` plans): {outcome.planned_triggers} "
+            f"trigger queries, {outcome.planned_evals} eval cases, on {models} "
+            f"({outcome.sweep_why})\n"
         )
         out.write(outcome.sweep.line())
         if len(outcome.sweep.sessions) > 1:

@@ -89,12 +89,15 @@ from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome,
 from evolve_action.flows._run_all import (
     ChecksDone,
     EvalsReady,
+    ModelChoice,
+    PlanCollector,
     ReportDone,
     RunAllOptions,
     RunAllOutcome,
     RunAllStep,
     TriggersReady,
     run_all,
+    sweep_models,
 )
 from evolve_action.flows._shard import (
     CostEstimate,
@@ -139,6 +142,8 @@ __all__ = [
     "InitPlanned",
     "MergeOutcome",
     "Migration",
+    "ModelChoice",
+    "PlanCollector",
     "PrOptions",
     "ReportDone",
     "ReportOptions",
@@ -173,5 +178,6 @@ __all__ = [
     "run_shard",
     "scripted_environ",
     "summarise",
+    "sweep_models",
     "trigger_options",
 ]

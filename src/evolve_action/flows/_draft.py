@@ -9,7 +9,7 @@ comment) and skill-creator's (`render_creator_evals` with a `_draft` note first,
 
 Guarantees: pure functions of their arguments (no I/O, no clock, no environment). A gated draft
 has no exact or near-duplicate query, no query naming the skill or copying a run of
-`COPY_RUN_WORDS` words of its description, every query within `QUERY_CHARS`, no query on both
+`COPY_RUN_WORDS` words of its description or of a sibling skill's description, every query within `QUERY_CHARS`, no query on both
 sides, and a should/should-not balance (the larger side at most twice the smaller; no triggers at
 all when one side is empty); every drop is recorded with its reason. Eval cases keep only
 `file_exists`/`file_absent`/`regex`/`not_regex`/`command` assertions with valid fields (RE2
@@ -221,7 +221,9 @@ def build_request(skill: SkillText, *, should: int, should_not: int, evals: int)
         f"{COPY_RUN_WORDS} or more consecutive words from it.",
         f"2. Exactly {should_not} should-not-trigger queries: near-misses. Adjacent tasks in the "
         "same domain that this skill does not do, and the tasks of the sibling skills listed "
-        "above (at least one for each sibling, when there are siblings).",
+        "above (at least one for each sibling, when there are siblings), asked the way a user "
+        f"would: never copy {COPY_RUN_WORDS} or more consecutive words from a sibling's "
+        "description either.",
     ]
     if evals:
         items.append(
@@ -338,8 +340,11 @@ def _copies(text: str, description: str) -> bool:
     )
 
 
-def check_text(text: str, *, name: str, description: str) -> str | None:
-    """Why one query (or eval prompt) fails the per-text gates, or None."""
+def check_text(
+    text: str, *, name: str, description: str, siblings: Sequence[str] = ()
+) -> str | None:
+    """Why one query (or eval prompt) fails the per-text gates, or None (`siblings`: the sibling
+    skills' descriptions)."""
     lo, hi = QUERY_CHARS
     if len(text) < lo:
         return f"shorter than {lo} characters"
@@ -349,18 +354,23 @@ def check_text(text: str, *, name: str, description: str) -> str | None:
         return "names the skill"
     if _copies(text, description):
         return f"copies {COPY_RUN_WORDS} or more consecutive words of the description"
+    if any(_copies(text, other) for other in siblings):
+        return f"copies {COPY_RUN_WORDS} or more consecutive words of a sibling's description"
     return None
 
 
-def gate_queries(answer: DraftAnswer, *, name: str, description: str) -> GatedQueries:
+def gate_queries(
+    answer: DraftAnswer, *, name: str, description: str, siblings: Sequence[str] = ()
+) -> GatedQueries:
     """Apply the query gates in order: per-text checks, exact and near duplicates (within and
-    across sides: a query on both sides is ambiguous and leaves both), then the balance."""
+    across sides: a query on both sides is ambiguous and leaves both), then the balance
+    (`siblings`: the sibling skills' descriptions, which no query may copy either)."""
     dropped: list[Dropped] = []
     sides: list[list[str]] = [[], []]
     for side, queries in enumerate((answer.should, answer.should_not)):
         for raw in queries:
             text = " ".join(raw.split())
-            why = check_text(text, name=name, description=description)
+            why = check_text(text, name=name, description=description, siblings=siblings)
             if why is None:
                 if any(k.casefold() == text.casefold() for k in sides[side]):
                     why = "exact duplicate"

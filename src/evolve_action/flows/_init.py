@@ -7,7 +7,8 @@ request is `_draft.build_request`); the gates (`_draft`); writing evolve's
 `evals/<skill>/triggers.yaml`, `evals.yaml` and fixtures under `files/` (or, in a repository
 whose definitions are all skill-creator's, `<skill>/evals/evals.json`, `trigger-queries.json`
 and `evals/files/`: `uses_skill_creator`); checking what was written (Tier 0 and the plan, like
-any authored file); the dry-run estimate of the first sweep; `--check` (the drafted triggers run
+any authored file); the estimate of the first sweep (`run all --new --dry-run`'s own, on the
+same models and cases); `--check` (the drafted triggers run
 once, in a throwaway copy of the repository) and `--workflow` (the tested example workflows
 copied to `.github/workflows/`).
 
@@ -41,7 +42,7 @@ from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import Config, resolve_repository
 from evolve_action.encoding import atomic_write_text, encode_json_compact, find_one
 from evolve_action.errors import EnvironmentProblem, UsageError
-from evolve_action.events import Reporter
+from evolve_action.events import NullReporter, Reporter
 from evolve_action.flows._draft import (
     DRAFT_TOOL,
     MAX_TOKENS,
@@ -59,6 +60,7 @@ from evolve_action.flows._draft import (
     render_evals,
     render_triggers,
 )
+from evolve_action.flows._run_all import PlanCollector, RunAllOptions, run_all, sweep_models
 from evolve_action.flows._shard import CHARS_PER_TOKEN, CostEstimate, estimate_cost
 from evolve_action.flows._tiers import trigger_options
 from evolve_action.harness import agent_harness
@@ -168,9 +170,15 @@ class InitOutcome:
     findings: tuple[str, ...] = ()
     """Tier 0 errors of drafted files (those files were removed again)."""
     planned_triggers: int = 0
+    """Trigger cases (query × model) in the first sweep's plan."""
     planned_evals: int = 0
+    """Eval cases (case × model) in the first sweep's plan."""
     sweep: CostEstimate | None = None
-    """The dry-run estimate of the first sweep (`run all --new`) over the drafted skills."""
+    """The estimate of the first sweep: what `run all --new --dry-run` prints for the repository
+    (every skill with new cases, not only the drafted ones), by the same computation."""
+    sweep_why: str = ""
+    """Why the sweep runs the models it does (`flows.sweep_models`: `.evolve.yaml`'s `models`, or
+    the one default model)."""
     checked: tuple[CheckedQuery, ...] | None = None
     """With `check`: the queries the skill missed or wrongly took (empty: all right), one run
     each with `InitOptions.check_model`."""
@@ -293,7 +301,16 @@ def run_init(
     drafts: list[SkillDraft] = []
     for (skill, _), answer in zip(requests, answers, strict=True):
         drafts.append(
-            _write_draft(repo, skill, answer, options, model.key, model.pricing, creator=creator)
+            _write_draft(
+                repo,
+                skill,
+                answer,
+                by_plugin[skill.plugin],
+                options,
+                model.key,
+                model.pricing,
+                creator=creator,
+            )
         )
     findings = _verify(repo.root, options, drafts)
     drafts = [_without(d, findings) for d in drafts]
@@ -308,7 +325,7 @@ def run_init(
     if not drafted:
         return outcome
     repo, config = resolve_repository(options.root, options.cwd, options.layout, options.environ)
-    outcome = _estimate(outcome, repo, config, options, drafted)
+    outcome = _estimate(outcome, repo, config, options)
     if options.check:
         outcome = replace(
             outcome,
@@ -446,6 +463,7 @@ def _write_draft(
     repo: Repository,
     skill: Skill,
     answer: grading.ToolAnswer,
+    siblings: list[Skill],
     options: InitOptions,
     model: str,
     pricing: Any,
@@ -458,8 +476,13 @@ def _write_draft(
     parsed = parse_answer(tool_input) if not error else None
     if parsed is None:
         return replace(draft, error=error or f"{DRAFT_TOOL} input is not an object")
-    text = skill_text(skill, [])
-    queries = gate_queries(parsed, name=skill.name, description=text.description)
+    text = skill_text(skill, siblings)
+    queries = gate_queries(
+        parsed,
+        name=skill.name,
+        description=text.description,
+        siblings=[d for _, d in text.siblings],
+    )
     cases, dropped_cases = gate_evals(
         parsed.evals, name=skill.name, description=text.description, limit=options.evals
     )
@@ -542,33 +565,37 @@ def _without(draft: SkillDraft, bad: Mapping[Path, tuple[str, ...]]) -> SkillDra
 
 
 def _estimate(
-    outcome: InitOutcome,
-    repo: Repository,
-    config: Config,
-    options: InitOptions,
-    drafted: tuple[str, ...],
+    outcome: InitOutcome, repo: Repository, config: Config, options: InitOptions
 ) -> InitOutcome:
-    """The dry-run plans of `run all --new` over the drafted skills, and their cost estimate."""
-    built = trigger_options(
-        repo, config, options.environ, skills=drafted, new=True, dry_run=True, require_cli=False
+    """The closing estimate: what `run all --new --dry-run` prints for this repository, by the same
+    computation (the same `run_all` dry run over every skill, the one model rule
+    `sweep_models`, `estimate_cost` at `triggers.DEFAULT_RUNS`)."""
+    choice = sweep_models((), (), config)
+    collect = PlanCollector()
+    run_all(
+        RunAllOptions(
+            repository=repo,
+            config=config,
+            environ=options.environ,
+            evals=evals.EvalsOptions(models=choice.models, new=True),
+            dry_run=True,
+            report=False,
+        ),
+        reporter=NullReporter(),
+        on_step=collect,
     )
-    plans: list[plan.Plan] = []
-    models = list(built.options.models)
-    planned_triggers = 0
-    if built.options.models:
-        tplan = triggers.make_plan(built.options)[0]
-        plans.append(tplan)
-        planned_triggers = sum(len(u.cases) for u in tplan.units)
-    eplan = evals.plan_evals(
-        repo, config, evals.EvalsOptions(skills=drafted, new=True), environ=options.environ
-    )
-    plans.append(eplan.plan)
-    models.extend(m for m in eplan.models if m not in models)
+    counts = {plan.Tier.TRIGGERS: 0, plan.Tier.EVALS: 0}
+    for p in collect.plans:
+        for u in p.units:
+            for c in u.cases:
+                tier = plan.Tier(c.tier)
+                counts[tier] = counts.get(tier, 0) + 1
     return replace(
         outcome,
-        planned_triggers=planned_triggers,
-        planned_evals=len(eplan.plan.cases),
-        sweep=estimate_cost(plans, runs=triggers.DEFAULT_RUNS, models=models),
+        planned_triggers=counts[plan.Tier.TRIGGERS],
+        planned_evals=counts[plan.Tier.EVALS],
+        sweep=estimate_cost(collect.plans, runs=triggers.DEFAULT_RUNS, models=collect.models),
+        sweep_why=choice.why,
     )
 
 

@@ -1,7 +1,8 @@
 """`run all` as a function: checks → triggers → evals → report, in one call that returns data.
 
-Owns: `RunAllOptions`, the step events (`ChecksDone`, `TriggersReady`, `EvalsReady`, `ReportDone`)
-and `run_all`. The tiers run one after the other over the whole repository (all trigger units, then
+Owns: `RunAllOptions`, the step events (`ChecksDone`, `TriggersReady`, `EvalsReady`, `ReportDone`),
+`run_all` and the one model rule (`sweep_models`: which models a sweep runs when none are named,
+and why, for `run all`/`run triggers`/`run evals` and `init`'s closing estimate alike). The tiers run one after the other over the whole repository (all trigger units, then
 all eval units) rather than interleaved per skill, so each engine keeps its own sweep; the results
 are the same as evolve's. Timeouts: 120 s per trigger session and 600 s per eval run unless a
 timeout is given (then it applies to both). Check failures only count under `strict`. A missing
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolve_action import evals, plan, triggers
-from evolve_action.catalog import BoundModel
+from evolve_action.catalog import PR_DEFAULT_MODEL, BoundModel
 from evolve_action.checks import CheckOptions, CheckReport, run_checks
 from evolve_action.config import Config, resolve_results_format
 from evolve_action.events import Reporter
@@ -32,12 +33,15 @@ from evolve_action.repo import Repository
 __all__ = [
     "ChecksDone",
     "EvalsReady",
+    "ModelChoice",
+    "PlanCollector",
     "ReportDone",
     "RunAllOptions",
     "RunAllOutcome",
     "RunAllStep",
     "TriggersReady",
     "run_all",
+    "sweep_models",
 ]
 
 
@@ -232,3 +236,53 @@ def run_all(
         report=rep,
         failed=failed or (ev is not None and not ev.ok),
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChoice:
+    """The models a sweep runs, and why."""
+
+    models: tuple[str, ...]
+    """What goes into the options' `models`: empty means the tiers' own resolution (the configured
+    `models`, or the catalog's choice for a named `--harness`)."""
+    why: str
+    """Where the choice comes from, said to the user (`--model`, `.evolve.yaml`, the default)."""
+    default: bool = False
+    """The one default model (`catalog.PR_DEFAULT_MODEL`): nothing named any."""
+
+
+def sweep_models(
+    models: tuple[str, ...], harnesses: tuple[str, ...], config: Config
+) -> ModelChoice:
+    """The one model rule: the named models when given, else config `models`, else the one default
+    model (`catalog.PR_DEFAULT_MODEL`) — never every catalog model. A named harness without a model
+    keeps the catalog's choice for that harness."""
+    if models:
+        return ModelChoice(models=models, why="--model")
+    if harnesses:
+        return ModelChoice(models=(), why="the catalog's models for --harness")
+    if config.models is not None:
+        return ModelChoice(models=(), why="`models:` in .evolve.yaml")
+    return ModelChoice(
+        models=(PR_DEFAULT_MODEL,),
+        why="the default: no --model and no `models:` in .evolve.yaml; name others with either",
+        default=True,
+    )
+
+
+class PlanCollector:
+    """An `on_step` for a dry run of `run_all`: collects the plans and the models they run, for
+    `estimate_cost` (the estimate `run all --dry-run` prints, and `init`'s closing one)."""
+
+    def __init__(self) -> None:
+        self.plans: list[plan.Plan] = []
+        self.models: list[BoundModel] = []
+
+    def __call__(self, step: RunAllStep) -> None:
+        """Keep a planned tier's plan and models."""
+        if isinstance(step, TriggersReady) and step.plan is not None:
+            self.plans.append(step.plan)
+            self.models.extend(step.models)
+        elif isinstance(step, EvalsReady) and step.dry_run:
+            self.plans.append(step.planned.plan)
+            self.models.extend(step.planned.models)

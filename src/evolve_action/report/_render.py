@@ -6,8 +6,8 @@ failure bullets) and the Jinja environment over the package's `templates/`.
 Guarantees: pure and deterministic — the same inputs give the same bytes (trigger detail cells
 are memoised by value across calls, in bounded memos that never change a cell). Untrusted text
 (plugin, skill and model names, queries, eval names, assertion texts, evidence, runtime errors)
-is neutralised as it enters a view (`sanitise.neutralise_markdown`: no HTML, image, mention or
-code fence; ordinary text unchanged), then table cells and bullets go through `cell_text` (pipes
+is neutralised as it enters a view (`sanitise.neutralise_markdown`: no HTML, image, mention,
+code fence or link to anything but http(s); ordinary text unchanged), then table cells and bullets go through `cell_text` (pipes
 escaped, newlines flattened, size-capped) and headings have newlines flattened.
 Never does: I/O beyond loading templates from the installed package, printing, reading the
 environment.

@@ -87,19 +87,21 @@ def test_drafts_skills_without_definitions(repo: Path, server: ModelServer, tmp_
     csv = drafts["csv-report"]
     triggers = (repo / "evals" / "csv-report" / "triggers.yaml").read_text(encoding="utf-8")
     assert triggers.startswith("# DRAFT by `evolve-action init` with anthropic/claude-sonnet-5")
-    # grounded in the body; the duplicate and the line naming the skill were dropped
-    assert "Sort the regions by their totals, largest first" in triggers
-    assert triggers.count("Total the amount column for each region") == 1
-    assert "footer" not in triggers
-    reasons = {d.reason for d in csv.dropped}
-    assert {"exact duplicate", "names the skill"} <= reasons
-    # siblings' tasks and the body's "do not use" items are the near-misses
-    assert "Add SPDX license headers to source files." in triggers
-    assert "Drawing charts or plots from spreadsheet data" in triggers
+    # the body's tasks asked as a user would (issue 43): the duplicate line once, the line naming
+    # the skill left out by the drafter itself, so the gates had nothing to drop
+    assert "Quick task: sort the regions by their totals, largest first." in triggers
+    assert triggers.count("Can you total the amount column for each region") == 1
+    assert "footer" not in triggers and csv.dropped == ()
+    # siblings' tasks (not their descriptions) and the body's "do not use" items are near-misses
+    assert "Quick task: add SPDX license headers." in triggers
+    assert "Add SPDX license headers to source files." not in triggers
+    assert "drawing charts or plots from spreadsheet data" in triggers
     # the French skill is drafted in French
     journal = (repo / "evals" / "journal" / "triggers.yaml").read_text(encoding="utf-8")
-    assert "Ajouter une section pour la nouvelle version du projet" in journal
+    assert "Peux-tu m''aider : ajouter une section pour la nouvelle version du projet ?" in journal
     assert drafts["journal"].language == "fr"
+    for d in drafts.values():
+        assert d.should >= 5 and d.should_not >= 5, d
     # every drafted file passes Tier 0 and is planned
     r, config = resolve_repository(None, repo, None, {})
     report = run_checks(r, config, CheckOptions(signals=False))
@@ -144,8 +146,20 @@ def test_cli_scripted_with_workflow(repo: Path) -> None:
         r"tokens, estimated \$\d+\.\d{4}\n",
         text,
     )
-    assert "drafting cost: $" in text and "first sweep (run all --new, dry run):" in text
-    assert re.search(r"^estimate: \d+ agent sessions, about \$", text, re.M)
+    assert "drafting cost: $" in text
+    assert re.search(
+        r"^first sweep \(what `run all --new --dry-run` plans\): \d+ trigger queries, \d+ eval "
+        r"cases, on anthropic/claude-sonnet-5 \(the default: no --model and no `models:` in "
+        r"\.evolve\.yaml; name others with either\)$",
+        text,
+        re.M,
+    )
+    # one estimate (issue 43): the closing estimate is the one the recommended command prints
+    closing = re.search(r"^estimate: .*\n(?:  .*\n)*", text, re.M)
+    assert closing is not None and "evolve-action run all --new --dry-run" in text
+    dry = io.StringIO()
+    assert main(["run", "all", "--new", "--dry-run"], environ={}, stdout=dry, cwd=repo) == 0
+    assert closing.group(0) in dry.getvalue()
     assert "add the repository secret ANTHROPIC_API_KEY" in text
     assert (repo / ".github" / "workflows" / "evolve-pr.yml").is_file()
     assert (repo / ".github" / "workflows" / "evolve-gate.yml").is_file()
@@ -235,3 +249,103 @@ def test_a_drafted_file_failing_tier0_is_removed_and_the_authored_one_restored(
     assert not drafted.exists() and after.written == () and after.should == 0
     assert (where / "triggers.json").read_text(encoding="utf-8") == '{"triggers": []}\n'
     assert after.backups == () and not backup.exists()
+
+
+TIMESTAMPS_BODY = """# Timestamps
+
+Work with dates and times exactly, with the zone always explicit.
+
+## Tasks
+
+- Parse a timestamp in any common format, attach its source zone (IANA names such as
+  Europe/Paris), and print it as ISO 8601.
+- Convert a meeting time from one zone to another, including across a daylight-saving change.
+- Normalise every date column of a CSV file to ISO 8601 in UTC.
+- Compute the duration between two timestamps in hours and minutes.
+- Turn Unix epoch seconds into a readable local time.
+- List the upcoming daylight-saving transitions for a zone.
+
+## Do not use for
+
+- Scheduling or calendar invitations
+"""
+TIMESTAMPS_DESCRIPTION = (
+    "Parse, convert and format timestamps and time zones. Use when the user asks to convert a "
+    "time between zones or normalise dates in a file."
+)
+TOTALS_DESCRIPTION = "Use when the user asks for totals, averages or group sums over a CSV file."
+
+
+def test_offline_draft_of_a_two_skill_plugin(tmp_path: Path) -> None:
+    """Issue 43's acceptance: `init --scripted` on a plugin whose one skill has authored evals
+    drafts ≥ 5 + ≥ 5 requests for the other (none naming it, none copying a run of either
+    description), leaves the authored file alone, writes a valid, planned draft, and closes with
+    the estimate `run all --new --dry-run` prints."""
+    from evolve_action.flows._draft import check_text
+    from evolve_action.modelserver._draft import body_items
+
+    root = tmp_path / "two"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "datatools"}\n')
+    _skill(root, "timestamps", TIMESTAMPS_DESCRIPTION, TIMESTAMPS_BODY)
+    _skill(root, "csv-totals", TOTALS_DESCRIPTION, "- Total a numeric column of a CSV file\n")
+    authored = root / "evals" / "csv-totals" / "triggers.yaml"
+    authored.parent.mkdir(parents=True)
+    authored.write_text(
+        "skill_name: csv-totals\ntriggers:\n"
+        '  - {query: "What is the total of the amount column in sales.csv?", should_trigger: true}\n'
+        '  - {query: "Convert this CSV file to JSON please", should_trigger: false}\n'
+    )
+    before = authored.read_bytes()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["init", "--scripted"], environ={}, stdout=out, stderr=err, cwd=root) == 0
+    text = out.getvalue()
+    assert "datatools/timestamps: " in text and "csv-totals:" not in text
+    assert authored.read_bytes() == before
+    r, config = resolve_repository(None, root, None, {})
+    (drafted,) = [e for e in r.eval_sets() if e.skill == "timestamps"]
+    assert drafted.triggers_path is not None
+    from evolve_action.encoding import decode_yaml
+
+    items = decode_yaml(drafted.triggers_path.read_text(), drafted.triggers_path).value["triggers"]
+    should = [i["query"] for i in items if i["should_trigger"]]
+    near = [i["query"] for i in items if not i["should_trigger"]]
+    assert len(should) >= 5 and len(near) >= 5, items
+    tasks = [t[:1].lower() + t[1:].rstrip(".") for t in body_items(TIMESTAMPS_BODY)[0]]
+    for q in should + near:
+        assert "timestamps" not in q.lower()
+        assert q.rstrip(".?") not in tasks  # asked, never a bare body line
+        assert check_text(q, name="timestamps", description=TIMESTAMPS_DESCRIPTION) is None
+        assert check_text(q, name="csv-totals", description=TOTALS_DESCRIPTION) is None, q
+    assert sum(any(t.split(",")[0] in q for t in tasks) for q in should) >= 5
+    assert any("CSV file" in q and ("totals" in q or "averages" in q) for q in near)  # sibling
+    report = run_checks(r, config, CheckOptions(signals=False))
+    assert [f.message for f in report.findings if f.severity == Severity.ERROR] == []
+    # one estimate: the closing one is the one `run all --new --dry-run` prints
+    closing = re.search(r"^first sweep .*\n(estimate: .*\n(?:  .*\n)*)", text, re.M)
+    assert closing is not None, text
+    dry = io.StringIO()
+    assert main(["run", "all", "--new", "--dry-run"], environ={}, stdout=dry, cwd=root) == 0
+    assert closing.group(1) in dry.getvalue()
+    planned = re.search(r"first sweep .*: (\d+) trigger queries, (\d+) eval cases", text)
+    assert planned is not None and int(planned.group(1)) == 2 + len(should) + len(near)
+
+
+def test_docs_show_the_offline_draft_as_it_comes_out(tmp_path: Path) -> None:
+    """docs/init.md's offline draft of the example `csv-report` is what `init --scripted` writes
+    now (refresh: copy examples/, remove evals/csv-report, run `init --scripted`, paste the file)."""
+    import shutil
+
+    docs = Path(__file__).resolve().parents[3] / "docs" / "init.md"
+    shown = re.search(
+        r"--scripted`, default counts\), exactly as it comes out:\n\n```yaml\n(.*?)```\n",
+        docs.read_text(encoding="utf-8"),
+        re.S,
+    )
+    assert shown is not None
+    root = tmp_path / "examples"
+    shutil.copytree(docs.parent.parent / "examples", root)
+    shutil.rmtree(root / "plugins" / "project-tools" / "evals" / "csv-report")
+    assert main(["init", "--scripted"], environ={}, stdout=io.StringIO(), cwd=root) == 0
+    drafted = root / "plugins" / "project-tools" / "evals" / "csv-report" / "triggers.yaml"
+    assert drafted.read_text(encoding="utf-8") == shown.group(1)

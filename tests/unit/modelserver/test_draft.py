@@ -51,19 +51,82 @@ def test_body_items_join_wrapped_lines_and_skip_fences() -> None:
     assert nots == ["Charts and plots of the data belong elsewhere"]
 
 
+def _holds(queries: list[str], task: str) -> bool:
+    return any(task[:1].lower() + task[1:] in q for q in queries)
+
+
 def test_draft_is_grounded_in_the_body_and_siblings_only() -> None:
     out = draft_input(_prompt())
-    assert out["should_trigger"] == body_items(BODY)[0]
-    # siblings first, then the body's "when not to use" items
-    assert out["should_not_trigger"] == [
-        "Maintain CHANGELOG.md files.",
-        "Add a release section.",
-        "Charts and plots of the data belong elsewhere",
+    tasks = body_items(BODY)[0]
+    should, near = out["should_trigger"], out["should_not_trigger"]
+    # every body task asked as a request, framed as a user types it (issue 43)
+    assert all(_holds(should, t) for t in tasks)
+    assert not any(q.rstrip(".?") in tasks for q in should)  # never a bare body line
+    assert should[0] == "Can you read the header row and learn the column types?"
+    assert len(should) >= 5 and len(near) >= 5
+    # the sibling's tasks first, asked as requests, then the body's "when not to use" items,
+    # then adjacent tasks on the body's own subjects
+    assert near[:2] == [
+        "Quick task: maintain CHANGELOG.md files.",
+        "I'd like you to add a release section.",
     ]
+    assert any("charts and plots of the data" in q for q in near)
+    assert "Write a unit test for the code that handles the header row." in near
     everything = repr(out)
     assert "Zanzibar" not in everything and "inside a code fence" not in everything
-    assert [e["prompt"] for e in out["evals"]] == body_items(BODY)[0][:2]
+    assert "csv-report" not in everything.lower() and "skill" not in everything.lower()
+    assert [e["prompt"] for e in out["evals"]] == [
+        "Could you read the header row and learn the column types for me?",
+        "Help me total the amount column for each region, sorted largest first, please.",
+    ]
     assert out["language"] == "en"
+
+
+def test_draft_follows_the_prompts_rules() -> None:
+    """No query names the skill or copies a run of the description's or a sibling's words."""
+    from evolve_action.flows._draft import DraftAnswer, gate_queries
+
+    description = "Total the amount column for each region and sort the result."
+    body = (
+        "- Total the amount column for each region of sales.csv\n- Add the csv-report footer now\n"
+        "- Round money to two decimals in the output table\n"
+    )
+    prompt = build_request(
+        SkillText(
+            name="csv-report",
+            description=description,
+            body=body,
+            siblings=(
+                (
+                    "changelog",
+                    "Use when the user asks to add a release section to CHANGELOG.md files.",
+                ),
+            ),
+        ),
+        should=10,
+        should_not=10,
+        evals=0,
+    ).prompt
+    out = draft_input(prompt)
+    assert not any("csv-report" in q or "footer" in q for q in out["should_trigger"])
+    assert not any("each region of sales" in q for q in out["should_trigger"])  # a 6-word copy
+    assert (
+        out["should_trigger"][0]
+        == "I'd like you to round money to two decimals in the output table."
+    )
+    assert "Quick task: add a release section." in out["should_not_trigger"]
+    gated = gate_queries(
+        DraftAnswer(
+            language="en",
+            should=tuple(out["should_trigger"]),
+            should_not=tuple(out["should_not_trigger"]),
+            evals=(),
+        ),
+        name="csv-report",
+        description=description,
+        siblings=["Use when the user asks to add a release section to CHANGELOG.md files."],
+    )
+    assert gated.dropped == ()
 
 
 def test_a_named_file_becomes_a_file_exists_assertion() -> None:
@@ -74,9 +137,9 @@ def test_a_named_file_becomes_a_file_exists_assertion() -> None:
 def test_french_body_gives_french_queries() -> None:
     body = "## Étapes\n\n- Lire le fichier CSV et vérifier les colonnes\n- Calculer le total pour chaque région\n"
     out = draft_input(_prompt(body))
-    assert out["should_trigger"] == [
-        "Lire le fichier CSV et vérifier les colonnes",
-        "Calculer le total pour chaque région",
+    assert out["should_trigger"][:2] == [
+        "Peux-tu m'aider : lire le fichier CSV et vérifier les colonnes ?",
+        "Petite demande : calculer le total pour chaque région.",
     ]
     assert out["language"] == "fr"
     assert language("Die Datei und der Bericht mit den Summen") == "de"
@@ -97,8 +160,8 @@ def test_the_policy_action_answers_the_forced_tool() -> None:
     assert decision.rule == "d" and decision.stop_reason == "tool_use"
     block = decision.blocks[0]
     assert block["name"] == "submit_draft"
-    assert block["input"]["should_trigger"] == body_items(BODY)[0]
-    assert decision.note == "draft: 3 should, 3 should not, 2 evals"
+    assert block["input"] == draft_input(_prompt())
+    assert decision.note == "draft: 6 should, 6 should not, 2 evals"
 
 
 def test_draft_false_is_rejected() -> None:
@@ -117,4 +180,7 @@ def test_a_body_without_list_items_gives_its_paragraphs_first_sentences() -> Non
     )
     assert body_sentences(body) == ["Run the project's full test suite before anything else."]
     out = draft_input(_prompt(body))
-    assert out["should_trigger"] == ["Run the project's full test suite before anything else."]
+    assert (
+        out["should_trigger"][0]
+        == "Can you run the project's full test suite before anything else?"
+    )
