@@ -22,6 +22,8 @@ Files (private; import from this package):
 - `_codex`: the OpenAI Codex harness: one session through `codex exec --json`.
 - `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
 - `_confine`: how agents and `command` assertions are confined (sandbox, agent user, hidden paths).
+- `_placement`: the fixed paths every session of a run sees (bound under bubblewrap, else slots), so
+  their prompts share one cache prefix.
 - `_launch`: the launcher script every confined process starts through (its reaper, the user switch).
 - `_gateway`: the model gateway: the loopback proxy that alone holds the model credentials; each
   session gets a token valid only there and only while it runs; the job's meter and hard cap.
