@@ -177,6 +177,11 @@ def run_scenario(
     comment = work / ".evolve-action" / "pr-comment.md"
     lines = comment.read_text(encoding="utf-8").splitlines() if comment.is_file() else []
     verdict = next((ln for ln in lines if ln.startswith("#")), "")
+    summary = work / ".evolve-action" / "step-summary.md"
+    text = summary.read_text(encoding="utf-8") if summary.is_file() else ""
+    found = re.search(
+        r"Estimated before the run: ([0-9–]+) agent sessions, about \$([0-9.]+)", text
+    )
     return {
         "scenario": name,
         "exit": done.returncode,
@@ -185,6 +190,8 @@ def run_scenario(
         "judge_calls": len(requests) - len(agent),
         "seconds": round(seconds, 1),
         "dollars": round(dollars, 2),
+        "estimate_sessions": found.group(1) if found else "",
+        "estimate_usd": float(found.group(2)) if found else None,
         "tokens": tokens,
         "cache_hit_rate": round(
             tokens["cache_read_input_tokens"]
@@ -223,14 +230,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     print(
         "| scenario | verdict | exit | sessions | system prompts | judge calls | wall | dollars "
-        "| cache hit rate | 1-min load |"
+        "| estimate (before power) | cache hit rate | 1-min load |"
     )
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(
             f"| {r['scenario']} | {r['verdict']} | {r['exit']} | {r['sessions']} | "
             f"{r['system_prompts']} | {r['judge_calls']} | {r['seconds']} s | "
-            f"${r['dollars']:.2f} | {r['cache_hit_rate']:.1%} | "
+            f"${r['dollars']:.2f} | {r['estimate_sessions']} sessions, "
+            f"${r['estimate_usd'] or 0:.2f} | {r['cache_hit_rate']:.1%} | "
             f"{r['load_1min_before']} → {r['load_1min_after']} |"
         )
     print(

@@ -97,7 +97,7 @@ from evolve_action.harness._locate import (
     find_cli,
     find_codex,
 )
-from evolve_action.harness._meter import Metered, metered_cost_usd
+from evolve_action.harness._meter import Metered, cache_line, metered_cost_usd
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -204,6 +204,7 @@ __all__ = [
     "anthropic_client",
     "available_harnesses",
     "cache_key",
+    "cache_line",
     "capture_listing",
     "check_credentials",
     "check_for_models",
