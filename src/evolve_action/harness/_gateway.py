@@ -17,6 +17,8 @@ falls back to HTTP streaming at once). When the session ends its token is revoke
 Guarantees:
 - the real credential never leaves this process except in the header of a request to the
   configured upstream; a request without a live session token gets 401 and reaches nothing;
+- a Messages request whose prompt prefix another request is writing waits (bounded) until that
+  answer starts, so a wave of sessions writes the shared prefix once (`_warmup`);
 - every response's usage and list-price cost (cache reads and writes included) is added to the
   session's and the job's `Metered` (`harness._meter`);
 - with a cap (`Spend.limit_usd`), once the measured spend reaches it every later request is
@@ -45,7 +47,7 @@ import secrets
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,7 @@ from typing import Any
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
+from evolve_action.harness import _warmup
 from evolve_action.harness._meter import Metered, ResponseMeter
 
 __all__ = [
@@ -200,6 +203,7 @@ class Gateway:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._client: Any = None
+        self._warmup = _warmup.Warmup()
         self.port = 0
         self._lock_fd: int | None = None
         self.socket_path: Path | None = None
@@ -359,10 +363,15 @@ class Gateway:
         headers.update(upstream.headers)
         headers["accept-encoding"] = "identity"
         body: Any = request.content if request.body_exists else None
+        answered: Callable[[bool], None] = _warmup.nothing
+        if request.match_info["tail"].endswith("v1/messages") and request.body_exists:
+            body = await request.read()  # warm-up: a prefix another request writes waits for it
+            answered = await self._warmup.hold(body)
         try:
             async with self._client.request(
                 request.method, target, headers=headers, data=body, allow_redirects=False
             ) as answer:
+                answered(answer.status < 400)
                 response = web.StreamResponse(status=answer.status, reason=answer.reason)
                 for name, value in answer.headers.items():
                     if name.lower() not in _DROP_RESPONSE:
@@ -386,6 +395,7 @@ class Gateway:
                         self._count(session, meter, answer.status)
                 return response
         except (ClientError, TimeoutError, OSError) as exc:
+            answered(False)
             return _error(
                 web, 502, "api_error", f"evolve-action gateway: upstream unreachable: {exc}"
             )
