@@ -20,6 +20,7 @@ from tests.helpers.agents import MODEL, agent_tmp, csv_trigger_repo, scripted_en
 
 from evolve_action import harness
 from evolve_action.cli import main
+from evolve_action.modelserver._cache import cache_blocks
 
 QUERIES = [("tidy my csv", True), ("what time is it", False), ("clean this spreadsheet", True)]
 POLICY = {"rules": [{"name": "r", "route": {"threshold": 0.2}}]}
@@ -68,3 +69,29 @@ def test_two_sessions_of_one_job_send_the_same_prefix(
     text = next(iter(prefixes))
     assert "claude-home." not in text  # no per-session directory in the prompt
     assert ("/sandbox/config/projects/" if sandboxed else "/slot.0/config/projects/") in text
+
+
+def test_a_wave_of_sessions_writes_the_shared_prefix_once(
+    tmp_path: Path, model_server: Any
+) -> None:
+    """Issue 40 item 3: three sessions start at once; the first request writes Claude Code's
+    tools-and-system prefix, the others wait (at the gateway) for its answer to start and read it."""
+    server = model_server({**POLICY, "latency_ms": 1500})
+    repo = csv_trigger_repo(tmp_path / "repo", QUERIES)
+    with agent_tmp() as scratch:
+        env = {**scripted_env(tmp_path, server.base_url), "TMPDIR": str(scratch)}
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["run", "triggers", "--runs", "1", "--no-early-stop", "--root", str(repo)]
+        argv += ["--model", MODEL, "--jobs", "3"]
+        code = main(argv, env, stdout=out, stderr=err, cwd=repo)
+    assert code == 0, out.getvalue() + err.getvalue()
+    agent = [r for r in server.requests if r.get("path") == "/v1/messages" and r.get("tools")]
+    firsts: dict[str, dict[str, Any]] = {}
+    for r in agent:
+        firsts.setdefault(r["headers"].get("x-claude-code-session-id", ""), r)
+    assert len(firsts) == len(QUERIES)
+    prefix = sum(b.tokens for b in cache_blocks(next(iter(firsts.values()))["body"]))
+    writes = sorted(r["usage"]["cache_creation_input_tokens"] for r in firsts.values())
+    reads = sorted(r["usage"]["cache_read_input_tokens"] for r in firsts.values())
+    assert writes[-1] > 10_000 and writes[-2] < 10_000, (writes, reads, prefix)
+    assert reads[0] == 0 and reads[1] > 10_000
