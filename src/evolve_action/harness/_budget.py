@@ -11,11 +11,11 @@ How a unit is estimated before it runs: sessions × the cost of one session of t
 model. Once a session of the same tier and model has run, that is the mean measured cost so far;
 before, a prior from the model's prices: `PRIOR_REQUESTS[tier]` requests of the agent's fixed
 context (`AGENT_CONTEXT_TOKENS`: Claude Code's system prompt and tool definitions) plus the
-counted skill-and-prompt tokens, and `PRIOR_OUTPUT_TOKENS[tier]` output tokens, priced as the
-API's prompt cache prices them (`prior_usd`): the fixed context is one prefix shared by every
-session of a tier and model, written once (×1.25 the input price) by the first session and read
-(×0.1) by every other request; each session's own prompt is written once by its first request
-and read by its later ones.
+session's own first message (`SESSION_CONTEXT_TOKENS` and the counted skill-and-prompt
+tokens), and `PRIOR_OUTPUT_TOKENS[tier]` output tokens, priced as the API's prompt cache prices
+them (`prior_usd`): the fixed context is one prefix shared by every session of a tier and model,
+written once (×1.25 the input price) by the first session and read (×0.1) by every other request;
+each session's own first message is written once by its first request and read by its later ones.
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ from evolve_action.harness._meter import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 
 AGENT_CONTEXT_TOKENS = 20_000
 """Input tokens every agent request carries before the skill and prompt (system prompt, tools)."""
+
+SESSION_CONTEXT_TOKENS = 3_000
+"""Input tokens of each session's own first message before the prompt (the skill listing, the
+workspace's context reminders): written to the prompt cache once per session, read after."""
 
 PRIOR_REQUESTS: Mapping[str, int] = {"triggers": 2, "evals": 10}
 """Model requests one session makes, before any has been measured (trigger sessions allow 2 turns)."""
@@ -49,12 +53,11 @@ def prior_usd(
     requests = PRIOR_REQUESTS.get(tier, 1)
     prefix_writes = 0 if prefix_cached else 1
     prefix_reads = sessions * requests - prefix_writes
+    own = SESSION_CONTEXT_TOKENS + prompt_tokens
     own_reads = sessions * (requests - 1)
-    tokens = (
-        prefix_writes * AGENT_CONTEXT_TOKENS + sessions * prompt_tokens
-    ) * CACHE_WRITE_FACTOR + (
-        prefix_reads * AGENT_CONTEXT_TOKENS + own_reads * prompt_tokens
-    ) * CACHE_READ_FACTOR
+    writes = prefix_writes * AGENT_CONTEXT_TOKENS + sessions * own
+    reads = prefix_reads * AGENT_CONTEXT_TOKENS + own_reads * own
+    tokens = writes * CACHE_WRITE_FACTOR + reads * CACHE_READ_FACTOR
     output = sessions * PRIOR_OUTPUT_TOKENS.get(tier, 0)
     return tokens / 1e6 * pricing.input_per_mtok + output / 1e6 * pricing.output_per_mtok
 
