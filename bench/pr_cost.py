@@ -17,10 +17,16 @@ server saw, the judge's calls apart), wall time, and dollars at list prices from
 server reported (`harness._meter.metered_cost_usd`: fresh input, cache writes ×1.25 and cache reads
 ×0.1 of the input price, output), with the 1-minute load before and after.
 
+Also: the cache hit rate (share of cacheable prompt tokens read from the server's prompt cache,
+`read / (read + written)`), and the distinct system prompts of the agent sessions (the per-request
+billing line aside). `--log-dir DIR` keeps each scenario's request log (`DIR/<scenario>.jsonl`,
+bodies included).
+
     .venv/bin/python bench/pr_cost.py [--latency-ms 2000] [--only description] [--json]
+    .venv/bin/python bench/pr_cost.py --cli-src <checkout of another commit>/src   # its CLI
 
 The figures depend on the defaults of the code it runs (`max_runs`, spending, selective rounds);
-run it from a checkout of another commit (`PYTHONPATH=<that checkout>/src`) to compare.
+`--cli-src` runs another commit's CLI against this commit's scripted server (its prompt cache).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from evolve_action.flows._demo import demo_policy_text
 from evolve_action.harness import metered_cost_usd
 from evolve_action.harness._meter import pricing_for
 from evolve_action.modelserver import ModelServer, Policy
+from evolve_action.modelserver._cache import BILLING_PREFIX
 
 MODEL = "anthropic/claude-sonnet-5"
 SKILL = "plugins/project-tools/skills/csv-report/SKILL.md"
@@ -85,11 +92,32 @@ SCENARIOS: dict[str, Callable[[Path], None]] = {
 }
 
 
+CLI_SRC: str | None = None
+"""`--cli-src`: the source tree the `evolve-action` processes run (PYTHONPATH), else ours."""
+
+
 def _env(tmp: Path) -> dict[str, str]:
     keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env["HOME"] = str(tmp / "home")
+    if CLI_SRC:
+        env["PYTHONPATH"] = CLI_SRC
     return env
+
+
+def _systems(requests: Sequence[dict[str, Any]]) -> int:
+    """Distinct system prompts, the billing line aside."""
+    seen = set()
+    for r in requests:
+        system = (r.get("body") or {}).get("system")
+        blocks = system if isinstance(system, list) else [{"text": system}]
+        seen.add(
+            json.dumps(
+                [b for b in blocks if not str(b.get("text", "")).startswith(BILLING_PREFIX)],
+                sort_keys=True,
+            )
+        )
+    return len(seen)
 
 
 def build_tour(tmp: Path) -> Path:
@@ -121,13 +149,16 @@ def _usage_dollars(requests: Sequence[dict[str, Any]]) -> tuple[dict[str, int], 
     return totals, metered_cost_usd(pricing, **totals)
 
 
-def run_scenario(tmp: Path, tour: Path, name: str, latency_ms: int) -> dict[str, Any]:
+def run_scenario(
+    tmp: Path, tour: Path, name: str, latency_ms: int, log_dir: Path | None = None
+) -> dict[str, Any]:
     work = tmp / name
     shutil.copytree(tour, work, symlinks=True)
     SCENARIOS[name](work)
     text = demo_policy_text() + f"\nlatency_ms: {latency_ms}\n"
     load = os.getloadavg()[0]
-    with ModelServer(Policy.from_yaml(text), port=0) as srv:
+    log = None if log_dir is None else log_dir / f"{name}.jsonl"
+    with ModelServer(Policy.from_yaml(text), port=0, log_path=log) as srv:
         env = scripted_environ(_env(tmp), base_url=srv.base_url, cache_dir=tmp / f"cache-{name}")
         began = time.perf_counter()
         done = subprocess.run(
@@ -146,6 +177,11 @@ def run_scenario(tmp: Path, tour: Path, name: str, latency_ms: int) -> dict[str,
     comment = work / ".evolve-action" / "pr-comment.md"
     lines = comment.read_text(encoding="utf-8").splitlines() if comment.is_file() else []
     verdict = next((ln for ln in lines if ln.startswith("#")), "")
+    summary = work / ".evolve-action" / "step-summary.md"
+    text = summary.read_text(encoding="utf-8") if summary.is_file() else ""
+    found = re.search(
+        r"Estimated before the run: ([0-9–]+) agent sessions, about \$([0-9.]+)", text
+    )
     return {
         "scenario": name,
         "exit": done.returncode,
@@ -154,7 +190,15 @@ def run_scenario(tmp: Path, tour: Path, name: str, latency_ms: int) -> dict[str,
         "judge_calls": len(requests) - len(agent),
         "seconds": round(seconds, 1),
         "dollars": round(dollars, 2),
+        "estimate_sessions": found.group(1) if found else "",
+        "estimate_usd": float(found.group(2)) if found else None,
         "tokens": tokens,
+        "cache_hit_rate": round(
+            tokens["cache_read_input_tokens"]
+            / max(1, tokens["cache_read_input_tokens"] + tokens["cache_creation_input_tokens"]),
+            3,
+        ),
+        "system_prompts": _systems(agent),
         "load_1min_before": round(load, 2),
         "load_1min_after": round(os.getloadavg()[0], 2),
         "stdout_tail": done.stdout.splitlines()[-3:],
@@ -166,21 +210,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--latency-ms", type=int, default=2000)
     ap.add_argument("--only", choices=sorted(SCENARIOS), action="append")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--log-dir", type=Path)
+    ap.add_argument("--cli-src", type=Path)
     args = ap.parse_args(argv)
+    global CLI_SRC
+    CLI_SRC = str(args.cli_src.resolve()) if args.cli_src else None
+    if args.log_dir:
+        args.log_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="evolve-pr-cost.") as t:
         tmp = Path(t)
         tour = build_tour(tmp)
-        rows = [run_scenario(tmp, tour, n, args.latency_ms) for n in args.only or SCENARIOS]
+        rows = [
+            run_scenario(tmp, tour, n, args.latency_ms, args.log_dir)
+            for n in args.only or SCENARIOS
+        ]
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    print("| scenario | verdict | exit | sessions | judge calls | wall | dollars | 1-min load |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| scenario | verdict | exit | sessions | system prompts | judge calls | wall | dollars "
+        "| estimate (before power) | cache hit rate | 1-min load |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(
             f"| {r['scenario']} | {r['verdict']} | {r['exit']} | {r['sessions']} | "
-            f"{r['judge_calls']} | {r['seconds']} s | ${r['dollars']:.2f} | "
+            f"{r['system_prompts']} | {r['judge_calls']} | {r['seconds']} s | "
+            f"${r['dollars']:.2f} | {r['estimate_sessions']} sessions, "
+            f"${r['estimate_usd'] or 0:.2f} | {r['cache_hit_rate']:.1%} | "
             f"{r['load_1min_before']} → {r['load_1min_after']} |"
         )
     print(

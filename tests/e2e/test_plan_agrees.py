@@ -206,3 +206,31 @@ def test_the_question_is_skipped_with_yes_a_cap_or_the_free_scripted_server(tmp_
     confirm_cost(inv({"EVOLVE_CONFIRM_ABOVE_USD": "25"}), estimate, command="run all")
     with pytest.raises(UsageError, match="EVOLVE_CONFIRM_ABOVE_USD=lots"):
         confirm_cost(inv({"EVOLVE_CONFIRM_ABOVE_USD": "lots"}), estimate, command="run all")
+
+
+def test_run_all_plans_each_tier_once_and_confirms_on_that_plan(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40 item 6: the cost confirmation sees the plans the run would execute, and neither
+    tier is planned a second time for it (before: a whole silent dry run, then the run's own)."""
+    from evolve_action import evals, triggers
+
+    calls = {"triggers": 0, "evals": 0}
+    make_plan, plan_evals = triggers.make_plan, evals.plan_evals
+
+    def counted_make_plan(*a: object, **k: object) -> object:
+        calls["triggers"] += 1
+        return make_plan(*a, **k)  # type: ignore[arg-type]
+
+    def counted_plan_evals(*a: object, **k: object) -> object:
+        calls["evals"] += 1
+        return plan_evals(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(triggers, "make_plan", counted_make_plan)
+    monkeypatch.setattr(evals, "plan_evals", counted_plan_evals)
+    env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent / "home")}
+    env["EVOLVE_CONFIRM_ABOVE_USD"] = "1000"  # confirmed: the run goes on to its credentials
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", "all", "--root", str(repo)], env, stdout=out, stderr=err, cwd=repo)
+    assert code == 2, out.getvalue() + err.getvalue()  # no credentials: stops before any session
+    assert calls == {"triggers": 1, "evals": 1}, err.getvalue()

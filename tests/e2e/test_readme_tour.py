@@ -77,3 +77,9 @@ def test_the_readme_tour_runs_verbatim(tmp_path: Path) -> None:
         f"docs/img/{di.TOUR_IMAGE}.md is not what the tour writes now; refresh every source and "
         f"PNG with: {di.REFRESH}"
     )
+    # Issue 40: still a regression, and the sessions share the prompt cache (one write of each
+    # shared prefix, reads after): the measured cost stays at most $1.60 (before: about $3.05).
+    assert "pr --local exited 1" in done.stdout, comment
+    cost = re.search(r"cost \$(\d+\.\d+)", comment)
+    assert cost is not None and float(cost.group(1)) <= 1.60, comment
+    assert "Prompt cache:" in done.stdout  # the job log gives the hit rate

@@ -27,6 +27,7 @@ from evolve_action.cli._common import (
     confirm_cost,
     default_models,
     discard_unusable_results,
+    needs_confirmation,
     print_budget,
     print_estimate,
     print_notices,
@@ -43,11 +44,9 @@ from evolve_action.cli._evals import (
 from evolve_action.cli._report import print_report
 from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
-from evolve_action.events import NullReporter
 from evolve_action.flows import (
     ChecksDone,
     EvalsReady,
-    PlanCollector,
     ReportDone,
     RunAllOptions,
     RunAllOutcome,
@@ -187,27 +186,27 @@ def handle(inv: Invocation) -> int:
 def _run(inv: Invocation) -> int:
     args = inv.args
     options = run_all_options(inv)
-    if not args.dry_run:
-        _confirm(inv, options)
     printer = StepPrinter(inv)
     reporter = pick_reporter(inv, options.evals.budget)
-    outcome = run_all(options, reporter=reporter, on_step=printer, cwd=inv.cwd)
+
+    def confirm(plans: list[plan.Plan], models: list[BoundModel]) -> None:
+        """Ask before an estimate above the threshold, on the plans the run then executes."""
+        estimate = estimate_cost(plans, runs=options.runs, models=models)
+        confirm_cost(inv, estimate, command="run all")
+
+    outcome = run_all(
+        options,
+        reporter=reporter,
+        on_step=printer,
+        cwd=inv.cwd,
+        confirm=None if args.dry_run or not needs_confirmation(inv) else confirm,
+    )
     print_budget(inv, options.evals.budget)
     if args.dry_run:
         estimate = estimate_cost(printer.plans, runs=options.runs, models=printer.models)
         print_estimate(inv, estimate)
         return 0
     return finish(inv, outcome, strict=bool(args.strict))
-
-
-def _confirm(inv: Invocation, options: RunAllOptions) -> None:
-    """Plan the run silently (a dry run: nothing starts, nothing is written) and ask before an
-    estimate above the threshold (`confirm_cost`)."""
-    collect = PlanCollector()
-    quiet = dataclasses.replace(options, dry_run=True, report=False)
-    run_all(quiet, reporter=NullReporter(), on_step=collect, cwd=inv.cwd)
-    estimate = estimate_cost(collect.plans, runs=options.runs, models=collect.models)
-    confirm_cost(inv, estimate, command="run all")
 
 
 def handle_shard(inv: Invocation, tiers: tuple[str, ...]) -> int:

@@ -314,16 +314,22 @@ CONFIRM_VAR = "EVOLVE_CONFIRM_ABOVE_USD"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
+def needs_confirmation(inv: Invocation) -> bool:
+    """False when `confirm_cost` would never ask: `--yes`, `--max-cost-usd`, or a loopback
+    `ANTHROPIC_BASE_URL` (the scripted model server)."""
+    args = inv.args
+    if getattr(args, "yes", False) or getattr(args, "max_cost_usd", None) is not None:
+        return False
+    base_url = inv.environ.get("ANTHROPIC_BASE_URL", "")
+    return not (base_url and (urlsplit(base_url).hostname or "") in _LOOPBACK)
+
+
 def confirm_cost(inv: Invocation, estimate: flows.CostEstimate, *, command: str) -> None:
     """Ask before a run estimated above the threshold (`EVOLVE_CONFIRM_ABOVE_USD`, default
     `DEFAULT_CONFIRM_ABOVE_USD`): on a terminal a `[y/N]` question; elsewhere (CI, a pipe) a
     `UsageError` before any session. `--yes`, `--max-cost-usd` (a cap already bounds the spend)
     and a loopback `ANTHROPIC_BASE_URL` (the scripted model server: free) skip it."""
-    args = inv.args
-    if getattr(args, "yes", False) or getattr(args, "max_cost_usd", None) is not None:
-        return
-    base_url = inv.environ.get("ANTHROPIC_BASE_URL", "")
-    if base_url and (urlsplit(base_url).hostname or "") in _LOOPBACK:
+    if not needs_confirmation(inv):
         return
     threshold = _confirm_threshold(inv.environ)
     if estimate.total_usd <= threshold:

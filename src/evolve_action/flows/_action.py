@@ -168,6 +168,7 @@ from evolve_action.github import (
 from evolve_action.harness import (
     Budget,
     available_harnesses,
+    cache_line,
     default_jobs,
     deferred_signals,
     gateway_spend,
@@ -387,7 +388,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                 posted = _with_state(body, carry, checkout, top, state)
             comment_id = _comment(client, ctx, inputs, rows, posted, state, commands)
         restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-        summary = body + _cost_line(state)  # the notes are in the body already
+        summary = body + _cost_line(state) + _cache_summary(state)  # notes: in the body
         append_summary(files.summary, summary)
         outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
         if merged is not None:
@@ -688,7 +689,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         earlier=state.earlier,
     )
     body = render_pr_comment(rows, facts, revision=revision)
-    summary = body + _cost_line(state)
+    summary = body + _cost_line(state) + _cache_summary(state)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
     write_text(comment_file, body)
     write_text(summary_file, summary)
@@ -846,3 +847,13 @@ def _breaches(rows: Sequence[ComparisonRow], inputs: ActionInputs | None) -> boo
             if tier.head.rate < minimum:
                 return True
     return False
+
+
+def _cache_summary(state: _Run) -> str:
+    """The job's prompt-cache line, in the job log (`state.lines`) and as the step summary's last
+    line ("" when no request used the cache)."""
+    line = cache_line(gateway_spend().total)
+    if not line:
+        return ""
+    state.lines.append(line)
+    return f"\n<sub>{line}</sub>\n"

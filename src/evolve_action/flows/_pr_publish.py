@@ -333,8 +333,9 @@ def _cost_line(state: _Run) -> str:
             "prices (the top: power on demand running every comparison to max_runs)"
         )
     return (
-        f"\n<sub>Estimated before the run: {sessions} agent sessions, {price}, cache discounts "
-        "not counted. The measured cost of what ran is the one above.</sub>\n"
+        f"\n<sub>Estimated before the run: {sessions} agent sessions, {price}, the prompt cache "
+        "counted (one write per shared prefix, reads after). The measured cost of what ran is the "
+        "one above.</sub>\n"
     )
 
 

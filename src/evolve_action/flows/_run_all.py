@@ -10,7 +10,9 @@ Claude Code CLI skips the trigger tier (the evals tier reports it).
 
 Guarantees: never prints and never parses argv: progress goes to the `Reporter` (engine events)
 and to `on_step` (one call per finished step, in order, so a front end can show each step's
-outcome before the next starts); the outcome is returned. Never does: decide exit codes.
+outcome before the next starts); the outcome is returned. Plans once: with `confirm`, both tiers
+are planned before any session starts, `confirm` sees those plans (the cost confirmation) and the
+run executes exactly them. Never does: decide exit codes.
 """
 
 from __future__ import annotations
@@ -133,8 +135,14 @@ def run_all(
     reporter: Reporter,
     on_step: Callable[[RunAllStep], None] | None = None,
     cwd: Path | None = None,
+    confirm: Callable[[list[plan.Plan], list[BoundModel]], None] | None = None,
 ) -> RunAllOutcome:
-    """Run checks → triggers → evals → report; return what happened."""
+    """Run checks → triggers → evals → report; return what happened.
+
+    `confirm` (not for a dry run) is called once with the plans of both tiers and their models
+    before any session starts (it may raise to stop the run); the run then executes those plans,
+    never planning again.
+    """
 
     def step(event: RunAllStep) -> None:
         if on_step is not None:
@@ -167,6 +175,7 @@ def run_all(
         budget=eo.budget,
     )
     trig: triggers.TriggersOutcome | None = None
+    tplanned: tuple[plan.Plan, list[plan.SetInput], list[str]] | None = None
     credentials_checked = False
     if "triggers" not in options.tiers:
         pass
@@ -185,6 +194,19 @@ def run_all(
     else:
         step(TriggersReady(warnings=built.warnings))
         tplanned = triggers.make_plan(built.options)
+    planned: evals.EvalsPlan | None = None
+    if "evals" in options.tiers and confirm is not None and not options.dry_run:
+        planned = evals.plan_evals(repo, config, eo, environ=environ)
+    if confirm is not None and not options.dry_run:
+        plans = ([tplanned[0]] if tplanned is not None else []) + (
+            [planned.plan] if planned is not None else []
+        )
+        models = [
+            *(built.options.models if tplanned is not None else ()),
+            *(planned.models if planned is not None else ()),
+        ]
+        confirm(plans, models)
+    if tplanned is not None:
         if any(u.cases for u in tplanned[0].units):
             check_for_models(
                 environ, built.options.models, judge=False
@@ -202,10 +224,10 @@ def run_all(
             raise sweep_failed(trig.all_failed, tier="triggers")
         failed = failed or trig.failed
 
-    planned: evals.EvalsPlan | None = None
     ev: evals.EvalsOutcome | None = None
     if "evals" in options.tiers:
-        planned = evals.plan_evals(repo, config, eo, environ=environ)
+        if planned is None:
+            planned = evals.plan_evals(repo, config, eo, environ=environ)
         step(EvalsReady(planned=planned, jobs=eo.jobs, dry_run=options.dry_run))
     if options.dry_run:
         return RunAllOutcome(checks=checks, evals_plan=planned, failed=failed)

@@ -199,9 +199,10 @@ CHARS_PER_TOKEN = 4
 class CostEstimate:
     """What a plan would spend before it runs: agent sessions and dollars per model (model keys in
     plan order). Dollars come from the budget's prior (`harness.Budget`: the agent's fixed context
-    plus the case text, at the catalog's list prices, cache discounts ignored), so they err high;
-    a model without catalog prices counts sessions but no dollars. Triggers count every run
-    (`--runs`); early stop usually needs fewer."""
+    plus the case text, at the catalog's list prices, with the prompt cache: one write of the
+    shared fixed context per tier and model, reads after, each session's prompt written once and
+    read by its later requests); a model without catalog prices counts sessions but no dollars.
+    Triggers count every run (`--runs`); early stop usually needs fewer."""
 
     sessions: Mapping[str, int]
     usd: Mapping[str, float | None]
@@ -222,7 +223,10 @@ class CostEstimate:
             return "estimate: no agent sessions, $0.00\n"
         n = self.total_sessions
         out = [f"estimate: {n} agent session{'' if n == 1 else 's'}, about ${self.total_usd:.2f}"]
-        out[0] += " at list prices (before caching; early stop usually needs fewer)"
+        out[0] += (
+            " at list prices (prompt cache counted: one write per shared prefix, reads after; "
+            "early stop usually needs fewer)"
+        )
         width = max(len(key) for key in self.sessions)
         for key, count in self.sessions.items():
             usd = self.usd[key]
@@ -254,6 +258,7 @@ def estimate_cost(
     prior = Budget()
     sessions: dict[str, int] = {}
     usd: dict[str, float | None] = {}
+    written: set[tuple[plan.Tier, str]] = set()  # prefixes (tier × model) already cached
     for p in plans:
         for u in p.units:
             for c in u.cases:
@@ -265,8 +270,10 @@ def estimate_cost(
                     usd.setdefault(c.model, None)
                     continue
                 tokens = len(c.case) // CHARS_PER_TOKEN + 1
-                one = prior.session_estimate_usd(tier.value, model, tokens)
-                usd[c.model] = (usd.get(c.model) or 0.0) + n * one
+                cached = (tier, c.model) in written
+                written.add((tier, c.model))
+                cost = prior.estimate_usd(tier.value, model, tokens, n, prefix_cached=cached)
+                usd[c.model] = (usd.get(c.model) or 0.0) + cost
     return CostEstimate(sessions=sessions, usd={k: usd.get(k) for k in sessions})
 
 

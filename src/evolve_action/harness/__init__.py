@@ -22,6 +22,8 @@ Files (private; import from this package):
 - `_codex`: the OpenAI Codex harness: one session through `codex exec --json`.
 - `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
 - `_confine`: how agents and `command` assertions are confined (sandbox, agent user, hidden paths).
+- `_placement`: the fixed paths every session of a run sees (bound under bubblewrap, else slots), so
+  their prompts share one cache prefix.
 - `_launch`: the launcher script every confined process starts through (its reaper, the user switch).
 - `_gateway`: the model gateway: the loopback server that alone holds the model credentials and
   forwards only the model requests the CLIs make; each session gets a token valid only there, on
@@ -97,7 +99,7 @@ from evolve_action.harness._locate import (
     find_cli,
     find_codex,
 )
-from evolve_action.harness._meter import Metered, metered_cost_usd
+from evolve_action.harness._meter import Metered, cache_line, metered_cost_usd
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -204,6 +206,7 @@ __all__ = [
     "anthropic_client",
     "available_harnesses",
     "cache_key",
+    "cache_line",
     "capture_listing",
     "check_credentials",
     "check_for_models",

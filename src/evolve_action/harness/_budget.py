@@ -11,8 +11,11 @@ How a unit is estimated before it runs: sessions × the cost of one session of t
 model. Once a session of the same tier and model has run, that is the mean measured cost so far;
 before, a prior from the model's prices: `PRIOR_REQUESTS[tier]` requests of the agent's fixed
 context (`AGENT_CONTEXT_TOKENS`: Claude Code's system prompt and tool definitions) plus the
-counted skill-and-prompt tokens, and `PRIOR_OUTPUT_TOKENS[tier]` output tokens. Every prompt
-token is priced at the full input rate (cache reads are cheaper in reality): the prior errs high.
+session's own first message (`SESSION_CONTEXT_TOKENS` and the counted skill-and-prompt
+tokens), and `PRIOR_OUTPUT_TOKENS[tier]` output tokens, priced as the API's prompt cache prices
+them (`prior_usd`): the fixed context is one prefix shared by every session of a tier and model,
+written once (×1.25 the input price) by the first session and read (×0.1) by every other request;
+each session's own first message is written once by its first request and read by its later ones.
 """
 
 from __future__ import annotations
@@ -20,17 +23,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from evolve_action.catalog import BoundModel, measured_cost_usd
+from evolve_action.catalog import BoundModel, Pricing, measured_cost_usd
 from evolve_action.harness._base import Transcript
+from evolve_action.harness._meter import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 
 AGENT_CONTEXT_TOKENS = 20_000
 """Input tokens every agent request carries before the skill and prompt (system prompt, tools)."""
+
+SESSION_CONTEXT_TOKENS = 3_000
+"""Input tokens of each session's own first message before the prompt (the skill listing, the
+workspace's context reminders): written to the prompt cache once per session, read after."""
 
 PRIOR_REQUESTS: Mapping[str, int] = {"triggers": 2, "evals": 10}
 """Model requests one session makes, before any has been measured (trigger sessions allow 2 turns)."""
 
 PRIOR_OUTPUT_TOKENS: Mapping[str, int] = {"triggers": 200, "evals": 4_000}
 """Output tokens of one session, before any has been measured."""
+
+
+def prior_usd(
+    tier: str, pricing: Pricing, prompt_tokens: int, sessions: int = 1, *, prefix_cached: bool
+) -> float:
+    """`sessions` sessions of `tier` before any was measured, the prompt cache priced: the shared
+    fixed context written once (unless `prefix_cached`: an earlier session wrote it) and read by
+    every other request, each session's own prompt written once and read by its later requests,
+    and the tier's output."""
+    if sessions <= 0:
+        return 0.0
+    requests = PRIOR_REQUESTS.get(tier, 1)
+    prefix_writes = 0 if prefix_cached else 1
+    prefix_reads = sessions * requests - prefix_writes
+    own = SESSION_CONTEXT_TOKENS + prompt_tokens
+    own_reads = sessions * (requests - 1)
+    writes = prefix_writes * AGENT_CONTEXT_TOKENS + sessions * own
+    reads = prefix_reads * AGENT_CONTEXT_TOKENS + own_reads * own
+    tokens = writes * CACHE_WRITE_FACTOR + reads * CACHE_READ_FACTOR
+    output = sessions * PRIOR_OUTPUT_TOKENS.get(tier, 0)
+    return tokens / 1e6 * pricing.input_per_mtok + output / 1e6 * pricing.output_per_mtok
 
 
 def session_cost_usd(transcript: Transcript, model: BoundModel) -> float:
@@ -86,17 +115,28 @@ class Budget:
         self._measured[(tier, model.model.key)] = (n + 1, total + usd)
 
     def session_estimate_usd(self, tier: str, model: BoundModel, prompt_tokens: int) -> float:
-        """One session of `tier` on `model`: the measured mean, else the prior (module doc)."""
+        """One session of `tier` on `model`: the measured mean, else the prior (module doc) of a
+        session that finds the fixed context cached."""
+        return self.estimate_usd(tier, model, prompt_tokens, 1, prefix_cached=True)
+
+    def estimate_usd(
+        self,
+        tier: str,
+        model: BoundModel,
+        prompt_tokens: int,
+        sessions: int,
+        *,
+        prefix_cached: bool = False,
+    ) -> float:
+        """`sessions` sessions of `tier` on `model`: the measured mean each, else the prior
+        (`prior_usd`; `prefix_cached`: an earlier session of the run wrote the fixed context)."""
         n, total = self._measured.get((tier, model.model.key), (0, 0.0))
         if n:
-            return total / n
+            return sessions * total / n
         pricing = model.model.pricing
         if pricing is None:
             return 0.0
-        requests = PRIOR_REQUESTS.get(tier, 1)
-        prompt = requests * (AGENT_CONTEXT_TOKENS + prompt_tokens)
-        output = PRIOR_OUTPUT_TOKENS.get(tier, 0)
-        return prompt / 1e6 * pricing.input_per_mtok + output / 1e6 * pricing.output_per_mtok
+        return prior_usd(tier, pricing, prompt_tokens, sessions, prefix_cached=prefix_cached)
 
     def admit(
         self,
@@ -111,7 +151,7 @@ class Budget:
         """Whether the unit may start: spend so far plus its estimate stays within the cap."""
         if self.limit_usd is None:
             return True
-        estimate = sessions * self.session_estimate_usd(tier, model, prompt_tokens)
+        estimate = self.estimate_usd(tier, model, prompt_tokens, sessions)
         if self.stopped or self.spent_usd + estimate > self.limit_usd:
             self.skipped.append(
                 SkippedUnit(

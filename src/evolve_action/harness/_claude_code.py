@@ -11,7 +11,9 @@ before anything else runs, so `GITHUB_TOKEN` and `INPUT_*` reach no process of t
 sandbox's own first process included. The session runs through `confine.launcher_argv` (its reaper,
 bubblewrap where available, the unprivileged agent user when we run as root): every process it
 started dies with it, and a cancelled session is ended before the SDK's close (no grace period).
-Each session gets its own `CLAUDE_CONFIG_DIR` (and, when confined, its own `$HOME`), loads settings
+Each session gets its own `CLAUDE_CONFIG_DIR` (and, when confined, its own `$HOME`), seen at the
+same fixed paths as every other session of the run (`_placement`: the CLI writes them into its
+system prompt, so sessions share one prompt-cache prefix), loads settings
 and skills only from the workspace (`setting_sources=["project"]`) plus the plugins the spec names
 (`plugin_dirs`, loaded as users install them), and is bounded by our own timeout (the CLI retries
 HTTP errors for a long time). A failed session is a `Transcript` with `error` set, never an
@@ -54,6 +56,7 @@ from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _confine as confine
 from evolve_action.harness import _gateway as gateway
 from evolve_action.harness import _lifecycle as lifecycle
+from evolve_action.harness import _placement as placement
 from evolve_action.harness import _procenv as procenv
 from evolve_action.harness._base import (
     ErrorClass,
@@ -165,13 +168,15 @@ def exec_wrapper_script(
     pidfile: Path | None = None,
     *,
     launcher: Sequence[str] = (),
+    pwd: Path | None = None,
 ) -> str:
     """A POSIX sh script that execs `real_cli` through the launcher, keeping only `keep` variables.
 
     The launcher (`confine.launcher_argv`: the session's reaper, the user switch and bubblewrap;
     the bare launcher when `launcher` is empty) clears its own environment down to the `keep`
     names (`--keep`), so everything it starts holds only the session's variables and no value
-    is ever on a command line; the word `$PPID` in it is our pid. The launcher keeps the
+    is ever on a command line; the word `$PPID` in it is our pid. `pwd` replaces the `PWD` the
+    SDK sets (our side's path) with the working directory the agent sees. The launcher keeps the
     wrapper's pid, written to `pidfile` (so an early stop or a timeout can end the session at
     once), and leads its own session (`setsid`, when available).
     """
@@ -187,6 +192,8 @@ def exec_wrapper_script(
     ]
     if pidfile is not None:
         lines.append(f"echo $$ > {_sh_quote(str(pidfile))}")
+    if pwd is not None:
+        lines.append(f"PWD={_sh_quote(str(pwd))}; export PWD")
     lines += [
         'if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; fi',
         'exec "$@"',
@@ -467,42 +474,61 @@ async def run_session(
         except EnvironmentProblem as exc:
             return parse_messages([], crash=f"agent CLI failed: {exc.message}")
         grant = stack.enter_context(proxy.session(spec.model, pricing=spec.pricing))
-        env = agent_env(
-            spec,
-            environ=environ,
-            config_dir=config_dir,
-            is_root=root,
-            grant=grant,
-            cli_retries=cli_retries,
-        )
         # The agent's temp files live in its config dir: removed with it, and writable in the sandbox.
         (config_dir / "tmp").mkdir(exist_ok=True)
-        env["TMPDIR"] = str(config_dir / "tmp")
         if not conf.unconfined:  # our $HOME is hidden: the agent gets a private one
             (config_dir / "home").mkdir(exist_ok=True)
-            env["HOME"] = str(config_dir / "home")
-            for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-                env.pop(name, None)
         plugins = spec.plugin_dirs
         if conf.user is not None:  # the agent user may not reach the repository: a shared copy
             plugins = tuple(shared_copy(p, key=f"plugin.{_digest(str(p))}") for p in plugins)
             confine.give_to_agent(conf, spec.workspace, config_dir)
+        # The same paths for every session of the run (the CLI writes them into its system prompt,
+        # and a prompt cache entry is per prefix): bound there, or moved into a slot.
+        seen = stack.enter_context(
+            placement.place(spec.workspace, config_dir, sandboxed=conf.sandbox.available)
+        )
+        if conf.user is not None and not seen.binds:  # a copied workspace: the agent's too
+            owner = confine.user_for(conf, spec.workspace)
+            assert owner is not None
+            confine.chown_tree(seen.workspace, owner.uid, owner.gid)
+        env = agent_env(
+            spec,
+            environ=environ,
+            config_dir=seen.config_dir,
+            is_root=root,
+            grant=grant,
+            cli_retries=cli_retries,
+        )
+        env["TMPDIR"] = str(seen.config_dir / "tmp")
+        if not conf.unconfined:
+            env["HOME"] = str(seen.config_dir / "home")
+            for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+                env.pop(name, None)
         launcher = confine.launcher_argv(
             conf,
-            writable=[spec.workspace, config_dir],
-            chdir=spec.workspace,
+            writable=[] if seen.binds else [seen.workspace, seen.config_dir],
+            chdir=seen.workspace,
             parent="$PPID",
             readable=[real_cli.parent, *plugins],
+            owner=spec.workspace,
             gateway=proxy.forward,
+            binds=seen.binds,
         )
         wrapper = control / "evolve-exec.sh"
         pidfile = control / "agent.pid"
-        script = exec_wrapper_script(real_cli, [*env, *_SDK_VARS], pidfile, launcher=launcher)
+        script = exec_wrapper_script(
+            real_cli, [*env, *_SDK_VARS], pidfile, launcher=launcher, pwd=seen.workspace
+        )
         wrapper.write_text(script, encoding="utf-8")
         wrapper.chmod(0o700)
-        if plugins != spec.plugin_dirs:
-            spec = dataclasses.replace(spec, plugin_dirs=plugins)
-        options = build_options(spec, env=env, cli_path=wrapper, stderr=tail.append)
+        # The SDK starts the wrapper in `cwd` on our side: the host path under bubblewrap.
+        host_cwd = spec.workspace if seen.binds else seen.workspace
+        options = build_options(
+            dataclasses.replace(spec, plugin_dirs=plugins, workspace=host_cwd),
+            env=env,
+            cli_path=wrapper,
+            stderr=tail.append,
+        )
         killed_for = ""
 
         def kill(reason: str) -> None:

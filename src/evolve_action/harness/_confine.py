@@ -558,6 +558,7 @@ def launcher_argv(
     python: str = sys.executable,
     owner: Path | None = None,
     gateway: tuple[int, Path] | None = None,
+    binds: Sequence[tuple[Path, Path]] = (),
 ) -> list[str]:
     """The argv prefix of a confined process (run it after `env -i`, with only its own variables).
 
@@ -567,7 +568,8 @@ def launcher_argv(
     With an isolated network (`Confinement.isolated_network`) the sandbox has its own network
     namespace; `gateway` (the model gateway's port and Unix socket) is then reachable at the
     same `127.0.0.1:<port>` inside it, through a forwarder the launcher starts; without
-    `gateway` (a `command` assertion) nothing is reachable.
+    `gateway` (a `command` assertion) nothing is reachable. `binds` (bubblewrap only): host
+    directories bound read-write at other paths inside the sandbox (`_placement`).
     """
     user = user_for(conf, owner or writable[0]) if writable or owner else conf.user
     argv = [*launcher_argv_bare(python), "--parent", parent, "--reap"]
@@ -585,6 +587,7 @@ def launcher_argv(
         readable=[*conf.readable, *readable, *([gateway[1].parent] if gateway else [])],
         caps=("CAP_SETUID", "CAP_SETGID") if user is not None else (),
         isolate_network=conf.isolated_network,
+        binds=binds,
     )
     if user is not None or forward:
         argv += launcher_argv_bare(python)

@@ -42,6 +42,8 @@ Guarantees (docs/gateway.md is the threat model, each line a test):
   must arrive within `HEADER_TIMEOUT`, and loop and aiohttp errors are logged once per kind;
 - `close()` (the job ending, a signal included) cuts every request in flight within about a
   second;
+- a Messages request whose prompt prefix another request is writing waits (bounded) until that
+  answer starts, so a wave of sessions writes the shared prefix once (`_warmup`);
 - Bedrock and Vertex (`CLAUDE_CODE_USE_BEDROCK`/`_VERTEX`) are refused with an error that says
   why: their credentials are cloud identities the CLI signs requests with, which a gateway cannot
   hold for it.
@@ -78,6 +80,7 @@ from evolve_action.catalog import Pricing
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _procenv as procenv
+from evolve_action.harness import _warmup
 from evolve_action.harness._meter import (
     MAX_ERROR_BYTES,
     WEB_SEARCH_USD,
@@ -441,6 +444,7 @@ class Gateway:
         self._error: BaseException | None = None
         self._client: Any = None
         self._in_flight: set[asyncio.Task[Any]] = set()
+        self._warmup = _warmup.Warmup()
         self._logged: set[str] = set()
         self.connections = 0
         """Client connections open now."""
@@ -750,6 +754,10 @@ class Gateway:
 
         scrub = Scrubber(self._secrets)
         prepared: Any = None
+        answered: Callable[[bool], None] = _warmup.nothing
+        if endpoint.route == "anthropic" and endpoint.generates:
+            # Warm-up: a prefix another request is writing waits (bounded) for its answer to start.
+            answered = await self._warmup.hold(forwarded)
         try:
             async with self._client.request(
                 "POST",
@@ -760,6 +768,7 @@ class Gateway:
                 proxy=upstream.proxy or None,
             ) as answer:
                 status = answer.status
+                answered(status < 400)
                 meter = ResponseMeter(
                     content_type=answer.headers.get("content-type", ""), status=status
                 )
@@ -787,6 +796,7 @@ class Gateway:
                 await response.write_eof()
                 return response
         except (ClientError, TimeoutError, OSError) as exc:
+            answered(False)
             settle()
             if prepared is not None:  # the answer began: end it as cut short as the upstream's
                 if request.transport is not None:

@@ -36,6 +36,7 @@ __all__ = [
     "WEB_SEARCH_USD",
     "Metered",
     "ResponseMeter",
+    "cache_line",
     "metered_cost_usd",
     "pricing_for",
 ]
@@ -82,6 +83,20 @@ class Metered:
             unpriced=self.unpriced + other.unpriced,
             server_tool_requests=self.server_tool_requests + other.server_tool_requests,
         )
+
+
+def cache_line(used: Metered) -> str:
+    """One line on the prompt cache of some requests: the hit rate (the share of cacheable prompt
+    tokens read from the cache rather than written to it) and the token counts; "" when no request
+    wrote or read the cache."""
+    read, written = used.cache_read_input_tokens, used.cache_creation_input_tokens
+    if not read + written:
+        return ""
+    return (
+        f"Prompt cache: {read / (read + written):.0%} of cacheable prompt tokens read from the "
+        f"cache ({read:,} read, {written:,} written, {used.input_tokens:,} uncached, over "
+        f"{used.requests:,} model requests)."
+    )
 
 
 def metered_cost_usd(

@@ -113,6 +113,7 @@ def wrap(
     readable: Sequence[Path] = (),
     caps: Sequence[str] = (),
     isolate_network: bool = False,
+    binds: Sequence[tuple[Path, Path]] = (),
 ) -> list[str]:
     """The argv prefix confining a command to `writable` (empty when there is no sandbox).
 
@@ -121,6 +122,8 @@ def wrap(
 
     `hidden` paths are masked (an empty read-only tmpfs over a directory, `/dev/null` over anything
     else);
+    `binds` (host directory, path inside) are bound read-write at another path inside the sandbox
+    (the inside path must exist on the host: bubblewrap cannot create it under the read-only `/`);
     `readable` paths are bound back read-only where a hidden path covers them (the deeper path
     wins; at equal depth the mask). As root the sandbox keeps no capability but `caps`.
     """
@@ -154,6 +157,8 @@ def wrap(
     for path in writable:
         real = str(Path(path).resolve())
         argv += ["--bind", real, real]
+    for source, inside in binds:
+        argv += ["--bind", str(Path(source).resolve()), str(inside)]
     for masked in masked_dirs:  # read-only once every mount point below it exists
         argv += ["--remount-ro", masked]
     argv += ["--chdir", str(Path(chdir).resolve()), "--"]

@@ -23,6 +23,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from evolve_action.errors import EnvironmentProblem
+from evolve_action.modelserver._cache import PromptCache, cache_blocks
 from evolve_action.modelserver._engine import Decision, Engine, working_directory
 from evolve_action.modelserver._policy import Fault, Policy
 from evolve_action.modelserver._request import RequestView, count_tokens, view
@@ -238,13 +239,23 @@ class _Handler(BaseHTTPRequestHandler):
         decision = engine.decide(req)
         seq = owner._next_seq()
         model = decision.model or req.model or DEFAULT_MODEL
+        split, ticket = owner.prompt_cache.lookup(model, cache_blocks(body))
         usage = usage_for(
-            body, decision.blocks, turn=req.turn, cache=engine.policy.cache, override=decision.usage
+            body,
+            decision.blocks,
+            turn=req.turn,
+            cache=engine.policy.cache,
+            override=decision.usage,
+            split=split,
         )
         fault = decision.fault
         owner._log(_entry(seq, path, query, headers, req, decision, decision.blocks, usage, body))
         if decision.delay_ms:
             time.sleep(decision.delay_ms / 1000)
+        if fault is not None and fault.status:
+            ticket.abandoned()
+        else:
+            ticket.started()  # the answer starts now: what it wrote is readable from here on
         if fault is not None and fault.status:
             extra = _retry_headers(fault)
             if fault.status == 529:
@@ -452,6 +463,8 @@ class ModelServer:
         (`requests` stays empty), for long-running servers such as the CLI's.
         """
         self._engine = Engine(Policy.coerce(policy))
+        self.prompt_cache = PromptCache()
+        """The server's prompt cache (one per server, as the API's is per organisation)."""
         self._host = host
         self._port = port
         self._log_path = Path(log_path) if log_path is not None else None
@@ -571,9 +584,10 @@ class ModelServer:
         self._engine = Engine(Policy.coerce(policy))
 
     def clear(self) -> None:
-        """Forget the logged requests (the JSONL file keeps them)."""
+        """Forget the logged requests (the JSONL file keeps them) and the prompt cache."""
         with self._lock:
             self._requests.clear()
+        self.prompt_cache.clear()
 
     # -- internals --------------------------------------------------------------------------------
     def _next_seq(self) -> int:

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from evolve_action.modelserver._cache import CacheSplit
 from evolve_action.modelserver._policy import ERROR_STATUSES, Usage
 from evolve_action.modelserver._request import estimate_tokens, split_tokens
 
@@ -39,6 +40,7 @@ def usage_for(
     turn: int,
     cache: bool,
     override: Usage | None = None,
+    split: CacheSplit | None = None,
 ) -> dict[str, int]:
     """Deterministic usage of one reply.
 
@@ -47,7 +49,8 @@ def usage_for(
     `cache_read_input_tokens` = prefix; `input_tokens` = messages (at least 1). Without cache:
     `input_tokens` = prefix + messages. `output_tokens` = ceil(chars of reply / 4), at least 1, where a
     text block counts its text and a tool use its name plus compact JSON input. A rule's `usage`
-    replaces any field it sets.
+    replaces any field it sets. With `split` (the server's prompt cache, `_cache`) and `cache`, the
+    input is what the cache found: read, written, and the rest as `input_tokens` (at least 1).
     """
     prefix, msgs = split_tokens(body)
     out_chars = "".join(
@@ -56,7 +59,13 @@ def usage_for(
         else str(b.get("name", "")) + dumps(b.get("input", {}))
         for b in blocks
     )
-    if cache:
+    if cache and split is not None:
+        usage = {
+            "input_tokens": max(1, split.plain),
+            "cache_creation_input_tokens": split.written,
+            "cache_read_input_tokens": split.read,
+        }
+    elif cache:
         usage = {
             "input_tokens": max(1, msgs),
             "cache_creation_input_tokens": prefix if turn <= 1 else 0,

@@ -147,10 +147,17 @@ def test_estimate_counts_sessions_and_prices_them_per_model() -> None:
     # Triggers: runs per query; evals: one per case plus one per baseline.
     assert dict(est.sessions) == {sonnet.model.key: 2 * 3 + 3, opus.model.key: 3}
     prior = Budget()
-    want_sonnet = 6 * prior.session_estimate_usd("triggers", sonnet, 1) + 3 * (
-        prior.session_estimate_usd("evals", sonnet, 1)
+    # The prompt cache (issue 40): per tier and model, the first session writes the shared
+    # prefix, every other one finds it cached.
+    want_sonnet = (
+        prior.estimate_usd("triggers", sonnet, 1, 3)
+        + prior.estimate_usd("triggers", sonnet, 1, 3, prefix_cached=True)
+        + prior.estimate_usd("evals", sonnet, 1, 2)
+        + prior.estimate_usd("evals", sonnet, 1, 1, prefix_cached=True)
     )
     assert est.usd[sonnet.model.key] == pytest.approx(want_sonnet)
+    uncached = prior.estimate_usd("triggers", sonnet, 1, 1)
+    assert uncached > prior.session_estimate_usd("triggers", sonnet, 1)  # the write costs more
     # A pricier model costs more for the same sessions.
     assert (est.usd[opus.model.key] or 0) > 3 * prior.session_estimate_usd("triggers", sonnet, 1)
     assert est.total_sessions == 12

@@ -30,10 +30,18 @@ def test_the_prior_is_used_until_a_session_is_measured() -> None:
     budget = Budget(limit_usd=10.0)
     pricing = sonnet().model.pricing
     assert pricing is not None
+    rate, out = pricing.input_per_mtok / 1e6, pricing.output_per_mtok / 1e6
+    # The prompt cache priced (issue 40): a session that finds the fixed context cached reads it
+    # on both requests; its own first message (3,000 tokens of context + 100) is written once
+    # and read once.
     prior = budget.session_estimate_usd("triggers", sonnet(), 100)
-    assert prior == pytest.approx(
-        2 * 20_100 / 1e6 * pricing.input_per_mtok + 200 / 1e6 * pricing.output_per_mtok
+    assert prior == pytest.approx((2 * 20_000 * 0.1 + 3100 * 1.25 + 3100 * 0.1) * rate + 200 * out)
+    # Ten sessions of a new prefix: one write of the fixed context, 19 reads.
+    ten = budget.estimate_usd("triggers", sonnet(), 100, 10)
+    assert ten == pytest.approx(
+        (20_000 * 1.25 + 19 * 20_000 * 0.1 + 10 * (3100 * 1.25 + 3100 * 0.1)) * rate + 2000 * out
     )
+    assert ten < 10 * 2 * 20_100 * rate  # well below every token at the full input price
     budget.charge("triggers", sonnet(), 0.5)
     budget.charge("triggers", sonnet(), 1.5)
     assert budget.session_estimate_usd("triggers", sonnet(), 100) == 1.0
