@@ -28,7 +28,8 @@ from evolve_action.flows._ledger import (
     RefStore,
     history,
 )
-from evolve_action.flows._power import PowerOptions, more_runs, reruns_document
+from evolve_action.flows._power import PowerOptions, PowerOutcome, more_runs, reruns_document
+from evolve_action.flows._power_evals import EVALS_LEDGER, more_eval_runs
 from evolve_action.flows._pr_compare import (
     _evidence,
 )
@@ -287,24 +288,50 @@ def _more_runs(
     out_dir: Path,
     store: LedgerStore | None = None,
     attempt: str = "",
+    tiers: Sequence[str] = ("triggers",),
+    judge_model: str | None = None,
+    max_turns: int | None = None,
 ) -> None:
-    """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
+    """Power on demand over the touched skills (`flows._power` for triggers,
+    `flows._power_evals` for evals, each tier in `tiers`); the runs go into `state` for the
     comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
     earlier workflow runs are reused, this job's added), never into a results file."""
     ledger = _load_ledger(store, state)
-    got = more_runs(
-        _evidence(repo, touched, base_files, state),
-        top=top,
-        prefix=prefix,
-        base_sha=base_sha,
-        environ=agent_env,
-        genv=genv,
-        options=options,
-        budget=budget,
-        reporter=reporter,
-        ledger=ledger,
-        attempt=attempt,
-    )
+    got = PowerOutcome()
+    if "triggers" in tiers:
+        got = more_runs(
+            _evidence(repo, touched, base_files, state),
+            top=top,
+            prefix=prefix,
+            base_sha=base_sha,
+            environ=agent_env,
+            genv=genv,
+            options=options,
+            budget=budget,
+            reporter=reporter,
+            ledger=ledger,
+            attempt=attempt,
+        )
+    if "evals" in tiers:
+        _more_eval_runs(
+            repo,
+            touched,
+            base_files,
+            state,
+            got,
+            top=top,
+            prefix=prefix,
+            base_sha=base_sha,
+            agent_env=agent_env,
+            genv=genv,
+            options=options,
+            budget=budget,
+            reporter=reporter,
+            ledger=ledger,
+            attempt=attempt,
+            judge_model=judge_model,
+            max_turns=max_turns,
+        )
     if store is not None and ledger is not None:
         _save_ledger(store, got.recorded, got.fingerprints, state)
     state.reruns = got.reruns
@@ -320,6 +347,60 @@ def _more_runs(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
         f"base's version; {got.reused} run(s) reused from the PR's ledger; the runs: {path}"
     )
+
+
+def _more_eval_runs(
+    repo: Repository,
+    touched: Touched,
+    base_files: Mapping[str, ResultsFile | None],
+    state: _Run,
+    got: PowerOutcome,
+    *,
+    top: Path,
+    prefix: str,
+    base_sha: str | None,
+    agent_env: Mapping[str, str],
+    genv: Mapping[str, str],
+    options: PowerOptions,
+    budget: Budget,
+    reporter: events.Reporter,
+    ledger: Ledger | None,
+    attempt: str,
+    judge_model: str | None,
+    max_turns: int | None,
+) -> None:
+    """Power on demand for the touched skills' evals (`flows._power_evals`): its runs go into
+    `state.eval_reruns`, its sessions, notes, ledger runs and looks into `got` (the trigger
+    loop's outcome, so one ledger write and one artifact carry both), and its estimate, shown
+    before any run is spent, into the run lines."""
+    ev = more_eval_runs(
+        _evidence(repo, touched, base_files, state),
+        top=top,
+        prefix=prefix,
+        base_sha=base_sha,
+        environ=agent_env,
+        genv=genv,
+        options=options,
+        budget=budget,
+        reporter=reporter,
+        judge_model=judge_model,
+        max_turns=max_turns,
+        ledger=ledger,
+        attempt=attempt,
+    )
+    state.lines.extend(ev.estimates)
+    state.eval_reruns = ev.power.reruns
+    got.sessions += ev.power.sessions
+    got.base_sessions += ev.power.base_sessions
+    got.reused += ev.power.reused
+    got.notes.extend(ev.power.notes)
+    got.runs.extend(ev.power.runs)
+    got.looks.extend(ev.power.looks)
+    got.fingerprints.update(ev.power.fingerprints)
+    got.why.update(ev.power.why)
+    for key, models in ev.power.reruns.items():
+        for model, rr in models.items():
+            got.reruns.setdefault(EVALS_LEDGER.format(key=key), {})[model] = rr
 
 
 def _ledger_store(client: GitHubClient | None, ctx: GitHubContext) -> LedgerStore | None:

@@ -315,7 +315,16 @@ def _tier_cell(t: TierComparison | None) -> str:
     if t.delta is not None:
         parts.append(delta)
     parts.append(_label_text(t.label))
+    if t.tier is Tier.EVALS and t.test is not None and t.test.cases:
+        parts.append(_runs_a_side(t.test.base_runs, t.test.head_runs, t.test.cases))
     return " · ".join(parts)
+
+
+def _runs_a_side(base_runs: int, head_runs: int, cases: int) -> str:
+    """The evals cell's runs per case on each side (`3 runs a side`, `1 → 4 runs a side`): one
+    run a side is why a handful of cases cannot tell a change from noise."""
+    b, h = round(base_runs / cases), round(head_runs / cases)
+    return f"{b} run{'s' if b != 1 else ''} a side" if b == h else f"{b} → {h} runs a side"
 
 
 def _added(t: TierComparison) -> str:
@@ -403,7 +412,8 @@ def _tier_detail(t: TierComparison) -> _TierDetail:
     if t.test is not None and (t.base_reruns or t.extra_head_runs):
         line += f"; the verdict used {t.test.base_runs} base and {t.test.head_runs} head runs"
     if t.more_runs:
-        line += f"; about {t.more_runs} more runs per query per side would decide it"
+        per = "query" if t.tier is Tier.TRIGGERS else "case"
+        line += f"; about {t.more_runs} more runs per {per} per side would decide it"
     bullets = []
     failing = [f for f in t.failing if f.status is not CaseStatus.REGRESSED]  # listed above
     for f in failing[:MAX_FAILING_LISTED]:
