@@ -239,7 +239,7 @@ def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
     looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
     if any(rr.final and (rr.base or rr.head) for rr in looks):
         return (
-            f"inconclusive at the cap of max_runs {max_runs} per query and side: raise "
+            f"inconclusive at the cap of max_runs {max_runs} per query (eval case) and side: raise "
             f"max_runs (the action input or pr.max_runs) for more power, or read the change "
             "as smaller than these runs can tell"
         )

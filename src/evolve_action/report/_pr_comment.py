@@ -618,12 +618,27 @@ def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | Non
         )
         steps.append(f"triggers: {hint}" if Tier.EVALS in tiers else hint)
     if Tier.EVALS in tiers:
-        text = (
-            "too few eval cases to tell a change of "
-            f"{RULED_OUT * 100:.0f} pts from noise: add cases (docs/authoring.md)"
-        )
+        text = _evals_step(rows, facts)
         steps.append(f"evals: {text}" if Tier.TRIGGERS in tiers else text)
     return "🟡 undecided: " + "; ".join(steps)
+
+
+def _evals_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
+    """The next step of undecided eval tiers: with power on demand's runs, the flow's hint and
+    about how many more runs per case would decide it; without (one run a side), more cases or
+    room for more runs."""
+    undecided = [
+        t for r in rows for t in r.tiers if t.tier is Tier.EVALS and t.label is Label.UNDECIDED
+    ]
+    if not any(t.base_reruns or t.extra_head_runs for t in undecided):
+        return (
+            "one run a side cannot tell a change of "
+            f"{RULED_OUT * 100:.0f} pts from noise: give `max_runs` and `max_cost_usd` room for "
+            "more runs, or add cases (docs/authoring.md)"
+        )
+    more = max((t.more_runs or 0 for t in undecided), default=0)
+    hint = _cell(facts.undecided_hint) if facts.undecided_hint else "more runs would tell"
+    return hint + (f" (about {more} more runs per case would decide it)" if more else "")
 
 
 def _skill_arg(key: str) -> str:
@@ -635,7 +650,7 @@ def _skill_arg(key: str) -> str:
 def _legend() -> str:
     return (
         "Rates are like for like over the cases both sides share: triggers, the share of runs "
-        "that behaved as expected; evals, the share of expectations met. "
+        "that behaved as expected; evals, the share of runs that passed. "
         f"🔴/🟢 = exact stratified test p ≤ {ALPHA:g} per direction and a change of at least "
         f"{MATERIAL * 100:.0f} pts; ✅ = under {MATERIAL * 100:.0f} pts with a "
         f"{RULED_OUT * 100:.0f}-pt change ruled out (95 % CI); 🟡 = neither yet. "
