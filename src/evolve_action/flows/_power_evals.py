@@ -58,6 +58,7 @@ from evolve_action.flows._power import (
     _Scratch,
     _Side,
 )
+from evolve_action.grading import GradingCache
 from evolve_action.harness import Budget, SkippedUnit, agent_harness
 from evolve_action.plan import Tier, eval_content_hash
 from evolve_action.report import (
@@ -142,6 +143,7 @@ def _one_round(
     only: frozenset[str],
     judge_model: str | None,
     max_turns: int | None,
+    gradings: GradingCache,
 ) -> tuple[dict[str, tuple[int, int]], int]:
     """One run of each eval case in `only` of `plugin/skill` on `model` in the scratch repository
     `root`: eval id → (passed, 1) for the runs with an outcome, and the sessions started. The
@@ -166,11 +168,24 @@ def _one_round(
         new=True,
         budget=budget,
     )
-    got = asyncio.run(
-        evals.run_evals(
-            repo, config, eo, environ=environ, reporter=reporter, harness=agent_harness(environ)
-        )
-    )
+
+    async def sweep() -> evals.EvalsOutcome:
+        judge, _ = evals.make_judge(config, eo, environ=environ)
+        judge.gradings = gradings  # one grading cache over every round of the job
+        try:
+            return await evals.run_evals(
+                repo,
+                config,
+                eo,
+                environ=environ,
+                reporter=reporter,
+                harness=agent_harness(environ),
+                judge_=judge,
+            )
+        finally:
+            await judge.aclose()
+
+    got = asyncio.run(sweep())
     loaded = load_results(sets[0].results_dir, plugin=plugin, skill=skill)
     entry = loaded.file.models.get(model) if loaded.file is not None else None
     outcomes = _outcomes(entry.evals if entry is not None else None)
@@ -280,6 +295,8 @@ class _Job:
     judge_model: str | None
     max_turns: int | None
     result: EvalPowerOutcome
+    gradings: GradingCache = field(default_factory=GradingCache)
+    """The judge's gradings over every round (`grading.GradingCache`)."""
 
 
 def _batch(job: _Job, tr: _Track, n_b: int, n_h: int, only: frozenset[str], round_no: int) -> int:
@@ -308,6 +325,7 @@ def _batch(job: _Job, tr: _Track, n_b: int, n_h: int, only: frozenset[str], roun
                 only,
                 job.judge_model,
                 job.max_turns,
+                job.gradings,
             )
             out.sessions += sessions
             if side is tr.base:
