@@ -141,7 +141,11 @@ def _evaluate(
                 budget=budget,
             )
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
-            _estimate(state, estimate_cost([eplan.plan], runs=1, models=eplan.models))
+            est = estimate_cost([eplan.plan], runs=1, models=eplan.models)
+            _estimate(state, est)
+            _power_estimate_evals(
+                state, est, cases=len(eplan.plan.cases), power=knobs.power(config)
+            )
             state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
             if eplan.plan.cases:
                 if not checked:
@@ -260,6 +264,19 @@ def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOp
         max(power.max_runs - runs, 0)
         + (power.max_runs if power.base != "stored" else max(power.max_runs - runs, 0))
     )
+    state.power_sessions += extra
+    state.power_usd += est.total_usd / est.total_sessions * extra
+
+
+def _power_estimate_evals(
+    state: _Run, est: CostEstimate, *, cases: int, power: PowerOptions
+) -> None:
+    """The most power on demand may add to an eval estimate: up to `max_runs` runs per case of
+    the base's version and `max_runs − 1` more of the head's (`flows._power_evals`), at the
+    estimate's cost per session."""
+    if not est.total_sessions or not cases or power.max_runs <= 1:
+        return
+    extra = cases * (power.max_runs - 1 + (power.max_runs if power.base != "stored" else 0))
     state.power_sessions += extra
     state.power_usd += est.total_usd / est.total_sessions * extra
 
