@@ -11,7 +11,14 @@ Files (private; import from this package):
 """
 
 from evolve_action.evals._assembly import CaseRun, build_result, error_detail, stage_workspace
-from evolve_action.evals._engine import EvalsOptions, EvalsOutcome, EvalsPlan, plan_evals, run_evals
+from evolve_action.evals._engine import (
+    EvalsOptions,
+    EvalsOutcome,
+    EvalsPlan,
+    make_judge,
+    plan_evals,
+    run_evals,
+)
 
 __all__ = [
     "CaseRun",
@@ -20,6 +27,7 @@ __all__ = [
     "EvalsPlan",
     "build_result",
     "error_detail",
+    "make_judge",
     "plan_evals",
     "run_evals",
     "stage_workspace",

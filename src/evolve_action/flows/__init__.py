@@ -26,6 +26,7 @@ Files (private; import from this package):
 - `_ledger`: a PR's runs and looks across workflow runs (fingerprints, merge, the file and ref
   stores).
 - `_power`: power on demand: the sequential loop of more base and head runs.
+- `_power_evals`: power on demand for evals: paired base reruns and selective rounds of eval cases.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.

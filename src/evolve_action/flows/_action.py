@@ -320,7 +320,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         knobs = _Knobs.of(inputs).with_default_model(config, state)
         try:
             _evaluate(repo, config, touched, knobs, agent_env, live, reporter, state, budget)
-            if "triggers" in live and options.mode != "merge":
+            if ("triggers" in live or "evals" in live) and options.mode != "merge":
                 _more_runs(
                     repo,
                     touched,
@@ -338,6 +338,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                     out_dir=top / ".evolve-action",
                     store=carry if carry is not None else _ledger_store(client, ctx, commit=commit),
                     attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
+                    tiers=live,
+                    judge_model=knobs.judge_model,
+                    max_turns=knobs.max_turns,
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
             cancelled = True
@@ -658,6 +661,9 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
                 out_dir=out_dir,
                 store=FileStore(out_dir / "ledger.json"),
                 attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
+                tiers=tiers,
+                judge_model=knobs.judge_model,
+                max_turns=knobs.max_turns,
             )
         else:
             why_not = "no Anthropic credentials in the environment"

@@ -142,6 +142,7 @@ def _evidence(
                 refused=state.refused.get(s.key, {}),
                 unevaluated=state.unevaluated.get(s.key, {}),
                 reruns=state.reruns.get(s.key, {}),
+                eval_reruns=state.eval_reruns.get(s.key, {}),
             )
         )
     return evidence

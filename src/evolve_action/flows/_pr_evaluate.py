@@ -28,7 +28,8 @@ from evolve_action.flows._ledger import (
     RefStore,
     history,
 )
-from evolve_action.flows._power import PowerOptions, more_runs, reruns_document
+from evolve_action.flows._power import PowerOptions, PowerOutcome, more_runs, reruns_document
+from evolve_action.flows._power_evals import EVALS_LEDGER, more_eval_runs
 from evolve_action.flows._pr_compare import (
     _evidence,
 )
@@ -140,7 +141,11 @@ def _evaluate(
                 budget=budget,
             )
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
-            _estimate(state, estimate_cost([eplan.plan], runs=1, models=eplan.models))
+            est = estimate_cost([eplan.plan], runs=1, models=eplan.models)
+            _estimate(state, est)
+            _power_estimate_evals(
+                state, est, cases=len(eplan.plan.cases), power=knobs.power(config)
+            )
             state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
             if eplan.plan.cases:
                 if not checked:
@@ -238,7 +243,7 @@ def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
     looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
     if any(rr.final and (rr.base or rr.head) for rr in looks):
         return (
-            f"inconclusive at the cap of max_runs {max_runs} per query and side: raise "
+            f"inconclusive at the cap of max_runs {max_runs} per query (eval case) and side: raise "
             f"max_runs (the action input or pr.max_runs) for more power, or read the change "
             "as smaller than these runs can tell"
         )
@@ -259,6 +264,19 @@ def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOp
         max(power.max_runs - runs, 0)
         + (power.max_runs if power.base != "stored" else max(power.max_runs - runs, 0))
     )
+    state.power_sessions += extra
+    state.power_usd += est.total_usd / est.total_sessions * extra
+
+
+def _power_estimate_evals(
+    state: _Run, est: CostEstimate, *, cases: int, power: PowerOptions
+) -> None:
+    """The most power on demand may add to an eval estimate: up to `max_runs` runs per case of
+    the base's version and `max_runs − 1` more of the head's (`flows._power_evals`), at the
+    estimate's cost per session."""
+    if not est.total_sessions or not cases or power.max_runs <= 1:
+        return
+    extra = cases * (power.max_runs - 1 + (power.max_runs if power.base != "stored" else 0))
     state.power_sessions += extra
     state.power_usd += est.total_usd / est.total_sessions * extra
 
@@ -287,24 +305,50 @@ def _more_runs(
     out_dir: Path,
     store: LedgerStore | None = None,
     attempt: str = "",
+    tiers: Sequence[str] = ("triggers",),
+    judge_model: str | None = None,
+    max_turns: int | None = None,
 ) -> None:
-    """Power on demand over the touched skills (`flows._power`); the runs go into `state` for the
+    """Power on demand over the touched skills (`flows._power` for triggers,
+    `flows._power_evals` for evals, each tier in `tiers`); the runs go into `state` for the
     comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
     earlier workflow runs are reused, this job's added), never into a results file."""
     ledger = _load_ledger(store, state)
-    got = more_runs(
-        _evidence(repo, touched, base_files, state),
-        top=top,
-        prefix=prefix,
-        base_sha=base_sha,
-        environ=agent_env,
-        genv=genv,
-        options=options,
-        budget=budget,
-        reporter=reporter,
-        ledger=ledger,
-        attempt=attempt,
-    )
+    got = PowerOutcome()
+    if "triggers" in tiers:
+        got = more_runs(
+            _evidence(repo, touched, base_files, state),
+            top=top,
+            prefix=prefix,
+            base_sha=base_sha,
+            environ=agent_env,
+            genv=genv,
+            options=options,
+            budget=budget,
+            reporter=reporter,
+            ledger=ledger,
+            attempt=attempt,
+        )
+    if "evals" in tiers:
+        _more_eval_runs(
+            repo,
+            touched,
+            base_files,
+            state,
+            got,
+            top=top,
+            prefix=prefix,
+            base_sha=base_sha,
+            agent_env=agent_env,
+            genv=genv,
+            options=options,
+            budget=budget,
+            reporter=reporter,
+            ledger=ledger,
+            attempt=attempt,
+            judge_model=judge_model,
+            max_turns=max_turns,
+        )
     if store is not None and ledger is not None:
         _save_ledger(store, got.recorded, got.fingerprints, state)
     state.reruns = got.reruns
@@ -320,6 +364,60 @@ def _more_runs(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
         f"base's version; {got.reused} run(s) reused from the PR's ledger; the runs: {path}"
     )
+
+
+def _more_eval_runs(
+    repo: Repository,
+    touched: Touched,
+    base_files: Mapping[str, ResultsFile | None],
+    state: _Run,
+    got: PowerOutcome,
+    *,
+    top: Path,
+    prefix: str,
+    base_sha: str | None,
+    agent_env: Mapping[str, str],
+    genv: Mapping[str, str],
+    options: PowerOptions,
+    budget: Budget,
+    reporter: events.Reporter,
+    ledger: Ledger | None,
+    attempt: str,
+    judge_model: str | None,
+    max_turns: int | None,
+) -> None:
+    """Power on demand for the touched skills' evals (`flows._power_evals`): its runs go into
+    `state.eval_reruns`, its sessions, notes, ledger runs and looks into `got` (the trigger
+    loop's outcome, so one ledger write and one artifact carry both), and its estimate, shown
+    before any run is spent, into the run lines."""
+    ev = more_eval_runs(
+        _evidence(repo, touched, base_files, state),
+        top=top,
+        prefix=prefix,
+        base_sha=base_sha,
+        environ=agent_env,
+        genv=genv,
+        options=options,
+        budget=budget,
+        reporter=reporter,
+        judge_model=judge_model,
+        max_turns=max_turns,
+        ledger=ledger,
+        attempt=attempt,
+    )
+    state.lines.extend(ev.estimates)
+    state.eval_reruns = ev.power.reruns
+    got.sessions += ev.power.sessions
+    got.base_sessions += ev.power.base_sessions
+    got.reused += ev.power.reused
+    got.notes.extend(ev.power.notes)
+    got.runs.extend(ev.power.runs)
+    got.looks.extend(ev.power.looks)
+    got.fingerprints.update(ev.power.fingerprints)
+    got.why.update(ev.power.why)
+    for key, models in ev.power.reruns.items():
+        for model, rr in models.items():
+            got.reruns.setdefault(EVALS_LEDGER.format(key=key), {})[model] = rr
 
 
 def _ledger_store(

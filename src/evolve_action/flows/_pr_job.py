@@ -203,6 +203,8 @@ class _Run:
     """What would decide an undecided comparison (`_undecided_hint`)."""
     reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
     """Skill key → model key → the runs power on demand added (never committed)."""
+    eval_reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the eval runs power on demand added (never committed)."""
     base_reruns: int = 0
     """Sessions that re-ran the base's version (part of `sessions`)."""
     workflow_runs: int = 0

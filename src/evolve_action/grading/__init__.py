@@ -25,6 +25,7 @@ from evolve_action.grading._assertions import (
     grade_deterministic,
 )
 from evolve_action.grading._judge import (
+    GradingCache,
     Judge,
     JudgeRequest,
     ToolAnswer,
@@ -56,6 +57,7 @@ __all__ = [
     "REGEX_FILE_CAP",
     "EvaluatorResult",
     "GradedCase",
+    "GradingCache",
     "Judge",
     "JudgeRequest",
     "SuiteContext",

@@ -61,7 +61,10 @@ Wire protocol (agreed with the scripted model server's `judge` action, `modelser
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import dataclasses
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -470,6 +473,64 @@ class ToolAnswer:
     why: str = ""
 
 
+class GradingCache:
+    """Judge verdicts by (transcript, expectation, judge model): a bounded map (least recently
+    used out), so re-grading what was graded already starts no conversation. Each `Judge` has
+    one; a caller that grades over several sweeps (power on demand's rounds) keeps one judge."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._items: collections.OrderedDict[str, Verdict] = collections.OrderedDict()
+        self.hits = 0
+
+    def get(self, key: str) -> Verdict | None:
+        got = self._items.get(key)
+        if got is not None:
+            self._items.move_to_end(key)
+            self.hits += 1
+        return got
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        self._items[key] = verdict
+        self._items.move_to_end(key)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+def _workspace_digest(workspace: Path) -> str:
+    """SHA-256 over the workspace's regular files (path and bytes; `.git` left out): what the
+    judge's tools can read, so a grading is reused only for the same files."""
+    h = hashlib.sha256()
+    if not workspace.is_dir():
+        return h.hexdigest()
+    for path in sorted(
+        p for p in workspace.rglob("*") if ".git" not in p.relative_to(workspace).parts
+    ):
+        if path.is_file() and not path.is_symlink():
+            h.update(path.relative_to(workspace).as_posix().encode() + b"\0")
+            try:
+                h.update(hashlib.sha256(path.read_bytes()).digest())
+            except OSError:
+                h.update(b"?")
+    return h.hexdigest()
+
+
+def _run_key(model: str, request: JudgeRequest) -> str:
+    """The transcript part of a grading's key: the judge model, the agent's final text, the
+    expected output shown as context and the workspace's files."""
+    h = hashlib.sha256()
+    for part in (model, request.final_text, request.expected_output):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(_workspace_digest(request.workspace).encode())
+    return h.hexdigest()
+
+
+def _grading_key(run: str, assertion: str) -> str:
+    return hashlib.sha256(
+        f"{run}\0{_one_line(assertion)}".encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
 class Judge:
     """Runs judge conversations against one model through one SDK client."""
 
@@ -480,8 +541,10 @@ class Judge:
         model: str,
         max_turns: int = JUDGE_MAX_TURNS,
         unavailable: str = "",
+        gradings: GradingCache | None = None,
     ) -> None:
         """`model` is the bare API id; `client=None` makes every verdict a judge error."""
+        self.gradings = gradings if gradings is not None else GradingCache()
         self._client = client
         self.model = model
         self.max_turns = max(1, max_turns)
@@ -509,7 +572,32 @@ class Judge:
 
         The reason (`judge unavailable: …`, `timed out`, `HTTP 401: …`, `no verdict for assertion
         2`…) lets the eval engine make the case a runtime error instead of failed expectations.
+
+        Gradings are cached by (transcript, expectation, judge model) (`self.gradings`): an assertion
+        already graded for this final text and workspace by this model costs nothing; only the
+        others go to the judge, in one conversation. A judge error is never cached.
         """
+        if not request.assertions:
+            return [], ""
+        run = _run_key(self.model, request)
+        keys = [_grading_key(run, text) for text in request.assertions]
+        known = {i: self.gradings.get(k) for i, k in enumerate(keys)}
+        todo = [i for i, v in known.items() if v is None]
+        if todo:
+            sub = dataclasses.replace(
+                request, assertions=tuple(request.assertions[i] for i in todo)
+            )
+            fresh, why = await self._grade_uncached(sub)
+            for i, verdict in zip(todo, fresh, strict=True):
+                known[i] = verdict
+                if not why:  # a judge error is never cached
+                    self.gradings.put(keys[i], verdict)
+            if why:
+                return [v for _, v in sorted(known.items()) if v is not None], why
+        return [v for _, v in sorted(known.items()) if v is not None], ""
+
+    async def _grade_uncached(self, request: JudgeRequest) -> tuple[list[Verdict], str]:
+        """One judge conversation over every assertion of `request` (`grade_checked`)."""
         import anthropic
 
         n = len(request.assertions)

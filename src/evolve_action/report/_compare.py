@@ -2,7 +2,7 @@
 
 Owns: reading the evidence out of two schema-5 results files (the PR base's and the head's): per
 case, its verdict and the scores of its runs (triggers: runs that behaved as expected out of
-`runs`; evals: the share of graded expectations met); the per-tier figures of each skill × model
+`runs`; evals: runs that passed, every assertion and expectation met); the per-tier figures of each skill × model
 (like-for-like rates over the shared cases, the change, case pass rates, flipped cases, lift vs
 the without-skill baseline) and the label: `regression`, `authoring error`, `not evaluated`,
 `improvement`, `not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
@@ -29,13 +29,11 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from fractions import Fraction
 
 from evolve_action.encoding import round6
 from evolve_action.plan import Tier
 from evolve_action.report._render import EM
 from evolve_action.report._stats import (
-    SCORE_GRID,
     Interval,
     Outcome,
     Plan,
@@ -45,7 +43,6 @@ from evolve_action.report._stats import (
     decide,
     early_stopped,
     runs_to_decide,
-    score_units,
     stratified_test,
     wilson,
 )
@@ -184,10 +181,10 @@ class Rate:
     ci: Interval | None
     """Wilson 95 % interval of `rate`; None when `n` is 0."""
     score: float | None
-    """Mean over the valid cases of the share of runs that behaved as expected (triggers) or of
-    graded expectations met (evals); round6; None when `n` is 0. The tested quantity."""
+    """Mean over the valid cases of the share of runs that behaved as expected (triggers) or
+    that passed (evals); round6; None when `n` is 0. The tested quantity."""
     runs: int
-    """Runs behind `score` (evals: one per case)."""
+    """Runs behind `score` (evals: one per case, plus power on demand's)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -342,6 +339,9 @@ class SkillEvidence:
     `2 stale or missing queries not run: no credentials were given`): labelled `not evaluated`."""
     reruns: Mapping[str, Reruns] = field(default_factory=dict)
     """Model key → the runs this job added for the comparison (power on demand)."""
+    eval_reruns: Mapping[str, Reruns] = field(default_factory=dict)
+    """Model key → the eval runs power on demand added (`QueryRuns` per eval case: `query` is
+    the eval id, `hits` the runs that passed, `should_trigger` True) and the look."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,17 +471,16 @@ def _eval_valid(r: EvalResult) -> bool:
 
 
 def _eval_case(r: EvalResult) -> _Case:
+    """One eval run: it scores 1 when the case passed (every deterministic assertion and judged
+    expectation held), else 0 (docs/pr-comment.md, "One eval run's outcome")."""
     graded = [a.passed for a in r.expectations if a.passed is not None]
     if graded:
-        share = Fraction(sum(graded), len(graded))
         detail = f"{sum(graded)}/{len(graded)} expectations"
     elif r.summary is not None and r.summary.total:
-        share = Fraction(r.summary.passed, r.summary.total)
         detail = f"{r.summary.passed}/{r.summary.total} assertions"
     else:
-        share = Fraction(1 if r.passed else 0)
         detail = "passed" if r.passed else "failed"
-    return _Case(bool(r.passed), (score_units(share),), detail, False)
+    return _Case(bool(r.passed), (1 if r.passed else 0,), detail, True)
 
 
 def _eval_side(header: EntryHeader, results: Sequence[EvalResult]) -> _Side:
@@ -492,7 +491,7 @@ def _eval_side(header: EntryHeader, results: Sequence[EvalResult]) -> _Side:
             cases[r.id] = _eval_case(r)
         else:
             invalid += 1
-    return _Side(header, cases, invalid, tuple(r.id for r in results), SCORE_GRID)
+    return _Side(header, cases, invalid, tuple(r.id for r in results), 1)
 
 
 def _rate(v: _Side) -> Rate:
@@ -829,12 +828,22 @@ def _told(tier: Tier, ev: SkillEvidence) -> bool:
 
 
 def _evals(
-    b: EvalsEntry | None, h: EvalsEntry | None, plan: Plan, ev: SkillEvidence
+    b: EvalsEntry | None,
+    h: EvalsEntry | None,
+    plan: Plan,
+    ev: SkillEvidence,
+    rr: Reruns | None = None,
 ) -> TierComparison | None:
     if b is None and h is None and not _told(Tier.EVALS, ev):
         return None
     bv = _eval_side(b.header, b.results) if b is not None else None
     hv = _eval_side(h.header, h.results) if h is not None else None
+    rerun = _rerun(b, h)
+    if Tier.EVALS in ev.refused:
+        rr = None
+    if rr is not None:
+        bv, hv = _eval_powered(bv, hv, rr, (h or b).header)  # type: ignore[union-attr]
+        rerun = rerun or bool(rr.base or rr.head)
     failing = _eval_failing(h, bv) if h is not None else ()
     lifts = (
         _lift(b, _rate(bv) if bv is not None else None),
@@ -849,11 +858,39 @@ def _evals(
         lifts,
         names,
         plan,
-        _rerun(b, h),
-        base_known=ev.base_known,
+        rerun,
+        base_known=ev.base_known or bool(rr and rr.base),
         refused=ev.refused.get(Tier.EVALS),
         unevaluated=ev.unevaluated.get(Tier.EVALS),
+        look=rr,
     )
+
+
+def _eval_powered(
+    bv: _Side | None, hv: _Side | None, rr: Reruns, header: EntryHeader
+) -> tuple[_Side | None, _Side | None]:
+    """The eval sides with power on demand's runs: a fresh base side (or the stored base's one
+    run per case extended), the head's stored run extended; a case run more than once passes
+    when at least half its runs passed, and says so in its detail."""
+    if rr.base and (rr.base_fresh or bv is None):
+        bv = _fresh_side(rr.base, header)
+    elif rr.base and bv is not None:
+        bv = _extended(bv, rr.base)
+    if rr.head and hv is not None:
+        hv = _extended(hv, rr.head)
+    return _eval_details(bv), _eval_details(hv)
+
+
+def _eval_details(side: _Side | None) -> _Side | None:
+    if side is None:
+        return None
+    cases = {
+        k: dataclasses.replace(c, detail=f"passed in {sum(c.scores)}/{len(c.scores)} runs")
+        if len(c.scores) > 1
+        else c
+        for k, c in side.cases.items()
+    }
+    return dataclasses.replace(side, cases=cases)
 
 
 def _display(*entries: ModelEntry | None) -> tuple[str, str]:
@@ -897,7 +934,13 @@ def compare_skill(
         b, h = bmodels.get(key), hmodels.get(key)
         rr = evidence.reruns.get(key)
         trig = _triggers(b.triggers if b else None, h.triggers if h else None, plan, evidence, rr)
-        evs = _evals(b.evals if b else None, h.evals if h else None, plan, evidence)
+        evs = _evals(
+            b.evals if b else None,
+            h.evals if h else None,
+            plan,
+            evidence,
+            evidence.eval_reruns.get(key),
+        )
         if trig is None and evs is None:
             continue
         present = {t.label for t in (trig, evs) if t is not None}
@@ -905,7 +948,7 @@ def compare_skill(
             label = Label.AUTHORING_ERROR
         elif Label.NOT_EVALUATED in present:
             label = Label.NOT_EVALUATED
-        elif b is None and not (rr is not None and rr.base):
+        elif b is None and not (rr is not None and rr.base) and key not in evidence.eval_reruns:
             label = Label.NEW if evidence.base_known else Label.BASE_UNKNOWN
         elif h is None:
             label = Label.REMOVED

@@ -315,7 +315,16 @@ def _tier_cell(t: TierComparison | None) -> str:
     if t.delta is not None:
         parts.append(delta)
     parts.append(_label_text(t.label))
+    if t.tier is Tier.EVALS and t.test is not None and t.test.cases:
+        parts.append(_runs_a_side(t.test.base_runs, t.test.head_runs, t.test.cases))
     return " · ".join(parts)
+
+
+def _runs_a_side(base_runs: int, head_runs: int, cases: int) -> str:
+    """The evals cell's runs per case on each side (`3 runs a side`, `1 → 4 runs a side`): one
+    run a side is why a handful of cases cannot tell a change from noise."""
+    b, h = round(base_runs / cases), round(head_runs / cases)
+    return f"{b} run{'s' if b != 1 else ''} a side" if b == h else f"{b} → {h} runs a side"
 
 
 def _added(t: TierComparison) -> str:
@@ -403,7 +412,8 @@ def _tier_detail(t: TierComparison) -> _TierDetail:
     if t.test is not None and (t.base_reruns or t.extra_head_runs):
         line += f"; the verdict used {t.test.base_runs} base and {t.test.head_runs} head runs"
     if t.more_runs:
-        line += f"; about {t.more_runs} more runs per query per side would decide it"
+        per = "query" if t.tier is Tier.TRIGGERS else "case"
+        line += f"; about {t.more_runs} more runs per {per} per side would decide it"
     bullets = []
     failing = [f for f in t.failing if f.status is not CaseStatus.REGRESSED]  # listed above
     for f in failing[:MAX_FAILING_LISTED]:
@@ -608,12 +618,27 @@ def _undecided_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str | Non
         )
         steps.append(f"triggers: {hint}" if Tier.EVALS in tiers else hint)
     if Tier.EVALS in tiers:
-        text = (
-            "too few eval cases to tell a change of "
-            f"{RULED_OUT * 100:.0f} pts from noise: add cases (docs/authoring.md)"
-        )
+        text = _evals_step(rows, facts)
         steps.append(f"evals: {text}" if Tier.TRIGGERS in tiers else text)
     return "🟡 undecided: " + "; ".join(steps)
+
+
+def _evals_step(rows: Sequence[ComparisonRow], facts: RunFacts) -> str:
+    """The next step of undecided eval tiers: with power on demand's runs, the flow's hint and
+    about how many more runs per case would decide it; without (one run a side), more cases or
+    room for more runs."""
+    undecided = [
+        t for r in rows for t in r.tiers if t.tier is Tier.EVALS and t.label is Label.UNDECIDED
+    ]
+    if not any(t.base_reruns or t.extra_head_runs for t in undecided):
+        return (
+            "one run a side cannot tell a change of "
+            f"{RULED_OUT * 100:.0f} pts from noise: give `max_runs` and `max_cost_usd` room for "
+            "more runs, or add cases (docs/authoring.md)"
+        )
+    more = max((t.more_runs or 0 for t in undecided), default=0)
+    hint = _cell(facts.undecided_hint) if facts.undecided_hint else "more runs would tell"
+    return hint + (f" (about {more} more runs per case would decide it)" if more else "")
 
 
 def _skill_arg(key: str) -> str:
@@ -625,7 +650,7 @@ def _skill_arg(key: str) -> str:
 def _legend() -> str:
     return (
         "Rates are like for like over the cases both sides share: triggers, the share of runs "
-        "that behaved as expected; evals, the share of expectations met. "
+        "that behaved as expected; evals, the share of runs that passed. "
         f"🔴/🟢 = exact stratified test p ≤ {ALPHA:g} per direction and a change of at least "
         f"{MATERIAL * 100:.0f} pts; ✅ = under {MATERIAL * 100:.0f} pts with a "
         f"{RULED_OUT * 100:.0f}-pt change ruled out (95 % CI); 🟡 = neither yet. "

@@ -329,3 +329,41 @@ def test_read_file_reads_only_the_head_of_a_large_file(
     out = WorkspaceTools(ws).call("read_file", {"path": "big.txt", "offset": 2})
     assert "TAIL" not in out
     assert WorkspaceTools(ws).call("grep", {"pattern": "TAIL"}) == "(no matches)"
+
+
+def test_a_grading_is_cached_by_transcript_expectation_and_model(ws: Path) -> None:
+    """A re-read of the same transcript and files costs nothing; a new expectation, a changed
+    file, another final text or another judge model is graded afresh; only the new part asks."""
+    client = FakeClient(
+        [
+            verdicts((1, True, "a"), (2, False, "b")),
+            verdicts((1, True, "c")),
+            verdicts((1, False, "d"), (2, True, "e")),
+            verdicts((1, True, "f"), (2, True, "g")),
+        ]
+    )
+    j = Judge(client, model="claude-sonnet-5")  # type: ignore[arg-type]
+    first = asyncio.run(j.grade(request(ws)))
+    assert asyncio.run(j.grade(request(ws))) == first and len(client.requests) == 1
+    three = asyncio.run(j.grade(request(ws, n=3)))  # one new expectation: only it is asked
+    assert three[:2] == first and three[2] == Verdict(passed=True, evidence="c")
+    assert "1. assertion number 3\n" in client.requests[1]["messages"][0]["content"]
+    (ws / "README.md").write_text("# Demo\nchanged\n")  # the judge could read another file
+    assert [v.evidence for v in asyncio.run(j.grade(request(ws)))] == ["d", "e"]
+    other = Judge(client, model="claude-opus-5", gradings=j.gradings)  # type: ignore[arg-type]
+    assert [v.evidence for v in asyncio.run(other.grade(request(ws)))] == ["f", "g"]
+    assert len(client.requests) == 4 and j.gradings.hits == 4
+
+
+def test_a_judge_error_is_an_error_and_never_cached(ws: Path) -> None:
+    import anthropic
+    import httpx2 as httpx  # type: ignore[import-not-found]
+
+    resp = httpx.Response(529, request=httpx.Request("POST", "http://x/v1/messages"), json={})
+    err = anthropic.APIStatusError("Overloaded", response=resp, body=None)
+    client = FakeClient([err, verdicts((1, True, "ok"), (2, True, "ok"))])
+    j = Judge(client, model="claude-sonnet-5", max_turns=1)  # type: ignore[arg-type]
+    verdicts_, why = asyncio.run(j.grade_checked(request(ws)))
+    assert why and all(v.evidence.startswith("judge error") for v in verdicts_)
+    again, why = asyncio.run(j.grade_checked(request(ws)))
+    assert not why and [v.passed for v in again] == [True, True] and len(client.requests) == 2
