@@ -441,6 +441,8 @@ class Gateway:
         self._error: BaseException | None = None
         self._client: Any = None
         self._in_flight: set[asyncio.Task[Any]] = set()
+        self._busy: set[Any] = set()
+        """The transports of connections serving a request now."""
         self._logged: set[str] = set()
         self.connections = 0
         """Client connections open now."""
@@ -616,13 +618,16 @@ class Gateway:
         from aiohttp import web
 
         task = asyncio.current_task()
+        transport = request.transport
         if task is not None:
             self._in_flight.add(task)
+        self._busy.add(transport)  # serving a request: not a connection to evict
         try:
             return await self._serve_one(request)
         except _Refused as refused:
             return _error(web, refused.status, refused.kind, refused.message)
         finally:
+            self._busy.discard(transport)
             if task is not None:
                 self._in_flight.discard(task)
 
@@ -885,16 +890,16 @@ class Gateway:
 
 class _Limited:
     """The server's protocol factory, bounded: at `MAX_CONNECTIONS` open connections a new one
-    takes the place of the oldest that has not yet sent a whole request head (a flood of
-    half-sent requests cannot keep a session out), or is closed at once when every connection is
-    serving a request; and a connection that has not sent a whole request head within
-    `HEADER_TIMEOUT` is closed."""
+    takes the place of the oldest that is not serving a request (still sending its head, or idle
+    between keep-alive requests: a flood of half-sent or finished requests cannot keep a session
+    out), or is closed at once when every connection is serving a request; and a connection that
+    has not sent a whole request head within `HEADER_TIMEOUT` is closed."""
 
     def __init__(self, gateway: Gateway, server: Any) -> None:
         self._gateway = gateway
         self._server = server
-        self.waiting: dict[_Watched, None] = {}
-        """Connections still sending a request head, oldest first."""
+        self.open: dict[_Watched, None] = {}
+        """Open connections, oldest first."""
 
     def __call__(self) -> asyncio.Protocol:
         gateway = self._gateway
@@ -903,10 +908,10 @@ class _Limited:
                 "connections",
                 f"model gateway: {MAX_CONNECTIONS} connections open; closing the oldest idle ones",
             )
-            if not self.waiting:
+            idle = next((c for c in self.open if not c.busy), None)
+            if idle is None:
                 return _Closing()
-            oldest = next(iter(self.waiting))
-            oldest.evict()
+            idle.evict()
         return _Watched(self, self._server())
 
 
@@ -928,7 +933,12 @@ class _Watched(asyncio.Protocol):
         # Counted from the moment it is accepted (the loop accepts a whole backlog at once).
         self._counted = True
         self._gateway.connections += 1
-        limits.waiting[self] = None
+        limits.open[self] = None
+
+    @property
+    def busy(self) -> bool:
+        """Serving a request now."""
+        return self._transport is not None and self._transport in self._gateway._busy
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport
@@ -974,12 +984,12 @@ class _Watched(asyncio.Protocol):
         if self._counted:
             self._counted = False
             self._gateway.connections -= 1
+            self._limits.open.pop(self, None)
 
     def _head_done(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._limits.waiting.pop(self, None)
 
 
 def raise_file_limit() -> None:
