@@ -883,6 +883,11 @@ class Gateway:
                 url, json=payload, headers=headers, proxy=upstream.proxy or None
             ) as answer:
                 body = await answer.content.read(MAX_ERROR_BYTES)
+                meter = ResponseMeter(
+                    content_type=answer.headers.get("content-type", ""), status=answer.status
+                )
+                meter.feed(body)
+                self._spend.add(meter.result())  # a one-token answer, counted all the same
                 return answer.status, body.decode("utf-8", "replace")
         except (ClientError, TimeoutError, OSError):
             return 0, ""
