@@ -445,6 +445,8 @@ class Gateway:
         self._client: Any = None
         self._in_flight: set[asyncio.Task[Any]] = set()
         self._warmup = _warmup.Warmup()
+        self._busy: set[Any] = set()
+        """The transports of connections serving a request now."""
         self._logged: set[str] = set()
         self.connections = 0
         """Client connections open now."""
@@ -620,13 +622,16 @@ class Gateway:
         from aiohttp import web
 
         task = asyncio.current_task()
+        transport = request.transport
         if task is not None:
             self._in_flight.add(task)
+        self._busy.add(transport)  # serving a request: not a connection to evict
         try:
             return await self._serve_one(request)
         except _Refused as refused:
             return _error(web, refused.status, refused.kind, refused.message)
         finally:
+            self._busy.discard(transport)
             if task is not None:
                 self._in_flight.discard(task)
 
@@ -888,6 +893,11 @@ class Gateway:
                 url, json=payload, headers=headers, proxy=upstream.proxy or None
             ) as answer:
                 body = await answer.content.read(MAX_ERROR_BYTES)
+                meter = ResponseMeter(
+                    content_type=answer.headers.get("content-type", ""), status=answer.status
+                )
+                meter.feed(body)
+                self._spend.add(meter.result())  # a one-token answer, counted all the same
                 return answer.status, body.decode("utf-8", "replace")
         except (ClientError, TimeoutError, OSError):
             return 0, ""
@@ -895,16 +905,16 @@ class Gateway:
 
 class _Limited:
     """The server's protocol factory, bounded: at `MAX_CONNECTIONS` open connections a new one
-    takes the place of the oldest that has not yet sent a whole request head (a flood of
-    half-sent requests cannot keep a session out), or is closed at once when every connection is
-    serving a request; and a connection that has not sent a whole request head within
-    `HEADER_TIMEOUT` is closed."""
+    takes the place of the oldest that is not serving a request (still sending its head, or idle
+    between keep-alive requests: a flood of half-sent or finished requests cannot keep a session
+    out), or is closed at once when every connection is serving a request; and a connection that
+    has not sent a whole request head within `HEADER_TIMEOUT` is closed."""
 
     def __init__(self, gateway: Gateway, server: Any) -> None:
         self._gateway = gateway
         self._server = server
-        self.waiting: dict[_Watched, None] = {}
-        """Connections still sending a request head, oldest first."""
+        self.open: dict[_Watched, None] = {}
+        """Open connections, oldest first."""
 
     def __call__(self) -> asyncio.Protocol:
         gateway = self._gateway
@@ -913,10 +923,10 @@ class _Limited:
                 "connections",
                 f"model gateway: {MAX_CONNECTIONS} connections open; closing the oldest idle ones",
             )
-            if not self.waiting:
+            idle = next((c for c in self.open if not c.busy), None)
+            if idle is None:
                 return _Closing()
-            oldest = next(iter(self.waiting))
-            oldest.evict()
+            idle.evict()
         return _Watched(self, self._server())
 
 
@@ -938,7 +948,12 @@ class _Watched(asyncio.Protocol):
         # Counted from the moment it is accepted (the loop accepts a whole backlog at once).
         self._counted = True
         self._gateway.connections += 1
-        limits.waiting[self] = None
+        limits.open[self] = None
+
+    @property
+    def busy(self) -> bool:
+        """Serving a request now."""
+        return self._transport is not None and self._transport in self._gateway._busy
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport
@@ -984,12 +999,12 @@ class _Watched(asyncio.Protocol):
         if self._counted:
             self._counted = False
             self._gateway.connections -= 1
+            self._limits.open.pop(self, None)
 
     def _head_done(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._limits.waiting.pop(self, None)
 
 
 def raise_file_limit() -> None:
@@ -997,10 +1012,9 @@ def raise_file_limit() -> None:
     must not leave the job unable to open a file); never raises."""
     with contextlib.suppress(ValueError, OSError):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if hard == resource.RLIM_INFINITY:
-            hard = max(soft, 1 << 20)
-        if soft != resource.RLIM_INFINITY and soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        wanted = max(soft, 1 << 20) if hard == resource.RLIM_INFINITY else hard
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))  # the hard limit stays
 
 
 def _quiet_aiohttp() -> None:

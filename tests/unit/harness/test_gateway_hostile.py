@@ -778,3 +778,27 @@ def test_a_session_without_a_model_is_pinned_to_its_first(gw: gateway.Gateway, s
             f"{grant.anthropic_base_url}/v1/messages", grant.token, body("x-1")
         )
         assert status == 400 and b"'x-1' has no price" in answer
+
+
+def test_idle_keep_alive_connections_cannot_keep_a_session_out(
+    stub: Stub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gateway, "MAX_CONNECTIONS", 16)
+    proxy = start(stub)
+    held: list[socket.socket] = []
+    try:
+        for _ in range(40):  # a whole (refused) request each, then idle, kept alive
+            conn = socket.create_connection(("127.0.0.1", proxy.port), timeout=30)
+            conn.sendall(
+                b"POST /anthropic/v1/messages HTTP/1.1\r\nHost: x\r\ncontent-length: 0\r\n\r\n"
+            )
+            held.append(conn)
+        for conn in held[-16:]:
+            assert conn.recv(12) in (b"HTTP/1.1 401", b"")
+        with proxy.session(MODEL) as grant:
+            assert call(f"{grant.anthropic_base_url}/v1/messages", grant.token)[0] == 200
+        assert proxy.connections <= 16
+    finally:
+        for conn in held:
+            conn.close()
+        proxy.close()
