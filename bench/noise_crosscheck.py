@@ -238,11 +238,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--attempts", action="store_true", help="re-run jobs with the ledger (up to 5 attempts)"
     )
+    ap.add_argument(
+        "--profiles", default="aa_uniform,aa_mixed,aa_coin,drop20", help="--attempts: profiles"
+    )
     args = ap.parse_args(argv)
     cases = [int(x) for x in args.cases.split(",")]
     if args.attempts:
         for q in cases:
-            for name in ("aa_uniform", "aa_mixed", "aa_coin", "drop20"):
+            for name in args.profiles.split(","):
                 c = attempts(args.prs, args.seed, q, name)
                 n = int(c["prs"])  # type: ignore[call-overload]
                 what = (
