@@ -6,8 +6,8 @@ case, its verdict and the scores of its runs (triggers: runs that behaved as exp
 (like-for-like rates over the shared cases, the change, case pass rates, flipped cases, lift vs
 the without-skill baseline) and the label: `regression`, `authoring error`, `not evaluated`,
 `improvement`, `not comparable`, `undecided`, `base unknown`, `no change`, `new`, `removed`, `not re-run`. Runs the
-job added for power on demand (`Reruns`: fresh paired runs of the base's version, extra head runs)
-join the stored evidence here, so one function labels every look of the sequential rule; runs of
+job added for power on demand (`Reruns`: fresh paired runs of the base's version, extra head runs;
+for evals `SkillEvidence.eval_reruns`, one 0/1 outcome per eval run) join the stored evidence here, so one function labels every look of the sequential rule; runs of
 selective rounds (`QueryRuns.rounds`) become blocks of their own (`Stratum.rounds`), and an
 `undecided` last look carries an estimate of the runs a decision needs. The test and the rule are `_stats`
 (`stratified_test`, `decide`); they are written down in `docs/pr-comment.md` ("The rule");
