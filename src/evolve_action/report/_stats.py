@@ -9,8 +9,9 @@ labels from these same functions. The rule is written down in plain words in
 `docs/pr-comment.md` ("The rule"); `bench/noise.py` measures it through these same functions.
 
 The test. Each case (a trigger query, an eval case) is a stratum holding the scores of its runs on
-both sides (triggers: 1 for a run that behaved as expected, 0 otherwise; evals: the share of graded
-expectations met, on a common integer grid). Under "no change", every run of a case is a draw from
+both sides (triggers: 1 for a run that behaved as expected, 0 otherwise; evals: 1 for a run that
+passed, every assertion and judged expectation held, 0 otherwise; the test itself takes any
+integer scale). Under "no change", every run of a case is a draw from
 the same distribution whichever side made it, so, given the pooled scores of each case, which runs
 are the head's is a uniformly random choice: the permutation distribution of T = the sum of the
 head's scores over all cases is exact, whatever the per-case rates (for 0/1 scores it is the
@@ -48,7 +49,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from fractions import Fraction
 from statistics import NormalDist
 
 from evolve_action.encoding import round6
@@ -59,7 +59,6 @@ __all__ = [
     "MATERIAL",
     "NO_CHANGE_ALPHA",
     "RULED_OUT",
-    "SCORE_GRID",
     "SPOT_SHARE",
     "Decision",
     "Interval",
@@ -75,7 +74,6 @@ __all__ = [
     "equivalent",
     "information",
     "runs_to_decide",
-    "score_units",
     "selected",
     "spot_check",
     "stratified_test",
@@ -100,11 +98,6 @@ the tests' alpha (`equivalent`): on a single look the bounds are those of a 95 %
 chance of calling a true 20-point change `no change` is at most this at the nominal level, over
 all looks; the normal approximation and the selective rounds' pull toward zero come on top and are
 measured (bench/noise.py's default-path table: under 5 % at every size)."""
-
-SCORE_GRID = 60
-"""Eval scores (shares of expectations met) are put on a grid of 1/60 (exact for 1–6, 10, 12, 15,
-20, 30 and 60 expectations; finer shares are rounded, which keeps the test exact for the rounded
-scores)."""
 
 SPOT_SHARE = 0.1
 """Share of the cases whose pooled runs are all alike that a round still runs (chosen by
@@ -140,13 +133,6 @@ def wilson(passed: int, n: int, z: float = Z95) -> Interval | None:
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     return Interval(low=round6(max(0.0, centre - half)), high=round6(min(1.0, centre + half)))
-
-
-def score_units(share: float | Fraction, grid: int = SCORE_GRID) -> int:
-    """A score in [0, 1] as integer units of 1/`grid` (half away from zero)."""
-    if not 0 <= share <= 1:
-        raise ValueError(f"score {share} outside [0, 1]")
-    return int(Fraction(share) * grid + Fraction(1, 2))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,7 +191,7 @@ class Stratum:
     base: tuple[int, ...]
     head: tuple[int, ...]
     scale: int = 1
-    """Units of one fully passing run (1 for triggers, `SCORE_GRID` for evals)."""
+    """Units of one fully passing run (1 for both tiers' pass/fail runs)."""
     base_sweep: Sweep | None = None
     """0/1 scores only: the base's runs came from this early-stopped sweep (None: fixed size)."""
     head_sweep: Sweep | None = None

@@ -21,7 +21,7 @@ from evolve_action.report import (
     stratified_test,
     wilson,
 )
-from evolve_action.report._stats import Interval, _records, score_units
+from evolve_action.report._stats import Interval, _records
 
 
 def test_hypergeometric_stratum_exact_value() -> None:
@@ -48,7 +48,7 @@ def test_uninformative_strata_do_not_move_the_test() -> None:
 
 def test_eval_scores_one_run_each_side_is_a_sign_flip_test() -> None:
     """Six cases each 2/4 → 4/4 expectations: every sign flip equally likely, p = 1/64."""
-    s = [Stratum(base=(score_units(0.5),), head=(score_units(1.0),), scale=60)] * 6
+    s = [Stratum(base=(30,), head=(60,), scale=60)] * 6
     t = stratified_test(s)
     assert t.p_up == pytest.approx(1 / 64)
     assert t.delta == 0.5
