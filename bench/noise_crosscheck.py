@@ -79,21 +79,21 @@ def _fake_sessions(outcomes: noise.Outcomes, keys: Sequence[str]) -> Iterator[No
     saved = (
         _power._one_round,
         _power._skill_hash,
-        _power._Scratch.base,
-        _power._Scratch.head,
+        _power.Scratch.base,
+        _power.Scratch.head,
     )
     _power._one_round = one_round  # type: ignore[assignment]
     _power._skill_hash = lambda *a, **k: "B"  # type: ignore[assignment]
-    _power._Scratch.base = lambda self: Path("/fake/base")  # type: ignore[assignment,method-assign]
-    _power._Scratch.head = lambda self: Path("/fake/head")  # type: ignore[assignment,method-assign]
+    _power.Scratch.base = lambda self: Path("/fake/base")  # type: ignore[assignment,method-assign]
+    _power.Scratch.head = lambda self: Path("/fake/head")  # type: ignore[assignment,method-assign]
     try:
         yield
     finally:
         (
             _power._one_round,
             _power._skill_hash,
-            _power._Scratch.base,
-            _power._Scratch.head,
+            _power.Scratch.base,
+            _power.Scratch.head,
         ) = saved  # type: ignore[assignment,method-assign]
 
 

@@ -92,18 +92,24 @@ from evolve_action.results import TriggerResult, TriggersEntry
 from evolve_action.triggers import passes
 
 __all__ = [
+    "DECIDED",
+    "NOTHING_TO_DO",
+    "TESTED",
     "PowerOptions",
     "PowerOutcome",
+    "Scratch",
+    "SideRuns",
     "copy_worktree",
     "extract_tar",
     "materialise_base",
     "more_runs",
+    "record_look",
     "reruns_document",
 ]
 
-_DECIDED = (Label.REGRESSION, Label.IMPROVEMENT, Label.NO_CHANGE)
-_TESTED = (*_DECIDED, Label.UNDECIDED)
-_NOTHING_TO_DO = (Label.NOT_RERUN, Label.AUTHORING_ERROR, Label.NOT_EVALUATED, Label.REMOVED)
+DECIDED = (Label.REGRESSION, Label.IMPROVEMENT, Label.NO_CHANGE)
+TESTED = (*DECIDED, Label.UNDECIDED)
+NOTHING_TO_DO = (Label.NOT_RERUN, Label.AUTHORING_ERROR, Label.NOT_EVALUATED, Label.REMOVED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +155,7 @@ class PowerOutcome:
 
 
 @dataclass(slots=True)
-class _Side:
+class SideRuns:
     """Runs this job made of one side of one skill × model: query → [hits, runs], and of those,
     query → round → [hits, runs] for the selective rounds."""
 
@@ -330,7 +336,7 @@ def copy_worktree(top: Path, into: Path, environ: Mapping[str, str]) -> None:
             shutil.copy2(src, dst)
 
 
-class _Scratch:
+class Scratch:
     """The two scratch repositories of one job (made on first use, removed at the end)."""
 
     def __init__(
@@ -438,7 +444,7 @@ def more_runs(
     (stamped `attempt`).
     """
     out = PowerOutcome()
-    scratch = _Scratch(top, prefix, base_sha, genv)
+    scratch = Scratch(top, prefix, base_sha, genv)
     plan = Plan(cap=options.max_runs)
     try:
         for ev in evidence:
@@ -468,15 +474,15 @@ class _Track:
     head_entry: TriggersEntry
     base_entry: TriggersEntry | None
     key: str
-    base: _Side = field(default_factory=_Side)
-    head: _Side = field(default_factory=_Side)
+    base: SideRuns = field(default_factory=SideRuns)
+    head: SideRuns = field(default_factory=SideRuns)
     fresh: bool = False
     """The base side is this job's runs only (the stored base is not tested)."""
     ledger: Ledger | None = None
     """The PR's runs over earlier workflow runs (None: this job's runs only)."""
     attempt: str = ""
-    new_base: _Side = field(default_factory=_Side)
-    new_head: _Side = field(default_factory=_Side)
+    new_base: SideRuns = field(default_factory=SideRuns)
+    new_head: SideRuns = field(default_factory=SideRuns)
     """Of `base`/`head`, the runs this job made (the rest came from the ledger)."""
     round_no: int = 0
     """Selective rounds made so far."""
@@ -504,40 +510,20 @@ class _Track:
         self, out: PowerOutcome, fp: tuple[str, str, str], label: Label, rr: Reruns
     ) -> None:
         """This job's runs and its last look, for the ledger."""
-        base_fp, head_fp, tool = fp
-        for side, content, made in (
-            ("base", base_fp, self.new_base),
-            ("head", head_fp, self.new_head),
-        ):
-            out.runs.extend(
-                runs_of(
-                    self.attempt,
-                    self.key,
-                    self.model,
-                    side,  # type: ignore[arg-type]
-                    content,
-                    tool,
-                    made.frozen(self.round_no),
-                )
-            )
+        record_look(
+            out,
+            fp,
+            label,
+            rr,
+            attempt=self.attempt,
+            key=self.key,
+            model=self.model,
+            made=(self.new_base, self.new_head),
+            round_no=self.round_no,
+            sweep=self.sweep_from,
+        )
         if self.sweep_from == self.attempt:  # the head sweep these looks rested on: kept
             out.runs.extend(_sweep_runs(self.head_entry, self.attempt, self.key, self.model, fp))
-        out.looks.append(
-            LedgerLook(
-                skill=self.key,
-                model=self.model,
-                base=base_fp,
-                head=head_fp,
-                tool=tool,
-                attempt=self.attempt,
-                t_prev=rr.t_prev,
-                t=rr.t,
-                final=rr.final,
-                label=label.value,
-                closed=label in _DECIDED or rr.t >= 1.0,
-                sweep=self.sweep_from,
-            )
-        )
 
     def pooled(self) -> dict[str, tuple[int, ...]]:
         """Query → its pooled runs so far, base and head together (1: a hit), in no side's order:
@@ -569,7 +555,7 @@ class _Track:
 
     def run(
         self,
-        scratch: _Scratch,
+        scratch: Scratch,
         options: PowerOptions,
         plan: Plan,
         budget: Budget,
@@ -581,7 +567,7 @@ class _Track:
         sweep = _runs_per_query(self.head_entry)
         cap = options.max_runs
         label, _ = self.look(plan, 0.0, 1.0, True)  # what the stored evidence says at one look
-        if label in _NOTHING_TO_DO:
+        if label in NOTHING_TO_DO:
             return None
         mode = options.base
         why = "rerun" if mode == "rerun" else ""
@@ -597,7 +583,7 @@ class _Track:
                     "(check out with fetch-depth: 0)"
                 )
             rerun_base = paired = False  # a skill the base does not have is new: nothing to re-run
-        if not rerun_base and (self.base_entry is None or label not in _TESTED):
+        if not rerun_base and (self.base_entry is None or label not in TESTED):
             return None  # new, base unknown or not comparable, and nothing to re-run
         stored = 0.0 if rerun_base else _runs_per_query(self.base_entry)  # type: ignore[arg-type]
         if not rerun_base and cap <= max(sweep, stored):
@@ -636,7 +622,7 @@ class _Track:
         if not rerun_base and prior.look is None:  # look 0: the stored base against the sweep
             t = information(b_runs, sweep, cap)
             label, last = self.look(plan, 0.0, t, False)
-            if label in _DECIDED:
+            if label in DECIDED:
                 self._record(out, fp, label, last)
                 return last
             t_prev = t
@@ -675,21 +661,21 @@ class _Track:
             if at_cap or (final and self.ledger is None):
                 t = 1.0  # the rest of the alpha (with a ledger, kept for a later attempt)
             label, last = self.look(plan, t_prev, t, final)
-            if final or label in _DECIDED:
+            if final or label in DECIDED:
                 break
             t_prev = t
         if last is None and prior.look is not None:  # the ledger's runs fill the cap already
             label, last = self.look(plan, t_prev, 1.0, True)
         if last is None:  # nothing could be added: the stored look with the whole alpha
             return None
-        if not last.final and label not in _DECIDED:  # the loop ran dry: close the plan
+        if not last.final and label not in DECIDED:  # the loop ran dry: close the plan
             label, last = self.look(plan, t_prev, 1.0, True)
         self._record(out, fp, label, last)
         return last
 
     def batch(
         self,
-        scratch: _Scratch,
+        scratch: Scratch,
         n_b: int,
         n_h: int,
         only: frozenset[str] | None,
@@ -722,6 +708,52 @@ class _Track:
                     if side is self.base:
                         out.base_sessions += got.sessions
         return added
+
+
+def record_look(
+    out: PowerOutcome,
+    fp: Fingerprints,
+    label: Label,
+    rr: Reruns,
+    *,
+    attempt: str,
+    key: str,
+    model: str,
+    made: tuple[SideRuns, SideRuns],
+    round_no: int,
+    sweep: str = "",
+) -> None:
+    """One comparison's runs made by this job (base, head) and its last look, into `out` for
+    the ledger (triggers and evals alike)."""
+    base_fp, head_fp, tool = fp
+    for side, content, runs in (("base", base_fp, made[0]), ("head", head_fp, made[1])):
+        out.runs.extend(
+            runs_of(
+                attempt,
+                key,
+                model,
+                side,  # type: ignore[arg-type]
+                content,
+                tool,
+                runs.frozen(round_no),
+            )
+        )
+    out.looks.append(
+        LedgerLook(
+            skill=key,
+            model=model,
+            base=base_fp,
+            head=head_fp,
+            tool=tool,
+            attempt=attempt,
+            t_prev=rr.t_prev,
+            t=rr.t,
+            final=rr.final,
+            label=label.value,
+            closed=label in DECIDED or rr.t >= 1.0,
+            sweep=sweep,
+        )
+    )
 
 
 def _sweep_runs(

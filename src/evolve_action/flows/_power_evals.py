@@ -48,15 +48,16 @@ from pathlib import Path
 from evolve_action import evals, events
 from evolve_action.config import resolve_repository
 from evolve_action.errors import EvolveError
-from evolve_action.flows._ledger import Ledger, LedgerLook, Prior, runs_of
+from evolve_action.flows._ledger import Ledger, Prior
 from evolve_action.flows._power import (
-    _DECIDED,
-    _NOTHING_TO_DO,
-    _TESTED,
+    DECIDED,
+    NOTHING_TO_DO,
+    TESTED,
     PowerOptions,
     PowerOutcome,
-    _Scratch,
-    _Side,
+    Scratch,
+    SideRuns,
+    record_look,
 )
 from evolve_action.grading import GradingCache
 from evolve_action.harness import Budget, SkippedUnit, agent_harness
@@ -203,10 +204,10 @@ class _Track:
     base_entry: EvalsEntry | None
     ledger: Ledger | None = None
     attempt: str = ""
-    base: _Side = field(default_factory=_Side)
-    head: _Side = field(default_factory=_Side)
-    new_base: _Side = field(default_factory=_Side)
-    new_head: _Side = field(default_factory=_Side)
+    base: SideRuns = field(default_factory=SideRuns)
+    head: SideRuns = field(default_factory=SideRuns)
+    new_base: SideRuns = field(default_factory=SideRuns)
+    new_head: SideRuns = field(default_factory=SideRuns)
     fresh: bool = False
     round_no: int = 0
 
@@ -252,42 +253,22 @@ class _Track:
         return frozenset(k for k, p in pooled.items() if selected(k, p, self.round_no))
 
     def record(self, out: PowerOutcome, fp: tuple[str, str, str], label: Label, rr: Reruns) -> None:
-        base_fp, head_fp, tool = fp
-        for side, content, made in (
-            ("base", base_fp, self.new_base),
-            ("head", head_fp, self.new_head),
-        ):
-            out.runs.extend(
-                runs_of(
-                    self.attempt,
-                    self.ledger_key,
-                    self.model,
-                    side,  # type: ignore[arg-type]
-                    content,
-                    tool,
-                    made.frozen(self.round_no),
-                )
-            )
-        out.looks.append(
-            LedgerLook(
-                skill=self.ledger_key,
-                model=self.model,
-                base=base_fp,
-                head=head_fp,
-                tool=tool,
-                attempt=self.attempt,
-                t_prev=rr.t_prev,
-                t=rr.t,
-                final=rr.final,
-                label=label.value,
-                closed=label in _DECIDED or rr.t >= 1.0,
-            )
+        record_look(
+            out,
+            fp,
+            label,
+            rr,
+            attempt=self.attempt,
+            key=self.ledger_key,
+            model=self.model,
+            made=(self.new_base, self.new_head),
+            round_no=self.round_no,
         )
 
 
 @dataclass(slots=True, kw_only=True)
 class _Job:
-    scratch: _Scratch
+    scratch: Scratch
     options: PowerOptions
     budget: Budget
     environ: Mapping[str, str]
@@ -351,7 +332,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     options, out = job.options, job.result.power
     cap = options.max_runs
     label, _ = tr.look(plan, 0.0, 1.0, True)
-    if label in _NOTHING_TO_DO or cap <= 1:
+    if label in NOTHING_TO_DO or cap <= 1:
         return None
     mode = options.base
     rerun_base = mode in ("rerun", "auto")  # a stored eval base has one run per case: thin
@@ -365,7 +346,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
                 "(check out with fetch-depth: 0)"
             )
         rerun_base = paired = False
-    if not rerun_base and (tr.base_entry is None or label not in _TESTED):
+    if not rerun_base and (tr.base_entry is None or label not in TESTED):
         return None
     stored = 0.0 if rerun_base else 1.0
     out.why[f"{tr.ledger_key} {tr.model}"] = (
@@ -401,7 +382,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     if not rerun_base and prior.look is None:  # look 0: the stored base against the head's run
         t = information(full_b, full_h, cap)
         label, last = tr.look(plan, 0.0, t, False)
-        if label in _DECIDED:
+        if label in DECIDED:
             tr.record(out, fp, label, last)
             return last
         t_prev = t
@@ -442,14 +423,14 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
         if at_cap or (final and tr.ledger is None):
             t = 1.0
         label, last = tr.look(plan, t_prev, t, final)
-        if final or label in _DECIDED:
+        if final or label in DECIDED:
             break
         t_prev = t
     if last is None and prior.look is not None:
         label, last = tr.look(plan, t_prev, 1.0, True)
     if last is None:
         return None
-    if not last.final and label not in _DECIDED:
+    if not last.final and label not in DECIDED:
         label, last = tr.look(plan, t_prev, 1.0, True)
     tr.record(out, fp, label, last)
     return last
@@ -476,7 +457,7 @@ def more_eval_runs(
     and looks in `power.recorded`."""
     result = EvalPowerOutcome()
     job = _Job(
-        scratch=_Scratch(top, prefix, base_sha, genv),
+        scratch=Scratch(top, prefix, base_sha, genv),
         options=options,
         budget=budget,
         environ=environ,
