@@ -29,10 +29,10 @@ Files (private; import from this package):
   forwards only the model requests the CLIs make; each session gets a token valid only there, on
   its route, for its model and while it runs; the job's meter and its cap by reservation.
 - `_upstream`: where the gateway forwards: one route per configured credential, with the job's proxy.
-- `_rules`: the gateway's request rules: the allowlist and forwarded headers, the canonical body,
+- `_gateway_rules`: the gateway's request rules: the allowlist and forwarded headers, the canonical body,
   the granted model, a request's worst case and its reservation.
 - `_spend`: the job's spend through every gateway: measured, reserved, capped.
-- `_connections`: the gateway's connection limits (the bounded protocol factory, the file limit).
+- `_gateway_limits`: the gateway's connection limits (the bounded protocol factory, the file limit).
 - `_scrub`: removing secrets from what the gateway passes back.
 - `_meter`: what one model response used and cost, read from the bytes the gateway forwards.
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.

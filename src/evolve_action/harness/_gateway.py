@@ -6,10 +6,10 @@ process, with its own event loop), the per-session tokens it mints (`Grant`, fro
 `Gateway.session()`), serving and forwarding a request, and the registry every harness asks
 (`acquire`, `gateways`). What it applies lives in its siblings: the upstreams it forwards to
 (`_upstream`: `Upstream`, `upstreams`: the Anthropic and OpenAI endpoints with the real
-credential, each with the job's proxy), the request rules (`_rules`: the allowlist `ENDPOINTS`,
+credential, each with the job's proxy), the request rules (`_gateway_rules`: the allowlist `ENDPOINTS`,
 `ANTHROPIC_BETAS`, the forwarded headers, the canonical body, the worst case and reservation), the
 job's meter, reservations and hard cap (`_spend`: `Spend`), the connection limits
-(`_connections`) and the scrubber (`_scrub`).
+(`_gateway_limits`) and the scrubber (`_scrub`).
 
 How a session uses it: the harness asks `acquire(environ)` for the gateway of that environment's
 endpoints and credentials, opens a session for its model (`Gateway.session(model, route=…)`), and
@@ -80,14 +80,8 @@ from evolve_action.catalog import Pricing
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _warmup
-from evolve_action.harness._connections import Limited, raise_file_limit
-from evolve_action.harness._meter import (
-    MAX_ERROR_BYTES,
-    Metered,
-    ResponseMeter,
-    pricing_for,
-)
-from evolve_action.harness._rules import (
+from evolve_action.harness._gateway_limits import Limited, raise_file_limit
+from evolve_action.harness._gateway_rules import (
     ENDPOINTS,
     Endpoint,
     Refused,
@@ -97,6 +91,12 @@ from evolve_action.harness._rules import (
     granted_model,
     output_bound,
     worst_case,
+)
+from evolve_action.harness._meter import (
+    MAX_ERROR_BYTES,
+    Metered,
+    ResponseMeter,
+    pricing_for,
 )
 from evolve_action.harness._scrub import Scrubber
 from evolve_action.harness._spend import Spend
