@@ -9,6 +9,11 @@ written by the token's own identity); commits only ever touch repository-relativ
 Files (private; import from this package):
 - `_api`: the REST client through PyGithub: pull requests, changed files, file reads, the token's
   identity, the sticky comment, commit-back.
+- `_retry`: the client's retry and pacing policy, and how it reads a rate limit.
+- `_errors`: the client's errors, and the translation of GitHub's answers into them.
+- `_results`: the typed results the client returns (pull requests, files, comments, commits).
+- `_comments`: the sticky comment's body rules (the marker on its first line, the record on its last).
+- `_outbound`: the redaction gate every outgoing body passes, and the paths a commit may carry.
 - `_context`: the runner's `GITHUB_*` variables and the event payload, validated.
 - `_inputs`: the action's `INPUT_*` values, validated.
 - `_outputs`: step outputs and the step summary.
@@ -22,27 +27,10 @@ from evolve_action.github._api import (
     FILES_API_CAP,
     LOGIN,
     MAX_COMMENT_CHARS,
-    ChangedFile,
-    ChangedFiles,
-    CommentInfo,
-    CommentResult,
-    CommitAuthor,
-    CommitOutcome,
-    Committed,
-    FileChange,
-    GitHubApiError,
-    GitHubAuthError,
     GitHubClient,
-    GitHubNotFoundError,
-    GitHubPermissionError,
-    GitHubRateLimitError,
-    HeadMoved,
-    NothingToCommit,
-    PullRequestInfo,
     RepositoryClient,
-    RetryPolicy,
-    TokenIdentity,
-    committable_path,
+)
+from evolve_action.github._comments import (
     is_sticky,
 )
 from evolve_action.github._context import (
@@ -63,6 +51,13 @@ from evolve_action.github._context import (
     unsupported_fails,
     unsupported_message,
 )
+from evolve_action.github._errors import (
+    GitHubApiError,
+    GitHubAuthError,
+    GitHubNotFoundError,
+    GitHubPermissionError,
+    GitHubRateLimitError,
+)
 from evolve_action.github._inputs import (
     COMMENT_MODES,
     FAIL_ON,
@@ -78,6 +73,9 @@ from evolve_action.github._inputs import (
     input_value,
     read_inputs,
 )
+from evolve_action.github._outbound import (
+    committable_path,
+)
 from evolve_action.github._outputs import (
     MAX_SUMMARY_BYTES,
     OUTPUT_NAMES,
@@ -88,6 +86,23 @@ from evolve_action.github._outputs import (
     format_output,
     mask_secrets,
     write_outputs,
+)
+from evolve_action.github._results import (
+    ChangedFile,
+    ChangedFiles,
+    CommentInfo,
+    CommentResult,
+    CommitAuthor,
+    CommitOutcome,
+    Committed,
+    FileChange,
+    HeadMoved,
+    NothingToCommit,
+    PullRequestInfo,
+    TokenIdentity,
+)
+from evolve_action.github._retry import (
+    RetryPolicy,
 )
 from evolve_action.github._touched import (
     ChangedPath,

@@ -28,6 +28,12 @@ Files (private; import from this package):
 - `_gateway`: the model gateway: the loopback server that alone holds the model credentials and
   forwards only the model requests the CLIs make; each session gets a token valid only there, on
   its route, for its model and while it runs; the job's meter and its cap by reservation.
+- `_upstream`: where the gateway forwards: one route per configured credential, with the job's proxy.
+- `_gateway_rules`: the gateway's request rules: the allowlist and forwarded headers, the canonical body,
+  the granted model, a request's worst case and its reservation.
+- `_spend`: the job's spend through every gateway: measured, reserved, capped.
+- `_gateway_limits`: the gateway's connection limits (the bounded protocol factory, the file limit).
+- `_scrub`: removing secrets from what the gateway passes back.
 - `_meter`: what one model response used and cost, read from the bytes the gateway forwards.
 - `_budget`: the `--max-cost-usd` cap: measured spend, per-unit estimates, refused units.
 - `_base`: the harness seam: what one agent session is asked to do, and what it reports back.
@@ -68,7 +74,7 @@ from evolve_action.harness._confine import (
     session_limit,
 )
 from evolve_action.harness._confine import current as confinement
-from evolve_action.harness._gateway import Gateway, Grant, Spend, Upstream, gateways
+from evolve_action.harness._gateway import Gateway, Grant, gateways
 from evolve_action.harness._gateway import acquire as acquire_gateway
 from evolve_action.harness._gateway import spend as gateway_spend
 from evolve_action.harness._install import CODEX_VERSION, install_codex, installed_codex_version
@@ -120,6 +126,7 @@ from evolve_action.harness._sandbox import (
     probe,
     wrap,
 )
+from evolve_action.harness._spend import Spend
 from evolve_action.harness._tokens import (
     TokenCounter,
     anthropic_client,
@@ -128,6 +135,7 @@ from evolve_action.harness._tokens import (
     estimate,
     estimate_payload,
 )
+from evolve_action.harness._upstream import Upstream
 from evolve_action.harness._workspace import (
     SKILLS_DIR,
     create_trigger_workspace,

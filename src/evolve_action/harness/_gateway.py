@@ -3,10 +3,13 @@ model requests they need and nothing else.
 
 Owns: `Gateway` (one aiohttp server on `127.0.0.1` and a Unix socket, in a thread of the job's own
 process, with its own event loop), the per-session tokens it mints (`Grant`, from
-`Gateway.session()`), the upstreams it forwards to (`Upstream`, `upstreams`: the Anthropic and
-OpenAI endpoints with the real credential, each with the job's proxy), the allowlist
-(`ENDPOINTS`, `ANTHROPIC_BETAS`), the job's meter, reservations and hard cap (`Spend`), and the
-registry every harness asks (`acquire`, `gateways`).
+`Gateway.session()`), serving and forwarding a request, and the registry every harness asks
+(`acquire`, `gateways`). What it applies lives in its siblings: the upstreams it forwards to
+(`_upstream`: `Upstream`, `upstreams`: the Anthropic and OpenAI endpoints with the real
+credential, each with the job's proxy), the request rules (`_gateway_rules`: the allowlist `ENDPOINTS`,
+`ANTHROPIC_BETAS`, the forwarded headers, the canonical body, the worst case and reservation), the
+job's meter, reservations and hard cap (`_spend`: `Spend`), the connection limits
+(`_gateway_limits`) and the scrubber (`_scrub`).
 
 How a session uses it: the harness asks `acquire(environ)` for the gateway of that environment's
 endpoints and credentials, opens a session for its model (`Gateway.session(model, route=…)`), and
@@ -27,7 +30,7 @@ Guarantees (docs/gateway.md is the threat model, each line a test):
 - the credential never leaves this process except in the header of a request to the configured
   upstream: every answer's headers and body (SSE included, across chunk boundaries) are scrubbed
   of it (`Scrubber`);
-- a budget by reservation: before forwarding, the request's worst case (`_worst_case`: its
+- a budget by reservation: before forwarding, the request's worst case (`worst_case`: its
   prompt estimate, its whole output bound, its paid server-tool calls) is reserved; near the cap
   its output bound is lowered to what the cap allows, and it is refused (400 `budget_exceeded`)
   when spent + reserved would pass the cap (`Spend.limit_usd`) all the same; the answer settles it
@@ -64,55 +67,51 @@ import json
 import logging
 import os
 import re
-import resource
 import secrets
 import shutil
 import tempfile
 import threading
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from evolve_action.catalog import Pricing
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _lifecycle as lifecycle
-from evolve_action.harness import _procenv as procenv
 from evolve_action.harness import _warmup
+from evolve_action.harness._gateway_limits import Limited, raise_file_limit
+from evolve_action.harness._gateway_rules import (
+    ENDPOINTS,
+    Endpoint,
+    Refused,
+    canonical,
+    fit_output,
+    forwarded_headers,
+    granted_model,
+    output_bound,
+    worst_case,
+)
 from evolve_action.harness._meter import (
     MAX_ERROR_BYTES,
-    WEB_SEARCH_USD,
     Metered,
     ResponseMeter,
-    metered_cost_usd,
     pricing_for,
 )
+from evolve_action.harness._scrub import Scrubber
+from evolve_action.harness._spend import Spend
+from evolve_action.harness._upstream import Upstream, upstreams
 
 __all__ = [
-    "ANTHROPIC_BETAS",
-    "ANTHROPIC_PUBLIC_URL",
-    "ENDPOINTS",
-    "OPENAI_PUBLIC_URL",
     "SMALL_MODEL",
-    "Endpoint",
     "Gateway",
     "Grant",
-    "Scrubber",
-    "Spend",
-    "Upstream",
     "acquire",
     "gateways",
-    "raise_file_limit",
     "spend",
     "unpriced_message",
-    "upstreams",
 ]
 
-ANTHROPIC_PUBLIC_URL = "https://api.anthropic.com"
-OPENAI_PUBLIC_URL = "https://api.openai.com/v1"
-_OAUTH_BETA = "oauth-2025-04-20"
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 1.0
 """How long closing waits for in-flight answers before cutting them (cancellation is fast)."""
@@ -126,93 +125,10 @@ sends none in trigger, eval and listing sessions; the grant keeps a CLI that doe
 MAX_BODY_BYTES = 32 << 20
 """The largest request body the gateway reads (the Messages API's own limit is 32 MB)."""
 
-DEFAULT_MAX_OUTPUT_TOKENS = 128_000
-"""The worst case reserved for a request that names no output bound (OpenAI's is optional)."""
-
-BYTES_PER_TOKEN = 4
-"""The prompt estimate of a reservation: a token per four bytes of request JSON (the metered
-usage settles it)."""
-
-MIN_OUTPUT_TOKENS = 256
-"""Near the cap a request's output bound is lowered to what the cap allows, down to this."""
-
-DEFAULT_WEB_SEARCHES = 10
-"""Web searches reserved for a web-search tool that names no `max_uses`."""
-
-MAX_CONNECTIONS = 256
-"""Open client connections the gateway serves at once; more are closed at once."""
 
 MAX_CONNECTIONS_PER_TOKEN = 32
 """Requests of one session in flight at once; more are refused (429)."""
 
-HEADER_TIMEOUT = 30.0
-"""Seconds a connection may take to send a whole request head (and to send its next one)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One request the gateway serves: `POST /<route><path>` with one of `queries`."""
-
-    route: str
-    path: str
-    """Both the path after `/<route>` and what is appended to the route's configured base URL."""
-    queries: frozenset[str]
-    """The exact query strings the bundled CLI sends (`""` = none)."""
-    generates: bool
-    """A model answer (reserved, metered); False for token counting (free)."""
-
-
-ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint("anthropic", "/v1/messages", frozenset({"", "beta=true"}), True),
-    Endpoint("anthropic", "/v1/messages/count_tokens", frozenset({"", "beta=true"}), False),
-    Endpoint("openai", "/responses", frozenset({""}), True),
-)
-"""Everything the gateway forwards (measured through it with the bundled Claude Code and Codex
-CLIs: trigger, eval and listing sessions); any other request is answered by the gateway."""
-
-ANTHROPIC_BETAS = frozenset(
-    {
-        "claude-code-20250219",
-        "interleaved-thinking-2025-05-14",
-        "context-management-2025-06-27",
-        "thinking-token-count-2026-05-13",
-        "advanced-tool-use-2025-11-20",
-        "effort-2025-11-24",
-        "thinking-display-updates-2026-08-18",
-        "per-turn-control-2026-07-01",
-        "mid-conversation-tool-changes-2026-07-01",
-        "token-counting-2024-11-01",
-        "prompt-caching-scope-2026-01-05",
-        "redact-thinking-2026-02-12",
-        "structured-outputs-2025-12-15",
-        "tool-search-tool-2025-10-19",
-    }
-)
-"""`anthropic-beta` values passed on (the CLI's, measured); any other is dropped: among them the
-ones that change the price (`context-1m-…`, `fast-mode-…`, `extended-cache-ttl-…`) or reach
-beyond a model answer (`files-api-…`, `message-batches-…`, `mcp-servers-…`, `skills-…`)."""
-
-_FORWARDED_HEADERS = frozenset(
-    {
-        "accept",
-        "content-type",
-        "user-agent",
-        "anthropic-version",
-        "anthropic-beta",
-        "anthropic-dangerous-direct-browser-access",
-        "x-app",
-        "x-claude-code-session-id",
-        "originator",
-        "session-id",
-        "thread-id",
-        "version",
-        "openai-beta",
-        "x-client-request-id",
-    }
-)
-_FORWARDED_PREFIXES = ("x-stainless-", "x-codex-")
-"""Request headers passed on: the ones the CLIs send (measured) and nothing else — never a
-credential, cookie, hop-by-hop, `Host`, `Forwarded`/`X-Forwarded-*` or `X-Original-URL` header."""
 
 _DROP_RESPONSE = frozenset(
     {
@@ -227,136 +143,8 @@ _DROP_RESPONSE = frozenset(
     }
 )
 _CREDIT_RE = re.compile(r"credit balance is too low|insufficient_quota|billing", re.IGNORECASE)
-_REFUSED_TOOLS = ("code_execution", "mcp", "file_search", "code_interpreter", "image_generation")
-"""Server-side tools a session may not use (billed per container or call, or reaching beyond
-the model): a request declaring one is refused."""
-_REDACTED = b"[redacted by evolve-action]"
 
 log = logging.getLogger("evolve_action.gateway")
-
-
-@dataclass(frozen=True, slots=True)
-class Upstream:
-    """Where one route forwards, and the credential headers it adds (never shown by `repr`)."""
-
-    route: str
-    """`anthropic` or `openai`: the first path segment of the gateway's URL."""
-    base_url: str
-    headers: tuple[tuple[str, str], ...] = field(repr=False, default=())
-    proxy: str = field(repr=False, default="")
-    """The HTTP(S) proxy for `base_url` (`HTTPS_PROXY`/`NO_PROXY` of the job), `""` for none."""
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """The credential values this route sends (scrubbed from every answer)."""
-        out = []
-        for name, value in self.headers:
-            if name == "authorization" and value.lower().startswith("bearer "):
-                value = value[7:]
-            if name in ("authorization", "x-api-key") and len(value.strip()) >= 8:
-                out.append(value.strip())
-        return tuple(out)
-
-
-def upstreams(environ: Mapping[str, str]) -> dict[str, Upstream]:
-    """The routes of `environ`'s endpoints and credentials (the same choice the judge makes): a
-    route exists only when its credential is set.
-
-    Raises `EnvironmentProblem` for Bedrock or Vertex: the gateway cannot sign for them.
-    """
-    for name in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"):
-        if environ.get(name, "").strip() not in ("", "0", "false"):
-            raise EnvironmentProblem(
-                f"{name} is set: Bedrock and Vertex are not supported. Agents reach the model only "
-                "through evolve-action's loopback gateway, which holds the credential for them, "
-                "and a cloud identity cannot be held that way. Use an Anthropic API key "
-                "(ANTHROPIC_API_KEY) or a Claude Code OAuth token (CLAUDE_CODE_OAUTH_TOKEN)."
-            )
-    out: dict[str, Upstream] = {}
-    chosen = procenv.chosen_credential(environ)
-    if chosen is not None:
-        base = (environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_PUBLIC_URL).strip().rstrip("/")
-        name, value = chosen
-        headers: tuple[tuple[str, str], ...]
-        if name.endswith("_API_KEY"):
-            headers = (("x-api-key", value),)
-        else:
-            headers = (("authorization", f"Bearer {value}"),)
-            if "OAUTH" in name:
-                headers += (("anthropic-beta", _OAUTH_BETA),)
-        out["anthropic"] = Upstream("anthropic", base, headers, _proxy_for(base, environ))
-    openai = procenv.openai_credential(environ)
-    if openai is not None:
-        base = procenv.openai_base_url(environ) or OPENAI_PUBLIC_URL
-        out["openai"] = Upstream(
-            "openai",
-            base,
-            (("authorization", f"Bearer {openai[1]}"),),
-            _proxy_for(base, environ),
-        )
-    return out
-
-
-def _proxy_for(base_url: str, environ: Mapping[str, str]) -> str:
-    """The proxy the job's environment names for `base_url`, unless `NO_PROXY` exempts its host."""
-    parts = urllib.parse.urlsplit(base_url)
-    proxy = procenv.proxies(environ).get(parts.scheme, "")
-    no_proxy = environ.get("no_proxy") or environ.get("NO_PROXY") or ""
-    host = parts.hostname or ""
-    if (
-        proxy
-        and no_proxy
-        and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
-            host, {"no": no_proxy}
-        )
-    ):
-        return ""
-    return proxy
-
-
-@dataclass(slots=True)
-class Spend:
-    """The job's measured spend through every gateway, what requests in flight reserve, the cap."""
-
-    limit_usd: float | None = None
-    total: Metered = field(default_factory=Metered)
-    reserved_usd: float = 0.0
-    """The worst case of every request in flight (released when its answer is settled)."""
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, used: Metered) -> None:
-        """Count one response."""
-        with self._lock:
-            self.total = self.total + used
-
-    def exhausted(self) -> bool:
-        """True once the measured spend reached the cap."""
-        return self.limit_usd is not None and self.total.cost_usd >= self.limit_usd
-
-    def reserve(self, usd: float) -> bool:
-        """Hold `usd` for one request; False (nothing held) when spent + reserved would pass the
-        cap."""
-        with self._lock:
-            if self.limit_usd is not None and (
-                self.total.cost_usd >= self.limit_usd
-                or self.total.cost_usd + self.reserved_usd + usd > self.limit_usd
-            ):
-                return False
-            self.reserved_usd += usd
-            return True
-
-    def room(self) -> float | None:
-        """Dollars the cap still allows past what is spent and reserved (None: no cap)."""
-        with self._lock:
-            if self.limit_usd is None:
-                return None
-            return self.limit_usd - self.total.cost_usd - self.reserved_usd
-
-    def settle(self, reserved: float, used: Metered) -> None:
-        """Release one request's reservation and count what it used."""
-        with self._lock:
-            self.reserved_usd = max(0.0, self.reserved_usd - reserved)
-            self.total = self.total + used
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,52 +169,6 @@ class _Session:
     in_flight: int = 0
 
 
-class _Refused(Exception):
-    """A request the gateway answers itself."""
-
-    def __init__(self, status: int, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.message = status, kind, message
-
-
-class Scrubber:
-    """Removes secrets from a byte stream fed in chunks, a secret split across chunks included:
-    it holds back only the longest tail that could still begin one."""
-
-    def __init__(self, secrets: Iterator[str] | tuple[str, ...]) -> None:
-        self._secrets = tuple(sorted({s.encode() for s in secrets if s}, key=len, reverse=True))
-        self._held = b""
-
-    def feed(self, chunk: bytes) -> bytes:
-        """The bytes of `chunk` (after what was held) that are safe to pass on now."""
-        if not self._secrets:
-            return chunk
-        data = self._held + chunk
-        for secret in self._secrets:
-            data = data.replace(secret, _REDACTED)
-        keep = 0
-        longest = len(self._secrets[0]) - 1
-        for k in range(min(longest, len(data)), 0, -1):
-            tail = data[-k:]
-            if any(s.startswith(tail) for s in self._secrets):
-                keep = k
-                break
-        self._held = data[len(data) - keep :] if keep else b""
-        return data[: len(data) - keep]
-
-    def flush(self) -> bytes:
-        """What is still held (the stream ended: it can begin no secret any more)."""
-        rest, self._held = self._held, b""
-        return rest
-
-    def text(self, value: str) -> str:
-        """`value` with every secret removed."""
-        out = value.encode("utf-8", "surrogateescape")
-        for secret in self._secrets:
-            out = out.replace(secret, _REDACTED)
-        return out.decode("utf-8", "surrogateescape")
-
-
 class Gateway:
     """The loopback gateway holding one set of upstream credentials (see the module docstring)."""
 
@@ -445,7 +187,7 @@ class Gateway:
         self._client: Any = None
         self._in_flight: set[asyncio.Task[Any]] = set()
         self._warmup = _warmup.Warmup()
-        self._busy: set[Any] = set()
+        self.busy: set[Any] = set()
         """The transports of connections serving a request now."""
         self._logged: set[str] = set()
         self.connections = 0
@@ -524,9 +266,9 @@ class Gateway:
         kind = type(exc).__name__ if exc is not None else str(context.get("message", ""))[:80]
         if isinstance(exc, OSError) and exc.errno is not None:
             kind = f"{kind}[{errno.errorcode.get(exc.errno, exc.errno)}]"
-        self._log_once(kind, f"model gateway: {context.get('message', '')}: {exc}")
+        self.log_once(kind, f"model gateway: {context.get('message', '')}: {exc}")
 
-    def _log_once(self, kind: str, message: str) -> None:
+    def log_once(self, kind: str, message: str) -> None:
         if kind not in self._logged:
             self._logged.add(kind)
             log.warning("%s (logged once)", message)
@@ -545,7 +287,7 @@ class Gateway:
         _quiet_aiohttp()
         server = runner.server
         assert server is not None
-        factory = _Limited(self, server)
+        factory = Limited(self, server)
         loop = asyncio.get_running_loop()
         tcp = await loop.create_server(factory, "127.0.0.1", 0, reuse_address=True, backlog=128)
         self.port = int(tcp.sockets[0].getsockname()[1])
@@ -625,13 +367,13 @@ class Gateway:
         transport = request.transport
         if task is not None:
             self._in_flight.add(task)
-        self._busy.add(transport)  # serving a request: not a connection to evict
+        self.busy.add(transport)  # serving a request: not a connection to evict
         try:
             return await self._serve_one(request)
-        except _Refused as refused:
+        except Refused as refused:
             return _error(web, refused.status, refused.kind, refused.message)
         finally:
-            self._busy.discard(transport)
+            self.busy.discard(transport)
             if task is not None:
                 self._in_flight.discard(task)
 
@@ -641,25 +383,25 @@ class Gateway:
         if request.headers.get("upgrade", "").lower() == "websocket":
             # First, token or not: Codex's WebSocket attempt carries none, and a 401 here would
             # read as a refused key; 426 makes it use HTTP streaming (which carries the token).
-            raise _Refused(426, "invalid_request_error", "WebSocket is not supported")
+            raise Refused(426, "invalid_request_error", "WebSocket is not supported")
         token = _presented_token(request.headers)
         with self._lock:
             session = self._sessions.get(token) if token else None
         if session is None:
-            raise _Refused(
+            raise Refused(
                 401, "authentication_error", "evolve-action gateway: no live session token"
             )
         endpoint = self._endpoint(request)
         if endpoint.route != session.route:
-            raise _Refused(
+            raise Refused(
                 403,
                 "permission_error",
                 f"evolve-action gateway: this session's token is valid only on /{session.route}",
             )
         if self._fatal is not None:
-            raise _Refused(self._fatal[0], "authentication_error", _dead_key_text(self._fatal[0]))
+            raise Refused(self._fatal[0], "authentication_error", _dead_key_text(self._fatal[0]))
         if session.in_flight >= MAX_CONNECTIONS_PER_TOKEN:
-            raise _Refused(
+            raise Refused(
                 429, "rate_limit_error", "evolve-action gateway: too many requests in flight"
             )
         session.in_flight += 1
@@ -669,7 +411,7 @@ class Gateway:
             session.in_flight -= 1
 
     def _endpoint(self, request: Any) -> Endpoint:
-        """The allowlisted endpoint `request` asks for, exactly (else `_Refused`)."""
+        """The allowlisted endpoint `request` asks for, exactly (else `Refused`)."""
         raw = str(request.raw_path)
         path, _, query = raw.partition("?")
         if request.method == "POST":
@@ -681,7 +423,7 @@ class Gateway:
                 ):
                     return endpoint
         served = ", ".join(f"POST /{e.route}{e.path}" for e in ENDPOINTS if e.route in self._routes)
-        raise _Refused(
+        raise Refused(
             404,
             "not_found_error",
             "evolve-action gateway: not a request an agent session may make "
@@ -693,22 +435,22 @@ class Gateway:
 
         upstream = self._routes[endpoint.route]
         if (request.content_length or 0) > MAX_BODY_BYTES:
-            raise _Refused(413, "request_too_large", _too_large())
+            raise Refused(413, "request_too_large", _too_large())
         try:
             raw = await request.read()
         except web_exceptions.HTTPRequestEntityTooLarge:
-            raise _Refused(413, "request_too_large", _too_large()) from None
-        body, forwarded = _canonical(raw)
+            raise Refused(413, "request_too_large", _too_large()) from None
+        body, forwarded = canonical(raw)
         model = body.get("model")
         model = model.strip() if isinstance(model, str) else ""
-        granted = _granted(session.models, model)
+        granted = granted_model(session.models, model)
         if granted is None and not session.pinned and model:
             # A session started without a model (the CLI's default: the listing capture, whose
             # gateway fronts the scripted server) is pinned to the first model it asks for.
             session.models[model] = session.pricing or pricing_for(model)
             session.pinned, granted = True, model
         if granted is None:
-            raise _Refused(
+            raise Refused(
                 403,
                 "permission_error",
                 f"evolve-action gateway: model {model!r} is not this session's "
@@ -716,17 +458,17 @@ class Gateway:
             )
         pricing = session.models[granted]
         if pricing is None:
-            raise _Refused(400, "invalid_request_error", unpriced_message(granted, endpoint.route))
+            raise Refused(400, "invalid_request_error", unpriced_message(granted, endpoint.route))
         reserve = 0.0
         if endpoint.generates:
-            worst = _worst_case(body, len(forwarded), pricing)
-            if _fit_output(body, endpoint.route, worst, self._spend):
-                worst = dataclasses.replace(worst, output_tokens=_output_bound(body))
+            worst = worst_case(body, len(forwarded), pricing)
+            if fit_output(body, endpoint.route, worst, self._spend):
+                worst = dataclasses.replace(worst, output_tokens=output_bound(body))
                 forwarded = json.dumps(body, ensure_ascii=False).encode("utf-8")
             reserve = worst.usd
         if not self._spend.reserve(reserve):
             spend = self._spend
-            raise _Refused(
+            raise Refused(
                 400,
                 "budget_exceeded",
                 f"evolve-action: max_cost_usd ({spend.limit_usd:g}) reached; the model gateway "
@@ -738,7 +480,7 @@ class Gateway:
         query = str(request.raw_path).partition("?")[2]
         if query:
             target += "?" + query
-        headers = _forwarded_headers(request.headers, upstream)
+        headers = forwarded_headers(request.headers, upstream)
         meter = ResponseMeter(content_type="", status=0)
         status = 0  # the upstream's, once its answer began
         settled = False
@@ -903,120 +645,6 @@ class Gateway:
             return 0, ""
 
 
-class _Limited:
-    """The server's protocol factory, bounded: at `MAX_CONNECTIONS` open connections a new one
-    takes the place of the oldest that is not serving a request (still sending its head, or idle
-    between keep-alive requests: a flood of half-sent or finished requests cannot keep a session
-    out), or is closed at once when every connection is serving a request; and a connection that
-    has not sent a whole request head within `HEADER_TIMEOUT` is closed."""
-
-    def __init__(self, gateway: Gateway, server: Any) -> None:
-        self._gateway = gateway
-        self._server = server
-        self.open: dict[_Watched, None] = {}
-        """Open connections, oldest first."""
-
-    def __call__(self) -> asyncio.Protocol:
-        gateway = self._gateway
-        if gateway.connections >= MAX_CONNECTIONS:
-            gateway._log_once(
-                "connections",
-                f"model gateway: {MAX_CONNECTIONS} connections open; closing the oldest idle ones",
-            )
-            idle = next((c for c in self.open if not c.busy), None)
-            if idle is None:
-                return _Closing()
-            idle.evict()
-        return _Watched(self, self._server())
-
-
-class _Closing(asyncio.Protocol):
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.close()
-
-
-class _Watched(asyncio.Protocol):
-    """aiohttp's protocol for one connection, counted, and timed until its request head ends."""
-
-    def __init__(self, limits: _Limited, inner: Any) -> None:
-        self._limits, self._inner = limits, inner
-        self._gateway = limits._gateway
-        self._timer: asyncio.TimerHandle | None = None
-        self._transport: asyncio.BaseTransport | None = None
-        self._tail = b""
-        self._evicted = False
-        # Counted from the moment it is accepted (the loop accepts a whole backlog at once).
-        self._counted = True
-        self._gateway.connections += 1
-        limits.open[self] = None
-
-    @property
-    def busy(self) -> bool:
-        """Serving a request now."""
-        return self._transport is not None and self._transport in self._gateway._busy
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = transport
-        self._inner.connection_made(transport)
-        if self._evicted:
-            cast("asyncio.Transport", transport).abort()
-        else:
-            self._timer = asyncio.get_running_loop().call_later(HEADER_TIMEOUT, self.evict)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._uncount()
-        self._head_done()
-        self._inner.connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        if self._timer is not None:  # still waiting for the end of the first request head
-            self._tail = (self._tail + data)[-(len(data) + 4) :]
-            if b"\r\n\r\n" in self._tail or b"\n\n" in self._tail:
-                self._head_done()
-            else:
-                self._tail = self._tail[-4:]
-        self._inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        result: bool | None = self._inner.eof_received()
-        return result
-
-    def pause_writing(self) -> None:
-        self._inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self._inner.resume_writing()
-
-    def evict(self) -> None:
-        """Close this connection (its request head never came, or a newer one needs its place)."""
-        self._evicted = True
-        self._uncount()
-        self._head_done()
-        if self._transport is not None:
-            cast("asyncio.Transport", self._transport).abort()
-
-    def _uncount(self) -> None:
-        if self._counted:
-            self._counted = False
-            self._gateway.connections -= 1
-            self._limits.open.pop(self, None)
-
-    def _head_done(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-
-def raise_file_limit() -> None:
-    """Raise this process's soft limit of open files to its hard limit (a flood of connections
-    must not leave the job unable to open a file); never raises."""
-    with contextlib.suppress(ValueError, OSError):
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        wanted = max(soft, 1 << 20) if hard == resource.RLIM_INFINITY else hard
-        if soft != resource.RLIM_INFINITY and soft < wanted:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))  # the hard limit stays
-
-
 def _quiet_aiohttp() -> None:
     """aiohttp logs a traceback per failed request or connection: not into the job's log."""
     for name in ("aiohttp.server", "aiohttp.access", "aiohttp.internal", "aiohttp.web"):
@@ -1032,154 +660,6 @@ def unpriced_message(model: str, route: str) -> str:
         f"providers: {{{provider}: {{models: [{{id: {model}, input_per_mtok: <USD>, "
         "output_per_mtok: <USD>}]}}} (docs/reference.md#a-model-the-catalog-does-not-price)"
     )
-
-
-def _canonical(raw: bytes) -> tuple[dict[str, Any], bytes]:
-    """The request body as the gateway read it, and the bytes it forwards: the same JSON written
-    anew, so the upstream parses exactly what was checked (a duplicate key, a NaN, a byte-order
-    mark or an odd encoding cannot make it read another model or bound)."""
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    try:
-        body = json.loads(raw, object_pairs_hook=unique, parse_constant=no_constant)
-        if not isinstance(body, dict):
-            raise ValueError("not a JSON object")
-        for name in ("max_tokens", "max_output_tokens"):
-            bound = body.get(name)
-            if name in body and (
-                not isinstance(bound, int) or isinstance(bound, bool) or bound <= 0
-            ):
-                raise ValueError(f"{name} is not a positive integer")
-        forwarded = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (ValueError, UnicodeError, RecursionError) as exc:
-        raise _Refused(
-            400, "invalid_request_error", f"evolve-action gateway: request body refused: {exc}"
-        ) from None
-    return body, forwarded
-
-
-def _granted(models: Mapping[str, Pricing | None], model: str) -> str | None:
-    """Which granted model `model` names: the same id, or a dated release of it."""
-    if not model:
-        return None
-    if model in models:
-        return model
-    for granted in models:
-        rest = model.removeprefix(granted + "-")
-        if rest != model and rest.isdigit() and len(rest) == 8:
-            return granted
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Worst:
-    """What one request may cost: `fixed_usd` (its prompt, its paid server-tool calls) plus
-    `output_tokens` × `usd_per_output_token`."""
-
-    fixed_usd: float
-    output_tokens: int
-    usd_per_output_token: float
-
-    @property
-    def usd(self) -> float:
-        return self.fixed_usd + self.output_tokens * self.usd_per_output_token
-
-
-def _worst_case(body: Mapping[str, Any], size: int, pricing: Pricing) -> _Worst:
-    """The most one request can cost: its prompt (estimated at `BYTES_PER_TOKEN` bytes of
-    request per token, every token written to the cache), the whole output bound generated (at
-    the long-context rates where the prompt may be long), and every paid server-tool call it
-    allows. Refuses (`_Refused`) a server tool that cannot be priced."""
-    limit = body.get("max_tokens", body.get("max_output_tokens"))
-    output = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_OUTPUT_TOKENS
-    searches = 0
-    tools = body.get("tools")
-    for tool in tools if isinstance(tools, list) else ():
-        kind = str(tool.get("type") or "") if isinstance(tool, dict) else ""
-        if any(kind.startswith(refused) for refused in _REFUSED_TOOLS):
-            raise _Refused(
-                403,
-                "permission_error",
-                f"evolve-action gateway: the server tool {kind!r} is not available to agent sessions",
-            )
-        if kind.startswith("web_search"):
-            uses = tool.get("max_uses") if isinstance(tool, dict) else None
-            searches += uses if isinstance(uses, int) and uses > 0 else DEFAULT_WEB_SEARCHES
-    if body.get("mcp_servers") or body.get("container"):
-        raise _Refused(
-            403, "permission_error", "evolve-action gateway: MCP servers and containers are refused"
-        )
-    prompt = -(-size // BYTES_PER_TOKEN)
-    fixed = metered_cost_usd(
-        pricing, input_tokens=0, cache_creation_input_tokens=prompt, output_tokens=0
-    )
-    per_token = (
-        metered_cost_usd(
-            pricing, input_tokens=0, cache_creation_input_tokens=prompt, output_tokens=1
-        )
-        - fixed
-    )
-    return _Worst(fixed + searches * WEB_SEARCH_USD, output, per_token)
-
-
-def _fit_output(body: dict[str, Any], route: str, worst: _Worst, spend: Spend) -> bool:
-    """Near the cap, lower the request's output bound to what the cap still allows: True when
-    the body changed; `_Refused` when fewer than `MIN_OUTPUT_TOKENS` (or its thinking budget)
-    fit."""
-    room = spend.room()
-    if room is None or worst.usd <= room:
-        return False
-    per_token = worst.usd_per_output_token
-    fits = int((room - worst.fixed_usd) / per_token) if per_token > 0 else worst.output_tokens
-    thinking = body.get("thinking")
-    budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
-    floor = max(MIN_OUTPUT_TOKENS, budget + 1 if isinstance(budget, int) else 0)
-    if fits < floor:
-        raise _Refused(
-            400,
-            "budget_exceeded",
-            f"evolve-action: max_cost_usd ({spend.limit_usd:g}) reached; the model gateway "
-            "refuses further requests "
-            f"(this request's prompt alone may cost ${worst.fixed_usd:.4f}, "
-            f"${max(room, 0.0):.4f} of the cap is left)",
-        )
-    body["max_output_tokens" if route == "openai" else "max_tokens"] = fits
-    return True
-
-
-def _output_bound(body: Mapping[str, Any]) -> int:
-    bound = body.get("max_tokens", body.get("max_output_tokens"))
-    return bound if isinstance(bound, int) else DEFAULT_MAX_OUTPUT_TOKENS
-
-
-def _forwarded_headers(client: Mapping[str, str], upstream: Upstream) -> dict[str, str]:
-    """The client's allowlisted headers (`anthropic-beta` values filtered), then the credential."""
-    headers: dict[str, str] = {}
-    for name, value in client.items():
-        lowered = name.lower()
-        if lowered in _FORWARDED_HEADERS or lowered.startswith(_FORWARDED_PREFIXES):
-            headers[lowered] = value
-    betas = [b.strip() for b in headers.pop("anthropic-beta", "").split(",")]
-    kept = [b for b in betas if b in ANTHROPIC_BETAS]
-    for name, value in upstream.headers:
-        if name == "anthropic-beta":
-            kept.append(value)
-        else:
-            headers[name] = value
-    if kept and upstream.route == "anthropic":
-        headers["anthropic-beta"] = ",".join(dict.fromkeys(kept))
-    headers["accept-encoding"] = "identity"
-    return headers
 
 
 def _refuses_key(status: int, text: str) -> bool:

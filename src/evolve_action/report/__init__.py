@@ -11,28 +11,15 @@ Files (private; import from this package):
 - `_junit`: JUnit XML export of stored results (report spec §5.5).
 - `_render`: Rendering of `EVALUATION.md` and per-plugin pages through Jinja templates.
 - `_compare`: Base → head comparison of a PR's touched skills and the label of each move.
+- `_rows`: The comparison's values: the evidence it reads, the rows and tiers it answers, the labels.
+- `_evidence`: One side (base or head) of a tier comparison, read out of a results entry.
 - `_pr_comment`: The sticky PR comment's body.
 - `_stats`: Exact stratified tests and the sequential (alpha-spending) rule behind the labels.
 - `_rollup`: Rollups and the rollup document (`EVALUATION.<fmt>`, schema 3).
 """
 
 from evolve_action.report._build import ReportBuild, build_report, gate_models
-from evolve_action.report._compare import (
-    CaseStatus,
-    ComparisonRow,
-    FailingCase,
-    FlippedCase,
-    Flips,
-    Label,
-    QueryRuns,
-    Rate,
-    Reruns,
-    SkillEvidence,
-    TierComparison,
-    compare,
-    compare_skill,
-    label_counts,
-)
+from evolve_action.report._compare import compare, compare_skill, label_counts
 from evolve_action.report._gate import (
     GateOptions,
     GatePlugin,
@@ -81,6 +68,19 @@ from evolve_action.report._rollup import (
     rollup_entries,
     sum_estimates,
     sum_measured,
+)
+from evolve_action.report._rows import (
+    CaseStatus,
+    ComparisonRow,
+    FailingCase,
+    FlippedCase,
+    Flips,
+    Label,
+    QueryRuns,
+    Rate,
+    Reruns,
+    SkillEvidence,
+    TierComparison,
 )
 from evolve_action.report._stats import (
     ALPHA,

@@ -39,15 +39,9 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from evolve_action.plan import Tier
-from evolve_action.report._compare import (
-    CaseStatus,
-    ComparisonRow,
-    Label,
-    Rate,
-    TierComparison,
-    label_counts,
-)
+from evolve_action.report._compare import label_counts
 from evolve_action.report._render import EM, cell_text, environment, usd
+from evolve_action.report._rows import CaseStatus, ComparisonRow, Label, Rate, TierComparison
 from evolve_action.report._stats import ALPHA, MATERIAL, RULED_OUT
 from evolve_action.sanitise import clean_text, defuse_mentions, visible_text
 

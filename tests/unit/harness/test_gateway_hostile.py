@@ -31,6 +31,7 @@ import pytest
 
 from evolve_action.catalog import Pricing
 from evolve_action.harness import _gateway as gateway
+from evolve_action.harness import _gateway_limits as gateway_limits
 from evolve_action.harness._meter import pricing_for
 
 KEY = "sk-ant-test-HostileSuite-0123456789abcdefXYZ"
@@ -619,7 +620,7 @@ def test_the_scrubber_finds_a_secret_split_anywhere(size: int) -> None:
 def test_a_connection_flood_leaves_the_gateway_serving(
     stub: Stub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(gateway, "MAX_CONNECTIONS", 16)
+    monkeypatch.setattr(gateway_limits, "MAX_CONNECTIONS", 16)
     proxy = start(stub)
     flood: list[socket.socket] = []
     try:
@@ -651,7 +652,7 @@ def test_a_connection_flood_leaves_the_gateway_serving(
 def test_an_unfinished_request_head_times_out(
     gw: gateway.Gateway, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gateway, "HEADER_TIMEOUT", 0.2)
+    monkeypatch.setattr(gateway_limits, "HEADER_TIMEOUT", 0.2)
     with socket.create_connection(("127.0.0.1", gw.port), timeout=30) as conn:
         conn.sendall(b"POST /anthropic/v1/messages HTTP/1.1\r\nHost: x\r\n")
         assert conn.recv(1) == b""  # closed by the gateway, well within the socket's 30 s
@@ -783,7 +784,7 @@ def test_a_session_without_a_model_is_pinned_to_its_first(gw: gateway.Gateway, s
 def test_idle_keep_alive_connections_cannot_keep_a_session_out(
     stub: Stub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gateway, "MAX_CONNECTIONS", 16)
+    monkeypatch.setattr(gateway_limits, "MAX_CONNECTIONS", 16)
     proxy = start(stub)
     held: list[socket.socket] = []
     try:
