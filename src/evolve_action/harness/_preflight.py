@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _procenv as procenv
 from evolve_action.harness import _tokens as tokens
+from evolve_action.harness._upstream import OPENAI_PUBLIC_URL
 
 if TYPE_CHECKING:
     from evolve_action.catalog import BoundModel
@@ -166,7 +167,6 @@ def check_for_models(
 
 
 OPENAI_HINT = "set OPENAI_API_KEY (or EVOLVE_OPENAI_API_KEY); Codex sessions use it"
-OPENAI_PUBLIC_URL = "https://api.openai.com/v1"
 
 
 def check_openai_credentials(environ: Mapping[str, str], *, timeout: float = 15.0) -> None:

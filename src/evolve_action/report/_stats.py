@@ -38,7 +38,7 @@ reads nothing that depends on which runs are the head's, and each round's runs f
 their own in the test (`Stratum.rounds`), so the test stays exact under this choice.
 `runs_to_decide` estimates how many more runs an undecided comparison needs (a guide).
 
-Never does: read results files (that is `_compare`), render, start runs.
+Never does: read results files (that is `_evidence`), render, start runs.
 """
 
 from __future__ import annotations
