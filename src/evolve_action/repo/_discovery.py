@@ -72,11 +72,7 @@ ACCEPTED_LAYOUTS = (
     ".claude/skills/*/SKILL.md, no manifest), standalone skill (SKILL.md at the top)"
 )
 """Every layout discovery accepts, as error messages list them."""
-
-
 NOT_RECOGNIZED = f"is not a recognized plugin repository; accepted layouts: {ACCEPTED_LAYOUTS}"
-
-
 NOT_FOUND = (
     "no plugin repository found walking up from the working directory; accepted layouts: "
     + ACCEPTED_LAYOUTS

@@ -69,7 +69,6 @@ def eval_set(
 IN_SKILL_EVALS = "evals/evals.json"
 """skill-creator's behavioural evals, inside the skill directory."""
 
-
 IN_SKILL_TRIGGER_NAMES = ("trigger*.json", "eval_set.json")
 """skill-creator's trigger eval sets (a bare JSON array), looked for in `<skill>/evals/`."""
 

@@ -115,16 +115,10 @@ def model_invocable(skill_md: Path) -> bool:
 
 
 _YAML_PREFIX = re.compile(r"^yaml: (line [0-9]+: )?")
-
-
 _LOOSE_LINE = re.compile(r"([a-zA-Z_-]+):\s+(\S[^\r\u2028\u2029]*)")
 """A line Claude Code may re-quote when the frontmatter does not parse."""
-
-
 _YAML_SPECIAL = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
 """Characters in an unquoted value that make Claude Code quote it on its second attempt."""
-
-
 _LEADING_TABS = re.compile(r"^\t+")
 
 

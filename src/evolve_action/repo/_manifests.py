@@ -438,15 +438,12 @@ COMPONENT_SUFFIXES: dict[str, str] = {
 (`""`: any). Every path must also start with `./`. Inline objects (`mcpServers: {…}`) are not
 paths and are not checked; `outputStyles` paths are not refused (measured)."""
 
-
 _COMPONENT_FIXES: dict[str, str] = {
     ".md": 'list each agent file, such as "./agents/<name>.md", or drop the field (the '
     "default agents/ directory is loaded without it)",
     ".json": "point it at a JSON file such as {example}, or drop the field (the default file is "
     "loaded without it)",
 }
-
-
 _JSON_EXAMPLES = {
     "hooks": '"./hooks/hooks.json"',
     "mcpServers": '"./.mcp.json"',

@@ -36,26 +36,16 @@ __all__ = [
 Layout = Literal["marketplace", "multi", "single"]
 """A detected (or forced) repository kind."""
 
-
 LAYOUTS: tuple[Layout, ...] = ("marketplace", "multi", "single")
 """Auto-detection order: the first kind whose marker is present wins."""
 
-
 CLAUDE_MANIFEST = ".claude-plugin/plugin.json"
-
-
 CODEX_MANIFEST = ".codex-plugin/plugin.json"
-
-
 CLAUDE_MARKETPLACE = ".claude-plugin/marketplace.json"
-
-
 CODEX_MARKETPLACE = ".agents/plugins/marketplace.json"
-
 
 CONFIG_NAMES: tuple[str, ...] = (".evolve.yaml", ".evolve.yml", ".evolve.json", ".evolve.jsonc")
 """Candidate config file names, in discovery order (also evolve's opt-in marker at the root)."""
-
 
 MANIFEST_PATHS: dict[str, str] = {"claude": CLAUDE_MANIFEST, "codex": CODEX_MANIFEST}
 """Plugin manifest kind (`checks.plugin_manifests`) → path inside the plugin directory."""

@@ -39,8 +39,6 @@ __all__ = [
 
 SUITE_FILE_NAMES = ("EVAL.yaml", "EVAL.yml", "dataset.yaml", "dataset.yml")
 """AgentEvals suite file names (besides `*.eval.yaml`)."""
-
-
 EVOLVE_NAMES = frozenset(
     f"{stem}.{ext}" for stem in ("evals", "triggers", "results") for ext in ("yaml", "yml")
 )
