@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evolve_action.encoding import split_lines
 from evolve_action.errors import SpecError, UsageError
 from evolve_action.repo import (
     NOT_FOUND,
@@ -18,7 +19,6 @@ from evolve_action.repo import (
     read_manifest,
     read_text,
     rel_path,
-    split_lines,
 )
 
 

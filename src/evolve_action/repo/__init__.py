@@ -52,7 +52,6 @@ Files (private; import from this package):
 - `_discovery`: `discover`: layouts, `--root`/`--layout`, the walk up, bare and standalone skill repositories.
 """
 
-from evolve_action.encoding import split_lines  # kept: importers of this package use it
 from evolve_action.repo._discovery import (
     ACCEPTED_LAYOUTS,
     BARE_SKILL_DIRS,
@@ -188,7 +187,6 @@ __all__ = [
     "remote_entry",
     "root_skill_name",
     "sniff_suite",
-    "split_lines",
     "suite_bindings",
     "suite_files",
     "suite_skill",

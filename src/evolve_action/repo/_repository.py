@@ -86,7 +86,7 @@ class Repository:
     """What Claude Code would refuse, met while reading the repository (Tier 0 errors): rejected
     marketplace entries and manifest fields, directories resolving outside the repository."""
     refused: tuple[Plugin, ...] = ()
-    """Plugins the bundled Claude Code refuses to install (`cli_refusals`; the reason is in
+    """Plugins the bundled Claude Code refuses to install (`manifest_refusals`; the reason is in
     `problems`): never evaluated, never touched; their skills are named in a note as not
     loadable."""
     _memo: dict[str, tuple[Any, EvolveError | None]] = field(
