@@ -17,6 +17,7 @@ Files (private; import from this package):
   - `_pr_evaluate`: the touched skills' missing or stale cases, power on demand and the ledger;
   - `_pr_compare`: the report and the base → head comparison;
   - `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
+- `_checks`: `run checks --listing`: the listing check run and folded into the check report.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
 - `_draft`: drafting for `init`: the request, the answer, the quality gates, the drafted files.
 - `_init`: `init`: draft trigger queries and eval cases for skills without definitions, check
@@ -38,6 +39,7 @@ from evolve_action.flows._action import (
     run_gate,
     run_pr,
 )
+from evolve_action.flows._checks import ListingChecked, with_listing_check
 from evolve_action.flows._demo import (
     CODEX_MODEL,
     DEFAULT_MODEL,
@@ -141,6 +143,7 @@ __all__ = [
     "InitOptions",
     "InitOutcome",
     "InitPlanned",
+    "ListingChecked",
     "MergeOutcome",
     "Migration",
     "ModelChoice",
@@ -181,4 +184,5 @@ __all__ = [
     "summarise",
     "sweep_models",
     "trigger_options",
+    "with_listing_check",
 ]
