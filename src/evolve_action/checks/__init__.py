@@ -41,6 +41,7 @@ from evolve_action.checks._listing import (
 from evolve_action.checks._render import (
     CLAUDE_CODE_RULES,
     console_message,
+    passed_line,
     render_text,
     report_document,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "install_sets",
     "listing_findings",
     "listing_models",
+    "passed_line",
     "prose_lines",
     "render_text",
     "report_document",

@@ -1,7 +1,7 @@
 """`run checks` output: a `CheckReport` as console text and as the `--json` document.
 
 Owns: the console lines (`FAIL:`/`WARN:`/`NOTE:` per finding, the summary line, the advisory
-signals table: `render_text`), a finding's console message with its line (`console_message`), the
+signals table: `render_text`; the summary line alone: `passed_line`), a finding's console message with its line (`console_message`), the
 `--json` document (`report_document`) and the note for a repository off evolve's conventions
 (`CLAUDE_CODE_RULES`). Guarantees: pure functions of the report (same report, same bytes).
 Never does: write to a stream, annotate for GitHub (the CLI does).
@@ -40,10 +40,7 @@ def render_text(report: CheckReport, *, strict: bool) -> tuple[str, str]:
                 f"WARN: checks: {_plural(report.failures, 'failure')} (pass --strict to exit 1)\n"
             )
     else:
-        out.append(
-            f"checks: all checks passed ({report.layout} layout, "
-            f"{_plural(report.plugins, 'plugin')})\n"
-        )
+        out.append(passed_line(report))
     if report.signals:
         out.append("\nskill signals (advisory — informational, does not affect pass/fail):\n")
         listing = any(s.listing for s in report.signals)
@@ -70,6 +67,13 @@ def render_text(report: CheckReport, *, strict: bool) -> tuple[str, str]:
             cells = [row[i].ljust(widths[i]) for i in range(n)]
             out.append("  ".join([*cells, row[n]]).rstrip() + "\n")
     return "".join(out), "".join(err)
+
+
+def passed_line(report: CheckReport) -> str:
+    """The summary line of a report without failures (`checks: all checks passed (…)`)."""
+    return (
+        f"checks: all checks passed ({report.layout} layout, {_plural(report.plugins, 'plugin')})\n"
+    )
 
 
 def console_message(finding: Finding) -> str:

@@ -52,6 +52,7 @@ from evolve_action.flows._demo import (
     DemoOptions,
     DemoOutcome,
     DemoSummary,
+    ScriptedServer,
     SkillFigures,
     add_trigger_query,
     bundled_examples,
@@ -62,6 +63,7 @@ from evolve_action.flows._demo import (
     render_summary,
     run_demo,
     scripted_environ,
+    scripted_server,
     summarise,
 )
 from evolve_action.flows._export import (
@@ -155,6 +157,7 @@ __all__ = [
     "RunAllOptions",
     "RunAllOutcome",
     "RunAllStep",
+    "ScriptedServer",
     "ShardPlan",
     "SkillDraft",
     "SkillFigures",
@@ -181,6 +184,7 @@ __all__ = [
     "run_pr",
     "run_shard",
     "scripted_environ",
+    "scripted_server",
     "summarise",
     "sweep_models",
     "trigger_options",
