@@ -6,9 +6,11 @@ Never holds business logic.
 Files (private; import from this package):
 - `_all`: `evolve-action run all`: checks → triggers → evals → report, in one command.
 - `_checks`: `evolve-action run checks`: Tier 0 static checks from the command line.
-- `_common`: Shared pieces of the subcommand modules: the invocation object, common flags and their checks.
+- `_common`: Shared pieces of the subcommand modules: the invocation object and the checks and
+  lines the run commands share.
 - `_demo`: `evolve-action demo`: evaluate a copy of the example repository end to end, offline by default.
 - `_evals`: `evolve-action run evals`: Tier 2 behavioural evals from the command line.
+- `_flags`: the flags several subcommands share (repository, selection, trigger tier), defined once.
 - `_init`: `evolve-action init`: draft trigger queries and eval cases for the skills that have none.
 - `_main`: The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
 - `_model_server`: `evolve-action model-server`: run the scripted Anthropic-compatible server until interrupted.

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from evolve_action.cli._common import (
     Invocation,
-    add_repo_flags,
     budget_from,
     require_positive,
     split_list,
 )
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.config import BASE_MODES
 from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter

@@ -21,8 +21,6 @@ from evolve_action.catalog import BoundModel
 from evolve_action.cli._common import (
     Handler,
     Invocation,
-    add_trigger_flags,
-    check_filters,
     confirm_cost,
     default_models,
     discard_unusable_results,
@@ -39,11 +37,13 @@ from evolve_action.cli._evals import (
     options_from_args,
     pick_reporter,
 )
+from evolve_action.cli._flags import add_trigger_flags
 from evolve_action.cli._steps import StepPrinter, finish
 from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.flows import (
     RunAllOptions,
+    check_filters,
     estimate_cost,
     parse_shard,
     run_all,

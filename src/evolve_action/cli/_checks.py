@@ -26,7 +26,11 @@ from evolve_action.checks import (
     report_document,
     run_checks,
 )
-from evolve_action.cli._common import Invocation, add_repo_flags, print_notices
+from evolve_action.cli._common import (
+    Invocation,
+    print_notices,
+)
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.config import resolve_repository, with_flags
 from evolve_action.flows import with_listing_check
 from evolve_action.github import annotate

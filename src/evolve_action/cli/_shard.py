@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from evolve_action.cli._action import print_outcome
 from evolve_action.cli._all import add_run_all_flags, run_all_options
-from evolve_action.cli._common import Invocation, add_repo_flags
+from evolve_action.cli._common import Invocation
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.cli._report import print_report
 from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError

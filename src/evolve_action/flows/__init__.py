@@ -28,6 +28,8 @@ Files (private; import from this package):
   stores).
 - `_power`: power on demand: the sequential loop of more base and head runs.
 - `_power_evals`: power on demand for evals: paired base reruns and selective rounds of eval cases.
+- `_preflight`: what the run commands settle before any session: the filter check, removing
+  unusable results files on request, the cost confirmation's threshold and question.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.
@@ -90,6 +92,18 @@ from evolve_action.flows._pr_job import (
     ActionOutcome,
     PrOptions,
 )
+from evolve_action.flows._preflight import (
+    CONFIRM_VAR,
+    DEFAULT_CONFIRM_ABOVE_USD,
+    NOTHING_TO_PLAN,
+    CostQuestion,
+    check_filters,
+    confirm_threshold,
+    cost_question,
+    discard_unusable_results,
+    no_model_error,
+    skips_confirmation,
+)
 from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.flows._run_all import (
     ChecksDone,
@@ -119,10 +133,13 @@ from evolve_action.flows._tiers import BuiltTriggerOptions, trigger_options
 __all__ = [
     "CODEX_MODEL",
     "COMMENT_MARKER",
+    "CONFIRM_VAR",
+    "DEFAULT_CONFIRM_ABOVE_USD",
     "DEFAULT_MODEL",
     "DEFAULT_RUNS",
     "DUMMY_KEY",
     "EXPORT_FORMATS",
+    "NOTHING_TO_PLAN",
     "POLICY_RESOURCE",
     "UNCONFINED",
     "WORKFLOWS",
@@ -133,6 +150,7 @@ __all__ = [
     "CheckedQuery",
     "ChecksDone",
     "CostEstimate",
+    "CostQuestion",
     "DemoBackendReady",
     "DemoCopied",
     "DemoOptions",
@@ -164,14 +182,19 @@ __all__ = [
     "TriggersReady",
     "add_trigger_query",
     "bundled_examples",
+    "check_filters",
     "check_formats",
     "choose_backend",
+    "confirm_threshold",
     "copy_examples",
+    "cost_question",
     "demo_models",
     "demo_policy",
+    "discard_unusable_results",
     "estimate_cost",
     "exit_for",
     "merge_fragments",
+    "no_model_error",
     "parse_shard",
     "plan_shards",
     "regenerate_report",
@@ -185,6 +208,7 @@ __all__ = [
     "run_shard",
     "scripted_environ",
     "scripted_server",
+    "skips_confirmation",
     "summarise",
     "sweep_models",
     "trigger_options",
