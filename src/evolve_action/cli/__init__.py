@@ -14,6 +14,7 @@ Files (private; import from this package):
 - `_init`: `evolve-action init`: draft trigger queries and eval cases for the skills that have none.
 - `_main`: The command-line front end: parse, build options, pick a reporter, call an engine, map to exit codes.
 - `_model_server`: `evolve-action model-server`: run the scripted Anthropic-compatible server until interrupted.
+- `_parser`: the argument parser: no abbreviated options, short usage errors, unknown arguments.
 - `_report`: `evolve-action report`: regenerate EVALUATION.md / EVALUATION.<fmt> / plugin pages; gate; JUnit.
 - `_steps`: the console lines of `run all`'s steps (`StepPrinter`) and its exit code (`finish`).
 - `_triggers`: `evolve-action run triggers`: Tier 1 trigger accuracy from the command line.

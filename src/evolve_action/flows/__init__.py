@@ -18,6 +18,7 @@ Files (private; import from this package):
   - `_pr_compare`: the report and the base → head comparison;
   - `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
 - `_checks`: `run checks --listing`: the listing check run and folded into the check report.
+- `_confinement`: which commands start agents, and the one console line about their confinement.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
 - `_draft`: drafting for `init`: the request, the answer, the quality gates, the drafted files.
 - `_init`: `init`: draft trigger queries and eval cases for skills without definitions, check
@@ -42,6 +43,12 @@ from evolve_action.flows._action import (
     run_pr,
 )
 from evolve_action.flows._checks import ListingChecked, with_listing_check
+from evolve_action.flows._confinement import (
+    ConfinementLine,
+    confinement_line,
+    runs_agents,
+    says_unconfined,
+)
 from evolve_action.flows._demo import (
     CODEX_MODEL,
     DEFAULT_MODEL,
@@ -149,6 +156,7 @@ __all__ = [
     "BuiltTriggerOptions",
     "CheckedQuery",
     "ChecksDone",
+    "ConfinementLine",
     "CostEstimate",
     "CostQuestion",
     "DemoBackendReady",
@@ -185,6 +193,7 @@ __all__ = [
     "check_filters",
     "check_formats",
     "choose_backend",
+    "confinement_line",
     "confirm_threshold",
     "copy_examples",
     "cost_question",
@@ -206,6 +215,8 @@ __all__ = [
     "run_init",
     "run_pr",
     "run_shard",
+    "runs_agents",
+    "says_unconfined",
     "scripted_environ",
     "scripted_server",
     "skips_confirmation",
