@@ -216,3 +216,52 @@ def test_every_package_facade_declares_all(package: str) -> None:
         if isinstance(t, ast.Name)
     }
     assert "__all__" in names, f"{package}/__init__.py has no __all__"
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    """Every name an import statement binds in the module (at any depth)."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+
+
+def _declared_all(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = node.value
+            assert value is not None
+            return [str(name) for name in ast.literal_eval(value)]
+    return []
+
+
+def test_only_a_package_facade_re_exports() -> None:
+    """A module's `__all__` lists its own definitions: only a package's `__init__` (its face)
+    names what it imports. A re-export elsewhere is a second way in to the same definition."""
+    wrong = []
+    for path in sorted((SRC / ROOT).rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = _imported_names(tree)
+        wrong += [
+            f"{module_name(path)}.__all__ names {name!r}, which it imports: import it from "
+            "where it is defined"
+            for name in _declared_all(tree)
+            if name in imported
+        ]
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_re_export_rule_sees_a_re_export() -> None:
+    tree = ast.parse("from x import a\nfrom y import b as c\ndef d(): ...\n__all__ = ['c', 'd']\n")
+    assert [n for n in _declared_all(tree) if n in _imported_names(tree)] == ["c"]

@@ -9,6 +9,7 @@ problem is a `Finding`. Never does: print, read `os.environ`; only the listing c
 Files (private; import from this package):
 - `_engine`: Tier 0: static checks of a plugin repository (engine spec §5).
 - `_listing`: the listing check: does each skill's description reach the model (real CLI, cached).
+- `_render`: `run checks` output: the console text and the `--json` document of a `CheckReport`.
 - `_signals`: Advisory skill signals of `run checks` (engine spec §5.6): size and conciseness scores.
 """
 
@@ -37,6 +38,13 @@ from evolve_action.checks._listing import (
     listing_models,
     status_of,
 )
+from evolve_action.checks._render import (
+    CLAUDE_CODE_RULES,
+    console_message,
+    passed_line,
+    render_text,
+    report_document,
+)
 from evolve_action.checks._signals import (
     LISTING_BUDGET_CHARS,
     SkillSignal,
@@ -47,6 +55,7 @@ from evolve_action.checks._signals import (
 )
 
 __all__ = [
+    "CLAUDE_CODE_RULES",
     "LISTING_BUDGET_CHARS",
     "LISTING_CACHE_NAME",
     "NOT_SHOWN",
@@ -63,10 +72,14 @@ __all__ = [
     "SkillSignal",
     "check_listing",
     "conciseness_score",
+    "console_message",
     "install_sets",
     "listing_findings",
     "listing_models",
+    "passed_line",
     "prose_lines",
+    "render_text",
+    "report_document",
     "run_checks",
     "size_score",
     "split_pre_existing",

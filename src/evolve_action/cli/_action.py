@@ -2,7 +2,7 @@
 
 Owns the flags of `pr` (`--local` and the pre-push gate's `--base`, `--out`, `--scripted`,
 `--model`, `--runs`, `--jobs`, `--max-cost-usd`, `--base-evidence`, `--max-runs`, `--fail-on`,
-`--write`) and `gate`, and the action's `mode: run`
+`--write`) and `gate`, the action's `mode: run`
 (`run` without a tier, under GitHub Actions). Inputs come from `INPUT_*` and the event from
 `GITHUB_EVENT_PATH`, as the runner sets them (see docs/action.md); the jobs are
 `flows.run_pr` and `flows.run_gate`. Prints the flow's lines and exits with its code.
@@ -12,34 +12,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import tempfile
 from pathlib import Path
-from typing import Literal
 
 from evolve_action.cli._common import (
     Invocation,
-    add_repo_flags,
     budget_from,
     require_positive,
     split_list,
 )
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.config import BASE_MODES
 from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter
-from evolve_action.flows import (
-    ActionOutcome,
-    PrOptions,
-    demo_policy,
-    run_gate,
-    run_pr,
-    scripted_environ,
-)
+from evolve_action.flows import ActionOutcome, PrOptions, run_gate, run_pr, scripted_server
 from evolve_action.github import FAIL_ON, is_actions
-from evolve_action.modelserver import ModelServer
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `pr` and `gate`."""
+    """Add `pr` and `gate` (`shard`, the action's third job mode, is in `_shard`)."""
     pr = subparsers.add_parser(
         "pr",
         help="the action's PR job: evaluate the touched skills, commit, comment (--local: preview)",
@@ -128,16 +118,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_repo_flags(gate)
     gate.set_defaults(handler=handle_gate)
-    shard = subparsers.add_parser(
-        "shard",
-        help="the action's shard job: one shard of the touched skills' work into result fragments",
-        description=(
-            "On GitHub Actions: run shard `shard` (i/N) of what `mode: plan` planned and write its "
-            "result fragments under `fragments`; nothing is committed or posted. Locally, use "
-            "`run all --shard I/N --fragments DIR`."
-        ),
-    )
-    shard.set_defaults(handler=handle_shard)
 
 
 def handle_pr(inv: Invocation) -> int:
@@ -180,9 +160,8 @@ def handle_pr(inv: Invocation) -> int:
     with contextlib.ExitStack() as stack:
         environ = dict(inv.environ)
         if args.scripted:
-            server = stack.enter_context(ModelServer(demo_policy(), port=0, keep_requests=False))
-            cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr-")))
-            environ = scripted_environ(environ, base_url=server.base_url, cache_dir=cache)
+            server = stack.enter_context(scripted_server(environ, prefix="evolve-pr-"))
+            environ = server.environ
             inv.stdout.write(
                 f"pr: the agent and the judge talk to the scripted model server at "
                 f"{server.base_url} (offline, free; the demo's policy)\n"
@@ -206,7 +185,7 @@ def handle_pr(inv: Invocation) -> int:
             reporter=LineReporter(inv.stdout),
             commands=inv.stdout,
         )
-    return _print(inv, outcome)
+    return print_outcome(inv, outcome)
 
 
 def handle_run(inv: Invocation) -> int:
@@ -221,7 +200,7 @@ def handle_run(inv: Invocation) -> int:
         reporter=LineReporter(inv.stdout),
         commands=inv.stdout,
     )
-    return _print(inv, outcome)
+    return print_outcome(inv, outcome)
 
 
 def handle_gate(inv: Invocation) -> int:
@@ -230,31 +209,10 @@ def handle_gate(inv: Invocation) -> int:
     outcome = run_gate(
         inv.environ, inv.cwd, commands=inv.stdout, root=args.root, layout=args.layout
     )
-    return _print(inv, outcome)
+    return print_outcome(inv, outcome)
 
 
-def handle_action_mode(inv: Invocation, mode: Literal["plan", "shard", "merge"]) -> int:
-    """The action's sharded trio: `shard`, and `plan`/`merge` without their CLI arguments."""
-    if not is_actions(inv.environ):
-        raise UsageError(
-            f"{mode}: the action's `mode: {mode}` runs under GitHub Actions only",
-            hint="on your machine: evolve-action plan --shards N, run all --shard I/N "
-            "--fragments DIR, merge DIR",
-        )
-    outcome = run_pr(
-        PrOptions(environ=inv.environ, cwd=inv.cwd, mode=mode),
-        reporter=LineReporter(inv.stdout),
-        commands=inv.stdout,
-    )
-    return _print(inv, outcome)
-
-
-def handle_shard(inv: Invocation) -> int:
-    """`evolve-action shard`: the action's `mode: shard`."""
-    return handle_action_mode(inv, "shard")
-
-
-def _print(inv: Invocation, outcome: ActionOutcome) -> int:
+def print_outcome(inv: Invocation, outcome: ActionOutcome) -> int:
     for line in outcome.lines:
         inv.stdout.write(line + "\n")
     return outcome.exit_code

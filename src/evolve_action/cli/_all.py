@@ -1,8 +1,8 @@
 """`evolve-action run all`: checks → triggers → evals → report, in one command.
 
 Owns: the flags of `run all` (the union of the triggers and evals flags, engine spec §2.3), turning
-them into `flows.RunAllOptions`, printing each step as the flow finishes it (`StepPrinter`) and the
-exit code: 0 done, 1 failures under `--strict`, 2 unusable input. The steps themselves are
+them into `flows.RunAllOptions`, printing each step as the flow finishes it (`_steps.StepPrinter`)
+and the exit code: 0 done, 1 failures under `--strict`, 2 unusable input. The steps themselves are
 `flows.run_all`. With `--scripted` the run talks to the scripted model server (the demo's policy),
 started here for the run.
 """
@@ -13,7 +13,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,6 @@ from evolve_action.catalog import BoundModel
 from evolve_action.cli._common import (
     Handler,
     Invocation,
-    add_trigger_flags,
-    check_filters,
     confirm_cost,
     default_models,
     discard_unusable_results,
@@ -39,28 +36,20 @@ from evolve_action.cli._evals import (
     add_selection_flags,
     options_from_args,
     pick_reporter,
-    print_dry_run,
 )
-from evolve_action.cli._report import print_report
+from evolve_action.cli._flags import add_trigger_flags
+from evolve_action.cli._steps import StepPrinter, finish
 from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.flows import (
-    ChecksDone,
-    EvalsReady,
-    ReportDone,
     RunAllOptions,
-    RunAllOutcome,
-    RunAllStep,
-    TriggersReady,
-    demo_policy,
+    check_filters,
     estimate_cost,
     parse_shard,
     run_all,
     run_shard,
-    scripted_environ,
+    scripted_server,
 )
-from evolve_action.modelserver import ModelServer
-from evolve_action.specs import Severity
 from evolve_action.triggers import DEFAULT_RUNS
 
 
@@ -172,10 +161,8 @@ def handle(inv: Invocation) -> int:
         return handle_shard(inv, ("triggers", "evals"))
     with contextlib.ExitStack() as stack:
         if args.scripted:
-            server = stack.enter_context(ModelServer(demo_policy(), port=0, keep_requests=False))
-            cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-run-")))
-            environ = scripted_environ(inv.environ, base_url=server.base_url, cache_dir=cache)
-            inv = dataclasses.replace(inv, environ=environ)
+            server = stack.enter_context(scripted_server(inv.environ, prefix="evolve-run-"))
+            inv = dataclasses.replace(inv, environ=server.environ)
             inv.stdout.write(
                 f"run: --scripted: the agent and the judge talk to the scripted model server "
                 f"at {server.base_url} (offline, free; the demo's policy)\n"
@@ -239,72 +226,3 @@ def handle_shard(inv: Invocation, tiers: tuple[str, ...]) -> int:
     if sharded is None:
         return 0
     return finish(inv, sharded, strict=bool(args.strict))
-
-
-def finish(inv: Invocation, outcome: RunAllOutcome, *, strict: bool) -> int:
-    """Exit code and the closing `WARN:` line."""
-    if outcome.failed:
-        if strict:
-            return 1
-        inv.stderr.write("WARN: run: some checks or cases failed (pass --strict to exit 1)\n")
-    return 0
-
-
-class StepPrinter:
-    """Prints each finished step of `run all` on the invocation's streams."""
-
-    def __init__(self, inv: Invocation) -> None:
-        self._inv = inv
-        self.plans: list[plan.Plan] = []
-        """The plans of a dry run, for its cost estimate."""
-        self.models: list[BoundModel] = []
-        """The models those plans run."""
-
-    def __call__(self, step: RunAllStep) -> None:
-        """Print one step's outcome."""
-        inv = self._inv
-        as_json = bool(getattr(inv.args, "json", False))
-        if isinstance(step, ChecksDone):
-            report = step.report
-            for finding in report.findings:
-                tag = "FAIL" if finding.severity == Severity.ERROR else "WARN"
-                inv.stderr.write(f"{tag}: {finding.message}\n")
-            if as_json:
-                done: dict[str, Any] = {"event": "ChecksDone", "layout": report.layout}
-                done["failures"] = report.failures
-                inv.stdout.write(json.dumps(done, sort_keys=True) + "\n")
-            elif not report.failures:
-                n = report.plugins
-                inv.stdout.write(
-                    f"checks: all checks passed ({report.layout} layout, "
-                    f"{n} plugin{'' if n == 1 else 's'})\n"
-                )
-            else:
-                inv.stdout.write(f"checks: {report.failures} failure(s)\n")
-        elif isinstance(step, TriggersReady):
-            for warning in step.warnings:
-                inv.stderr.write(f"WARN: {warning}\n")
-            if step.plan is not None:
-                for w in step.plan_warnings:
-                    inv.stderr.write(f"warn: {w}\n")
-                self.plans.append(step.plan)
-                self.models.extend(step.models)
-                rendered = plan.to_json_lines(step.plan) if as_json else plan.render(step.plan)
-                inv.stdout.write(rendered)
-            elif step.skipped:
-                inv.stderr.write("warn: triggers: no model has an available harness; skipped\n")
-        elif isinstance(step, EvalsReady):
-            if step.dry_run:
-                self.plans.append(step.planned.plan)
-                self.models.extend(step.planned.models)
-                print_dry_run(inv, step.planned)
-            elif not as_json:
-                inv.stdout.write(f"parallelism: {step.jobs} concurrent evals\n")
-        elif isinstance(step, ReportDone):
-            if as_json:  # the report's own lines go to stderr: stdout stays JSON lines
-                print_report(step.outcome, stdout=inv.stderr, stderr=inv.stderr)
-                report_done: dict[str, Any] = {"event": "ReportDone"}
-                report_done["plugins"] = step.outcome.plugins
-                inv.stdout.write(json.dumps(report_done, sort_keys=True) + "\n")
-            else:
-                print_report(step.outcome, stdout=inv.stdout, stderr=inv.stderr)

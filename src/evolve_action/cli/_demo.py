@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import flows
-from evolve_action.cli._all import StepPrinter, finish
 from evolve_action.cli._common import Invocation, require_positive, split_list
+from evolve_action.cli._steps import StepPrinter, finish
 from evolve_action.events import LineReporter
 from evolve_action.harness import default_jobs
 

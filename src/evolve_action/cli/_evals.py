@@ -18,18 +18,16 @@ from evolve_action import evals, flows, plan
 from evolve_action.cli._common import (
     Invocation,
     budget_from,
-    check_filters,
     confirm_cost,
     default_models,
     discard_unusable_results,
-    no_model_error,
     print_budget,
     print_estimate,
     print_notices,
     require_positive,
     split_list,
 )
-from evolve_action.cli._common import add_selection_flags as common_selection_flags
+from evolve_action.cli._flags import add_selection_flags as common_selection_flags
 from evolve_action.config import Config, resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
@@ -159,14 +157,14 @@ def handle(inv: Invocation) -> int:
     for warning in config.warnings:
         inv.stderr.write(f"warn: {warning}\n")
     print_notices(inv, repository)
-    check_filters(repository, plugins=options.plugins, skills=options.skills)
+    flows.check_filters(repository, plugins=options.plugins, skills=options.skills)
     discard_unusable_results(inv, repository, plugins=options.plugins, skills=options.skills)
     planned = evals.plan_evals(repository, config, options, environ=inv.environ)
     check_eval_ids(planned, options.eval_ids)
     if not planned.models:  # before the dry run too: it exits as the run would
         for w in planned.warnings:
             inv.stderr.write(f"{w}\n")
-        raise no_model_error()
+        raise flows.no_model_error()
     if args.dry_run:
         print_dry_run(inv, planned)
         print_estimate(inv, flows.estimate_cost([planned.plan], runs=1, models=planned.models))

@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from evolve_action.cli._common import Invocation, add_repo_flags
+from evolve_action.cli._common import Invocation
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.config import load_config
 from evolve_action.errors import UsageError
 from evolve_action.flows import (

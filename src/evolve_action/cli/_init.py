@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from evolve_action import flows
-from evolve_action.cli._common import Invocation, add_repo_flags, require_positive, split_list
+from evolve_action.cli._common import (
+    Invocation,
+    require_positive,
+    split_list,
+)
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.errors import UsageError
 from evolve_action.events import LineReporter
 from evolve_action.modelserver import ModelServer

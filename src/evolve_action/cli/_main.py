@@ -3,9 +3,10 @@
 Owns: `main` (and `console_main`, the process entry), the parser tree, the exit-code table
 (docs/cli.md) and the one place the secrets of the environment a run was given are registered
 with `redact` (`SECRET_ENV_NAMES`, plus every `*_TOKEN`/`*_API_KEY`-style name), for the whole
-run and only for it, and the one console line about confinement: a confined run's note before
-the command, an unconfined run's short warning once after it (never on a dry run, a usage error,
-or for `pr`, whose flow says it in the comment too). Never holds business logic:
+run and only for it, and printing the one console line about confinement
+(`flows.confinement_line`): a confined run's note before the command, an unconfined run's short
+warning once after it (`flows.says_unconfined`: never on a dry run, a usage error, or for `pr`,
+whose flow says it in the comment too). Never holds business logic:
 each subcommand lives in `evolve_action.cli._<name>` and registers itself via
 `register(subparsers)`.
 """
@@ -17,14 +18,13 @@ import contextlib
 import gc
 import logging
 import os
-import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn, TextIO
+from typing import TextIO
 
-from evolve_action import __version__, github, harness, redact
+from evolve_action import __version__, flows, github, harness, redact
 from evolve_action.cli import (
     _action,
     _all,
@@ -40,8 +40,8 @@ from evolve_action.cli import (
     _triggers,
 )
 from evolve_action.cli._common import Handler, Invocation
-from evolve_action.errors import EvolveError, did_you_mean, first_evolve_error
-from evolve_action.flows import UNCONFINED
+from evolve_action.cli._parser import ParseFailure, Parser, unknown_arguments
+from evolve_action.errors import EvolveError, first_evolve_error
 from evolve_action.github import annotate, is_actions
 from evolve_action.sanitise import gate
 
@@ -72,50 +72,6 @@ SECRET_ENV_NAMES: tuple[str, ...] = (
 EXIT_OK, EXIT_FAILURES, EXIT_ERROR, EXIT_BUG, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 log = logging.getLogger(__name__)
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with no abbreviated options (`--skil` is never `--skill`) and short usage errors:
-    one line naming the mistake, a "did you mean" where a command is misspelt, and where to look."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["allow_abbrev"] = False
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        """Print `error: <prog>: <message>` (plus a suggestion and the help hint) and exit 2."""
-        hint = f"see `{self.prog} --help`"
-        if (bad := _INVALID_CHOICE.search(message)) is not None and message.startswith(
-            "argument -"
-        ):
-            word, allowed = (
-                bad.group(1),
-                re.findall(r"'([^']*)'", message.split("choose from", 1)[-1]),
-            )
-            message = message.split(" (choose from", 1)[0]
-            suggestion = did_you_mean(word, allowed) or f"allowed: {', '.join(allowed)}."
-            hint = f"{suggestion} See `{self.prog} --help`"
-        elif bad is not None:
-            word = bad.group(1)
-            choices = _choices(self)
-            message = f"unknown command {word!r}"
-            suggestion = did_you_mean(word, choices) or f"commands: {', '.join(choices)}."
-            hint = f"{suggestion} See `{self.prog} --help`"
-        raise ParseFailure(f"error: {self.prog}: {message}\n  hint: {hint}\n")
-
-
-class ParseFailure(Exception):
-    """A usage error found while parsing: its text goes to the CLI's own error stream (exit 2)."""
-
-
-_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
-
-
-def _choices(parser: argparse.ArgumentParser) -> list[str]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return list(action.choices)
-    return []
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -233,7 +189,9 @@ def _run(
                 if getattr(args, "keep_workspaces", False) is True:
                     harness.keep_scratch()
                 conf: harness.Confinement | None = None
-                if _runs_agents(args):
+                command, tier = getattr(args, "command", None), getattr(args, "tier", None)
+                dry_run, check = (getattr(args, n, False) is True for n in ("dry_run", "check"))
+                if flows.runs_agents(command, tier, init_check=check):
                     # The model gateway holds the credentials; `--max-cost-usd` is its hard cap.
                     stack.enter_context(
                         harness.gateways(limit_usd=getattr(args, "max_cost_usd", None))
@@ -242,7 +200,8 @@ def _run(
                     if not conf.unconfined:
                         _say_confinement(conf, env, out, err)
                 code = handler(invocation)
-                if conf is not None and conf.unconfined and _says_unconfined(args):
+                late = flows.says_unconfined(command, tier, dry_run=dry_run)
+                if conf is not None and conf.unconfined and late:
                     _say_confinement(conf, env, out, err)
                 return code
         except BaseExceptionGroup as group:  # an engine's TaskGroup: report the input problem
@@ -268,83 +227,15 @@ def _run(
         return EXIT_BUG
 
 
-def unknown_arguments(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]
-) -> str:
-    """The error for arguments the command does not take, naming the commands that do."""
-    path = " ".join(p for p in (getattr(args, "command", None), getattr(args, "tier", None)) if p)
-    commands = dict(_commands(parser))
-    lines = []
-    tokens = list(extra)
-    while tokens:
-        token = tokens.pop(0)
-        flag = token.split("=", 1)[0]
-        if flag.startswith("-") and "=" not in token and tokens and not tokens[0].startswith("-"):
-            token = f"{token} {tokens.pop(0)}"  # the option's value
-        takers = [name for name, sub in commands.items() if flag in sub._option_string_actions]
-        where = f" (it belongs to {', '.join(takers)})" if flag.startswith("-") and takers else ""
-        if flag.startswith("-") and not takers:
-            own = commands.get(path, parser)._option_string_actions
-            suggestion = did_you_mean(flag, [o for o in own if o.startswith("--")])
-            where = f" ({suggestion})" if suggestion else ""
-        kind = "option" if flag.startswith("-") else "argument"
-        lines.append(f"error: {path or 'evolve-action'}: unknown {kind} {token}{where}\n")
-    lines.append(f"  hint: see `evolve-action {path + ' ' if path else ''}--help`\n")
-    return "".join(lines)
-
-
-def _commands(
-    parser: argparse.ArgumentParser, prefix: str = ""
-) -> list[tuple[str, argparse.ArgumentParser]]:
-    """Every (sub)command's name and parser, depth first (`run evals`, `pr`, …)."""
-    found: list[tuple[str, argparse.ArgumentParser]] = []
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                full = f"{prefix} {name}".strip()
-                found.append((full, sub))
-                found.extend(_commands(sub, full))
-    return found
-
-
-def _runs_agents(args: argparse.Namespace) -> bool:
-    command = getattr(args, "command", None)
-    tier = getattr(args, "tier", None)
-    return (
-        tier in ("triggers", "evals", "all")
-        or command in ("demo", "pr", "shard")
-        or (command == "init" and getattr(args, "check", False) is True)
-        or (
-            command == "run" and tier is None  # the action's `mode: run`
-        )
-    )
-
-
-def _says_unconfined(args: argparse.Namespace) -> bool:
-    """Whether the CLI itself says that agents ran unconfined: not on a dry run (no agent ran),
-    and not for `pr` and the action's `mode: run` (their flow says it in the log, the comment and
-    the summary)."""
-    if getattr(args, "dry_run", False) is True:
-        return False
-    command, tier = getattr(args, "command", None), getattr(args, "tier", None)
-    return command != "pr" and not (command == "run" and tier is None)
-
-
 def _say_confinement(
     conf: harness.Confinement, env: Mapping[str, str], out: TextIO, err: TextIO
 ) -> None:
-    """The one line about how agents are confined. A confined run's note comes first; an
-    unconfined run's short warning comes once, after the command ran (never for a usage error,
-    which ends the run first): a warning annotation under Actions (it shows on the run's page),
-    else one `warning:` line."""
-    if not conf.unconfined:
-        if line := conf.note():
-            err.write(line + "\n")
-        return
-    if is_actions(env):
-        annotate(out, "warning", UNCONFINED)
-    else:
-        err.write(f"warning: {UNCONFINED}\n")
+    """Print `flows.confinement_line`: a warning annotation on stdout, or a line on stderr."""
+    said = flows.confinement_line(conf, env)
+    if said is not None and said.annotation:
+        annotate(out, "warning", said.text)
+    elif said is not None:
+        err.write(said.text + "\n")
 
 
 def _root_of(args: argparse.Namespace) -> Path | None:

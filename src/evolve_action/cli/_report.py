@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from evolve_action.cli._common import Invocation, add_repo_flags
+from evolve_action.cli._common import Invocation
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.config import load_config, with_flags
 from evolve_action.errors import UsageError
 from evolve_action.flows import ReportOptions, ReportOutcome, regenerate_report

@@ -1,7 +1,8 @@
-"""`evolve-action plan` and `evolve-action merge`: scale-out over a CI matrix.
+"""`evolve-action plan`, `evolve-action merge` and `evolve-action shard`: scale-out over a CI matrix.
 
 Owns: the flags of `plan` (those of `run all` plus `--shards`) and of `merge`, and printing their
-outcomes. `run all --shard i/N [--fragments DIR]` lives in `_all`. The work is
+outcomes; the action's sharded trio (`shard`, and `plan`/`merge` without their CLI arguments:
+`flows.run_pr` in that mode). `run all --shard i/N [--fragments DIR]` lives in `_all`. The work is
 `flows.plan_shards` and `flows.merge_fragments`. Exit codes: 0 done, 2 unusable input (including a
 refused merge).
 """
@@ -12,23 +13,34 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from evolve_action.cli._action import handle_action_mode
+from evolve_action.cli._action import print_outcome
 from evolve_action.cli._all import add_run_all_flags, run_all_options
-from evolve_action.cli._common import Invocation, add_repo_flags
+from evolve_action.cli._common import Invocation
+from evolve_action.cli._flags import add_repo_flags
 from evolve_action.cli._report import print_report
 from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
-from evolve_action.events import NullReporter
-from evolve_action.flows import merge_fragments, plan_shards
+from evolve_action.events import LineReporter, NullReporter
+from evolve_action.flows import PrOptions, merge_fragments, plan_shards, run_pr
 from evolve_action.github import is_actions
 
 __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    """Add `plan` and `merge` to the top-level subcommands."""
+    """Add `shard` (the action's shard job), `plan` and `merge` to the top-level subcommands."""
+    shard = subparsers.add_parser(
+        "shard",
+        help="the action's shard job: one shard of the touched skills' work into result fragments",
+        description=(
+            "On GitHub Actions: run shard `shard` (i/N) of what `mode: plan` planned and write its "
+            "result fragments under `fragments`; nothing is committed or posted. Locally, use "
+            "`run all --shard I/N --fragments DIR`."
+        ),
+    )
+    shard.set_defaults(handler=handle_shard)
     p: argparse.ArgumentParser = subparsers.add_parser(
         "plan",
         help="split the planned units of `run all` into shards balanced by estimated cost",
@@ -78,6 +90,27 @@ def register(subparsers: Any) -> None:
     )
     m.add_argument("--no-report", action="store_true", help="do not regenerate the reports")
     m.set_defaults(handler=handle_merge)
+
+
+def handle_action_mode(inv: Invocation, mode: Literal["plan", "shard", "merge"]) -> int:
+    """The action's sharded trio: `shard`, and `plan`/`merge` without their CLI arguments."""
+    if not is_actions(inv.environ):
+        raise UsageError(
+            f"{mode}: the action's `mode: {mode}` runs under GitHub Actions only",
+            hint="on your machine: evolve-action plan --shards N, run all --shard I/N "
+            "--fragments DIR, merge DIR",
+        )
+    outcome = run_pr(
+        PrOptions(environ=inv.environ, cwd=inv.cwd, mode=mode),
+        reporter=LineReporter(inv.stdout),
+        commands=inv.stdout,
+    )
+    return print_outcome(inv, outcome)
+
+
+def handle_shard(inv: Invocation) -> int:
+    """`evolve-action shard`: the action's `mode: shard`."""
+    return handle_action_mode(inv, "shard")
 
 
 def handle_plan(inv: Invocation) -> int:

@@ -16,20 +16,20 @@ from typing import Any
 from evolve_action import flows, plan, triggers
 from evolve_action.cli._common import (
     Invocation,
-    add_selection_flags,
-    add_trigger_flags,
     budget_from,
-    check_filters,
     confirm_cost,
     default_models,
     discard_unusable_results,
-    no_model_error,
     print_budget,
     print_estimate,
     print_notices,
     require_positive,
     split_list,
     with_install_flag,
+)
+from evolve_action.cli._flags import (
+    add_selection_flags,
+    add_trigger_flags,
 )
 from evolve_action.config import Config, resolve_repository
 from evolve_action.events import JsonLinesReporter, LineReporter, Reporter
@@ -98,7 +98,7 @@ def options_from(
         for warning in config.warnings:
             inv.stderr.write(f"warn: {warning}\n")
         print_notices(inv, repo)
-        check_filters(repo, plugins=plugins, skills=skills)
+        flows.check_filters(repo, plugins=plugins, skills=skills)
         discard_unusable_results(inv, repo, plugins=plugins, skills=skills)
     else:
         repo, config = resolved
@@ -141,7 +141,7 @@ def handle(inv: Invocation) -> int:
         spent = None if budget is None else (lambda: budget.spent_usd)
         reporter = LineReporter(inv.stdout, live=_isatty(inv.stdout), spent=spent)
     if not options.models:  # before the dry run too: it exits as the run would
-        raise no_model_error()
+        raise flows.no_model_error()
     if args.dry_run:
         p, _, warnings = triggers.make_plan(options)
         for w in warnings:

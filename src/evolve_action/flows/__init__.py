@@ -17,6 +17,8 @@ Files (private; import from this package):
   - `_pr_evaluate`: the touched skills' missing or stale cases, power on demand and the ledger;
   - `_pr_compare`: the report and the base → head comparison;
   - `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
+- `_checks`: `run checks --listing`: the listing check run and folded into the check report.
+- `_confinement`: which commands start agents, and the one console line about their confinement.
 - `_demo`: the demo: copy, backend choice, scripted environment, the closing summary.
 - `_draft`: drafting for `init`: the request, the answer, the quality gates, the drafted files.
 - `_init`: `init`: draft trigger queries and eval cases for skills without definitions, check
@@ -27,6 +29,8 @@ Files (private; import from this package):
   stores).
 - `_power`: power on demand: the sequential loop of more base and head runs.
 - `_power_evals`: power on demand for evals: paired base reruns and selective rounds of eval cases.
+- `_preflight`: what the run commands settle before any session: the filter check, removing
+  unusable results files on request, the cost confirmation's threshold and question.
 - `_report`: the report flow: load stored results, build the reports, write them, evaluate the gate.
 - `_shard`: scale-out: plan shards, run one shard into fragments, merge the fragments.
 - `_run_all`: `run all` as a function: checks → triggers → evals → report.
@@ -37,6 +41,13 @@ from evolve_action.flows._action import (
     exit_for,
     run_gate,
     run_pr,
+)
+from evolve_action.flows._checks import ListingChecked, with_listing_check
+from evolve_action.flows._confinement import (
+    ConfinementLine,
+    confinement_line,
+    runs_agents,
+    says_unconfined,
 )
 from evolve_action.flows._demo import (
     CODEX_MODEL,
@@ -50,6 +61,7 @@ from evolve_action.flows._demo import (
     DemoOptions,
     DemoOutcome,
     DemoSummary,
+    ScriptedServer,
     SkillFigures,
     add_trigger_query,
     bundled_examples,
@@ -60,6 +72,7 @@ from evolve_action.flows._demo import (
     render_summary,
     run_demo,
     scripted_environ,
+    scripted_server,
     summarise,
 )
 from evolve_action.flows._export import (
@@ -85,6 +98,18 @@ from evolve_action.flows._pr_job import (
     UNCONFINED,
     ActionOutcome,
     PrOptions,
+)
+from evolve_action.flows._preflight import (
+    CONFIRM_VAR,
+    DEFAULT_CONFIRM_ABOVE_USD,
+    NOTHING_TO_PLAN,
+    CostQuestion,
+    check_filters,
+    confirm_threshold,
+    cost_question,
+    discard_unusable_results,
+    no_model_error,
+    skips_confirmation,
 )
 from evolve_action.flows._report import Migration, ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.flows._run_all import (
@@ -115,10 +140,13 @@ from evolve_action.flows._tiers import BuiltTriggerOptions, trigger_options
 __all__ = [
     "CODEX_MODEL",
     "COMMENT_MARKER",
+    "CONFIRM_VAR",
+    "DEFAULT_CONFIRM_ABOVE_USD",
     "DEFAULT_MODEL",
     "DEFAULT_RUNS",
     "DUMMY_KEY",
     "EXPORT_FORMATS",
+    "NOTHING_TO_PLAN",
     "POLICY_RESOURCE",
     "UNCONFINED",
     "WORKFLOWS",
@@ -128,7 +156,9 @@ __all__ = [
     "BuiltTriggerOptions",
     "CheckedQuery",
     "ChecksDone",
+    "ConfinementLine",
     "CostEstimate",
+    "CostQuestion",
     "DemoBackendReady",
     "DemoCopied",
     "DemoOptions",
@@ -141,6 +171,7 @@ __all__ = [
     "InitOptions",
     "InitOutcome",
     "InitPlanned",
+    "ListingChecked",
     "MergeOutcome",
     "Migration",
     "ModelChoice",
@@ -152,20 +183,27 @@ __all__ = [
     "RunAllOptions",
     "RunAllOutcome",
     "RunAllStep",
+    "ScriptedServer",
     "ShardPlan",
     "SkillDraft",
     "SkillFigures",
     "TriggersReady",
     "add_trigger_query",
     "bundled_examples",
+    "check_filters",
     "check_formats",
     "choose_backend",
+    "confinement_line",
+    "confirm_threshold",
     "copy_examples",
+    "cost_question",
     "demo_models",
     "demo_policy",
+    "discard_unusable_results",
     "estimate_cost",
     "exit_for",
     "merge_fragments",
+    "no_model_error",
     "parse_shard",
     "plan_shards",
     "regenerate_report",
@@ -177,8 +215,13 @@ __all__ = [
     "run_init",
     "run_pr",
     "run_shard",
+    "runs_agents",
+    "says_unconfined",
     "scripted_environ",
+    "scripted_server",
+    "skips_confirmation",
     "summarise",
     "sweep_models",
     "trigger_options",
+    "with_listing_check",
 ]

@@ -23,8 +23,8 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -209,6 +209,30 @@ def scripted_environ(
     env["OPENAI_API_KEY"] = DUMMY_KEY
     env["EVOLVE_CACHE_DIR"] = str(cache_dir)
     return env
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedServer:
+    """The scripted model server of a `--scripted` run: its address and the run's environment."""
+
+    base_url: str
+    environ: dict[str, str]
+    """`scripted_environ` over the caller's environment, pointed at `base_url`."""
+
+
+@contextmanager
+def scripted_server(environ: Mapping[str, str], *, prefix: str) -> Iterator[ScriptedServer]:
+    """`--scripted` of `run all` and `pr --local`: the scripted model server with the demo's policy
+    on a free loopback port, and a throwaway token-count cache (a temporary directory named
+    `prefix…`), for the duration of the block."""
+    with (
+        ModelServer(demo_policy(), port=0, keep_requests=False) as server,
+        tempfile.TemporaryDirectory(prefix=prefix) as cache,
+    ):
+        yield ScriptedServer(
+            base_url=server.base_url,
+            environ=scripted_environ(environ, base_url=server.base_url, cache_dir=Path(cache)),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
