@@ -2,8 +2,7 @@
 
 - every module under `cli/` is at most `CLI_MAX_LINES` lines: parse arguments, call a flow, print
   (the work lives in `flows` or the stage package that owns the concept);
-- no module anywhere under `src/` is over `MAX_LINES` lines, except the files in
-  `BEING_SPLIT`, which other branches are splitting right now.
+- no module anywhere under `src/` is over `MAX_LINES` lines.
 
 Counted on the source text (nothing is imported), so the test is fast.
 """
@@ -17,17 +16,6 @@ PACKAGE = SRC / "evolve_action"
 
 CLI_MAX_LINES = 250
 MAX_LINES = 1_000
-
-# Files over MAX_LINES that are being split on their own branches (issue 44). Empty this list as
-# those branches merge: an entry whose file is back under the limit fails the test below.
-BEING_SPLIT: frozenset[str] = frozenset(
-    {
-        "evolve_action/repo.py",  # → a `repo/` package (layouts, manifests, skills, binding)
-        "evolve_action/github/_api.py",
-        "evolve_action/report/_compare.py",
-        "evolve_action/harness/_gateway.py",
-    }
-)
 
 
 def lines_of(path: Path) -> int:
@@ -51,8 +39,6 @@ def test_no_module_is_over_the_limit() -> None:
     long = [
         f"{name}: {n} lines (at most {MAX_LINES}: split it where a concept boundary exists)"
         for name, n in sizes.items()
-        if n > MAX_LINES and name not in BEING_SPLIT
+        if n > MAX_LINES
     ]
     assert long == [], "\n".join(long)
-    done = sorted(name for name in BEING_SPLIT if sizes.get(name, 0) <= MAX_LINES)
-    assert done == [], f"split already (remove from BEING_SPLIT): {done}"
