@@ -86,8 +86,20 @@ def results_bytes(root: Path) -> dict[str, bytes]:
 
 
 def without_timings(value: Any) -> Any:
+    """`value` without what depends on when and in which order sessions ran: timings, and the
+    prompt cache's read/write split (one cache per model server, as the API keeps one per
+    organisation: which session writes a shared prefix first depends on the order), whose sum
+    does not depend on it; the cost priced from that split goes too."""
     if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+        kept = {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+        if "cache_read_input_tokens" in kept and "cache_creation_input_tokens" in kept:
+            read, written = (
+                kept.pop("cache_read_input_tokens"),
+                kept.pop("cache_creation_input_tokens"),
+            )
+            kept["cached_prompt_tokens"] = (read or 0) + (written or 0)
+            kept.pop("cost_usd", None)
+        return kept
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value
