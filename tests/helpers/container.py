@@ -431,7 +431,12 @@ class FakeRunner:
                 "GITHUB_RETENTION_DAYS": "90",
                 "GITHUB_SERVER_URL": github.get("server_url", "https://github.com"),
                 "GITHUB_API_URL": github.get("api_url", "https://api.github.com"),
-                "GITHUB_GRAPHQL_URL": github.get("graphql_url", "https://api.github.com/graphql"),
+                # As the runner sets it: on the API's host (GitHub.com: api.github.com/graphql).
+                "GITHUB_GRAPHQL_URL": github.get(
+                    "graphql_url",
+                    github.get("api_url", "https://api.github.com").removesuffix("/v3")
+                    + "/graphql",
+                ),
                 "GITHUB_SHA": github.get("sha", ""),
                 "GITHUB_REF": github.get("ref", ""),
                 "GITHUB_REF_NAME": github.get("ref", "").rpartition("/")[2],

@@ -425,6 +425,12 @@ def load_context(environ: Mapping[str, str], *, cwd: Path) -> GitHubContext:
     api_url = _url(environ, "GITHUB_API_URL", _default_api(server_url))
     # GitHub.com: api.github.com/graphql; GHES: https://HOST/api/graphql (not /api/v3/graphql).
     graphql_url = _url(environ, "GITHUB_GRAPHQL_URL", api_url.removesuffix("/v3") + "/graphql")
+    if _origin(graphql_url) != _origin(api_url):  # the client sends its token to one host only
+        raise EnvironmentProblem(
+            f"GITHUB_GRAPHQL_URL {_quote(graphql_url)} is not on the host of GITHUB_API_URL "
+            f"{_quote(api_url)}",
+            hint="the runner sets both to the same server; unset GITHUB_GRAPHQL_URL or fix it",
+        )
     workspace_text = environ.get("GITHUB_WORKSPACE", "").strip()
     workspace = Path(workspace_text) if workspace_text else cwd
     run_id = environ.get("GITHUB_RUN_ID", "").strip()
@@ -481,6 +487,12 @@ def _default_api(server_url: str) -> str:
     if server_url.rstrip("/") == "https://github.com":
         return "https://api.github.com"
     return server_url.rstrip("/") + "/api/v3"
+
+
+def _origin(url: str) -> str:
+    """`scheme://host[:port]` of an http(s) URL `_url` accepted."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme.lower()}://{rest.split('/', 1)[0].lower()}"
 
 
 def _url(environ: Mapping[str, str], name: str, default: str) -> str:
