@@ -139,7 +139,7 @@ def test_ghes_urls(tmp_path: Path) -> None:
     assert load_context(env, cwd=tmp_path).api_url == "http://127.0.0.1:8080/api"
     # GraphQL goes to the API's host: another host would be sent the token (PyGithub refuses it).
     env["GITHUB_GRAPHQL_URL"] = "https://api.github.com/graphql"
-    with pytest.raises(EnvironmentProblem, match="GITHUB_GRAPHQL_URL .* not on the host"):
+    with pytest.raises(EnvironmentProblem, match=r"GITHUB_GRAPHQL_URL .* not on the host"):
         load_context(env, cwd=tmp_path)
     env["GITHUB_GRAPHQL_URL"] = "http://127.0.0.1:8080/graphql"
     assert load_context(env, cwd=tmp_path).graphql_url == "http://127.0.0.1:8080/graphql"
