@@ -58,10 +58,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from evolve_action import evals, events, triggers
+from evolve_action import evals, events
 from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.checks import CheckOptions, run_checks
-from evolve_action.config import Config, resolve_repository
+from evolve_action.config import resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
 from evolve_action.flows._ledger import LEDGER_REF, FileStore
@@ -83,7 +83,6 @@ from evolve_action.flows._pr_compare import (
     _snapshot,
 )
 from evolve_action.flows._pr_evaluate import (
-    _agent_environ,
     _confinement_notice,
     _ensure_extra_harnesses,
     _evaluate,
@@ -95,23 +94,23 @@ from evolve_action.flows._pr_evaluate import (
 )
 from evolve_action.flows._pr_job import (
     ActionOutcome,
+    JobContext,
     PrOptions,
     _base_ref,
-    _client,
     _default_base,
     _dirty,
     _git,
-    _git_toplevel,
     _has_credentials,
     _ignored_dir,
     _inside,
-    _Knobs,
     _local_changes,
     _rel_prefix,
     _report_rel,
     _revision_of,
     _Run,
     _short_ref,
+    git_toplevel,
+    job_client,
 )
 from evolve_action.flows._pr_publish import (
     _checkout_matches,
@@ -166,14 +165,12 @@ from evolve_action.github import (
     write_outputs,
 )
 from evolve_action.harness import (
-    Budget,
     available_harnesses,
     cache_line,
-    default_jobs,
     deferred_signals,
     gateway_spend,
 )
-from evolve_action.repo import Repository, rel_path
+from evolve_action.repo import rel_path
 from evolve_action.report import (
     NEXT_STEP_NO_EVALS,
     ComparisonRow,
@@ -237,10 +234,10 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         return ActionOutcome(exit_code=2, outputs=ActionOutputs(status="errored"), lines=(refusal,))
 
     repo, config = resolve_repository(inputs.working_directory, options.cwd, None, env)
-    genv = git_env(env, safe_directories=(workspace, repo.root))
-    top = _git_toplevel(repo.root, genv) or workspace
-    prefix = _rel_prefix(repo.root, top)
-    client = _client(inputs, ctx, options.retry)
+    job = JobContext.of_action(
+        inputs, ctx, env, repo=repo, config=config, workspace=workspace, retry=options.retry
+    )
+    genv, top, prefix, client = job.genv, job.top, job.prefix, job.client
     if options.mode == "run" and not inputs.explicit_skills:
         touched = _explicit(repo, inputs, everything=True)  # `mode: run`: every skill by default
     else:
@@ -259,12 +256,12 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
         )
 
-    agent_env = _agent_environ(env, inputs)
+    agent_env = job.agent_env
     if options.mode in ("plan", "shard"):
         if any(t in inputs.tiers for t in ("triggers", "evals")):
             # The plan job and every shard job must see the same harnesses, or plans disagree.
             _ensure_extra_harnesses(inputs, agent_env, state, commands)
-        return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
+        return _plan_or_shard(options.mode, inputs, job, touched, files)
     denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
     commit = inputs.commit and "contents" not in denied
     _refusals(repo, touched, inputs.tiers, state)
@@ -313,34 +310,27 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
         live = []
     cancelled = False
-    budget = Budget(limit_usd=inputs.max_cost_usd)  # one cap for the whole job
+    budget = job.budget  # one cap for the whole job
     gateway_spend().limit_usd = inputs.max_cost_usd  # and the gateway's hard stop
     if live:
         _ensure_extra_harnesses(inputs, agent_env, state, commands)
-        knobs = _Knobs.of(inputs).with_default_model(config, state)
+        if job.default_model_note:
+            state.notes.append(job.default_model_note)
         try:
-            _evaluate(repo, config, touched, knobs, agent_env, live, reporter, state, budget)
+            _evaluate(job, touched, live, reporter, state)
             if ("triggers" in live or "evals" in live) and options.mode != "merge":
                 _more_runs(
-                    repo,
+                    job,
                     touched,
                     base_files,
                     state,
-                    top=top,
-                    prefix=prefix,
                     base_sha=base_ref,
                     head_sha=_revision_of(ctx, state).head_sha,
-                    agent_env=agent_env,
-                    genv=genv,
-                    options=knobs.power(config),
-                    budget=budget,
                     reporter=reporter,
                     out_dir=top / ".evolve-action",
                     store=carry if carry is not None else _ledger_store(client, ctx, commit=commit),
                     attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
                     tiers=live,
-                    judge_model=knobs.judge_model,
-                    max_turns=knobs.max_turns,
                 )
         except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
             cancelled = True
@@ -350,10 +340,9 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         state.notice(line)
     if requested:
         why_not = why_not or _why_not_run(budget, cancelled)
-        knobs = _Knobs.of(inputs).default_model(config)
         with deferred_signals() if cancelled else contextlib.nullcontext():
-            _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
-        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
+            _unevaluated(job, touched, requested, state, why_not)
+        state.undecided_hint = _undecided_hint(state, budget, job.power.max_runs)
     _confinement_notice(state, agent_env, commands)
     no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
     if no_comment is not None:
@@ -457,7 +446,7 @@ def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -
     pr = ctx.pull_request
     if pr is None or ctx.is_fork or not inputs.commit:
         return ""
-    client = _client(inputs, ctx, options.retry)
+    client = job_client(inputs, ctx, options.retry)
     if client is None:
         return ""
     ref = LEDGER_REF.format(number=pr.number)
@@ -494,32 +483,27 @@ def _with_state(
     return f"{body.rstrip()}\n\n{line}\n" if line else body
 
 
-def _sharded_options(
-    repo: Repository,
-    config: Config,
-    touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
-) -> RunAllOptions:
-    """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs."""
+def _sharded_options(job: JobContext, touched: Touched) -> RunAllOptions:
+    """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs
+    (the models the inputs name: none named, the engines' default set)."""
     eo = evals.EvalsOptions(
         plugins=tuple(sorted({s.plugin for s in touched.skills})),
         skills=tuple(sorted({s.skill for s in touched.skills})),
-        models=knobs.models,
-        jobs=knobs.jobs or default_jobs(),
-        timeout=knobs.timeout,
-        max_turns=knobs.max_turns,
-        judge_model=knobs.judge_model,
+        models=job.named_models,
+        jobs=job.jobs,
+        timeout=job.timeout,
+        max_turns=job.max_turns,
+        judge_model=job.judge_model,
         new=True,
         modified=True,
-        budget=Budget(limit_usd=knobs.max_cost_usd),
+        budget=job.budget,
     )
     return RunAllOptions(
-        repository=repo,
-        config=config,
-        environ=agent_env,
+        repository=job.repo,
+        config=job.config,
+        environ=job.agent_env,
         evals=eo,
-        runs=knobs.runs or triggers.DEFAULT_RUNS,
+        runs=job.runs,
         report=False,
     )
 
@@ -527,15 +511,12 @@ def _sharded_options(
 def _plan_or_shard(
     mode: str,
     inputs: ActionInputs,
-    repo: Repository,
-    config: Config,
+    job: JobContext,
     touched: Touched,
-    agent_env: Mapping[str, str],
-    top: Path,
     files: CommandFiles,
 ) -> ActionOutcome:
     """`mode: plan` (the matrix) or `mode: shard` (one shard into fragments); nothing published."""
-    opts = _sharded_options(repo, config, touched, _Knobs.of(inputs), agent_env)
+    opts = _sharded_options(job, touched)
     if mode == "plan":
         assert inputs.shards is not None
         sp = plan_shards(opts, inputs.shards, reporter=events.NullReporter())
@@ -565,7 +546,7 @@ def _plan_or_shard(
             outcome.evals.executed + outcome.evals.baselines if outcome.evals else 0
         )
         failed = outcome.failed
-    where = rel_path(top, inputs.fragments)
+    where = rel_path(job.top, inputs.fragments)
     lines = [
         f"evolve-action shard {index}/{total} of plan {sp.plan_id}: "
         f"{len(sp.shards[index - 1].units)} unit(s), {sessions} session(s); fragments in {where}"
@@ -593,7 +574,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     env = options.environ
     repo, config = resolve_repository(None, options.cwd, None, env)
     genv = git_env(env, safe_directories=(repo.root,))
-    top = _git_toplevel(repo.root, genv)
+    top = git_toplevel(repo.root, genv)
     if top is None:
         raise UsageError(
             f"pr --local: {repo.root} is not in a git repository",
@@ -622,48 +603,35 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     base_files = {
         s.key: _load_bytes(_git_show_results(top, base_sha, repo, s, genv)) for s in touched.skills
     }
-    knobs = _Knobs(
-        models=options.models,
-        runs=options.runs,
-        jobs=options.jobs,
-        max_cost_usd=options.max_cost_usd,
-        base_mode=options.base_mode,
-        max_runs=options.max_runs,
-    )
-    budget = Budget(limit_usd=options.max_cost_usd)
+    job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
+    budget = job.budget
     head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
     why_not = ""
     with contextlib.ExitStack() as stack:
-        work, work_config = repo, config
+        work = job
         if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr.")))
             copy = scratch / "tree"
             copy_worktree(top, copy, genv)
-            work, work_config = resolve_repository(copy / prefix, copy / prefix, None, env)
+            copied, copied_config = resolve_repository(copy / prefix, copy / prefix, None, env)
+            work = dataclasses.replace(job, repo=copied, config=copied_config)
         if _has_credentials(env):
-            knobs = knobs.with_default_model(config, state)
+            if job.default_model_note:
+                state.notes.append(job.default_model_note)
             tiers = ["triggers", "evals"]
-            _evaluate(work, work_config, touched, knobs, env, tiers, reporter, state, budget)
+            _evaluate(work, touched, tiers, reporter, state)
             _more_runs(
                 work,
                 touched,
                 base_files,
                 state,
-                top=top,
-                prefix=prefix,
                 base_sha=base_sha,
                 head_sha=head_sha,
-                agent_env=env,
-                genv=genv,
-                options=knobs.power(config),
-                budget=budget,
                 reporter=reporter,
                 out_dir=out_dir,
                 store=FileStore(out_dir / "ledger.json"),
                 attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
                 tiers=tiers,
-                judge_model=knobs.judge_model,
-                max_turns=knobs.max_turns,
             )
         else:
             why_not = "no Anthropic credentials in the environment"
@@ -672,13 +640,12 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             state.notice(line)
         why_not = why_not or _why_not_run(budget, False)
         tiers = ["triggers", "evals"]
-        plain = knobs.default_model(config)
-        _unevaluated(work, work_config, touched, plain, env, tiers, state, why_not)
-        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
+        _unevaluated(work, touched, tiers, state, why_not)
+        state.undecided_hint = _undecided_hint(state, budget, job.power.max_runs)
         _confinement_notice(state, env)
         _, rows, facts = _report_and_compare(
-            work,
-            work_config,
+            work.repo,
+            work.config,
             touched,
             base_files,
             _measured(state, budget),
@@ -784,7 +751,7 @@ def run_gate(
         ),
         cwd=cwd,
     )
-    top = _git_toplevel(repo.root, git_env(environ, safe_directories=(repo.root,))) or repo.root
+    top = git_toplevel(repo.root, git_env(environ, safe_directories=(repo.root,))) or repo.root
     fails = [i for i in outcome.issues if i.level == "FAIL"]
     if is_actions(environ):  # workflow commands only on a runner; elsewhere one line a problem
         for issue in outcome.issues:

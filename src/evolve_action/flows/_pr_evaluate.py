@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TextIO
 
 from evolve_action import checks, evals, events, plan, triggers
-from evolve_action.config import Config
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError
 from evolve_action.flows._ledger import (
@@ -35,8 +34,8 @@ from evolve_action.flows._pr_compare import (
 )
 from evolve_action.flows._pr_job import (
     UNCONFINED,
+    JobContext,
     _ignored_dir,
-    _Knobs,
     _Run,
 )
 from evolve_action.flows._shard import (
@@ -57,7 +56,6 @@ from evolve_action.harness import (
     available_harnesses,
     check_for_models,
     confinement,
-    default_jobs,
     find_codex,
     install_codex,
     sweep_failed,
@@ -70,22 +68,19 @@ from evolve_action.results import ResultsFile
 
 
 def _evaluate(
-    repo: Repository,
-    config: Config,
+    job: JobContext,
     touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
     tiers: Sequence[str],
     reporter: events.Reporter,
     state: _Run,
-    budget: Budget,
 ) -> None:
     """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
-    job's one `budget`; the dry-run estimate of what is planned goes into `state`."""
+    job's one budget; the dry-run estimate of what is planned goes into `state`."""
+    repo, config, agent_env, budget = job.repo, job.config, job.agent_env, job.budget
     by_plugin: dict[str, list[str]] = {}
     for s in touched.skills:
         by_plugin.setdefault(s.plugin, []).append(s.skill)
-    jobs = knobs.jobs or default_jobs()
+    jobs = job.jobs
     checked = False
     for plugin, skills in sorted(by_plugin.items()):
         if "triggers" in tiers:
@@ -95,12 +90,12 @@ def _evaluate(
                 agent_env,
                 plugins=(plugin,),
                 skills=tuple(skills),
-                models=knobs.models,
+                models=job.models,
                 new=True,
                 modified=True,
-                runs=knobs.runs or triggers.DEFAULT_RUNS,
+                runs=job.runs,
                 jobs=jobs,
-                timeout=knobs.timeout,
+                timeout=job.timeout,
                 require_cli=True,
                 budget=budget,
             )
@@ -109,7 +104,7 @@ def _evaluate(
             n = sum(len(u.cases) for u in planned.units)
             trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
             _estimate(state, trig)
-            _power_estimate(state, trig, runs=built.options.runs, power=knobs.power(config))
+            _power_estimate(state, trig, runs=built.options.runs, power=job.power)
             if n:
                 if not checked:
                     check_for_models(agent_env, built.options.models, judge=False)
@@ -131,11 +126,11 @@ def _evaluate(
             eo = evals.EvalsOptions(
                 plugins=(plugin,),
                 skills=tuple(skills),
-                models=knobs.models,
+                models=job.models,
                 jobs=jobs,
-                timeout=knobs.timeout,
-                max_turns=knobs.max_turns,
-                judge_model=knobs.judge_model,
+                timeout=job.timeout,
+                max_turns=job.max_turns,
+                judge_model=job.judge_model,
                 new=True,
                 modified=True,
                 budget=budget,
@@ -143,9 +138,7 @@ def _evaluate(
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
             est = estimate_cost([eplan.plan], runs=1, models=eplan.models)
             _estimate(state, est)
-            _power_estimate_evals(
-                state, est, cases=len(eplan.plan.cases), power=knobs.power(config)
-            )
+            _power_estimate_evals(state, est, cases=len(eplan.plan.cases), power=job.power)
             state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
             if eplan.plan.cases:
                 if not checked:
@@ -173,11 +166,8 @@ def _why_not_run(budget: Budget, cancelled: bool) -> str:
 
 
 def _unevaluated(
-    repo: Repository,
-    config: Config,
+    job: JobContext,
     touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
     tiers: Sequence[str],
     state: _Run,
     why: str,
@@ -188,6 +178,7 @@ def _unevaluated(
     keys = {s.key for s in touched.skills}
     if not keys:
         return
+    repo, config, agent_env = job.repo, job.config, job.agent_env
     plugins = tuple(sorted({s.plugin for s in touched.skills}))
     skills = tuple(sorted({s.skill for s in touched.skills}))
     counts: dict[str, dict[plan.Tier, int]] = {}
@@ -199,7 +190,7 @@ def _unevaluated(
             agent_env,
             plugins=plugins,
             skills=skills,
-            models=knobs.models,
+            models=job.models,
             new=True,
             modified=True,
             dry_run=True,
@@ -208,7 +199,7 @@ def _unevaluated(
         units.extend(triggers.make_plan(built.options)[0].units)
     if "evals" in tiers:
         eo = evals.EvalsOptions(
-            plugins=plugins, skills=skills, models=knobs.models, new=True, modified=True
+            plugins=plugins, skills=skills, models=job.models, new=True, modified=True
         )
         here = available_harnesses(agent_env, dry_run=True)
         units.extend(
@@ -288,31 +279,26 @@ def _estimate(state: _Run, est: CostEstimate) -> None:
 
 
 def _more_runs(
-    repo: Repository,
+    job: JobContext,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
     state: _Run,
     *,
-    top: Path,
     base_sha: str | None,
     head_sha: str,
-    prefix: str,
-    agent_env: Mapping[str, str],
-    genv: Mapping[str, str],
-    options: PowerOptions,
-    budget: Budget,
     reporter: events.Reporter,
     out_dir: Path,
     store: LedgerStore | None = None,
     attempt: str = "",
     tiers: Sequence[str] = ("triggers",),
-    judge_model: str | None = None,
-    max_turns: int | None = None,
 ) -> None:
     """Power on demand over the touched skills (`flows._power` for triggers,
     `flows._power_evals` for evals, each tier in `tiers`); the runs go into `state` for the
     comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
     earlier workflow runs are reused, this job's added), never into a results file."""
+    repo, top, prefix, options = job.repo, job.top, job.prefix, job.power
+    agent_env, genv, budget = job.agent_env, job.genv, job.budget
+    judge_model, max_turns = job.judge_model, job.max_turns
     ledger = _load_ledger(store, state)
     got = PowerOutcome()
     if "triggers" in tiers:
@@ -485,23 +471,6 @@ def _confinement_notice(
     session ran."""
     if state.sessions and confinement(environ).unconfined:
         state.notice("⚠️ " + UNCONFINED, commands)
-
-
-def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
-    """The environment the engines get: the runner's, with the credential inputs as the variables
-    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
-    }  # defence in depth: the harness and `command` assertions allowlist their children's env
-    if inputs.anthropic_api_key:
-        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
-    if inputs.claude_code_oauth_token:
-        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
-    if inputs.openai_api_key:
-        env["OPENAI_API_KEY"] = inputs.openai_api_key
-    return env
 
 
 def _ensure_extra_harnesses(

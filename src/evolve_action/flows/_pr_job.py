@@ -1,7 +1,8 @@
 """The PR job's context: its options, knobs, outcome and running state, and the small helpers
 every stage shares (git, paths, the base ref, credentials present).
 
-Owns: `PrOptions`, `ActionOutcome`, the job's `_Knobs` (inputs or local flags, resolved once) and
+Owns: `PrOptions`, `ActionOutcome`, the job's `JobContext` (inputs or local flags over the config,
+resolved once: models, runs, budget, power options, paths, environments, the client) and
 `_Run` (what the stages record as they go), the sticky comment's marker and the unconfined line.
 Guarantees: pure data and read-only helpers: nothing here starts a session, writes or posts.
 Never does: decide what runs, what is compared or what is published (the stage modules do).
@@ -9,7 +10,6 @@ Never does: decide what runs, what is compared or what is published (the stage m
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
-from evolve_action import plan
+from evolve_action import plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.config import BaseMode, Config
 from evolve_action.encoding import write_text
@@ -34,9 +34,11 @@ from evolve_action.github import (
     Touched,
     annotate,
     committable_path,
+    git_env,
 )
 from evolve_action.harness import (
     CREDENTIAL_VARS,
+    Budget,
     default_jobs,
 )
 from evolve_action.repo import Repository
@@ -51,7 +53,11 @@ __all__ = [
     "COMMENT_MARKER",
     "UNCONFINED",
     "ActionOutcome",
+    "JobContext",
     "PrOptions",
+    "agent_environ",
+    "git_toplevel",
+    "job_client",
 ]
 
 COMMENT_MARKER = "<!-- evolve-action:pr-comment -->"
@@ -106,22 +112,113 @@ class PrOptions:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Knobs:
-    """How the live tiers run: the action's inputs, or `pr --local`'s options."""
+class JobContext:
+    """Everything a PR job's stages read, resolved once: the action's inputs (or `pr --local`'s
+    options) over the repository config, the paths, the environments, the client and the job's
+    one budget. No stage derives a setting of its own."""
 
-    models: tuple[str, ...] = ()
-    runs: int | None = None
-    jobs: int | None = None
-    timeout: int | None = None
-    max_turns: int | None = None
-    judge_model: str | None = None
-    max_cost_usd: float | None = None
-    base_mode: BaseMode | None = None
-    max_runs: int | None = None
+    repo: Repository
+    config: Config
+    top: Path
+    """The git top of the checkout (or the workspace)."""
+    prefix: str
+    """The repository root relative to `top` ("" at the top)."""
+    genv: Mapping[str, str]
+    """The environment git runs with."""
+    agent_env: Mapping[str, str]
+    """The environment the engines get (`agent_environ`)."""
+    client: GitHubClient | None
+    named_models: tuple[str, ...]
+    """The model tokens the inputs or flags name (empty: none named)."""
+    models: tuple[str, ...]
+    """The models to evaluate: the named ones, else the config's (empty: the engines read
+    config `models`), else `PR_DEFAULT_MODEL` alone."""
+    default_model_note: str
+    """The note saying one default model was evaluated ("" when models were named)."""
+    runs: int
+    jobs: int
+    timeout: int | None
+    max_turns: int | None
+    judge_model: str | None
+    max_cost_usd: float | None
+    power: PowerOptions
+    """Power on demand: the inputs over config `pr.*`."""
+    budget: Budget
+    """The job's one spending cap (shared by every session it starts)."""
 
     @classmethod
-    def of(cls, inputs: ActionInputs) -> _Knobs:
+    def build(
+        cls,
+        *,
+        repo: Repository,
+        config: Config,
+        top: Path,
+        genv: Mapping[str, str],
+        agent_env: Mapping[str, str],
+        client: GitHubClient | None,
+        models: tuple[str, ...],
+        runs: int | None,
+        jobs: int | None,
+        timeout: int | None = None,
+        max_turns: int | None = None,
+        judge_model: str | None = None,
+        max_cost_usd: float | None,
+        base_mode: BaseMode | None,
+        max_runs: int | None,
+    ) -> JobContext:
+        defaulted = not models and config.models is None
         return cls(
+            repo=repo,
+            config=config,
+            top=top,
+            prefix=_rel_prefix(repo.root, top),
+            genv=genv,
+            agent_env=agent_env,
+            client=client,
+            named_models=models,
+            models=(PR_DEFAULT_MODEL,) if defaulted else models,
+            default_model_note=(
+                f"evaluated one model, {PR_DEFAULT_MODEL} (the default); to evaluate more, list "
+                "them in `models:` of .evolve.yaml, the `models` input, or `--model`"
+                if defaulted
+                else ""
+            ),
+            runs=runs or triggers.DEFAULT_RUNS,
+            jobs=jobs or default_jobs(),
+            timeout=timeout,
+            max_turns=max_turns,
+            judge_model=judge_model,
+            max_cost_usd=max_cost_usd,
+            power=PowerOptions(
+                base=base_mode or config.pr.base,
+                max_runs=max_runs or config.pr.max_runs,
+                jobs=jobs or default_jobs(),
+                timeout=timeout,
+            ),
+            budget=Budget(limit_usd=max_cost_usd),
+        )
+
+    @classmethod
+    def of_action(
+        cls,
+        inputs: ActionInputs,
+        ctx: GitHubContext,
+        environ: Mapping[str, str],
+        *,
+        repo: Repository,
+        config: Config,
+        workspace: Path,
+        retry: RetryPolicy | None,
+    ) -> JobContext:
+        """The action's job: its inputs over `config`."""
+        genv = git_env(environ, safe_directories=(workspace, repo.root))
+        return cls.build(
+            repo=repo,
+            config=config,
+            top=git_toplevel(repo.root, genv) or workspace,
+            genv=genv,
+            agent_env=agent_environ(environ, inputs),
+            client=job_client(inputs, ctx, retry),
             models=inputs.models,
             runs=inputs.runs,
             jobs=inputs.jobs,
@@ -133,30 +230,48 @@ class _Knobs:
             max_runs=inputs.max_runs,
         )
 
-    def power(self, config: Config) -> PowerOptions:
-        """Power on demand: these knobs over config `pr.*`."""
-        return PowerOptions(
-            base=self.base_mode or config.pr.base,
-            max_runs=self.max_runs or config.pr.max_runs,
-            jobs=self.jobs or default_jobs(),
-            timeout=self.timeout,
+    @classmethod
+    def of_local(
+        cls,
+        options: PrOptions,
+        *,
+        repo: Repository,
+        config: Config,
+        top: Path,
+        genv: Mapping[str, str],
+    ) -> JobContext:
+        """`pr --local`: its options over `config`; the engines get the caller's environment."""
+        return cls.build(
+            repo=repo,
+            config=config,
+            top=top,
+            genv=genv,
+            agent_env=options.environ,
+            client=None,
+            models=options.models,
+            runs=options.runs,
+            jobs=options.jobs,
+            max_cost_usd=options.max_cost_usd,
+            base_mode=options.base_mode,
+            max_runs=options.max_runs,
         )
 
-    def default_model(self, config: Config) -> _Knobs:
-        """One model when nothing names any (not every catalog model)."""
-        if self.models or config.models is not None:
-            return self
-        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
 
-    def with_default_model(self, config: Config, state: _Run) -> _Knobs:
-        """One model when nothing names any (not every catalog model): said in the notes."""
-        if self.models or config.models is not None:
-            return self
-        state.notes.append(
-            f"evaluated one model, {PR_DEFAULT_MODEL} (the default); to evaluate more, list them "
-            "in `models:` of .evolve.yaml, the `models` input, or `--model`"
-        )
-        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
+def agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
+    """The environment the engines get: the runner's, with the credential inputs as the variables
+    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
+    env = {
+        k: v
+        for k, v in environ.items()
+        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
+    }  # defence in depth: the harness and `command` assertions allowlist their children's env
+    if inputs.anthropic_api_key:
+        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
+    if inputs.claude_code_oauth_token:
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
+    if inputs.openai_api_key:
+        env["OPENAI_API_KEY"] = inputs.openai_api_key
+    return env
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,7 +362,7 @@ class _Run:
         self.held.clear()
 
 
-def _client(
+def job_client(
     inputs: ActionInputs, ctx: GitHubContext, retry: RetryPolicy | None
 ) -> GitHubClient | None:
     if not inputs.github_token:
@@ -332,7 +447,7 @@ def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.Completed
     )
 
 
-def _git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
+def git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
     proc = _git(path, genv, "rev-parse", "--show-toplevel")
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
