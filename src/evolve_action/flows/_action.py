@@ -60,7 +60,6 @@ from typing import TextIO
 
 from evolve_action import evals, events
 from evolve_action.catalog import PR_DEFAULT_MODEL
-from evolve_action.checks import CheckOptions, run_checks
 from evolve_action.config import resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
@@ -104,7 +103,6 @@ from evolve_action.flows._pr_job import (
     _ignored_dir,
     _inside,
     _local_changes,
-    _rel_prefix,
     _report_rel,
     _revision_of,
     _Run,
@@ -121,12 +119,11 @@ from evolve_action.flows._pr_publish import (
     _outputs,
 )
 from evolve_action.flows._pr_touched import (
-    _count_touched_failures,
-    _explicit,
-    _refusals,
-    _tier0,
-    _touched_findings,
-    _touched_for,
+    Tier0,
+    find_touched,
+    local_touched,
+    refused_definitions,
+    tier0,
 )
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
@@ -159,7 +156,6 @@ from evolve_action.github import (
     read_inputs,
     read_only_scopes,
     restore_workspace_owner,
-    touched_skills,
     unsupported_fails,
     unsupported_message,
     write_outputs,
@@ -237,13 +233,13 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     job = JobContext.of_action(
         inputs, ctx, env, repo=repo, config=config, workspace=workspace, retry=options.retry
     )
-    genv, top, prefix, client = job.genv, job.top, job.prefix, job.client
-    if options.mode == "run" and not inputs.explicit_skills:
-        touched = _explicit(repo, inputs, everything=True)  # `mode: run`: every skill by default
-    else:
-        touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
+    genv, top, client = job.genv, job.top, job.client
+    found = find_touched(inputs, ctx, job, run_mode=options.mode == "run")
+    _say(state, found.notes, commands)
     if "checks" in inputs.tiers and options.mode not in ("plan", "shard"):  # merge annotates
-        _tier0(repo, config, commands, state, top, touched if ctx.pull_request else None)
+        found = tier0(job, found, pull_request=ctx.pull_request is not None)
+        _say_checks(state, found.checks, commands)
+    touched = found.touched
     if touched.empty:
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
         summary = f"{line}.\n"
@@ -264,7 +260,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         return _plan_or_shard(options.mode, inputs, job, touched, files)
     denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
     commit = inputs.commit and "contents" not in denied
-    _refusals(repo, touched, inputs.tiers, state)
+    state.refused = refused_definitions(repo, touched, inputs.tiers)
     base_ref = _base_ref(ctx)
     base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
     pr = ctx.pull_request
@@ -580,16 +576,13 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             f"pr --local: {repo.root} is not in a git repository",
             hint="run it inside the repository's git checkout",
         )
-    prefix = _rel_prefix(repo.root, top)
     base = options.base or _default_base(top, genv)
     state = _Run()
-    report = run_checks(repo, config, CheckOptions(signals=False))
-    changes = _local_changes(top, base, genv)
-    touched = touched_skills(repo, changes, prefix=prefix)
-    _count_touched_failures(repo, report, touched, state)
-    if state.check_failures:
-        state.lines.append(f"checks: {state.check_failures} failure(s) (see `run checks`)")
-    state.findings = _touched_findings(repo, touched, report.findings, top)
+    job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
+    prefix = job.prefix
+    found = local_touched(job, _local_changes(top, base, genv))
+    _say_checks(state, found.checks, None)
+    touched = found.touched
     if touched.empty:
         state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
         return ActionOutcome(
@@ -598,12 +591,11 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             lines=tuple(state.lines),
         )
     out_dir = _ignored_dir(options.out_dir or (top / ".evolve-action"))
-    _refusals(repo, touched, ("triggers", "evals"), state)
+    state.refused = refused_definitions(repo, touched, ("triggers", "evals"))
     base_sha = _git(top, genv, "rev-parse", f"{base}^{{commit}}").stdout.strip() or base
     base_files = {
         s.key: _load_bytes(_git_show_results(top, base_sha, repo, s, genv)) for s in touched.skills
     }
-    job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
     budget = job.budget
     head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
     why_not = ""
@@ -830,3 +822,23 @@ def _cache_summary(state: _Run) -> str:
         return ""
     state.lines.append(line)
     return f"\n<sub>{line}</sub>\n"
+
+
+def _say(state: _Run, notes: Sequence[str], commands: TextIO | None) -> None:
+    """A stage's notes, in the order it found them: the comment, the summary and the log."""
+    for note in notes:
+        state.notice(note, commands)
+
+
+def _say_checks(state: _Run, checks: Tier0 | None, commands: TextIO | None) -> None:
+    """Tier 0's verdict: its notes, its annotations (under Actions) and its log lines, and the
+    failures and findings for the comment and the exit code."""
+    if checks is None:
+        return
+    _say(state, checks.notes, commands)
+    if commands is not None:
+        for a in checks.annotations:
+            annotate(commands, a.level, a.message, file=a.file, line=a.line)
+    state.lines.extend(checks.lines)
+    state.check_failures = checks.failures
+    state.findings = checks.findings

@@ -26,8 +26,8 @@ from evolve_action.flows._pr_job import (
     _Run,
 )
 from evolve_action.flows._pr_touched import (
-    _touched_notes,
-    _without_evals,
+    touched_notes,
+    without_evals,
 )
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.github import (
@@ -79,11 +79,11 @@ def _report_and_compare(
         cost_usd=cost_usd,
         evaluation_url=evaluation_url,
         run_url=run_url,
-        notes=(*_touched_notes(repo, touched, state), *state.notes),
+        notes=(*touched_notes(repo, touched, state.refused, state.unevaluated), *state.notes),
         not_run=state.not_run,
         not_run_reason=state.not_run_reason,
         checks=state.findings,
-        no_evals=_without_evals(repo, touched),
+        no_evals=without_evals(repo, touched),
         undecided_hint=state.undecided_hint,
         **({"title": title} if title is not None else {}),
     )

@@ -27,7 +27,7 @@ from evolve_action.flows._pr_job import (
     _Run,
 )
 from evolve_action.flows._pr_touched import (
-    _without_evals,
+    without_evals,
 )
 from evolve_action.github import (
     ActionInputs,
@@ -299,7 +299,7 @@ def _outputs(
         status = "regressed"
     elif state.check_failures:
         status = "failed"
-    elif Label.NOT_EVALUATED in labels or (_without_evals(repo, touched) and not rows):
+    elif Label.NOT_EVALUATED in labels or (without_evals(repo, touched) and not rows):
         status = "not-evaluated"
     return ActionOutputs(
         status=status,
