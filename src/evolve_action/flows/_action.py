@@ -82,14 +82,15 @@ from evolve_action.flows._pr_compare import (
     _snapshot,
 )
 from evolve_action.flows._pr_evaluate import (
-    _confinement_notice,
-    _ensure_extra_harnesses,
-    _evaluate,
-    _ledger_store,
-    _more_runs,
-    _undecided_hint,
-    _unevaluated,
-    _why_not_run,
+    Evaluation,
+    NotRun,
+    confinement_note,
+    ensure_extra_harnesses,
+    evaluate,
+    ledger_store,
+    not_evaluated,
+    undecided_hint,
+    why_not_run,
 )
 from evolve_action.flows._pr_job import (
     ActionOutcome,
@@ -256,7 +257,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if options.mode in ("plan", "shard"):
         if any(t in inputs.tiers for t in ("triggers", "evals")):
             # The plan job and every shard job must see the same harnesses, or plans disagree.
-            _ensure_extra_harnesses(inputs, agent_env, state, commands)
+            _say_harnesses(state, ensure_extra_harnesses(inputs, agent_env), commands)
         return _plan_or_shard(options.mode, inputs, job, touched, files)
     denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
     commit = inputs.commit and "contents" not in denied
@@ -309,37 +310,37 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     budget = job.budget  # one cap for the whole job
     gateway_spend().limit_usd = inputs.max_cost_usd  # and the gateway's hard stop
     if live:
-        _ensure_extra_harnesses(inputs, agent_env, state, commands)
+        _say_harnesses(state, ensure_extra_harnesses(inputs, agent_env), commands)
         if job.default_model_note:
             state.notes.append(job.default_model_note)
-        try:
-            _evaluate(job, touched, live, reporter, state)
-            if ("triggers" in live or "evals" in live) and options.mode != "merge":
-                _more_runs(
-                    job,
-                    touched,
-                    base_files,
-                    state,
-                    base_sha=base_ref,
-                    head_sha=_revision_of(ctx, state).head_sha,
-                    reporter=reporter,
-                    out_dir=top / ".evolve-action",
-                    store=carry if carry is not None else _ledger_store(client, ctx, commit=commit),
-                    attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
-                    tiers=live,
-                )
-        except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
+        evaluation = evaluate(
+            job,
+            touched,
+            live,
+            reporter,
+            refused=state.refused,
+            base_files=base_files,
+            base_unknown=frozenset(state.base_unknown),
+            base_sha=base_ref,
+            head_sha=_revision_of(ctx, state).head_sha,
+            out_dir=top / ".evolve-action",
+            store=carry if carry is not None else ledger_store(client, ctx, commit=commit),
+            attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
+        )
+        _take(state, evaluation)
+        if evaluation.cancelled:  # the job was cancelled: keep and publish what finished
             cancelled = True
             state.errored = True
             state.notice(CANCELLED, commands)
     if line := budget.summary():  # in the log, the step summary and the PR comment
         state.notice(line)
     if requested:
-        why_not = why_not or _why_not_run(budget, cancelled)
+        why_not = why_not or why_not_run(budget, cancelled)
         with deferred_signals() if cancelled else contextlib.nullcontext():
-            _unevaluated(job, touched, requested, state, why_not)
-        state.undecided_hint = _undecided_hint(state, budget, job.power.max_runs)
-    _confinement_notice(state, agent_env, commands)
+            _take_not_run(state, not_evaluated(job, touched, requested, state.refused, why_not))
+        state.undecided_hint = undecided_hint(state.reruns, budget, job.power.max_runs)
+    if note := confinement_note(state.sessions, agent_env):
+        state.notice(note, commands)
     no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
     if no_comment is not None:
         state.notice(no_comment, commands)
@@ -611,30 +612,34 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             if job.default_model_note:
                 state.notes.append(job.default_model_note)
             tiers = ["triggers", "evals"]
-            _evaluate(work, touched, tiers, reporter, state)
-            _more_runs(
+            evaluation = evaluate(
                 work,
                 touched,
-                base_files,
-                state,
+                tiers,
+                reporter,
+                refused=state.refused,
+                base_files=base_files,
+                base_unknown=frozenset(state.base_unknown),
                 base_sha=base_sha,
                 head_sha=head_sha,
-                reporter=reporter,
                 out_dir=out_dir,
                 store=FileStore(out_dir / "ledger.json"),
                 attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
-                tiers=tiers,
             )
+            _take(state, evaluation)
+            if evaluation.cancelled:
+                raise KeyboardInterrupt
         else:
             why_not = "no Anthropic credentials in the environment"
             state.notice(f"live tiers skipped: {why_not}")
         if line := budget.summary():
             state.notice(line)
-        why_not = why_not or _why_not_run(budget, False)
+        why_not = why_not or why_not_run(budget, False)
         tiers = ["triggers", "evals"]
-        _unevaluated(work, touched, tiers, state, why_not)
-        state.undecided_hint = _undecided_hint(state, budget, job.power.max_runs)
-        _confinement_notice(state, env)
+        _take_not_run(state, not_evaluated(work, touched, tiers, state.refused, why_not))
+        state.undecided_hint = undecided_hint(state.reruns, budget, job.power.max_runs)
+        if note := confinement_note(state.sessions, env):
+            state.notice(note)
         _, rows, facts = _report_and_compare(
             work.repo,
             work.config,
@@ -842,3 +847,37 @@ def _say_checks(state: _Run, checks: Tier0 | None, commands: TextIO | None) -> N
     state.lines.extend(checks.lines)
     state.check_failures = checks.failures
     state.findings = checks.findings
+
+
+def _say_harnesses(state: _Run, said: tuple[str, str], commands: TextIO | None) -> None:
+    """`ensure_extra_harnesses`' notice or log line."""
+    note, line = said
+    if note:
+        state.notice(note, commands)
+    if line:
+        state.lines.append(line)
+
+
+def _take(state: _Run, evaluation: Evaluation) -> None:
+    """The evaluation's sessions, runs, estimate, notes and log lines, for the later stages."""
+    state.sessions += evaluation.sessions
+    state.skipped += evaluation.skipped
+    state.errored = state.errored or evaluation.errored
+    state.reruns = {k: dict(v) for k, v in evaluation.reruns.items()}
+    state.eval_reruns = {k: dict(v) for k, v in evaluation.eval_reruns.items()}
+    state.base_reruns += evaluation.base_reruns
+    state.workflow_runs, state.earlier = evaluation.workflow_runs, evaluation.earlier
+    est = evaluation.estimate
+    state.estimate_sessions += est.sessions
+    state.estimate_usd = est.usd
+    state.power_sessions += est.power_sessions
+    state.power_usd += est.power_usd
+    state.notes.extend(evaluation.notes)
+    state.lines.extend(evaluation.lines)
+
+
+def _take_not_run(state: _Run, not_run: NotRun) -> None:
+    """What the evaluation left unrun, and why."""
+    state.unevaluated = {k: dict(v) for k, v in not_run.unevaluated.items()}
+    state.not_run = not_run.count
+    state.not_run_reason = not_run.reason

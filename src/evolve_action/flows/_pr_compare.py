@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -40,9 +40,11 @@ from evolve_action.github import (
 from evolve_action.harness import (
     Budget,
 )
+from evolve_action.plan import Tier
 from evolve_action.repo import Repository
 from evolve_action.report import (
     ComparisonRow,
+    Reruns,
     RunFacts,
     SkillEvidence,
     compare,
@@ -115,16 +117,33 @@ def _compare(
     base: Mapping[str, ResultsFile | None],
     state: _Run,
 ) -> tuple[ComparisonRow, ...]:
-    return compare(_evidence(repo, touched, base, state))
+    return compare(
+        evidence(
+            repo,
+            touched,
+            base,
+            base_unknown=state.base_unknown,
+            refused=state.refused,
+            unevaluated=state.unevaluated,
+            reruns=state.reruns,
+            eval_reruns=state.eval_reruns,
+        )
+    )
 
 
-def _evidence(
+def evidence(
     repo: Repository,
     touched: Touched,
     base: Mapping[str, ResultsFile | None],
-    state: _Run,
+    *,
+    base_unknown: Collection[str],
+    refused: Mapping[str, Mapping[Tier, str]],
+    unevaluated: Mapping[str, Mapping[Tier, str]] | None = None,
+    reruns: Mapping[str, Mapping[str, Reruns]] | None = None,
+    eval_reruns: Mapping[str, Mapping[str, Reruns]] | None = None,
 ) -> list[SkillEvidence]:
-    """Base and head evidence of every touched (and removed) skill, with what the job knows."""
+    """Base and head evidence of every touched (and removed) skill, with what the job knows
+    (`base_unknown`: skills whose base could not be read)."""
     evidence = []
     for s in (*touched.skills, *touched.removed):
         head = None
@@ -138,11 +157,11 @@ def _evidence(
                 skill=s.skill,
                 base=base.get(s.key),
                 head=head,
-                base_known=s.key not in state.base_unknown,
-                refused=state.refused.get(s.key, {}),
-                unevaluated=state.unevaluated.get(s.key, {}),
-                reruns=state.reruns.get(s.key, {}),
-                eval_reruns=state.eval_reruns.get(s.key, {}),
+                base_known=s.key not in base_unknown,
+                refused=refused.get(s.key, {}),
+                unevaluated=(unevaluated or {}).get(s.key, {}),
+                reruns=(reruns or {}).get(s.key, {}),
+                eval_reruns=(eval_reruns or {}).get(s.key, {}),
             )
         )
     return evidence

@@ -1,12 +1,13 @@
 """Stage 2 of the PR job: evaluating the touched skills (and power on demand).
 
-Owns: running the touched skills' missing or stale cases (`_evaluate`), the extra base and head
-runs of undecided comparisons (`_more_runs`, reading and extending the PR's ledger of runs:
-`_ledger_store`, `_load_ledger`, `_save_ledger`), the tiers left unevaluated and why, the cost
-estimate lines, the agents' environment and extra harnesses.
+Owns: `evaluate` → `Evaluation` (the touched skills' missing or stale cases run, then the extra
+base and head runs of undecided comparisons, reading and extending the PR's ledger of runs:
+`ledger_store`; the sessions, the runs added, the `Estimate` and the notes, as data),
+`not_evaluated` → `NotRun` (the tiers left unevaluated and why), `undecided_hint`,
+`why_not_run`, `confinement_note`, and the extra harnesses (`ensure_extra_harnesses`).
 Guarantees: only touched skills start sessions, only their missing or stale cases; results are
-written as each unit finishes. Never does: compare, commit or post.
-"""
+written as each unit finishes; a cancellation returns what finished. Never does: compare,
+commit, post, or write to the workflow-command stream."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import asyncio
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from evolve_action import checks, evals, events, plan, triggers
 from evolve_action.encoding import write_text
@@ -29,14 +30,11 @@ from evolve_action.flows._ledger import (
 )
 from evolve_action.flows._power import PowerOptions, PowerOutcome, more_runs, reruns_document
 from evolve_action.flows._power_evals import EVALS_LEDGER, more_eval_runs
-from evolve_action.flows._pr_compare import (
-    _evidence,
-)
+from evolve_action.flows._pr_compare import evidence
 from evolve_action.flows._pr_job import (
     UNCONFINED,
     JobContext,
     _ignored_dir,
-    _Run,
 )
 from evolve_action.flows._shard import (
     CostEstimate,
@@ -62,9 +60,162 @@ from evolve_action.harness import (
 )
 from evolve_action.repo import Repository
 from evolve_action.report import (
+    Reruns,
     usd,
 )
 from evolve_action.results import ResultsFile
+
+__all__ = [
+    "Estimate",
+    "Evaluation",
+    "NotRun",
+    "confinement_note",
+    "ensure_extra_harnesses",
+    "evaluate",
+    "ledger_store",
+    "not_evaluated",
+    "undecided_hint",
+    "why_not_run",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """The dry-run estimate of the planned sessions (`flows.estimate_cost`), and the most power
+    on demand may add to it."""
+
+    sessions: int = 0
+    usd: float | None = None
+    """None: nothing planned was priced."""
+    power_sessions: int = 0
+    """The most sessions power on demand may add (0: none)."""
+    power_usd: float = 0.0
+    """Their estimated dollars at list prices."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """What stage 2 did: the sessions it ran (those that finished, when it was cancelled), the
+    runs power on demand added, the estimate, and the notes and log lines, in the order found."""
+
+    sessions: int = 0
+    skipped: int = 0
+    """Cases (times runs) whose stored result is current: not run again."""
+    errored: bool = False
+    cancelled: bool = False
+    """The job was cancelled (SIGINT/SIGTERM) during the stage: the rest is what finished."""
+    reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the runs power on demand added (never committed)."""
+    eval_reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the eval runs power on demand added (never committed)."""
+    base_reruns: int = 0
+    """Sessions that re-ran the base's version (part of `sessions`)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise."""
+    estimate: Estimate = Estimate()
+    notes: tuple[str, ...] = ()
+    """Notes for the comment and the summary."""
+    lines: tuple[str, ...] = ()
+    """Lines for the job log (each note among them as `notice: …`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotRun:
+    """The touched skills' stale or missing cases this job left unrun, and why."""
+
+    unevaluated: Mapping[str, Mapping[plan.Tier, str]] = field(default_factory=dict)
+    """Skill key → tier → why its stale or missing cases were not run."""
+    count: int = 0
+    reason: str = ""
+    """Why (for the comment's run line; "" when nothing was left)."""
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the stage has done so far (kept when it is cancelled); `evaluate` freezes it."""
+
+    refused: Mapping[str, Mapping[plan.Tier, str]]
+    base_unknown: frozenset[str]
+    sessions: int = 0
+    skipped: int = 0
+    errored: bool = False
+    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    eval_reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    base_reruns: int = 0
+    workflow_runs: int = 0
+    earlier: tuple[str, ...] = ()
+    estimate_usd: float | None = None
+    estimate_sessions: int = 0
+    power_sessions: int = 0
+    power_usd: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def notice(self, text: str) -> None:
+        self.notes.append(text)
+        self.lines.append(f"notice: {text}")
+
+    def frozen(self, *, cancelled: bool) -> Evaluation:
+        return Evaluation(
+            sessions=self.sessions,
+            skipped=self.skipped,
+            errored=self.errored,
+            cancelled=cancelled,
+            reruns=self.reruns,
+            eval_reruns=self.eval_reruns,
+            base_reruns=self.base_reruns,
+            workflow_runs=self.workflow_runs,
+            earlier=self.earlier,
+            estimate=Estimate(
+                sessions=self.estimate_sessions,
+                usd=self.estimate_usd,
+                power_sessions=self.power_sessions,
+                power_usd=self.power_usd,
+            ),
+            notes=tuple(self.notes),
+            lines=tuple(self.lines),
+        )
+
+
+def evaluate(
+    job: JobContext,
+    touched: Touched,
+    tiers: Sequence[str],
+    reporter: events.Reporter,
+    *,
+    refused: Mapping[str, Mapping[plan.Tier, str]],
+    base_files: Mapping[str, ResultsFile | None],
+    base_unknown: frozenset[str],
+    base_sha: str | None,
+    head_sha: str,
+    out_dir: Path,
+    store: LedgerStore | None,
+    attempt: str,
+) -> Evaluation:
+    """Run the touched skills' missing or stale cases (`tiers`), then power on demand over the
+    undecided comparisons, within the job's one budget. A cancellation (KeyboardInterrupt) ends
+    the stage: what finished is returned, with `cancelled`."""
+    tally = _Tally(refused=refused, base_unknown=base_unknown)
+    try:
+        _evaluate(job, touched, tiers, reporter, tally)
+        _more_runs(
+            job,
+            touched,
+            base_files,
+            tally,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            reporter=reporter,
+            out_dir=out_dir,
+            store=store,
+            attempt=attempt,
+            tiers=tiers,
+        )
+    except KeyboardInterrupt:  # the job was cancelled: keep what finished
+        return tally.frozen(cancelled=True)
+    return tally.frozen(cancelled=False)
 
 
 def _evaluate(
@@ -72,7 +223,7 @@ def _evaluate(
     touched: Touched,
     tiers: Sequence[str],
     reporter: events.Reporter,
-    state: _Run,
+    state: _Tally,
 ) -> None:
     """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
     job's one budget; the dry-run estimate of what is planned goes into `state`."""
@@ -155,7 +306,7 @@ def _evaluate(
                 state.errored = state.errored or ev.errored > 0
 
 
-def _why_not_run(budget: Budget, cancelled: bool) -> str:
+def why_not_run(budget: Budget, cancelled: bool) -> str:
     """Why planned cases are still unrun after the evaluation."""
     if cancelled:
         return "the job was cancelled"
@@ -165,19 +316,19 @@ def _why_not_run(budget: Budget, cancelled: bool) -> str:
     return "they did not run in this job"
 
 
-def _unevaluated(
+def not_evaluated(
     job: JobContext,
     touched: Touched,
     tiers: Sequence[str],
-    state: _Run,
+    refused: Mapping[str, Mapping[plan.Tier, str]],
     why: str,
-) -> None:
+) -> NotRun:
     """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
     selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
     `why`) and the run line counts it. Refused tiers are authoring errors already."""
     keys = {s.key for s in touched.skills}
     if not keys:
-        return
+        return NotRun()
     repo, config, agent_env = job.repo, job.config, job.agent_env
     plugins = tuple(sorted({s.plugin for s in touched.skills}))
     skills = tuple(sorted({s.skill for s in touched.skills}))
@@ -207,9 +358,11 @@ def _unevaluated(
         )
     for u in units:
         key = f"{u.plugin}/{u.skill}"
-        if key in keys and u.cases and u.tier not in state.refused.get(key, {}):
+        if key in keys and u.cases and u.tier not in refused.get(key, {}):
             tier_counts = counts.setdefault(key, {})
             tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
+    unevaluated: dict[str, dict[plan.Tier, str]] = {}
+    not_run = 0
     for key, by_tier in counts.items():
         for tier, n in by_tier.items():
             unit = (
@@ -217,21 +370,20 @@ def _unevaluated(
                 if tier is plan.Tier.TRIGGERS
                 else ("case" if n == 1 else "cases")
             )
-            state.unevaluated.setdefault(key, {})[tier] = (
-                f"{n} stale or missing {unit} not run: {why}"
-            )
-            state.not_run += n
-    if state.not_run:
-        state.not_run_reason = why
+            unevaluated.setdefault(key, {})[tier] = f"{n} stale or missing {unit} not run: {why}"
+            not_run += n
+    return NotRun(unevaluated=unevaluated, count=not_run, reason=why if not_run else "")
 
 
-def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
+def undecided_hint(
+    reruns: Mapping[str, Mapping[str, Reruns]], budget: Budget, max_runs: int
+) -> str:
     """The next step of an undecided comparison: more budget, more runs, or none left (the
     comparison ran to max_runs and stayed inconclusive)."""
     if budget.skipped:
         cap = usd(budget.limit_usd) if budget.limit_usd is not None else "the cap"
         return f"the budget stopped the runs: raise max_cost_usd (now {cap}) so more runs fit"
-    looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
+    looks = [rr for by_model in reruns.values() for rr in by_model.values()]
     if any(rr.final and (rr.base or rr.head) for rr in looks):
         return (
             f"inconclusive at the cap of max_runs {max_runs} per query (eval case) and side: raise "
@@ -244,7 +396,7 @@ def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
     )
 
 
-def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
+def _power_estimate(state: _Tally, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
     """The most power on demand may add to a trigger estimate: up to `max_runs` runs per query of
     the base's version and `max_runs − runs` more of the head's (the range's top; it adds runs only
     to undecided comparisons, so usually far fewer)."""
@@ -260,7 +412,7 @@ def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOp
 
 
 def _power_estimate_evals(
-    state: _Run, est: CostEstimate, *, cases: int, power: PowerOptions
+    state: _Tally, est: CostEstimate, *, cases: int, power: PowerOptions
 ) -> None:
     """The most power on demand may add to an eval estimate: up to `max_runs` runs per case of
     the base's version and `max_runs − 1` more of the head's (`flows._power_evals`), at the
@@ -272,7 +424,7 @@ def _power_estimate_evals(
     state.power_usd += est.total_usd / est.total_sessions * extra
 
 
-def _estimate(state: _Run, est: CostEstimate) -> None:
+def _estimate(state: _Tally, est: CostEstimate) -> None:
     state.estimate_sessions += est.total_sessions
     if any(v is not None for v in est.usd.values()):
         state.estimate_usd = (state.estimate_usd or 0.0) + est.total_usd
@@ -282,7 +434,7 @@ def _more_runs(
     job: JobContext,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
-    state: _Run,
+    state: _Tally,
     *,
     base_sha: str | None,
     head_sha: str,
@@ -303,7 +455,13 @@ def _more_runs(
     got = PowerOutcome()
     if "triggers" in tiers:
         got = more_runs(
-            _evidence(repo, touched, base_files, state),
+            evidence(
+                repo,
+                touched,
+                base_files,
+                base_unknown=state.base_unknown,
+                refused=state.refused,
+            ),
             top=top,
             prefix=prefix,
             base_sha=base_sha,
@@ -356,7 +514,7 @@ def _more_eval_runs(
     repo: Repository,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
-    state: _Run,
+    state: _Tally,
     got: PowerOutcome,
     *,
     top: Path,
@@ -377,7 +535,13 @@ def _more_eval_runs(
     loop's outcome, so one ledger write and one artifact carry both), and its estimate, shown
     before any run is spent, into the run lines."""
     ev = more_eval_runs(
-        _evidence(repo, touched, base_files, state),
+        evidence(
+            repo,
+            touched,
+            base_files,
+            base_unknown=state.base_unknown,
+            refused=state.refused,
+        ),
         top=top,
         prefix=prefix,
         base_sha=base_sha,
@@ -406,7 +570,7 @@ def _more_eval_runs(
             got.reruns.setdefault(EVALS_LEDGER.format(key=key), {})[model] = rr
 
 
-def _ledger_store(
+def ledger_store(
     client: GitHubClient | None, ctx: GitHubContext, *, commit: bool = True
 ) -> LedgerStore | None:
     """The PR's ledger on its ref; read-only on a fork PR (its token cannot write) and with
@@ -418,7 +582,7 @@ def _ledger_store(
     return RefStore(client.repository(ctx.repository), pr.number, writable=writable)
 
 
-def _load_ledger(store: LedgerStore | None, state: _Run) -> Ledger | None:
+def _load_ledger(store: LedgerStore | None, state: _Tally) -> Ledger | None:
     if store is None:
         return None
     try:
@@ -432,7 +596,7 @@ def _save_ledger(
     store: LedgerStore,
     recorded: Ledger,
     comparisons: Mapping[tuple[str, str], Fingerprints],
-    state: _Run,
+    state: _Tally,
 ) -> None:
     try:
         merged = store.save(recorded)
@@ -463,35 +627,30 @@ def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:
     return lines
 
 
-def _confinement_notice(
-    state: _Run, environ: Mapping[str, str], commands: TextIO | None = None
-) -> None:
-    """Agents ran with neither a sandbox nor an unprivileged user: say so once, in one short line,
-    in the log (an annotation under Actions), the step summary and the comment; nothing when no
-    session ran."""
-    if state.sessions and confinement(environ).unconfined:
-        state.notice("⚠️ " + UNCONFINED, commands)
+def confinement_note(sessions: int, environ: Mapping[str, str]) -> str:
+    """Agents ran with neither a sandbox nor an unprivileged user: the one short line that says so
+    (in the log, an annotation under Actions, the step summary and the comment); "" when no
+    session ran or they were confined."""
+    if sessions and confinement(environ).unconfined:
+        return "⚠️ " + UNCONFINED
+    return ""
 
 
-def _ensure_extra_harnesses(
-    inputs: ActionInputs, environ: Mapping[str, str], state: _Run, commands: TextIO | None
-) -> None:
+def ensure_extra_harnesses(inputs: ActionInputs, environ: Mapping[str, str]) -> tuple[str, str]:
     """Install the agent CLIs `extra_harnesses` names that are not there yet (`codex`: the pinned
-    release into this environment). A failed install is a notice, not a failed job: the models
-    it would run are skipped with the usual warning."""
+    release into this environment): the notice and the log line it gives ("" for none). A failed
+    install is a notice, not a failed job: the models it would run are skipped with the usual
+    warning."""
     if "codex" not in inputs.extra_harnesses:
-        return
+        return "", ""
     try:
         find_codex(environ)
-        return
+        return "", ""
     except EnvironmentProblem:
         pass
     try:
         binary = install_codex(Path(sys.prefix), environ=environ)
     except EnvironmentProblem as exc:
-        state.notice(
-            f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped",
-            commands,
-        )
-        return
-    state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
+        note = f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped"
+        return note, ""
+    return "", f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})"
