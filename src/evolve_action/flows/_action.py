@@ -73,17 +73,16 @@ from evolve_action.flows._pr_carry import (
     state_line,
 )
 from evolve_action.flows._pr_compare import (
-    _base_evidence,
-    _git_show_results,
-    _load_bytes,
-    _measured,
-    _report_and_compare,
-    _result_files,
-    _snapshot,
+    BaseEvidence,
+    base_evidence,
+    git_show_results,
+    load_bytes,
+    measured,
+    report_and_compare,
+    result_files,
+    snapshot,
 )
 from evolve_action.flows._pr_evaluate import (
-    Evaluation,
-    NotRun,
     confinement_note,
     ensure_extra_harnesses,
     evaluate,
@@ -94,7 +93,9 @@ from evolve_action.flows._pr_evaluate import (
 )
 from evolve_action.flows._pr_job import (
     ActionOutcome,
+    Evaluation,
     JobContext,
+    NotRun,
     PrOptions,
     _base_ref,
     _default_base,
@@ -263,12 +264,14 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     commit = inputs.commit and "contents" not in denied
     state.refused = refused_definitions(repo, touched, inputs.tiers)
     base_ref = _base_ref(ctx)
-    base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
+    base = base_evidence(job, touched, base_ref, ctx)
+    _say(state, base.notes, commands)
+    base_files = base.files
     pr = ctx.pull_request
     # A labelled fork run (pull_request_target) can write only its sticky comment: the ledger and
     # the results it measured ride there, so a relabel of the same content starts no session.
     carry: CommentStore | None = None
-    checkout = _snapshot(repo, touched)
+    checkout = snapshot(repo, touched)
     if (
         pr is not None
         and ctx.is_fork
@@ -285,7 +288,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                 f"restored {len(restored)} results file(s) this PR's earlier labelled run "
                 "measured on the same content (from the sticky comment)"
             )
-    before = _snapshot(repo, touched)
+    before = snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
     requested = list(live)
     why_not = ""
@@ -307,6 +310,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
         live = []
     cancelled = False
+    evaluation, not_run = Evaluation(), NotRun()
     budget = job.budget  # one cap for the whole job
     gateway_spend().limit_usd = inputs.max_cost_usd  # and the gateway's hard stop
     if live:
@@ -320,7 +324,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             reporter,
             refused=state.refused,
             base_files=base_files,
-            base_unknown=frozenset(state.base_unknown),
+            base_unknown=base.unknown,
             base_sha=base_ref,
             head_sha=_revision_of(ctx, state).head_sha,
             out_dir=top / ".evolve-action",
@@ -337,7 +341,8 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     if requested:
         why_not = why_not or why_not_run(budget, cancelled)
         with deferred_signals() if cancelled else contextlib.nullcontext():
-            _take_not_run(state, not_evaluated(job, touched, requested, state.refused, why_not))
+            not_run = not_evaluated(job, touched, requested, state.refused, why_not)
+        _take_not_run(state, not_run)
         state.undecided_hint = undecided_hint(state.reruns, budget, job.power.max_runs)
     if note := confinement_note(state.sessions, agent_env):
         state.notice(note, commands)
@@ -346,17 +351,23 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         state.notice(no_comment, commands)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
-        written, rows, facts = _report_and_compare(
+        compared = report_and_compare(
             repo,
             config,
             touched,
-            base_files,
-            _measured(state, budget),
-            state,
-            options.cwd,
+            base,
+            evaluation=evaluation,
+            not_run=not_run,
+            refused=state.refused,
+            findings=state.findings,
+            notes=state.notes,
+            undecided_hint=state.undecided_hint,
+            cost_usd=measured(state.sessions, budget),
+            cwd=options.cwd,
             evaluation_url=_evaluation_url(ctx, repo, top),
             run_url=ctx.run_url or None,
         )
+        written, rows, facts = compared.written, compared.rows, compared.facts
         body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
@@ -376,7 +387,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             if carry is not None:
                 posted = _with_state(body, carry, checkout, top, state)
             comment_id = _comment(client, ctx, inputs, rows, posted, state, commands)
-        restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
+        restore_workspace_owner(workspace, [*written, *result_files(repo, touched)])
         summary = body + _cost_line(state) + _cache_summary(state)  # notes: in the body
         append_summary(files.summary, summary)
         outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
@@ -577,15 +588,15 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             f"pr --local: {repo.root} is not in a git repository",
             hint="run it inside the repository's git checkout",
         )
-    base = options.base or _default_base(top, genv)
+    base_ref = options.base or _default_base(top, genv)
     state = _Run()
     job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
     prefix = job.prefix
-    found = local_touched(job, _local_changes(top, base, genv))
+    found = local_touched(job, _local_changes(top, base_ref, genv))
     _say_checks(state, found.checks, None)
     touched = found.touched
     if touched.empty:
-        state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
+        state.lines.append(f"pr --local: no skill touched since {base_ref}; nothing to evaluate")
         return ActionOutcome(
             exit_code=exit_for(options.fail_on, rows=(), state=state),
             outputs=ActionOutputs(status="skipped"),
@@ -593,10 +604,15 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         )
     out_dir = _ignored_dir(options.out_dir or (top / ".evolve-action"))
     state.refused = refused_definitions(repo, touched, ("triggers", "evals"))
-    base_sha = _git(top, genv, "rev-parse", f"{base}^{{commit}}").stdout.strip() or base
-    base_files = {
-        s.key: _load_bytes(_git_show_results(top, base_sha, repo, s, genv)) for s in touched.skills
-    }
+    base_sha = _git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
+    base = BaseEvidence(
+        files={
+            s.key: load_bytes(git_show_results(top, base_sha, repo, s, genv))
+            for s in touched.skills
+        }
+    )
+    base_files = base.files
+    evaluation, not_run = Evaluation(), NotRun()
     budget = job.budget
     head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
     why_not = ""
@@ -619,7 +635,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
                 reporter,
                 refused=state.refused,
                 base_files=base_files,
-                base_unknown=frozenset(state.base_unknown),
+                base_unknown=base.unknown,
                 base_sha=base_sha,
                 head_sha=head_sha,
                 out_dir=out_dir,
@@ -636,20 +652,27 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             state.notice(line)
         why_not = why_not or why_not_run(budget, False)
         tiers = ["triggers", "evals"]
-        _take_not_run(state, not_evaluated(work, touched, tiers, state.refused, why_not))
+        not_run = not_evaluated(work, touched, tiers, state.refused, why_not)
+        _take_not_run(state, not_run)
         state.undecided_hint = undecided_hint(state.reruns, budget, job.power.max_runs)
         if note := confinement_note(state.sessions, env):
             state.notice(note)
-        _, rows, facts = _report_and_compare(
+        compared = report_and_compare(
             work.repo,
             work.config,
             touched,
-            base_files,
-            _measured(state, budget),
-            state,
-            options.cwd,
-            title=f"Skill evaluations: {_short_ref(base)} → working tree (preview)",
+            base,
+            evaluation=evaluation,
+            not_run=not_run,
+            refused=state.refused,
+            findings=state.findings,
+            notes=state.notes,
+            undecided_hint=state.undecided_hint,
+            cost_usd=measured(state.sessions, budget),
+            cwd=options.cwd,
+            title=f"Skill evaluations: {_short_ref(base_ref)} → working tree (preview)",
         )
+        rows, facts = compared.rows, compared.facts
     revision = Revision(
         base_sha=base_sha,
         head_sha=head_sha,

@@ -33,7 +33,10 @@ from evolve_action.flows._power_evals import EVALS_LEDGER, more_eval_runs
 from evolve_action.flows._pr_compare import evidence
 from evolve_action.flows._pr_job import (
     UNCONFINED,
+    Estimate,
+    Evaluation,
     JobContext,
+    NotRun,
     _ignored_dir,
 )
 from evolve_action.flows._shard import (
@@ -66,9 +69,6 @@ from evolve_action.report import (
 from evolve_action.results import ResultsFile
 
 __all__ = [
-    "Estimate",
-    "Evaluation",
-    "NotRun",
     "confinement_note",
     "ensure_extra_harnesses",
     "evaluate",
@@ -77,59 +77,6 @@ __all__ = [
     "undecided_hint",
     "why_not_run",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Estimate:
-    """The dry-run estimate of the planned sessions (`flows.estimate_cost`), and the most power
-    on demand may add to it."""
-
-    sessions: int = 0
-    usd: float | None = None
-    """None: nothing planned was priced."""
-    power_sessions: int = 0
-    """The most sessions power on demand may add (0: none)."""
-    power_usd: float = 0.0
-    """Their estimated dollars at list prices."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Evaluation:
-    """What stage 2 did: the sessions it ran (those that finished, when it was cancelled), the
-    runs power on demand added, the estimate, and the notes and log lines, in the order found."""
-
-    sessions: int = 0
-    skipped: int = 0
-    """Cases (times runs) whose stored result is current: not run again."""
-    errored: bool = False
-    cancelled: bool = False
-    """The job was cancelled (SIGINT/SIGTERM) during the stage: the rest is what finished."""
-    reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the runs power on demand added (never committed)."""
-    eval_reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the eval runs power on demand added (never committed)."""
-    base_reruns: int = 0
-    """Sessions that re-ran the base's version (part of `sessions`)."""
-    workflow_runs: int = 0
-    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
-    earlier: tuple[str, ...] = ()
-    """Comparisons an earlier workflow run labelled otherwise."""
-    estimate: Estimate = Estimate()
-    notes: tuple[str, ...] = ()
-    """Notes for the comment and the summary."""
-    lines: tuple[str, ...] = ()
-    """Lines for the job log (each note among them as `notice: …`)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NotRun:
-    """The touched skills' stale or missing cases this job left unrun, and why."""
-
-    unevaluated: Mapping[str, Mapping[plan.Tier, str]] = field(default_factory=dict)
-    """Skill key → tier → why its stale or missing cases were not run."""
-    count: int = 0
-    reason: str = ""
-    """Why (for the comment's run line; "" when nothing was left)."""
 
 
 @dataclass(slots=True)

@@ -1,12 +1,12 @@
-"""The PR job's context: its options, knobs, outcome and running state, and the small helpers
-every stage shares (git, paths, the base ref, credentials present).
+"""The PR job's context, the values its stages exchange, and the small helpers every stage shares
+(git, paths, the base ref, credentials present).
 
 Owns: `PrOptions`, `ActionOutcome`, the job's `JobContext` (inputs or local flags over the config,
-resolved once: models, runs, budget, power options, paths, environments, the client) and
-`_Run` (what the stages record as they go), the sticky comment's marker and the unconfined line.
+resolved once: models, runs, budget, power options, paths, environments, the client), the
+evaluation's values (`Evaluation`, `Estimate`, `NotRun`), `_Run` (the composition's log: lines,
+notes and the annotation cap), the sticky comment's marker and the unconfined line.
 Guarantees: pure data and read-only helpers: nothing here starts a session, writes or posts.
-Never does: decide what runs, what is compared or what is published (the stage modules do).
-"""
+Never does: decide what runs, what is compared or what is published (the stage modules do)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,10 @@ __all__ = [
     "COMMENT_MARKER",
     "UNCONFINED",
     "ActionOutcome",
+    "Estimate",
+    "Evaluation",
     "JobContext",
+    "NotRun",
     "PrOptions",
     "agent_environ",
     "git_toplevel",
@@ -272,6 +275,59 @@ def agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str,
     if inputs.openai_api_key:
         env["OPENAI_API_KEY"] = inputs.openai_api_key
     return env
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """The dry-run estimate of the planned sessions (`flows.estimate_cost`), and the most power
+    on demand may add to it."""
+
+    sessions: int = 0
+    usd: float | None = None
+    """None: nothing planned was priced."""
+    power_sessions: int = 0
+    """The most sessions power on demand may add (0: none)."""
+    power_usd: float = 0.0
+    """Their estimated dollars at list prices."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """What stage 2 did: the sessions it ran (those that finished, when it was cancelled), the
+    runs power on demand added, the estimate, and the notes and log lines, in the order found."""
+
+    sessions: int = 0
+    skipped: int = 0
+    """Cases (times runs) whose stored result is current: not run again."""
+    errored: bool = False
+    cancelled: bool = False
+    """The job was cancelled (SIGINT/SIGTERM) during the stage: the rest is what finished."""
+    reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the runs power on demand added (never committed)."""
+    eval_reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the eval runs power on demand added (never committed)."""
+    base_reruns: int = 0
+    """Sessions that re-ran the base's version (part of `sessions`)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise."""
+    estimate: Estimate = Estimate()
+    notes: tuple[str, ...] = ()
+    """Notes for the comment and the summary."""
+    lines: tuple[str, ...] = ()
+    """Lines for the job log (each note among them as `notice: …`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotRun:
+    """The touched skills' stale or missing cases this job left unrun, and why."""
+
+    unevaluated: Mapping[str, Mapping[plan.Tier, str]] = field(default_factory=dict)
+    """Skill key → tier → why its stale or missing cases were not run."""
+    count: int = 0
+    reason: str = ""
+    """Why (for the comment's run line; "" when nothing was left)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

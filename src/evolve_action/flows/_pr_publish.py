@@ -15,10 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evolve_action.flows._pr_carry import state_of
-from evolve_action.flows._pr_compare import (
-    _pooled,
-    _result_files,
-)
+from evolve_action.flows._pr_compare import pooled, result_files
 from evolve_action.flows._pr_job import (
     COMMENT_MARKER,
     _git,
@@ -187,7 +184,7 @@ def _commit_back(
         branch, parent = ctx.ref.removeprefix("refs/heads/"), ctx.sha
     else:
         return ""
-    paths = [p for p in _result_files(repo, touched) if p.read_bytes() != before.get(p)]
+    paths = [p for p in result_files(repo, touched) if p.read_bytes() != before.get(p)]
     paths += [p for p in written if p.is_file()]
     changes = []
     outside = []
@@ -304,8 +301,8 @@ def _outputs(
     return ActionOutputs(
         status=status,
         evaluated_skills=touched.keys,
-        triggers_pass_rate=_pooled(rows, "triggers"),
-        evals_pass_rate=_pooled(rows, "evals"),
+        triggers_pass_rate=pooled(rows, "triggers"),
+        evals_pass_rate=pooled(rows, "evals"),
         delta=delta,
         cost_usd=facts.cost_usd or 0.0,
         sessions=state.sessions,
