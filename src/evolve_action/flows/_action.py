@@ -113,12 +113,13 @@ from evolve_action.flows._pr_job import (
     job_client,
 )
 from evolve_action.flows._pr_publish import (
-    _checkout_matches,
-    _comment,
-    _commit_back,
-    _cost_line,
-    _evaluation_url,
-    _outputs,
+    Said,
+    checkout_matches,
+    commit_back,
+    cost_line,
+    evaluation_url,
+    outputs_of,
+    post_comment,
 )
 from evolve_action.flows._pr_touched import (
     Tier0,
@@ -168,13 +169,14 @@ from evolve_action.harness import (
     deferred_signals,
     gateway_spend,
 )
-from evolve_action.repo import rel_path
+from evolve_action.repo import Repository, rel_path
 from evolve_action.report import (
     NEXT_STEP_NO_EVALS,
     ComparisonRow,
     GateOptions,
     Label,
     Revision,
+    RunFacts,
     parse_maturity,
     render_pr_comment,
 )
@@ -235,7 +237,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     job = JobContext.of_action(
         inputs, ctx, env, repo=repo, config=config, workspace=workspace, retry=options.retry
     )
-    genv, top, client = job.genv, job.top, job.client
+    top, client = job.top, job.client
     found = find_touched(inputs, ctx, job, run_mode=options.mode == "run")
     _say(state, found.notes, commands)
     if "checks" in inputs.tiers and options.mode not in ("plan", "shard"):  # merge annotates
@@ -364,33 +366,35 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             undecided_hint=state.undecided_hint,
             cost_usd=measured(state.sessions, budget),
             cwd=options.cwd,
-            evaluation_url=_evaluation_url(ctx, repo, top),
+            evaluation_url=evaluation_url(ctx, repo, top),
             run_url=ctx.run_url or None,
         )
         written, rows, facts = compared.written, compared.rows, compared.facts
         body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
-        if (
-            commit
-            and client is not None
-            and _checkout_matches(
-                ctx, top, genv, state, commands, repo=repo, touched=touched, client=client
-            )
-        ):
-            commit_sha = _commit_back(
-                client, ctx, inputs, repo, top, touched, written, before, state, commands
-            )
+        if commit and client is not None:
+            matches, said = checkout_matches(job, ctx, touched)
+            _hear(state, said, commands)
+            if matches:
+                committed = commit_back(client, ctx, inputs, repo, top, touched, written, before)
+                state.errored = state.errored or committed.errored
+                _hear(state, committed.said, commands)
+                commit_sha = committed.sha
         may_comment = not no_comment and "pull-requests" not in denied
         if pr is not None and client is not None and inputs.comment != "off" and may_comment:
             posted = body
             if carry is not None:
                 posted = _with_state(body, carry, checkout, top, state)
-            comment_id = _comment(client, ctx, inputs, rows, posted, state, commands)
+            posting = post_comment(client, ctx, inputs, rows, posted)
+            _hear(state, posting.said, commands)
+            comment_id = posting.comment_id
         restore_workspace_owner(workspace, [*written, *result_files(repo, touched)])
-        summary = body + _cost_line(state) + _cache_summary(state)  # notes: in the body
+        summary = (
+            body + cost_line(evaluation.estimate) + _cache_summary(state)
+        )  # notes: in the body
         append_summary(files.summary, summary)
-        outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
+        outputs = _outputs(state, rows, touched, facts, comment_id, commit_sha, repo, top)
         if merged is not None:
             outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
         write_outputs(files.output, outputs)
@@ -682,7 +686,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         earlier=state.earlier,
     )
     body = render_pr_comment(rows, facts, revision=revision)
-    summary = body + _cost_line(state) + _cache_summary(state)
+    summary = body + cost_line(evaluation.estimate) + _cache_summary(state)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
     write_text(comment_file, body)
     write_text(summary_file, summary)
@@ -693,7 +697,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
             "the results files and reports in place)"
         )
-    outputs = _outputs(rows, state, touched, facts, None, "", repo, top)
+    outputs = _outputs(state, rows, touched, facts, None, "", repo, top)
     verdict = next((line for line in body.splitlines() if line.startswith("### ")), "")
     if verdict:
         state.lines.append("pr --local: " + verdict.removeprefix("### "))
@@ -904,3 +908,36 @@ def _take_not_run(state: _Run, not_run: NotRun) -> None:
     state.unevaluated = {k: dict(v) for k, v in not_run.unevaluated.items()}
     state.not_run = not_run.count
     state.not_run_reason = not_run.reason
+
+
+def _hear(state: _Run, said: Said, commands: TextIO | None) -> None:
+    """A publishing step's notices and log lines, in the order it said them."""
+    for kind, text in said.entries:
+        if kind == "note":
+            state.notice(text, commands)
+        else:
+            state.lines.append(text)
+
+
+def _outputs(
+    state: _Run,
+    rows: Sequence[ComparisonRow],
+    touched: Touched,
+    facts: RunFacts,
+    comment_id: int | None,
+    commit_sha: str,
+    repo: Repository,
+    top: Path,
+) -> ActionOutputs:
+    return outputs_of(
+        rows,
+        touched,
+        facts,
+        comment_id,
+        commit_sha,
+        repo,
+        top,
+        errored=state.errored,
+        check_failures=state.check_failures,
+        sessions=state.sessions,
+    )
