@@ -8,11 +8,15 @@ fragments, `merge` folds them in and publishes as `pr`), `run_gate` (the committ
 against the thresholds, no agent) and the fail-on rule (`exit_for`). `run_pr` and its local
 preview compose the PR job's stages, each in a file of its own:
 
-1. `_pr_job`: the job's options, knobs and running state, and the helpers every stage shares;
-2. `_pr_touched`: which skills the PR touches, and Tier 0 on them;
-3. `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand;
-4. `_pr_compare`: the report and the base -> head comparison;
+1. `_pr_job`: the job's options and its one `JobContext` (resolved once), the values the stages
+   exchange, and the helpers every stage shares;
+2. `_pr_touched`: which skills the PR touches, and Tier 0 on them (→ `TouchedSkills`);
+3. `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand (→ `Evaluation`,
+   `NotRun`);
+4. `_pr_compare`: the report and the base -> head comparison (→ `BaseEvidence`, `Comparisons`);
 5. `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
+
+The stages return values (notes included); only this module logs and annotates them.
 
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
@@ -24,7 +28,7 @@ Guarantees:
   results in that comment (`_pr_carry`), so a relabel of the same content starts no session. A pull request event on a PR
   that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
 - The commit-back commits only what was measured on the PR head: a test-merge checkout commits only
-  when the touched skills' paths are identical in merge and head (`_checkout_matches`), and a
+  when the touched skills' paths are identical in merge and head (`checkout_matches`), and a
   token known to be read-only (`read_only_scopes`) tries no write at all.
 - The commit-back only ever commits files that resolve inside the repository top; the base
   evidence comes from git whenever the clone holds the base commit, else from the API, and a base
@@ -97,20 +101,20 @@ from evolve_action.flows._pr_job import (
     JobContext,
     NotRun,
     PrOptions,
-    _base_ref,
-    _default_base,
-    _dirty,
-    _git,
-    _has_credentials,
-    _ignored_dir,
-    _inside,
-    _local_changes,
-    _report_rel,
-    _revision_of,
     _Run,
-    _short_ref,
+    base_ref_of,
+    default_base,
     git_toplevel,
+    has_credentials,
+    ignored_dir,
+    inside_top,
+    is_dirty,
     job_client,
+    local_changes,
+    report_rel,
+    revision_of,
+    run_git,
+    short_ref,
 )
 from evolve_action.flows._pr_publish import (
     Said,
@@ -248,7 +252,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
         summary = f"{line}.\n"
         append_summary(files.summary, summary)
-        outputs = ActionOutputs(status="skipped", report_path=_report_rel(repo, top))
+        outputs = ActionOutputs(status="skipped", report_path=report_rel(repo, top))
         write_outputs(files.output, outputs)
         state.flush_notices(commands)
         code = exit_for(inputs.fail_on, rows=(), state=state)
@@ -265,7 +269,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
     commit = inputs.commit and "contents" not in denied
     state.refused = refused_definitions(repo, touched, inputs.tiers)
-    base_ref = _base_ref(ctx)
+    base_ref = base_ref_of(ctx)
     base = base_evidence(job, touched, base_ref, ctx)
     _say(state, base.notes, commands)
     base_files = base.files
@@ -302,7 +306,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             f"merge: plan {merged.plan_id}: {len(merged.merged)} fragment(s) into "
             f"{len(merged.written)} results file(s)"
         )
-    if live and not _has_credentials(agent_env):
+    if live and not has_credentials(agent_env):
         why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
         why_not = why
         state.notice(
@@ -328,7 +332,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             base_files=base_files,
             base_unknown=base.unknown,
             base_sha=base_ref,
-            head_sha=_revision_of(ctx, state).head_sha,
+            head_sha=revision_of(ctx, state).head_sha,
             out_dir=top / ".evolve-action",
             store=carry if carry is not None else ledger_store(client, ctx, commit=commit),
             attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
@@ -370,7 +374,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             run_url=ctx.run_url or None,
         )
         written, rows, facts = compared.written, compared.rows, compared.facts
-        body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
+        body = render_pr_comment(rows, facts, revision=revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
         if commit and client is not None:
@@ -482,7 +486,7 @@ def _with_state(
     results = {}
     for path, original in checkout.items():
         now = path.read_bytes() if path.is_file() else None
-        if now is not None and now != original and (rel := _inside(path, top)) is not None:
+        if now is not None and now != original and (rel := inside_top(path, top)) is not None:
             results[rel] = (file_sha(original), now)
     line, left = state_line(carry.ledger, results)
     if line and len(body) + len(line) + 200 > MAX_COMMENT_CHARS:  # the report comes first
@@ -592,11 +596,11 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             f"pr --local: {repo.root} is not in a git repository",
             hint="run it inside the repository's git checkout",
         )
-    base_ref = options.base or _default_base(top, genv)
+    base_ref = options.base or default_base(top, genv)
     state = _Run()
     job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
     prefix = job.prefix
-    found = local_touched(job, _local_changes(top, base_ref, genv))
+    found = local_touched(job, local_changes(top, base_ref, genv))
     _say_checks(state, found.checks, None)
     touched = found.touched
     if touched.empty:
@@ -606,9 +610,9 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             outputs=ActionOutputs(status="skipped"),
             lines=tuple(state.lines),
         )
-    out_dir = _ignored_dir(options.out_dir or (top / ".evolve-action"))
+    out_dir = ignored_dir(options.out_dir or (top / ".evolve-action"))
     state.refused = refused_definitions(repo, touched, ("triggers", "evals"))
-    base_sha = _git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
+    base_sha = run_git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
     base = BaseEvidence(
         files={
             s.key: load_bytes(git_show_results(top, base_sha, repo, s, genv))
@@ -618,7 +622,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     base_files = base.files
     evaluation, not_run = Evaluation(), NotRun()
     budget = job.budget
-    head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    head_sha = run_git(top, genv, "rev-parse", "HEAD").stdout.strip()
     why_not = ""
     with contextlib.ExitStack() as stack:
         work = job
@@ -628,7 +632,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             copy_worktree(top, copy, genv)
             copied, copied_config = resolve_repository(copy / prefix, copy / prefix, None, env)
             work = dataclasses.replace(job, repo=copied, config=copied_config)
-        if _has_credentials(env):
+        if has_credentials(env):
             if job.default_model_note:
                 state.notes.append(job.default_model_note)
             tiers = ["triggers", "evals"]
@@ -674,13 +678,13 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             undecided_hint=state.undecided_hint,
             cost_usd=measured(state.sessions, budget),
             cwd=options.cwd,
-            title=f"Skill evaluations: {_short_ref(base_ref)} → working tree (preview)",
+            title=f"Skill evaluations: {short_ref(base_ref)} → working tree (preview)",
         )
         rows, facts = compared.rows, compared.facts
     revision = Revision(
         base_sha=base_sha,
         head_sha=head_sha,
-        dirty=_dirty(top, genv),
+        dirty=is_dirty(top, genv),
         base_reruns=state.base_reruns,
         workflow_runs=state.workflow_runs,
         earlier=state.earlier,
@@ -796,7 +800,7 @@ def run_gate(
     status: Status = "failed" if fails else "passed"
     if no_evals:
         status = "not-evaluated"  # exit 0: nothing is required, and the summary says so
-    outputs = ActionOutputs(status=status, report_path=_report_rel(repo, top))
+    outputs = ActionOutputs(status=status, report_path=report_rel(repo, top))
     write_outputs(files.output, outputs)
     code = 1 if fails and inputs.fail_on != "never" else 0
     return ActionOutcome(exit_code=code, outputs=outputs, lines=tuple(lines), summary=summary)

@@ -24,8 +24,8 @@ from evolve_action.flows._pr_job import (
     Evaluation,
     JobContext,
     NotRun,
-    _git,
-    _rel,
+    rel_to_top,
+    run_git,
 )
 from evolve_action.flows._pr_touched import (
     touched_notes,
@@ -216,7 +216,7 @@ def base_evidence(
     notes: list[str] = []
     if base_ref is None:
         return BaseEvidence(files=out)
-    in_git = _git(top, genv, "cat-file", "-e", f"{base_ref}^{{commit}}").returncode == 0
+    in_git = run_git(top, genv, "cat-file", "-e", f"{base_ref}^{{commit}}").returncode == 0
     for s in (*touched.skills, *touched.removed):
         rel = _results_dir_rel(repo, s, top)
         found: tuple[str, bytes] | None = None
@@ -254,8 +254,8 @@ def base_evidence(
 def _results_dir_rel(repo: Repository, s: TouchedSkill, top: Path) -> str:
     for p in repo.plugins:
         if p.name == s.plugin:
-            return _rel(p.evals_dir / s.skill, top)
-    return _rel(repo.root / "evals" / s.skill, top)
+            return rel_to_top(p.evals_dir / s.skill, top)
+    return rel_to_top(repo.root / "evals" / s.skill, top)
 
 
 def git_show_results(

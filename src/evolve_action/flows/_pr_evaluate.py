@@ -37,7 +37,7 @@ from evolve_action.flows._pr_job import (
     Evaluation,
     JobContext,
     NotRun,
-    _ignored_dir,
+    ignored_dir,
 )
 from evolve_action.flows._shard import (
     CostEstimate,
@@ -449,7 +449,7 @@ def _more_runs(
     if not got.reruns:
         return
     doc = reruns_document(got, base_sha=base_sha or "", head_sha=head_sha, options=options)
-    path = _ignored_dir(out_dir) / "base-runs.json"
+    path = ignored_dir(out_dir) / "base-runs.json"
     write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     state.lines.append(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "

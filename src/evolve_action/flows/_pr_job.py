@@ -59,8 +59,20 @@ __all__ = [
     "NotRun",
     "PrOptions",
     "agent_environ",
+    "base_ref_of",
+    "default_base",
     "git_toplevel",
+    "has_credentials",
+    "ignored_dir",
+    "inside_top",
+    "is_dirty",
     "job_client",
+    "local_changes",
+    "rel_to_top",
+    "report_rel",
+    "revision_of",
+    "run_git",
+    "short_ref",
 ]
 
 COMMENT_MARKER = "<!-- evolve-action:pr-comment -->"
@@ -428,7 +440,7 @@ def job_client(
     )
 
 
-def _ignored_dir(path: Path) -> Path:
+def ignored_dir(path: Path) -> Path:
     """`path`, made, with a `.gitignore` of `*` so git never lists what we write there."""
     ignore = path / ".gitignore"
     if not ignore.is_file():  # the write makes `path` (never through a link inside the checkout)
@@ -436,12 +448,12 @@ def _ignored_dir(path: Path) -> Path:
     return path
 
 
-def _short_ref(ref: str) -> str:
+def short_ref(ref: str) -> str:
     """A full commit SHA as its 7-character form; a ref name as it is."""
     return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
 
 
-def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
+def revision_of(ctx: GitHubContext, state: _Run) -> Revision:
     """What the action compared: the PR's base and head (a push: before and after)."""
     pr = ctx.pull_request
     if pr is not None:
@@ -457,33 +469,33 @@ def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
     )
 
 
-def _dirty(top: Path, genv: Mapping[str, str]) -> bool:
+def is_dirty(top: Path, genv: Mapping[str, str]) -> bool:
     """Whether the working tree has changes not committed (untracked files included)."""
-    proc = _git(top, genv, "status", "--porcelain", "--untracked-files=normal")
+    proc = run_git(top, genv, "status", "--porcelain", "--untracked-files=normal")
     return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
-def _has_credentials(environ: Mapping[str, str]) -> bool:
+def has_credentials(environ: Mapping[str, str]) -> bool:
     return any(environ.get(name) for name in CREDENTIAL_VARS)
 
 
-def _base_ref(ctx: GitHubContext) -> str | None:
+def base_ref_of(ctx: GitHubContext) -> str | None:
     if ctx.pull_request is not None:
         return ctx.pull_request.base_sha
     return ctx.push_before
 
 
-def _report_rel(repo: Repository, top: Path) -> str:
-    return _rel(repo.root / "EVALUATION.md", top)
+def report_rel(repo: Repository, top: Path) -> str:
+    return rel_to_top(repo.root / "EVALUATION.md", top)
 
 
-def _inside(path: Path, top: Path) -> str | None:
+def inside_top(path: Path, top: Path) -> str | None:
     """`path` relative to the repository top as written (`github.committable_path`); None when it
     is outside, is or goes through a link, or lies under `.git/` or `.github/`."""
     return committable_path(path, top)
 
 
-def _rel(path: Path, top: Path) -> str:
+def rel_to_top(path: Path, top: Path) -> str:
     try:
         return path.resolve().relative_to(top.resolve()).as_posix()
     except ValueError:
@@ -491,11 +503,11 @@ def _rel(path: Path, top: Path) -> str:
 
 
 def _rel_prefix(root: Path, top: Path) -> str:
-    rel = _rel(root, top)
+    rel = rel_to_top(root, top)
     return "" if rel == "." else rel
 
 
-def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     if shutil.which("git") is None:
         raise EnvironmentProblem("git is not installed", hint="install git and re-run")
     return subprocess.run(
@@ -504,14 +516,14 @@ def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.Completed
 
 
 def git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
-    proc = _git(path, genv, "rev-parse", "--show-toplevel")
+    proc = run_git(path, genv, "rev-parse", "--show-toplevel")
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
 
-def _default_base(top: Path, genv: Mapping[str, str]) -> str:
+def default_base(top: Path, genv: Mapping[str, str]) -> str:
     for candidate in ("origin/HEAD", "origin/main", "main", "origin/master", "master"):
-        if _git(top, genv, "rev-parse", "--verify", "--quiet", candidate).returncode == 0:
-            proc = _git(top, genv, "merge-base", candidate, "HEAD")
+        if run_git(top, genv, "rev-parse", "--verify", "--quiet", candidate).returncode == 0:
+            proc = run_git(top, genv, "merge-base", candidate, "HEAD")
             if proc.returncode == 0 and proc.stdout.strip():
                 return proc.stdout.strip()
     raise UsageError(
@@ -520,13 +532,13 @@ def _default_base(top: Path, genv: Mapping[str, str]) -> str:
     )
 
 
-def _local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[ChangedPath]:
+def local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[ChangedPath]:
     """Changes from `base` to the working tree (uncommitted included), plus untracked files."""
-    if _git(top, genv, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode:
+    if run_git(top, genv, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode:
         raise UsageError(
             f"pr --local: --base {base}: no such commit", hint="pass a branch or a SHA"
         )
-    proc = _git(top, genv, "diff", "-M", "--name-status", "-z", base)
+    proc = run_git(top, genv, "diff", "-M", "--name-status", "-z", base)
     if proc.returncode != 0:
         raise EnvironmentProblem(f"git diff {base} failed: {proc.stderr.strip()}")
     parts = proc.stdout.split("\0")
@@ -540,7 +552,7 @@ def _local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[Change
         else:
             out.append(ChangedPath.from_git(code, parts[i + 1], None))
             i += 2
-    untracked = _git(top, genv, "ls-files", "--others", "--exclude-standard", "-z")
+    untracked = run_git(top, genv, "ls-files", "--others", "--exclude-standard", "-z")
     for path in untracked.stdout.split("\0"):
         if path:
             out.append(ChangedPath.from_git("A", path, None))

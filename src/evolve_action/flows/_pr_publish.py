@@ -22,9 +22,9 @@ from evolve_action.flows._pr_job import (
     COMMENT_MARKER,
     Estimate,
     JobContext,
-    _git,
-    _inside,
-    _report_rel,
+    inside_top,
+    report_rel,
+    run_git,
 )
 from evolve_action.flows._pr_touched import (
     without_evals,
@@ -92,7 +92,7 @@ def checkout_matches(job: JobContext, ctx: GitHubContext, touched: Touched) -> t
     pr = ctx.pull_request
     if pr is None:
         return True, Said()
-    head = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    head = run_git(top, genv, "rev-parse", "HEAD").stdout.strip()
     kind = checkout_kind(ctx, head)
     if kind == "head":
         return True, Said()
@@ -155,14 +155,14 @@ def _merge_differs(
     Unknown (no head commit here and no API) counts as differing."""
     if not paths:
         return []
-    if _git(top, genv, "cat-file", "-e", f"{head_sha}^{{commit}}").returncode == 0:
-        diff = _git(
+    if run_git(top, genv, "cat-file", "-e", f"{head_sha}^{{commit}}").returncode == 0:
+        diff = run_git(
             top, genv, "diff", "--name-only", "--no-renames", head_sha, "HEAD", "--", *paths
         )
         if diff.returncode != 0:
             return [f"(git diff failed: {diff.stderr.strip()[:200]})"]
         return diff.stdout.splitlines()
-    listed = _git(top, genv, "ls-tree", "-r", "-z", "HEAD", "--", *paths).stdout
+    listed = run_git(top, genv, "ls-tree", "-r", "-z", "HEAD", "--", *paths).stdout
     here: dict[str, tuple[str, str]] = {}
     for record in filter(None, listed.split("\0")):
         meta, _, path = record.partition("\t")
@@ -215,7 +215,7 @@ def commit_back(
     changes = []
     outside = []
     for p in dict.fromkeys(paths):
-        rel = _inside(p, top)
+        rel = inside_top(p, top)
         if rel is None:
             outside.append(p)
         else:
@@ -346,7 +346,7 @@ def outputs_of(
         sessions=sessions,
         comment_id=comment_id,
         commit_sha=commit_sha,
-        report_path=_report_rel(repo, top),
+        report_path=report_rel(repo, top),
     )
 
 
@@ -378,4 +378,4 @@ def evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | Non
     pr = ctx.pull_request
     if pr is None or ctx.is_fork:
         return None
-    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{_report_rel(repo, top)}"
+    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{report_rel(repo, top)}"

@@ -25,7 +25,7 @@ from evolve_action.errors import UsageError
 from evolve_action.flows._pr_job import (
     MAX_ANNOTATIONS,
     JobContext,
-    _rel,
+    rel_to_top,
 )
 from evolve_action.github import (
     ActionInputs,
@@ -135,7 +135,7 @@ def tier0(job: JobContext, found: TouchedSkills, *, pull_request: bool) -> Touch
         for finding in listed[:room]:
             shown[level] += 1
             path = (repo.root / finding.path) if finding.path else None
-            file = _rel(path, top) if path is not None else None
+            file = rel_to_top(path, top) if path is not None else None
             annotations.append(Annotation(level, finding.message, file, finding.line))
         if len(listed) > room:
             annotations.append(
@@ -192,7 +192,7 @@ def _touched_findings(
         path = (repo.root / f.path).resolve()
         if not any(path == r or r in path.parents for r in roots):
             continue
-        where = _rel(path, top) + (f":{f.line}" if f.line else "")
+        where = rel_to_top(path, top) + (f":{f.line}" if f.line else "")
         message = f.message.removeprefix(f"{f.path}: ")
         out.append(CheckLine(error=f.severity == Severity.ERROR, where=where, message=message))
     return tuple(sorted(out, key=lambda c: not c.error))
