@@ -348,8 +348,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         why_not = why_not or why_not_run(budget, cancelled)
         with deferred_signals() if cancelled else contextlib.nullcontext():
             not_run = not_evaluated(job, touched, requested, state.refused, why_not)
-        _take_not_run(state, not_run)
-        state.undecided_hint = undecided_hint(state.reruns, budget, job.power.max_runs)
+        state.undecided_hint = undecided_hint(evaluation.reruns, budget, job.power.max_runs)
     if note := confinement_note(state.sessions, agent_env):
         state.notice(note, commands)
     no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
@@ -661,8 +660,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         why_not = why_not or why_not_run(budget, False)
         tiers = ["triggers", "evals"]
         not_run = not_evaluated(work, touched, tiers, state.refused, why_not)
-        _take_not_run(state, not_run)
-        state.undecided_hint = undecided_hint(state.reruns, budget, job.power.max_runs)
+        state.undecided_hint = undecided_hint(evaluation.reruns, budget, job.power.max_runs)
         if note := confinement_note(state.sessions, env):
             state.notice(note)
         compared = report_and_compare(
@@ -890,28 +888,13 @@ def _say_harnesses(state: _Run, said: tuple[str, str], commands: TextIO | None) 
 
 
 def _take(state: _Run, evaluation: Evaluation) -> None:
-    """The evaluation's sessions, runs, estimate, notes and log lines, for the later stages."""
+    """The evaluation's sessions, errors, ledger facts, notes and log lines, into the job's log."""
     state.sessions += evaluation.sessions
-    state.skipped += evaluation.skipped
     state.errored = state.errored or evaluation.errored
-    state.reruns = {k: dict(v) for k, v in evaluation.reruns.items()}
-    state.eval_reruns = {k: dict(v) for k, v in evaluation.eval_reruns.items()}
     state.base_reruns += evaluation.base_reruns
     state.workflow_runs, state.earlier = evaluation.workflow_runs, evaluation.earlier
-    est = evaluation.estimate
-    state.estimate_sessions += est.sessions
-    state.estimate_usd = est.usd
-    state.power_sessions += est.power_sessions
-    state.power_usd += est.power_usd
     state.notes.extend(evaluation.notes)
     state.lines.extend(evaluation.lines)
-
-
-def _take_not_run(state: _Run, not_run: NotRun) -> None:
-    """What the evaluation left unrun, and why."""
-    state.unevaluated = {k: dict(v) for k, v in not_run.unevaluated.items()}
-    state.not_run = not_run.count
-    state.not_run_reason = not_run.reason
 
 
 def _hear(state: _Run, said: Said, commands: TextIO | None) -> None:

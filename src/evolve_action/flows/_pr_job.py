@@ -362,45 +362,26 @@ class ActionOutcome:
 
 @dataclass(slots=True)
 class _Run:
-    """Mutable state of one job while it runs."""
+    """The composition's record of one job while it runs (`flows._action` only): the log's lines
+    and notes with the annotation cap, and what the later steps and the exit code read."""
 
     lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sessions: int = 0
-    skipped: int = 0
     errored: bool = False
     check_failures: int = 0
-    base_unknown: set[str] = field(default_factory=set)
-    """Touched skills (`plugin/skill`) whose base results could not be read."""
     refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
     """Touched skills whose definition of a tier was refused as an authoring error."""
-    unevaluated: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
-    """Touched skills whose stale or missing cases of a tier this job did not run, with why."""
-    not_run: int = 0
-    """Stale or missing cases of the touched skills left unrun (`unevaluated`'s total)."""
-    not_run_reason: str = ""
-    """Why they were left unrun (for the comment's run line)."""
     findings: tuple[CheckLine, ...] = ()
     """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
     undecided_hint: str = ""
-    """What would decide an undecided comparison (`_undecided_hint`)."""
-    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the runs power on demand added (never committed)."""
-    eval_reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the eval runs power on demand added (never committed)."""
+    """What would decide an undecided comparison (`undecided_hint`)."""
     base_reruns: int = 0
     """Sessions that re-ran the base's version (part of `sessions`)."""
     workflow_runs: int = 0
     """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
     earlier: tuple[str, ...] = ()
     """Comparisons an earlier workflow run labelled otherwise."""
-    estimate_usd: float | None = None
-    """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
-    estimate_sessions: int = 0
-    power_sessions: int = 0
-    """The most sessions power on demand may add to the estimate (0: none)."""
-    power_usd: float = 0.0
-    """Their estimated dollars at list prices."""
 
     held: list[str] = field(default_factory=list)
     """Notices past the annotation cap, for `flush_notices`."""
