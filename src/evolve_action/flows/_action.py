@@ -8,11 +8,15 @@ fragments, `merge` folds them in and publishes as `pr`), `run_gate` (the committ
 against the thresholds, no agent) and the fail-on rule (`exit_for`). `run_pr` and its local
 preview compose the PR job's stages, each in a file of its own:
 
-1. `_pr_job`: the job's options, knobs and running state, and the helpers every stage shares;
-2. `_pr_touched`: which skills the PR touches, and Tier 0 on them;
-3. `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand;
-4. `_pr_compare`: the report and the base -> head comparison;
+1. `_pr_job`: the job's options and its one `JobContext` (resolved once), the values the stages
+   exchange, and the helpers every stage shares;
+2. `_pr_touched`: which skills the PR touches, and Tier 0 on them (→ `TouchedSkills`);
+3. `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand (→ `Evaluation`,
+   `NotRun`);
+4. `_pr_compare`: the report and the base -> head comparison (→ `BaseEvidence`, `Comparisons`);
 5. `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
+
+The stages return values (notes included); only this module logs and annotates them.
 
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
@@ -24,7 +28,7 @@ Guarantees:
   results in that comment (`_pr_carry`), so a relabel of the same content starts no session. A pull request event on a PR
   that is not open (`closed`, merged) is one summary line: no agent session, no comment, no commit.
 - The commit-back commits only what was measured on the PR head: a test-merge checkout commits only
-  when the touched skills' paths are identical in merge and head (`_checkout_matches`), and a
+  when the touched skills' paths are identical in merge and head (`checkout_matches`), and a
   token known to be read-only (`read_only_scopes`) tries no write at all.
 - The commit-back only ever commits files that resolve inside the repository top; the base
   evidence comes from git whenever the clone holds the base commit, else from the API, and a base
@@ -58,10 +62,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from evolve_action import evals, events, triggers
+from evolve_action import evals, events
 from evolve_action.catalog import PR_DEFAULT_MODEL
-from evolve_action.checks import CheckOptions, run_checks
-from evolve_action.config import Config, resolve_repository
+from evolve_action.config import resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
 from evolve_action.flows._ledger import LEDGER_REF, FileStore
@@ -74,60 +77,60 @@ from evolve_action.flows._pr_carry import (
     state_line,
 )
 from evolve_action.flows._pr_compare import (
-    _base_evidence,
-    _git_show_results,
-    _load_bytes,
-    _measured,
-    _report_and_compare,
-    _result_files,
-    _snapshot,
+    BaseEvidence,
+    base_evidence,
+    git_show_results,
+    load_bytes,
+    measured,
+    report_and_compare,
+    result_files,
+    snapshot,
 )
 from evolve_action.flows._pr_evaluate import (
-    _agent_environ,
-    _confinement_notice,
-    _ensure_extra_harnesses,
-    _evaluate,
-    _ledger_store,
-    _more_runs,
-    _undecided_hint,
-    _unevaluated,
-    _why_not_run,
+    confinement_note,
+    ensure_extra_harnesses,
+    evaluate,
+    ledger_store,
+    not_evaluated,
+    undecided_hint,
+    why_not_run,
 )
 from evolve_action.flows._pr_job import (
     ActionOutcome,
+    Evaluation,
+    JobContext,
+    NotRun,
     PrOptions,
-    _base_ref,
-    _client,
-    _default_base,
-    _dirty,
-    _git,
-    _git_toplevel,
-    _has_credentials,
-    _ignored_dir,
-    _inside,
-    _Knobs,
-    _local_changes,
-    _rel_prefix,
-    _report_rel,
-    _revision_of,
     _Run,
-    _short_ref,
+    base_ref_of,
+    default_base,
+    git_toplevel,
+    has_credentials,
+    ignored_dir,
+    inside_top,
+    is_dirty,
+    job_client,
+    local_changes,
+    report_rel,
+    revision_of,
+    run_git,
+    short_ref,
 )
 from evolve_action.flows._pr_publish import (
-    _checkout_matches,
-    _comment,
-    _commit_back,
-    _cost_line,
-    _evaluation_url,
-    _outputs,
+    Said,
+    checkout_matches,
+    commit_back,
+    cost_line,
+    evaluation_url,
+    outputs_of,
+    post_comment,
 )
 from evolve_action.flows._pr_touched import (
-    _count_touched_failures,
-    _explicit,
-    _refusals,
-    _tier0,
-    _touched_findings,
-    _touched_for,
+    Tier0,
+    find_touched,
+    local_touched,
+    refused_definitions,
+    tier0,
 )
 from evolve_action.flows._report import ReportOptions, regenerate_report
 from evolve_action.flows._run_all import RunAllOptions
@@ -160,16 +163,13 @@ from evolve_action.github import (
     read_inputs,
     read_only_scopes,
     restore_workspace_owner,
-    touched_skills,
     unsupported_fails,
     unsupported_message,
     write_outputs,
 )
 from evolve_action.harness import (
-    Budget,
     available_harnesses,
     cache_line,
-    default_jobs,
     deferred_signals,
     gateway_spend,
 )
@@ -180,6 +180,7 @@ from evolve_action.report import (
     GateOptions,
     Label,
     Revision,
+    RunFacts,
     parse_maturity,
     render_pr_comment,
 )
@@ -237,21 +238,21 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         return ActionOutcome(exit_code=2, outputs=ActionOutputs(status="errored"), lines=(refusal,))
 
     repo, config = resolve_repository(inputs.working_directory, options.cwd, None, env)
-    genv = git_env(env, safe_directories=(workspace, repo.root))
-    top = _git_toplevel(repo.root, genv) or workspace
-    prefix = _rel_prefix(repo.root, top)
-    client = _client(inputs, ctx, options.retry)
-    if options.mode == "run" and not inputs.explicit_skills:
-        touched = _explicit(repo, inputs, everything=True)  # `mode: run`: every skill by default
-    else:
-        touched = _touched_for(inputs, ctx, repo, prefix, top, genv, client, state, commands)
+    job = JobContext.of_action(
+        inputs, ctx, env, repo=repo, config=config, workspace=workspace, retry=options.retry
+    )
+    top, client = job.top, job.client
+    found = find_touched(inputs, ctx, job, run_mode=options.mode == "run")
+    _say(state, found.notes, commands)
     if "checks" in inputs.tiers and options.mode not in ("plan", "shard"):  # merge annotates
-        _tier0(repo, config, commands, state, top, touched if ctx.pull_request else None)
+        found = tier0(job, found, pull_request=ctx.pull_request is not None)
+        _say_checks(state, found.checks, commands)
+    touched = found.touched
     if touched.empty:
         line = "evolve-action: no skill touched by this change; nothing to evaluate"
         summary = f"{line}.\n"
         append_summary(files.summary, summary)
-        outputs = ActionOutputs(status="skipped", report_path=_report_rel(repo, top))
+        outputs = ActionOutputs(status="skipped", report_path=report_rel(repo, top))
         write_outputs(files.output, outputs)
         state.flush_notices(commands)
         code = exit_for(inputs.fail_on, rows=(), state=state)
@@ -259,22 +260,24 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
         )
 
-    agent_env = _agent_environ(env, inputs)
+    agent_env = job.agent_env
     if options.mode in ("plan", "shard"):
         if any(t in inputs.tiers for t in ("triggers", "evals")):
             # The plan job and every shard job must see the same harnesses, or plans disagree.
-            _ensure_extra_harnesses(inputs, agent_env, state, commands)
-        return _plan_or_shard(options.mode, inputs, repo, config, touched, agent_env, top, files)
+            _say_harnesses(state, ensure_extra_harnesses(inputs, agent_env), commands)
+        return _plan_or_shard(options.mode, inputs, job, touched, files)
     denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
     commit = inputs.commit and "contents" not in denied
-    _refusals(repo, touched, inputs.tiers, state)
-    base_ref = _base_ref(ctx)
-    base_files = _base_evidence(repo, touched, top, base_ref, genv, client, ctx, state, commands)
+    state.refused = refused_definitions(repo, touched, inputs.tiers)
+    base_ref = base_ref_of(ctx)
+    base = base_evidence(job, touched, base_ref, ctx)
+    _say(state, base.notes, commands)
+    base_files = base.files
     pr = ctx.pull_request
     # A labelled fork run (pull_request_target) can write only its sticky comment: the ledger and
     # the results it measured ride there, so a relabel of the same content starts no session.
     carry: CommentStore | None = None
-    checkout = _snapshot(repo, touched)
+    checkout = snapshot(repo, touched)
     if (
         pr is not None
         and ctx.is_fork
@@ -291,7 +294,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
                 f"restored {len(restored)} results file(s) this PR's earlier labelled run "
                 "measured on the same content (from the sticky comment)"
             )
-    before = _snapshot(repo, touched)
+    before = snapshot(repo, touched)
     live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
     requested = list(live)
     why_not = ""
@@ -303,7 +306,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
             f"merge: plan {merged.plan_id}: {len(merged.merged)} fragment(s) into "
             f"{len(merged.written)} results file(s)"
         )
-    if live and not _has_credentials(agent_env):
+    if live and not has_credentials(agent_env):
         why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
         why_not = why
         state.notice(
@@ -313,87 +316,88 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         )
         live = []
     cancelled = False
-    budget = Budget(limit_usd=inputs.max_cost_usd)  # one cap for the whole job
+    evaluation, not_run = Evaluation(), NotRun()
+    budget = job.budget  # one cap for the whole job
     gateway_spend().limit_usd = inputs.max_cost_usd  # and the gateway's hard stop
     if live:
-        _ensure_extra_harnesses(inputs, agent_env, state, commands)
-        knobs = _Knobs.of(inputs).with_default_model(config, state)
-        try:
-            _evaluate(repo, config, touched, knobs, agent_env, live, reporter, state, budget)
-            if ("triggers" in live or "evals" in live) and options.mode != "merge":
-                _more_runs(
-                    repo,
-                    touched,
-                    base_files,
-                    state,
-                    top=top,
-                    prefix=prefix,
-                    base_sha=base_ref,
-                    head_sha=_revision_of(ctx, state).head_sha,
-                    agent_env=agent_env,
-                    genv=genv,
-                    options=knobs.power(config),
-                    budget=budget,
-                    reporter=reporter,
-                    out_dir=top / ".evolve-action",
-                    store=carry if carry is not None else _ledger_store(client, ctx, commit=commit),
-                    attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
-                    tiers=live,
-                    judge_model=knobs.judge_model,
-                    max_turns=knobs.max_turns,
-                )
-        except KeyboardInterrupt:  # the job was cancelled: keep and publish what finished
+        _say_harnesses(state, ensure_extra_harnesses(inputs, agent_env), commands)
+        if job.default_model_note:
+            state.notes.append(job.default_model_note)
+        evaluation = evaluate(
+            job,
+            touched,
+            live,
+            reporter,
+            refused=state.refused,
+            base_files=base_files,
+            base_unknown=base.unknown,
+            base_sha=base_ref,
+            head_sha=revision_of(ctx, state).head_sha,
+            out_dir=top / ".evolve-action",
+            store=carry if carry is not None else ledger_store(client, ctx, commit=commit),
+            attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
+        )
+        _take(state, evaluation)
+        if evaluation.cancelled:  # the job was cancelled: keep and publish what finished
             cancelled = True
             state.errored = True
             state.notice(CANCELLED, commands)
     if line := budget.summary():  # in the log, the step summary and the PR comment
         state.notice(line)
     if requested:
-        why_not = why_not or _why_not_run(budget, cancelled)
-        knobs = _Knobs.of(inputs).default_model(config)
+        why_not = why_not or why_not_run(budget, cancelled)
         with deferred_signals() if cancelled else contextlib.nullcontext():
-            _unevaluated(repo, config, touched, knobs, agent_env, requested, state, why_not)
-        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
-    _confinement_notice(state, agent_env, commands)
+            not_run = not_evaluated(job, touched, requested, state.refused, why_not)
+        state.undecided_hint = undecided_hint(evaluation.reruns, budget, job.power.max_runs)
+    if note := confinement_note(state.sessions, agent_env):
+        state.notice(note, commands)
     no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
     if no_comment is not None:
         state.notice(no_comment, commands)
     # After a cancellation the runner's follow-up signals must not cut the last writes short.
     with deferred_signals() if cancelled else contextlib.nullcontext():
-        written, rows, facts = _report_and_compare(
+        compared = report_and_compare(
             repo,
             config,
             touched,
-            base_files,
-            _measured(state, budget),
-            state,
-            options.cwd,
-            evaluation_url=_evaluation_url(ctx, repo, top),
+            base,
+            evaluation=evaluation,
+            not_run=not_run,
+            refused=state.refused,
+            findings=state.findings,
+            notes=state.notes,
+            undecided_hint=state.undecided_hint,
+            cost_usd=measured(state.sessions, budget),
+            cwd=options.cwd,
+            evaluation_url=evaluation_url(ctx, repo, top),
             run_url=ctx.run_url or None,
         )
-        body = render_pr_comment(rows, facts, revision=_revision_of(ctx, state))
+        written, rows, facts = compared.written, compared.rows, compared.facts
+        body = render_pr_comment(rows, facts, revision=revision_of(ctx, state))
         commit_sha = ""
         comment_id: int | None = None
-        if (
-            commit
-            and client is not None
-            and _checkout_matches(
-                ctx, top, genv, state, commands, repo=repo, touched=touched, client=client
-            )
-        ):
-            commit_sha = _commit_back(
-                client, ctx, inputs, repo, top, touched, written, before, state, commands
-            )
+        if commit and client is not None:
+            matches, said = checkout_matches(job, ctx, touched)
+            _hear(state, said, commands)
+            if matches:
+                committed = commit_back(client, ctx, inputs, repo, top, touched, written, before)
+                state.errored = state.errored or committed.errored
+                _hear(state, committed.said, commands)
+                commit_sha = committed.sha
         may_comment = not no_comment and "pull-requests" not in denied
         if pr is not None and client is not None and inputs.comment != "off" and may_comment:
             posted = body
             if carry is not None:
                 posted = _with_state(body, carry, checkout, top, state)
-            comment_id = _comment(client, ctx, inputs, rows, posted, state, commands)
-        restore_workspace_owner(workspace, [*written, *_result_files(repo, touched)])
-        summary = body + _cost_line(state) + _cache_summary(state)  # notes: in the body
+            posting = post_comment(client, ctx, inputs, rows, posted)
+            _hear(state, posting.said, commands)
+            comment_id = posting.comment_id
+        restore_workspace_owner(workspace, [*written, *result_files(repo, touched)])
+        summary = (
+            body + cost_line(evaluation.estimate) + _cache_summary(state)
+        )  # notes: in the body
         append_summary(files.summary, summary)
-        outputs = _outputs(rows, state, touched, facts, comment_id, commit_sha, repo, top)
+        outputs = _outputs(state, rows, touched, facts, comment_id, commit_sha, repo, top)
         if merged is not None:
             outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
         write_outputs(files.output, outputs)
@@ -457,7 +461,7 @@ def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -
     pr = ctx.pull_request
     if pr is None or ctx.is_fork or not inputs.commit:
         return ""
-    client = _client(inputs, ctx, options.retry)
+    client = job_client(inputs, ctx, options.retry)
     if client is None:
         return ""
     ref = LEDGER_REF.format(number=pr.number)
@@ -481,7 +485,7 @@ def _with_state(
     results = {}
     for path, original in checkout.items():
         now = path.read_bytes() if path.is_file() else None
-        if now is not None and now != original and (rel := _inside(path, top)) is not None:
+        if now is not None and now != original and (rel := inside_top(path, top)) is not None:
             results[rel] = (file_sha(original), now)
     line, left = state_line(carry.ledger, results)
     if line and len(body) + len(line) + 200 > MAX_COMMENT_CHARS:  # the report comes first
@@ -494,32 +498,27 @@ def _with_state(
     return f"{body.rstrip()}\n\n{line}\n" if line else body
 
 
-def _sharded_options(
-    repo: Repository,
-    config: Config,
-    touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
-) -> RunAllOptions:
-    """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs."""
+def _sharded_options(job: JobContext, touched: Touched) -> RunAllOptions:
+    """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs
+    (the models the inputs name: none named, the engines' default set)."""
     eo = evals.EvalsOptions(
         plugins=tuple(sorted({s.plugin for s in touched.skills})),
         skills=tuple(sorted({s.skill for s in touched.skills})),
-        models=knobs.models,
-        jobs=knobs.jobs or default_jobs(),
-        timeout=knobs.timeout,
-        max_turns=knobs.max_turns,
-        judge_model=knobs.judge_model,
+        models=job.named_models,
+        jobs=job.jobs,
+        timeout=job.timeout,
+        max_turns=job.max_turns,
+        judge_model=job.judge_model,
         new=True,
         modified=True,
-        budget=Budget(limit_usd=knobs.max_cost_usd),
+        budget=job.budget,
     )
     return RunAllOptions(
-        repository=repo,
-        config=config,
-        environ=agent_env,
+        repository=job.repo,
+        config=job.config,
+        environ=job.agent_env,
         evals=eo,
-        runs=knobs.runs or triggers.DEFAULT_RUNS,
+        runs=job.runs,
         report=False,
     )
 
@@ -527,15 +526,12 @@ def _sharded_options(
 def _plan_or_shard(
     mode: str,
     inputs: ActionInputs,
-    repo: Repository,
-    config: Config,
+    job: JobContext,
     touched: Touched,
-    agent_env: Mapping[str, str],
-    top: Path,
     files: CommandFiles,
 ) -> ActionOutcome:
     """`mode: plan` (the matrix) or `mode: shard` (one shard into fragments); nothing published."""
-    opts = _sharded_options(repo, config, touched, _Knobs.of(inputs), agent_env)
+    opts = _sharded_options(job, touched)
     if mode == "plan":
         assert inputs.shards is not None
         sp = plan_shards(opts, inputs.shards, reporter=events.NullReporter())
@@ -565,7 +561,7 @@ def _plan_or_shard(
             outcome.evals.executed + outcome.evals.baselines if outcome.evals else 0
         )
         failed = outcome.failed
-    where = rel_path(top, inputs.fragments)
+    where = rel_path(job.top, inputs.fragments)
     lines = [
         f"evolve-action shard {index}/{total} of plan {sp.plan_id}: "
         f"{len(sp.shards[index - 1].units)} unit(s), {sessions} session(s); fragments in {where}"
@@ -593,109 +589,106 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     env = options.environ
     repo, config = resolve_repository(None, options.cwd, None, env)
     genv = git_env(env, safe_directories=(repo.root,))
-    top = _git_toplevel(repo.root, genv)
+    top = git_toplevel(repo.root, genv)
     if top is None:
         raise UsageError(
             f"pr --local: {repo.root} is not in a git repository",
             hint="run it inside the repository's git checkout",
         )
-    prefix = _rel_prefix(repo.root, top)
-    base = options.base or _default_base(top, genv)
+    base_ref = options.base or default_base(top, genv)
     state = _Run()
-    report = run_checks(repo, config, CheckOptions(signals=False))
-    changes = _local_changes(top, base, genv)
-    touched = touched_skills(repo, changes, prefix=prefix)
-    _count_touched_failures(repo, report, touched, state)
-    if state.check_failures:
-        state.lines.append(f"checks: {state.check_failures} failure(s) (see `run checks`)")
-    state.findings = _touched_findings(repo, touched, report.findings, top)
+    job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
+    prefix = job.prefix
+    found = local_touched(job, local_changes(top, base_ref, genv))
+    _say_checks(state, found.checks, None)
+    touched = found.touched
     if touched.empty:
-        state.lines.append(f"pr --local: no skill touched since {base}; nothing to evaluate")
+        state.lines.append(f"pr --local: no skill touched since {base_ref}; nothing to evaluate")
         return ActionOutcome(
             exit_code=exit_for(options.fail_on, rows=(), state=state),
             outputs=ActionOutputs(status="skipped"),
             lines=tuple(state.lines),
         )
-    out_dir = _ignored_dir(options.out_dir or (top / ".evolve-action"))
-    _refusals(repo, touched, ("triggers", "evals"), state)
-    base_sha = _git(top, genv, "rev-parse", f"{base}^{{commit}}").stdout.strip() or base
-    base_files = {
-        s.key: _load_bytes(_git_show_results(top, base_sha, repo, s, genv)) for s in touched.skills
-    }
-    knobs = _Knobs(
-        models=options.models,
-        runs=options.runs,
-        jobs=options.jobs,
-        max_cost_usd=options.max_cost_usd,
-        base_mode=options.base_mode,
-        max_runs=options.max_runs,
+    out_dir = ignored_dir(options.out_dir or (top / ".evolve-action"))
+    state.refused = refused_definitions(repo, touched, ("triggers", "evals"))
+    base_sha = run_git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
+    base = BaseEvidence(
+        files={
+            s.key: load_bytes(git_show_results(top, base_sha, repo, s, genv))
+            for s in touched.skills
+        }
     )
-    budget = Budget(limit_usd=options.max_cost_usd)
-    head_sha = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+    base_files = base.files
+    evaluation, not_run = Evaluation(), NotRun()
+    budget = job.budget
+    head_sha = run_git(top, genv, "rev-parse", "HEAD").stdout.strip()
     why_not = ""
     with contextlib.ExitStack() as stack:
-        work, work_config = repo, config
+        work = job
         if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr.")))
             copy = scratch / "tree"
             copy_worktree(top, copy, genv)
-            work, work_config = resolve_repository(copy / prefix, copy / prefix, None, env)
-        if _has_credentials(env):
-            knobs = knobs.with_default_model(config, state)
+            copied, copied_config = resolve_repository(copy / prefix, copy / prefix, None, env)
+            work = dataclasses.replace(job, repo=copied, config=copied_config)
+        if has_credentials(env):
+            if job.default_model_note:
+                state.notes.append(job.default_model_note)
             tiers = ["triggers", "evals"]
-            _evaluate(work, work_config, touched, knobs, env, tiers, reporter, state, budget)
-            _more_runs(
+            evaluation = evaluate(
                 work,
                 touched,
-                base_files,
-                state,
-                top=top,
-                prefix=prefix,
+                tiers,
+                reporter,
+                refused=state.refused,
+                base_files=base_files,
+                base_unknown=base.unknown,
                 base_sha=base_sha,
                 head_sha=head_sha,
-                agent_env=env,
-                genv=genv,
-                options=knobs.power(config),
-                budget=budget,
-                reporter=reporter,
                 out_dir=out_dir,
                 store=FileStore(out_dir / "ledger.json"),
                 attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
-                tiers=tiers,
-                judge_model=knobs.judge_model,
-                max_turns=knobs.max_turns,
             )
+            _take(state, evaluation)
+            if evaluation.cancelled:
+                raise KeyboardInterrupt
         else:
             why_not = "no Anthropic credentials in the environment"
             state.notice(f"live tiers skipped: {why_not}")
         if line := budget.summary():
             state.notice(line)
-        why_not = why_not or _why_not_run(budget, False)
+        why_not = why_not or why_not_run(budget, False)
         tiers = ["triggers", "evals"]
-        plain = knobs.default_model(config)
-        _unevaluated(work, work_config, touched, plain, env, tiers, state, why_not)
-        state.undecided_hint = _undecided_hint(state, budget, knobs.power(config).max_runs)
-        _confinement_notice(state, env)
-        _, rows, facts = _report_and_compare(
-            work,
-            work_config,
+        not_run = not_evaluated(work, touched, tiers, state.refused, why_not)
+        state.undecided_hint = undecided_hint(evaluation.reruns, budget, job.power.max_runs)
+        if note := confinement_note(state.sessions, env):
+            state.notice(note)
+        compared = report_and_compare(
+            work.repo,
+            work.config,
             touched,
-            base_files,
-            _measured(state, budget),
-            state,
-            options.cwd,
-            title=f"Skill evaluations: {_short_ref(base)} → working tree (preview)",
+            base,
+            evaluation=evaluation,
+            not_run=not_run,
+            refused=state.refused,
+            findings=state.findings,
+            notes=state.notes,
+            undecided_hint=state.undecided_hint,
+            cost_usd=measured(state.sessions, budget),
+            cwd=options.cwd,
+            title=f"Skill evaluations: {short_ref(base_ref)} → working tree (preview)",
         )
+        rows, facts = compared.rows, compared.facts
     revision = Revision(
         base_sha=base_sha,
         head_sha=head_sha,
-        dirty=_dirty(top, genv),
+        dirty=is_dirty(top, genv),
         base_reruns=state.base_reruns,
         workflow_runs=state.workflow_runs,
         earlier=state.earlier,
     )
     body = render_pr_comment(rows, facts, revision=revision)
-    summary = body + _cost_line(state) + _cache_summary(state)
+    summary = body + cost_line(evaluation.estimate) + _cache_summary(state)
     comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
     write_text(comment_file, body)
     write_text(summary_file, summary)
@@ -706,7 +699,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
             "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
             "the results files and reports in place)"
         )
-    outputs = _outputs(rows, state, touched, facts, None, "", repo, top)
+    outputs = _outputs(state, rows, touched, facts, None, "", repo, top)
     verdict = next((line for line in body.splitlines() if line.startswith("### ")), "")
     if verdict:
         state.lines.append("pr --local: " + verdict.removeprefix("### "))
@@ -784,7 +777,7 @@ def run_gate(
         ),
         cwd=cwd,
     )
-    top = _git_toplevel(repo.root, git_env(environ, safe_directories=(repo.root,))) or repo.root
+    top = git_toplevel(repo.root, git_env(environ, safe_directories=(repo.root,))) or repo.root
     fails = [i for i in outcome.issues if i.level == "FAIL"]
     if is_actions(environ):  # workflow commands only on a runner; elsewhere one line a problem
         for issue in outcome.issues:
@@ -805,7 +798,7 @@ def run_gate(
     status: Status = "failed" if fails else "passed"
     if no_evals:
         status = "not-evaluated"  # exit 0: nothing is required, and the summary says so
-    outputs = ActionOutputs(status=status, report_path=_report_rel(repo, top))
+    outputs = ActionOutputs(status=status, report_path=report_rel(repo, top))
     write_outputs(files.output, outputs)
     code = 1 if fails and inputs.fail_on != "never" else 0
     return ActionOutcome(exit_code=code, outputs=outputs, lines=tuple(lines), summary=summary)
@@ -863,3 +856,75 @@ def _cache_summary(state: _Run) -> str:
         return ""
     state.lines.append(line)
     return f"\n<sub>{line}</sub>\n"
+
+
+def _say(state: _Run, notes: Sequence[str], commands: TextIO | None) -> None:
+    """A stage's notes, in the order it found them: the comment, the summary and the log."""
+    for note in notes:
+        state.notice(note, commands)
+
+
+def _say_checks(state: _Run, checks: Tier0 | None, commands: TextIO | None) -> None:
+    """Tier 0's verdict: its notes, its annotations (under Actions) and its log lines, and the
+    failures and findings for the comment and the exit code."""
+    if checks is None:
+        return
+    _say(state, checks.notes, commands)
+    if commands is not None:
+        for a in checks.annotations:
+            annotate(commands, a.level, a.message, file=a.file, line=a.line)
+    state.lines.extend(checks.lines)
+    state.check_failures = checks.failures
+    state.findings = checks.findings
+
+
+def _say_harnesses(state: _Run, said: tuple[str, str], commands: TextIO | None) -> None:
+    """`ensure_extra_harnesses`' notice or log line."""
+    note, line = said
+    if note:
+        state.notice(note, commands)
+    if line:
+        state.lines.append(line)
+
+
+def _take(state: _Run, evaluation: Evaluation) -> None:
+    """The evaluation's sessions, errors, ledger facts, notes and log lines, into the job's log."""
+    state.sessions += evaluation.sessions
+    state.errored = state.errored or evaluation.errored
+    state.base_reruns += evaluation.base_reruns
+    state.workflow_runs, state.earlier = evaluation.workflow_runs, evaluation.earlier
+    state.notes.extend(evaluation.notes)
+    state.lines.extend(evaluation.lines)
+
+
+def _hear(state: _Run, said: Said, commands: TextIO | None) -> None:
+    """A publishing step's notices and log lines, in the order it said them."""
+    for kind, text in said.entries:
+        if kind == "note":
+            state.notice(text, commands)
+        else:
+            state.lines.append(text)
+
+
+def _outputs(
+    state: _Run,
+    rows: Sequence[ComparisonRow],
+    touched: Touched,
+    facts: RunFacts,
+    comment_id: int | None,
+    commit_sha: str,
+    repo: Repository,
+    top: Path,
+) -> ActionOutputs:
+    return outputs_of(
+        rows,
+        touched,
+        facts,
+        comment_id,
+        commit_sha,
+        repo,
+        top,
+        errored=state.errored,
+        check_failures=state.check_failures,
+        sessions=state.sessions,
+    )

@@ -1,12 +1,13 @@
 """Stage 2 of the PR job: evaluating the touched skills (and power on demand).
 
-Owns: running the touched skills' missing or stale cases (`_evaluate`), the extra base and head
-runs of undecided comparisons (`_more_runs`, reading and extending the PR's ledger of runs:
-`_ledger_store`, `_load_ledger`, `_save_ledger`), the tiers left unevaluated and why, the cost
-estimate lines, the agents' environment and extra harnesses.
+Owns: `evaluate` → `Evaluation` (the touched skills' missing or stale cases run, then the extra
+base and head runs of undecided comparisons, reading and extending the PR's ledger of runs:
+`ledger_store`; the sessions, the runs added, the `Estimate` and the notes, as data),
+`not_evaluated` → `NotRun` (the tiers left unevaluated and why), `undecided_hint`,
+`why_not_run`, `confinement_note`, and the extra harnesses (`ensure_extra_harnesses`).
 Guarantees: only touched skills start sessions, only their missing or stale cases; results are
-written as each unit finishes. Never does: compare, commit or post.
-"""
+written as each unit finishes; a cancellation returns what finished. Never does: compare,
+commit, post, or write to the workflow-command stream."""
 
 from __future__ import annotations
 
@@ -14,11 +15,10 @@ import asyncio
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from evolve_action import checks, evals, events, plan, triggers
-from evolve_action.config import Config
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError
 from evolve_action.flows._ledger import (
@@ -30,14 +30,14 @@ from evolve_action.flows._ledger import (
 )
 from evolve_action.flows._power import PowerOptions, PowerOutcome, more_runs, reruns_document
 from evolve_action.flows._power_evals import EVALS_LEDGER, more_eval_runs
-from evolve_action.flows._pr_compare import (
-    _evidence,
-)
+from evolve_action.flows._pr_compare import evidence
 from evolve_action.flows._pr_job import (
     UNCONFINED,
-    _ignored_dir,
-    _Knobs,
-    _Run,
+    Estimate,
+    Evaluation,
+    JobContext,
+    NotRun,
+    ignored_dir,
 )
 from evolve_action.flows._shard import (
     CostEstimate,
@@ -57,35 +57,128 @@ from evolve_action.harness import (
     available_harnesses,
     check_for_models,
     confinement,
-    default_jobs,
     find_codex,
     install_codex,
     sweep_failed,
 )
 from evolve_action.repo import Repository
 from evolve_action.report import (
+    Reruns,
     usd,
 )
 from evolve_action.results import ResultsFile
 
+__all__ = [
+    "confinement_note",
+    "ensure_extra_harnesses",
+    "evaluate",
+    "ledger_store",
+    "not_evaluated",
+    "undecided_hint",
+    "why_not_run",
+]
 
-def _evaluate(
-    repo: Repository,
-    config: Config,
+
+@dataclass(slots=True)
+class _Tally:
+    """What the stage has done so far (kept when it is cancelled); `evaluate` freezes it."""
+
+    refused: Mapping[str, Mapping[plan.Tier, str]]
+    base_unknown: frozenset[str]
+    sessions: int = 0
+    skipped: int = 0
+    errored: bool = False
+    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    eval_reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
+    base_reruns: int = 0
+    workflow_runs: int = 0
+    earlier: tuple[str, ...] = ()
+    estimate_usd: float | None = None
+    estimate_sessions: int = 0
+    power_sessions: int = 0
+    power_usd: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def notice(self, text: str) -> None:
+        self.notes.append(text)
+        self.lines.append(f"notice: {text}")
+
+    def frozen(self, *, cancelled: bool) -> Evaluation:
+        return Evaluation(
+            sessions=self.sessions,
+            skipped=self.skipped,
+            errored=self.errored,
+            cancelled=cancelled,
+            reruns=self.reruns,
+            eval_reruns=self.eval_reruns,
+            base_reruns=self.base_reruns,
+            workflow_runs=self.workflow_runs,
+            earlier=self.earlier,
+            estimate=Estimate(
+                sessions=self.estimate_sessions,
+                usd=self.estimate_usd,
+                power_sessions=self.power_sessions,
+                power_usd=self.power_usd,
+            ),
+            notes=tuple(self.notes),
+            lines=tuple(self.lines),
+        )
+
+
+def evaluate(
+    job: JobContext,
     touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
     tiers: Sequence[str],
     reporter: events.Reporter,
-    state: _Run,
-    budget: Budget,
+    *,
+    refused: Mapping[str, Mapping[plan.Tier, str]],
+    base_files: Mapping[str, ResultsFile | None],
+    base_unknown: frozenset[str],
+    base_sha: str | None,
+    head_sha: str,
+    out_dir: Path,
+    store: LedgerStore | None,
+    attempt: str,
+) -> Evaluation:
+    """Run the touched skills' missing or stale cases (`tiers`), then power on demand over the
+    undecided comparisons, within the job's one budget. A cancellation (KeyboardInterrupt) ends
+    the stage: what finished is returned, with `cancelled`."""
+    tally = _Tally(refused=refused, base_unknown=base_unknown)
+    try:
+        _evaluate(job, touched, tiers, reporter, tally)
+        _more_runs(
+            job,
+            touched,
+            base_files,
+            tally,
+            base_sha=base_sha,
+            head_sha=head_sha,
+            reporter=reporter,
+            out_dir=out_dir,
+            store=store,
+            attempt=attempt,
+            tiers=tiers,
+        )
+    except KeyboardInterrupt:  # the job was cancelled: keep what finished
+        return tally.frozen(cancelled=True)
+    return tally.frozen(cancelled=False)
+
+
+def _evaluate(
+    job: JobContext,
+    touched: Touched,
+    tiers: Sequence[str],
+    reporter: events.Reporter,
+    state: _Tally,
 ) -> None:
     """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
-    job's one `budget`; the dry-run estimate of what is planned goes into `state`."""
+    job's one budget; the dry-run estimate of what is planned goes into `state`."""
+    repo, config, agent_env, budget = job.repo, job.config, job.agent_env, job.budget
     by_plugin: dict[str, list[str]] = {}
     for s in touched.skills:
         by_plugin.setdefault(s.plugin, []).append(s.skill)
-    jobs = knobs.jobs or default_jobs()
+    jobs = job.jobs
     checked = False
     for plugin, skills in sorted(by_plugin.items()):
         if "triggers" in tiers:
@@ -95,12 +188,12 @@ def _evaluate(
                 agent_env,
                 plugins=(plugin,),
                 skills=tuple(skills),
-                models=knobs.models,
+                models=job.models,
                 new=True,
                 modified=True,
-                runs=knobs.runs or triggers.DEFAULT_RUNS,
+                runs=job.runs,
                 jobs=jobs,
-                timeout=knobs.timeout,
+                timeout=job.timeout,
                 require_cli=True,
                 budget=budget,
             )
@@ -109,7 +202,7 @@ def _evaluate(
             n = sum(len(u.cases) for u in planned.units)
             trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
             _estimate(state, trig)
-            _power_estimate(state, trig, runs=built.options.runs, power=knobs.power(config))
+            _power_estimate(state, trig, runs=built.options.runs, power=job.power)
             if n:
                 if not checked:
                     check_for_models(agent_env, built.options.models, judge=False)
@@ -131,11 +224,11 @@ def _evaluate(
             eo = evals.EvalsOptions(
                 plugins=(plugin,),
                 skills=tuple(skills),
-                models=knobs.models,
+                models=job.models,
                 jobs=jobs,
-                timeout=knobs.timeout,
-                max_turns=knobs.max_turns,
-                judge_model=knobs.judge_model,
+                timeout=job.timeout,
+                max_turns=job.max_turns,
+                judge_model=job.judge_model,
                 new=True,
                 modified=True,
                 budget=budget,
@@ -143,9 +236,7 @@ def _evaluate(
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
             est = estimate_cost([eplan.plan], runs=1, models=eplan.models)
             _estimate(state, est)
-            _power_estimate_evals(
-                state, est, cases=len(eplan.plan.cases), power=knobs.power(config)
-            )
+            _power_estimate_evals(state, est, cases=len(eplan.plan.cases), power=job.power)
             state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
             if eplan.plan.cases:
                 if not checked:
@@ -162,7 +253,7 @@ def _evaluate(
                 state.errored = state.errored or ev.errored > 0
 
 
-def _why_not_run(budget: Budget, cancelled: bool) -> str:
+def why_not_run(budget: Budget, cancelled: bool) -> str:
     """Why planned cases are still unrun after the evaluation."""
     if cancelled:
         return "the job was cancelled"
@@ -172,22 +263,20 @@ def _why_not_run(budget: Budget, cancelled: bool) -> str:
     return "they did not run in this job"
 
 
-def _unevaluated(
-    repo: Repository,
-    config: Config,
+def not_evaluated(
+    job: JobContext,
     touched: Touched,
-    knobs: _Knobs,
-    agent_env: Mapping[str, str],
     tiers: Sequence[str],
-    state: _Run,
+    refused: Mapping[str, Mapping[plan.Tier, str]],
     why: str,
-) -> None:
+) -> NotRun:
     """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
     selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
     `why`) and the run line counts it. Refused tiers are authoring errors already."""
     keys = {s.key for s in touched.skills}
     if not keys:
-        return
+        return NotRun()
+    repo, config, agent_env = job.repo, job.config, job.agent_env
     plugins = tuple(sorted({s.plugin for s in touched.skills}))
     skills = tuple(sorted({s.skill for s in touched.skills}))
     counts: dict[str, dict[plan.Tier, int]] = {}
@@ -199,7 +288,7 @@ def _unevaluated(
             agent_env,
             plugins=plugins,
             skills=skills,
-            models=knobs.models,
+            models=job.models,
             new=True,
             modified=True,
             dry_run=True,
@@ -208,7 +297,7 @@ def _unevaluated(
         units.extend(triggers.make_plan(built.options)[0].units)
     if "evals" in tiers:
         eo = evals.EvalsOptions(
-            plugins=plugins, skills=skills, models=knobs.models, new=True, modified=True
+            plugins=plugins, skills=skills, models=job.models, new=True, modified=True
         )
         here = available_harnesses(agent_env, dry_run=True)
         units.extend(
@@ -216,9 +305,11 @@ def _unevaluated(
         )
     for u in units:
         key = f"{u.plugin}/{u.skill}"
-        if key in keys and u.cases and u.tier not in state.refused.get(key, {}):
+        if key in keys and u.cases and u.tier not in refused.get(key, {}):
             tier_counts = counts.setdefault(key, {})
             tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
+    unevaluated: dict[str, dict[plan.Tier, str]] = {}
+    not_run = 0
     for key, by_tier in counts.items():
         for tier, n in by_tier.items():
             unit = (
@@ -226,21 +317,20 @@ def _unevaluated(
                 if tier is plan.Tier.TRIGGERS
                 else ("case" if n == 1 else "cases")
             )
-            state.unevaluated.setdefault(key, {})[tier] = (
-                f"{n} stale or missing {unit} not run: {why}"
-            )
-            state.not_run += n
-    if state.not_run:
-        state.not_run_reason = why
+            unevaluated.setdefault(key, {})[tier] = f"{n} stale or missing {unit} not run: {why}"
+            not_run += n
+    return NotRun(unevaluated=unevaluated, count=not_run, reason=why if not_run else "")
 
 
-def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
+def undecided_hint(
+    reruns: Mapping[str, Mapping[str, Reruns]], budget: Budget, max_runs: int
+) -> str:
     """The next step of an undecided comparison: more budget, more runs, or none left (the
     comparison ran to max_runs and stayed inconclusive)."""
     if budget.skipped:
         cap = usd(budget.limit_usd) if budget.limit_usd is not None else "the cap"
         return f"the budget stopped the runs: raise max_cost_usd (now {cap}) so more runs fit"
-    looks = [rr for by_model in state.reruns.values() for rr in by_model.values()]
+    looks = [rr for by_model in reruns.values() for rr in by_model.values()]
     if any(rr.final and (rr.base or rr.head) for rr in looks):
         return (
             f"inconclusive at the cap of max_runs {max_runs} per query (eval case) and side: raise "
@@ -253,7 +343,7 @@ def _undecided_hint(state: _Run, budget: Budget, max_runs: int) -> str:
     )
 
 
-def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
+def _power_estimate(state: _Tally, est: CostEstimate, *, runs: int, power: PowerOptions) -> None:
     """The most power on demand may add to a trigger estimate: up to `max_runs` runs per query of
     the base's version and `max_runs − runs` more of the head's (the range's top; it adds runs only
     to undecided comparisons, so usually far fewer)."""
@@ -269,7 +359,7 @@ def _power_estimate(state: _Run, est: CostEstimate, *, runs: int, power: PowerOp
 
 
 def _power_estimate_evals(
-    state: _Run, est: CostEstimate, *, cases: int, power: PowerOptions
+    state: _Tally, est: CostEstimate, *, cases: int, power: PowerOptions
 ) -> None:
     """The most power on demand may add to an eval estimate: up to `max_runs` runs per case of
     the base's version and `max_runs − 1` more of the head's (`flows._power_evals`), at the
@@ -281,43 +371,44 @@ def _power_estimate_evals(
     state.power_usd += est.total_usd / est.total_sessions * extra
 
 
-def _estimate(state: _Run, est: CostEstimate) -> None:
+def _estimate(state: _Tally, est: CostEstimate) -> None:
     state.estimate_sessions += est.total_sessions
     if any(v is not None for v in est.usd.values()):
         state.estimate_usd = (state.estimate_usd or 0.0) + est.total_usd
 
 
 def _more_runs(
-    repo: Repository,
+    job: JobContext,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
-    state: _Run,
+    state: _Tally,
     *,
-    top: Path,
     base_sha: str | None,
     head_sha: str,
-    prefix: str,
-    agent_env: Mapping[str, str],
-    genv: Mapping[str, str],
-    options: PowerOptions,
-    budget: Budget,
     reporter: events.Reporter,
     out_dir: Path,
     store: LedgerStore | None = None,
     attempt: str = "",
     tiers: Sequence[str] = ("triggers",),
-    judge_model: str | None = None,
-    max_turns: int | None = None,
 ) -> None:
     """Power on demand over the touched skills (`flows._power` for triggers,
     `flows._power_evals` for evals, each tier in `tiers`); the runs go into `state` for the
     comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
     earlier workflow runs are reused, this job's added), never into a results file."""
+    repo, top, prefix, options = job.repo, job.top, job.prefix, job.power
+    agent_env, genv, budget = job.agent_env, job.genv, job.budget
+    judge_model, max_turns = job.judge_model, job.max_turns
     ledger = _load_ledger(store, state)
     got = PowerOutcome()
     if "triggers" in tiers:
         got = more_runs(
-            _evidence(repo, touched, base_files, state),
+            evidence(
+                repo,
+                touched,
+                base_files,
+                base_unknown=state.base_unknown,
+                refused=state.refused,
+            ),
             top=top,
             prefix=prefix,
             base_sha=base_sha,
@@ -358,7 +449,7 @@ def _more_runs(
     if not got.reruns:
         return
     doc = reruns_document(got, base_sha=base_sha or "", head_sha=head_sha, options=options)
-    path = _ignored_dir(out_dir) / "base-runs.json"
+    path = ignored_dir(out_dir) / "base-runs.json"
     write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     state.lines.append(
         f"power on demand: {got.sessions} more session(s), {got.base_sessions} of them re-ran the "
@@ -370,7 +461,7 @@ def _more_eval_runs(
     repo: Repository,
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
-    state: _Run,
+    state: _Tally,
     got: PowerOutcome,
     *,
     top: Path,
@@ -391,7 +482,13 @@ def _more_eval_runs(
     loop's outcome, so one ledger write and one artifact carry both), and its estimate, shown
     before any run is spent, into the run lines."""
     ev = more_eval_runs(
-        _evidence(repo, touched, base_files, state),
+        evidence(
+            repo,
+            touched,
+            base_files,
+            base_unknown=state.base_unknown,
+            refused=state.refused,
+        ),
         top=top,
         prefix=prefix,
         base_sha=base_sha,
@@ -420,7 +517,7 @@ def _more_eval_runs(
             got.reruns.setdefault(EVALS_LEDGER.format(key=key), {})[model] = rr
 
 
-def _ledger_store(
+def ledger_store(
     client: GitHubClient | None, ctx: GitHubContext, *, commit: bool = True
 ) -> LedgerStore | None:
     """The PR's ledger on its ref; read-only on a fork PR (its token cannot write) and with
@@ -432,7 +529,7 @@ def _ledger_store(
     return RefStore(client.repository(ctx.repository), pr.number, writable=writable)
 
 
-def _load_ledger(store: LedgerStore | None, state: _Run) -> Ledger | None:
+def _load_ledger(store: LedgerStore | None, state: _Tally) -> Ledger | None:
     if store is None:
         return None
     try:
@@ -446,7 +543,7 @@ def _save_ledger(
     store: LedgerStore,
     recorded: Ledger,
     comparisons: Mapping[tuple[str, str], Fingerprints],
-    state: _Run,
+    state: _Tally,
 ) -> None:
     try:
         merged = store.save(recorded)
@@ -477,52 +574,30 @@ def _listing_notes(outcome: triggers.TriggersOutcome) -> list[str]:
     return lines
 
 
-def _confinement_notice(
-    state: _Run, environ: Mapping[str, str], commands: TextIO | None = None
-) -> None:
-    """Agents ran with neither a sandbox nor an unprivileged user: say so once, in one short line,
-    in the log (an annotation under Actions), the step summary and the comment; nothing when no
-    session ran."""
-    if state.sessions and confinement(environ).unconfined:
-        state.notice("⚠️ " + UNCONFINED, commands)
+def confinement_note(sessions: int, environ: Mapping[str, str]) -> str:
+    """Agents ran with neither a sandbox nor an unprivileged user: the one short line that says so
+    (in the log, an annotation under Actions, the step summary and the comment); "" when no
+    session ran or they were confined."""
+    if sessions and confinement(environ).unconfined:
+        return "⚠️ " + UNCONFINED
+    return ""
 
 
-def _agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
-    """The environment the engines get: the runner's, with the credential inputs as the variables
-    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
-    }  # defence in depth: the harness and `command` assertions allowlist their children's env
-    if inputs.anthropic_api_key:
-        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
-    if inputs.claude_code_oauth_token:
-        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
-    if inputs.openai_api_key:
-        env["OPENAI_API_KEY"] = inputs.openai_api_key
-    return env
-
-
-def _ensure_extra_harnesses(
-    inputs: ActionInputs, environ: Mapping[str, str], state: _Run, commands: TextIO | None
-) -> None:
+def ensure_extra_harnesses(inputs: ActionInputs, environ: Mapping[str, str]) -> tuple[str, str]:
     """Install the agent CLIs `extra_harnesses` names that are not there yet (`codex`: the pinned
-    release into this environment). A failed install is a notice, not a failed job: the models
-    it would run are skipped with the usual warning."""
+    release into this environment): the notice and the log line it gives ("" for none). A failed
+    install is a notice, not a failed job: the models it would run are skipped with the usual
+    warning."""
     if "codex" not in inputs.extra_harnesses:
-        return
+        return "", ""
     try:
         find_codex(environ)
-        return
+        return "", ""
     except EnvironmentProblem:
         pass
     try:
         binary = install_codex(Path(sys.prefix), environ=environ)
     except EnvironmentProblem as exc:
-        state.notice(
-            f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped",
-            commands,
-        )
-        return
-    state.lines.append(f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})")
+        note = f"extra_harnesses: Codex could not be installed: {exc}; openai/* models are skipped"
+        return note, ""
+    return "", f"extra_harnesses: installed Codex {CODEX_VERSION} ({binary})"

@@ -1,15 +1,15 @@
-"""The PR job's context: its options, knobs, outcome and running state, and the small helpers
-every stage shares (git, paths, the base ref, credentials present).
+"""The PR job's context, the values its stages exchange, and the small helpers every stage shares
+(git, paths, the base ref, credentials present).
 
-Owns: `PrOptions`, `ActionOutcome`, the job's `_Knobs` (inputs or local flags, resolved once) and
-`_Run` (what the stages record as they go), the sticky comment's marker and the unconfined line.
+Owns: `PrOptions`, `ActionOutcome`, the job's `JobContext` (inputs or local flags over the config,
+resolved once: models, runs, budget, power options, paths, environments, the client), the
+evaluation's values (`Evaluation`, `Estimate`, `NotRun`), `_Run` (the composition's log: lines,
+notes and the annotation cap), the sticky comment's marker and the unconfined line.
 Guarantees: pure data and read-only helpers: nothing here starts a session, writes or posts.
-Never does: decide what runs, what is compared or what is published (the stage modules do).
-"""
+Never does: decide what runs, what is compared or what is published (the stage modules do)."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TextIO
 
-from evolve_action import plan
+from evolve_action import plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.config import BaseMode, Config
 from evolve_action.encoding import write_text
@@ -34,9 +34,11 @@ from evolve_action.github import (
     Touched,
     annotate,
     committable_path,
+    git_env,
 )
 from evolve_action.harness import (
     CREDENTIAL_VARS,
+    Budget,
     default_jobs,
 )
 from evolve_action.repo import Repository
@@ -51,7 +53,26 @@ __all__ = [
     "COMMENT_MARKER",
     "UNCONFINED",
     "ActionOutcome",
+    "Estimate",
+    "Evaluation",
+    "JobContext",
+    "NotRun",
     "PrOptions",
+    "agent_environ",
+    "base_ref_of",
+    "default_base",
+    "git_toplevel",
+    "has_credentials",
+    "ignored_dir",
+    "inside_top",
+    "is_dirty",
+    "job_client",
+    "local_changes",
+    "rel_to_top",
+    "report_rel",
+    "revision_of",
+    "run_git",
+    "short_ref",
 ]
 
 COMMENT_MARKER = "<!-- evolve-action:pr-comment -->"
@@ -106,22 +127,113 @@ class PrOptions:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Knobs:
-    """How the live tiers run: the action's inputs, or `pr --local`'s options."""
+class JobContext:
+    """Everything a PR job's stages read, resolved once: the action's inputs (or `pr --local`'s
+    options) over the repository config, the paths, the environments, the client and the job's
+    one budget. No stage derives a setting of its own."""
 
-    models: tuple[str, ...] = ()
-    runs: int | None = None
-    jobs: int | None = None
-    timeout: int | None = None
-    max_turns: int | None = None
-    judge_model: str | None = None
-    max_cost_usd: float | None = None
-    base_mode: BaseMode | None = None
-    max_runs: int | None = None
+    repo: Repository
+    config: Config
+    top: Path
+    """The git top of the checkout (or the workspace)."""
+    prefix: str
+    """The repository root relative to `top` ("" at the top)."""
+    genv: Mapping[str, str]
+    """The environment git runs with."""
+    agent_env: Mapping[str, str]
+    """The environment the engines get (`agent_environ`)."""
+    client: GitHubClient | None
+    named_models: tuple[str, ...]
+    """The model tokens the inputs or flags name (empty: none named)."""
+    models: tuple[str, ...]
+    """The models to evaluate: the named ones, else the config's (empty: the engines read
+    config `models`), else `PR_DEFAULT_MODEL` alone."""
+    default_model_note: str
+    """The note saying one default model was evaluated ("" when models were named)."""
+    runs: int
+    jobs: int
+    timeout: int | None
+    max_turns: int | None
+    judge_model: str | None
+    max_cost_usd: float | None
+    power: PowerOptions
+    """Power on demand: the inputs over config `pr.*`."""
+    budget: Budget
+    """The job's one spending cap (shared by every session it starts)."""
 
     @classmethod
-    def of(cls, inputs: ActionInputs) -> _Knobs:
+    def build(
+        cls,
+        *,
+        repo: Repository,
+        config: Config,
+        top: Path,
+        genv: Mapping[str, str],
+        agent_env: Mapping[str, str],
+        client: GitHubClient | None,
+        models: tuple[str, ...],
+        runs: int | None,
+        jobs: int | None,
+        timeout: int | None = None,
+        max_turns: int | None = None,
+        judge_model: str | None = None,
+        max_cost_usd: float | None,
+        base_mode: BaseMode | None,
+        max_runs: int | None,
+    ) -> JobContext:
+        defaulted = not models and config.models is None
         return cls(
+            repo=repo,
+            config=config,
+            top=top,
+            prefix=_rel_prefix(repo.root, top),
+            genv=genv,
+            agent_env=agent_env,
+            client=client,
+            named_models=models,
+            models=(PR_DEFAULT_MODEL,) if defaulted else models,
+            default_model_note=(
+                f"evaluated one model, {PR_DEFAULT_MODEL} (the default); to evaluate more, list "
+                "them in `models:` of .evolve.yaml, the `models` input, or `--model`"
+                if defaulted
+                else ""
+            ),
+            runs=runs or triggers.DEFAULT_RUNS,
+            jobs=jobs or default_jobs(),
+            timeout=timeout,
+            max_turns=max_turns,
+            judge_model=judge_model,
+            max_cost_usd=max_cost_usd,
+            power=PowerOptions(
+                base=base_mode or config.pr.base,
+                max_runs=max_runs or config.pr.max_runs,
+                jobs=jobs or default_jobs(),
+                timeout=timeout,
+            ),
+            budget=Budget(limit_usd=max_cost_usd),
+        )
+
+    @classmethod
+    def of_action(
+        cls,
+        inputs: ActionInputs,
+        ctx: GitHubContext,
+        environ: Mapping[str, str],
+        *,
+        repo: Repository,
+        config: Config,
+        workspace: Path,
+        retry: RetryPolicy | None,
+    ) -> JobContext:
+        """The action's job: its inputs over `config`."""
+        genv = git_env(environ, safe_directories=(workspace, repo.root))
+        return cls.build(
+            repo=repo,
+            config=config,
+            top=git_toplevel(repo.root, genv) or workspace,
+            genv=genv,
+            agent_env=agent_environ(environ, inputs),
+            client=job_client(inputs, ctx, retry),
             models=inputs.models,
             runs=inputs.runs,
             jobs=inputs.jobs,
@@ -133,30 +245,101 @@ class _Knobs:
             max_runs=inputs.max_runs,
         )
 
-    def power(self, config: Config) -> PowerOptions:
-        """Power on demand: these knobs over config `pr.*`."""
-        return PowerOptions(
-            base=self.base_mode or config.pr.base,
-            max_runs=self.max_runs or config.pr.max_runs,
-            jobs=self.jobs or default_jobs(),
-            timeout=self.timeout,
+    @classmethod
+    def of_local(
+        cls,
+        options: PrOptions,
+        *,
+        repo: Repository,
+        config: Config,
+        top: Path,
+        genv: Mapping[str, str],
+    ) -> JobContext:
+        """`pr --local`: its options over `config`; the engines get the caller's environment."""
+        return cls.build(
+            repo=repo,
+            config=config,
+            top=top,
+            genv=genv,
+            agent_env=options.environ,
+            client=None,
+            models=options.models,
+            runs=options.runs,
+            jobs=options.jobs,
+            max_cost_usd=options.max_cost_usd,
+            base_mode=options.base_mode,
+            max_runs=options.max_runs,
         )
 
-    def default_model(self, config: Config) -> _Knobs:
-        """One model when nothing names any (not every catalog model)."""
-        if self.models or config.models is not None:
-            return self
-        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
 
-    def with_default_model(self, config: Config, state: _Run) -> _Knobs:
-        """One model when nothing names any (not every catalog model): said in the notes."""
-        if self.models or config.models is not None:
-            return self
-        state.notes.append(
-            f"evaluated one model, {PR_DEFAULT_MODEL} (the default); to evaluate more, list them "
-            "in `models:` of .evolve.yaml, the `models` input, or `--model`"
-        )
-        return dataclasses.replace(self, models=(PR_DEFAULT_MODEL,))
+def agent_environ(environ: Mapping[str, str], inputs: ActionInputs) -> dict[str, str]:
+    """The environment the engines get: the runner's, with the credential inputs as the variables
+    Claude Code and the judge read (the harness still builds each child's env from an allowlist)."""
+    env = {
+        k: v
+        for k, v in environ.items()
+        if not k.startswith(("INPUT_", "ACTIONS_")) and k not in ("GITHUB_TOKEN", "GH_TOKEN")
+    }  # defence in depth: the harness and `command` assertions allowlist their children's env
+    if inputs.anthropic_api_key:
+        env["ANTHROPIC_API_KEY"] = inputs.anthropic_api_key
+    if inputs.claude_code_oauth_token:
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = inputs.claude_code_oauth_token
+    if inputs.openai_api_key:
+        env["OPENAI_API_KEY"] = inputs.openai_api_key
+    return env
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """The dry-run estimate of the planned sessions (`flows.estimate_cost`), and the most power
+    on demand may add to it."""
+
+    sessions: int = 0
+    usd: float | None = None
+    """None: nothing planned was priced."""
+    power_sessions: int = 0
+    """The most sessions power on demand may add (0: none)."""
+    power_usd: float = 0.0
+    """Their estimated dollars at list prices."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """What stage 2 did: the sessions it ran (those that finished, when it was cancelled), the
+    runs power on demand added, the estimate, and the notes and log lines, in the order found."""
+
+    sessions: int = 0
+    skipped: int = 0
+    """Cases (times runs) whose stored result is current: not run again."""
+    errored: bool = False
+    cancelled: bool = False
+    """The job was cancelled (SIGINT/SIGTERM) during the stage: the rest is what finished."""
+    reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the runs power on demand added (never committed)."""
+    eval_reruns: Mapping[str, Mapping[str, Reruns]] = field(default_factory=dict)
+    """Skill key → model key → the eval runs power on demand added (never committed)."""
+    base_reruns: int = 0
+    """Sessions that re-ran the base's version (part of `sessions`)."""
+    workflow_runs: int = 0
+    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
+    earlier: tuple[str, ...] = ()
+    """Comparisons an earlier workflow run labelled otherwise."""
+    estimate: Estimate = Estimate()
+    notes: tuple[str, ...] = ()
+    """Notes for the comment and the summary."""
+    lines: tuple[str, ...] = ()
+    """Lines for the job log (each note among them as `notice: …`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotRun:
+    """The touched skills' stale or missing cases this job left unrun, and why."""
+
+    unevaluated: Mapping[str, Mapping[plan.Tier, str]] = field(default_factory=dict)
+    """Skill key → tier → why its stale or missing cases were not run."""
+    count: int = 0
+    reason: str = ""
+    """Why (for the comment's run line; "" when nothing was left)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,45 +362,26 @@ class ActionOutcome:
 
 @dataclass(slots=True)
 class _Run:
-    """Mutable state of one job while it runs."""
+    """The composition's record of one job while it runs (`flows._action` only): the log's lines
+    and notes with the annotation cap, and what the later steps and the exit code read."""
 
     lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sessions: int = 0
-    skipped: int = 0
     errored: bool = False
     check_failures: int = 0
-    base_unknown: set[str] = field(default_factory=set)
-    """Touched skills (`plugin/skill`) whose base results could not be read."""
     refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
     """Touched skills whose definition of a tier was refused as an authoring error."""
-    unevaluated: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
-    """Touched skills whose stale or missing cases of a tier this job did not run, with why."""
-    not_run: int = 0
-    """Stale or missing cases of the touched skills left unrun (`unevaluated`'s total)."""
-    not_run_reason: str = ""
-    """Why they were left unrun (for the comment's run line)."""
     findings: tuple[CheckLine, ...] = ()
     """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
     undecided_hint: str = ""
-    """What would decide an undecided comparison (`_undecided_hint`)."""
-    reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the runs power on demand added (never committed)."""
-    eval_reruns: dict[str, dict[str, Reruns]] = field(default_factory=dict)
-    """Skill key → model key → the eval runs power on demand added (never committed)."""
+    """What would decide an undecided comparison (`undecided_hint`)."""
     base_reruns: int = 0
     """Sessions that re-ran the base's version (part of `sessions`)."""
     workflow_runs: int = 0
     """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
     earlier: tuple[str, ...] = ()
     """Comparisons an earlier workflow run labelled otherwise."""
-    estimate_usd: float | None = None
-    """The dry-run estimate of the planned sessions (`flows.estimate_cost`)."""
-    estimate_sessions: int = 0
-    power_sessions: int = 0
-    """The most sessions power on demand may add to the estimate (0: none)."""
-    power_usd: float = 0.0
-    """Their estimated dollars at list prices."""
 
     held: list[str] = field(default_factory=list)
     """Notices past the annotation cap, for `flush_notices`."""
@@ -247,7 +411,7 @@ class _Run:
         self.held.clear()
 
 
-def _client(
+def job_client(
     inputs: ActionInputs, ctx: GitHubContext, retry: RetryPolicy | None
 ) -> GitHubClient | None:
     if not inputs.github_token:
@@ -257,7 +421,7 @@ def _client(
     )
 
 
-def _ignored_dir(path: Path) -> Path:
+def ignored_dir(path: Path) -> Path:
     """`path`, made, with a `.gitignore` of `*` so git never lists what we write there."""
     ignore = path / ".gitignore"
     if not ignore.is_file():  # the write makes `path` (never through a link inside the checkout)
@@ -265,12 +429,12 @@ def _ignored_dir(path: Path) -> Path:
     return path
 
 
-def _short_ref(ref: str) -> str:
+def short_ref(ref: str) -> str:
     """A full commit SHA as its 7-character form; a ref name as it is."""
     return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
 
 
-def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
+def revision_of(ctx: GitHubContext, state: _Run) -> Revision:
     """What the action compared: the PR's base and head (a push: before and after)."""
     pr = ctx.pull_request
     if pr is not None:
@@ -286,33 +450,33 @@ def _revision_of(ctx: GitHubContext, state: _Run) -> Revision:
     )
 
 
-def _dirty(top: Path, genv: Mapping[str, str]) -> bool:
+def is_dirty(top: Path, genv: Mapping[str, str]) -> bool:
     """Whether the working tree has changes not committed (untracked files included)."""
-    proc = _git(top, genv, "status", "--porcelain", "--untracked-files=normal")
+    proc = run_git(top, genv, "status", "--porcelain", "--untracked-files=normal")
     return proc.returncode == 0 and bool(proc.stdout.strip())
 
 
-def _has_credentials(environ: Mapping[str, str]) -> bool:
+def has_credentials(environ: Mapping[str, str]) -> bool:
     return any(environ.get(name) for name in CREDENTIAL_VARS)
 
 
-def _base_ref(ctx: GitHubContext) -> str | None:
+def base_ref_of(ctx: GitHubContext) -> str | None:
     if ctx.pull_request is not None:
         return ctx.pull_request.base_sha
     return ctx.push_before
 
 
-def _report_rel(repo: Repository, top: Path) -> str:
-    return _rel(repo.root / "EVALUATION.md", top)
+def report_rel(repo: Repository, top: Path) -> str:
+    return rel_to_top(repo.root / "EVALUATION.md", top)
 
 
-def _inside(path: Path, top: Path) -> str | None:
+def inside_top(path: Path, top: Path) -> str | None:
     """`path` relative to the repository top as written (`github.committable_path`); None when it
     is outside, is or goes through a link, or lies under `.git/` or `.github/`."""
     return committable_path(path, top)
 
 
-def _rel(path: Path, top: Path) -> str:
+def rel_to_top(path: Path, top: Path) -> str:
     try:
         return path.resolve().relative_to(top.resolve()).as_posix()
     except ValueError:
@@ -320,11 +484,11 @@ def _rel(path: Path, top: Path) -> str:
 
 
 def _rel_prefix(root: Path, top: Path) -> str:
-    rel = _rel(root, top)
+    rel = rel_to_top(root, top)
     return "" if rel == "." else rel
 
 
-def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     if shutil.which("git") is None:
         raise EnvironmentProblem("git is not installed", hint="install git and re-run")
     return subprocess.run(
@@ -332,15 +496,15 @@ def _git(top: Path, genv: Mapping[str, str], *args: str) -> subprocess.Completed
     )
 
 
-def _git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
-    proc = _git(path, genv, "rev-parse", "--show-toplevel")
+def git_toplevel(path: Path, genv: Mapping[str, str]) -> Path | None:
+    proc = run_git(path, genv, "rev-parse", "--show-toplevel")
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
 
-def _default_base(top: Path, genv: Mapping[str, str]) -> str:
+def default_base(top: Path, genv: Mapping[str, str]) -> str:
     for candidate in ("origin/HEAD", "origin/main", "main", "origin/master", "master"):
-        if _git(top, genv, "rev-parse", "--verify", "--quiet", candidate).returncode == 0:
-            proc = _git(top, genv, "merge-base", candidate, "HEAD")
+        if run_git(top, genv, "rev-parse", "--verify", "--quiet", candidate).returncode == 0:
+            proc = run_git(top, genv, "merge-base", candidate, "HEAD")
             if proc.returncode == 0 and proc.stdout.strip():
                 return proc.stdout.strip()
     raise UsageError(
@@ -349,13 +513,13 @@ def _default_base(top: Path, genv: Mapping[str, str]) -> str:
     )
 
 
-def _local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[ChangedPath]:
+def local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[ChangedPath]:
     """Changes from `base` to the working tree (uncommitted included), plus untracked files."""
-    if _git(top, genv, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode:
+    if run_git(top, genv, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").returncode:
         raise UsageError(
             f"pr --local: --base {base}: no such commit", hint="pass a branch or a SHA"
         )
-    proc = _git(top, genv, "diff", "-M", "--name-status", "-z", base)
+    proc = run_git(top, genv, "diff", "-M", "--name-status", "-z", base)
     if proc.returncode != 0:
         raise EnvironmentProblem(f"git diff {base} failed: {proc.stderr.strip()}")
     parts = proc.stdout.split("\0")
@@ -369,7 +533,7 @@ def _local_changes(top: Path, base: str, genv: Mapping[str, str]) -> list[Change
         else:
             out.append(ChangedPath.from_git(code, parts[i + 1], None))
             i += 2
-    untracked = _git(top, genv, "ls-files", "--others", "--exclude-standard", "-z")
+    untracked = run_git(top, genv, "ls-files", "--others", "--exclude-standard", "-z")
     for path in untracked.stdout.split("\0"):
         if path:
             out.append(ChangedPath.from_git("A", path, None))

@@ -1,33 +1,33 @@
 """Stage 4 of the PR job: publishing — the commit-back, the sticky comment, the outputs, the cost
 line of the summary.
 
-Owns: `_commit_back` (only the lexical paths the job wrote, never under `.github/`), `_comment`
-(one sticky comment, rewritten only when its digest changes), `_outputs`, `_cost_line`,
-`_evaluation_url`.
+Owns: `commit_back` → `CommitBack` (only the lexical paths the job wrote, never under
+`.github/`), `checkout_matches`, `post_comment` → `Posted` (one sticky comment, rewritten only
+when its digest changes), `outputs_of`, `cost_line`, `evaluation_url`; what each step has to say
+comes back as `Said` (notices and log lines, in order).
 Guarantees: a GitHub failure here is a notice; the results on disk, the summary and the outputs
-are still written. Never does: run sessions or decide labels.
-"""
+are still written. Never does: run sessions, decide labels, or write to the workflow-command
+stream (the composition does)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Literal
 
 from evolve_action.flows._pr_carry import state_of
-from evolve_action.flows._pr_compare import (
-    _pooled,
-    _result_files,
-)
+from evolve_action.flows._pr_compare import pooled, result_files
 from evolve_action.flows._pr_job import (
     COMMENT_MARKER,
-    _git,
-    _inside,
-    _report_rel,
-    _Run,
+    Estimate,
+    JobContext,
+    inside_top,
+    report_rel,
+    run_git,
 )
 from evolve_action.flows._pr_touched import (
-    _without_evals,
+    without_evals,
 )
 from evolve_action.github import (
     ActionInputs,
@@ -52,17 +52,33 @@ from evolve_action.report import (
 )
 
 
-def _checkout_matches(
-    ctx: GitHubContext,
-    top: Path,
-    genv: Mapping[str, str],
-    state: _Run,
-    commands: TextIO,
-    *,
-    repo: Repository,
-    touched: Touched,
-    client: GitHubClient | None,
-) -> bool:
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What a publishing step has to say, in order: `("note", text)` (the comment, the summary and
+    an annotation) or `("line", text)` (the job log)."""
+
+    entries: tuple[tuple[Literal["note", "line"], str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CommitBack:
+    """The commit-back: the new SHA ("" when nothing was committed), whether it failed the job
+    (files outside the checkout), and what it has to say."""
+
+    sha: str = ""
+    errored: bool = False
+    said: Said = Said()
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """The sticky comment: its id (None: none posted) and what posting it has to say."""
+
+    comment_id: int | None = None
+    said: Said = Said()
+
+
+def checkout_matches(job: JobContext, ctx: GitHubContext, touched: Touched) -> tuple[bool, Said]:
     """A PR's results may be committed only when they were measured on its head's content.
 
     The head checkout is. GitHub's test merge (`pull_request`'s default checkout) is only when
@@ -72,34 +88,42 @@ def _checkout_matches(
     committed to (one notice, no commit). `pull_request_target` checks out the base by default:
     results computed there are not the PR's, so they are never committed onto its branch.
     """
+    repo, top, genv, client = job.repo, job.top, job.genv, job.client
     pr = ctx.pull_request
     if pr is None:
-        return True
-    head = _git(top, genv, "rev-parse", "HEAD").stdout.strip()
+        return True, Said()
+    head = run_git(top, genv, "rev-parse", "HEAD").stdout.strip()
     kind = checkout_kind(ctx, head)
     if kind == "head":
-        return True
+        return True, Said()
     if kind == "merge":
         differing = _merge_differs(
             pr.head_sha, top, genv, _depends_on(repo, touched, top), client, ctx.repository
         )
         if not differing:
-            return True
+            return True, Said()
         shown = ", ".join(differing[:3]) + (" …" if len(differing) > 3 else "")
-        state.notice(
-            f"the results were not committed: they were measured on GitHub's test merge, and the "
-            f"base changed what they depend on since the PR branched ({shown}), so they do not "
-            "describe the PR head; check out github.event.pull_request.head.sha to commit them",
-            commands,
+        return False, Said(
+            (
+                (
+                    "note",
+                    f"the results were not committed: they were measured on GitHub's test merge, "
+                    f"and the base changed what they depend on since the PR branched ({shown}), so "
+                    "they do not describe the PR head; check out "
+                    "github.event.pull_request.head.sha to commit them",
+                ),
+            )
         )
-        return False
-    state.notice(
-        f"the workspace holds {head[:12] or 'no commit'}, neither the PR head nor its test merge "
-        "(pull_request_target checks out the base by default): the results were not committed; "
-        "check out github.event.pull_request.head.sha",
-        commands,
+    return False, Said(
+        (
+            (
+                "note",
+                f"the workspace holds {head[:12] or 'no commit'}, neither the PR head nor its "
+                "test merge (pull_request_target checks out the base by default): the results "
+                "were not committed; check out github.event.pull_request.head.sha",
+            ),
+        )
     )
-    return False
 
 
 def _depends_on(repo: Repository, touched: Touched, top: Path) -> list[str]:
@@ -131,14 +155,14 @@ def _merge_differs(
     Unknown (no head commit here and no API) counts as differing."""
     if not paths:
         return []
-    if _git(top, genv, "cat-file", "-e", f"{head_sha}^{{commit}}").returncode == 0:
-        diff = _git(
+    if run_git(top, genv, "cat-file", "-e", f"{head_sha}^{{commit}}").returncode == 0:
+        diff = run_git(
             top, genv, "diff", "--name-only", "--no-renames", head_sha, "HEAD", "--", *paths
         )
         if diff.returncode != 0:
             return [f"(git diff failed: {diff.stderr.strip()[:200]})"]
         return diff.stdout.splitlines()
-    listed = _git(top, genv, "ls-tree", "-r", "-z", "HEAD", "--", *paths).stdout
+    listed = run_git(top, genv, "ls-tree", "-r", "-z", "HEAD", "--", *paths).stdout
     here: dict[str, tuple[str, str]] = {}
     for record in filter(None, listed.split("\0")):
         meta, _, path = record.partition("\t")
@@ -160,7 +184,7 @@ def _merge_differs(
     return sorted(p for p in set(here) | set(head_files) if here.get(p) != head_files.get(p))
 
 
-def _commit_back(
+def commit_back(
     client: GitHubClient,
     ctx: GitHubContext,
     inputs: ActionInputs,
@@ -169,81 +193,88 @@ def _commit_back(
     touched: Touched,
     written: Sequence[Path],
     before: Mapping[Path, bytes | None],
-    state: _Run,
-    commands: TextIO,
-) -> str:
-    """Commit the changed results files and reports on the evaluated head; return the new SHA."""
+) -> CommitBack:
+    """Commit the changed results files and reports on the evaluated head."""
+    said: list[tuple[Literal["note", "line"], str]] = []
+    errored = False
     pr = ctx.pull_request
     if pr is not None:
         if ctx.is_fork:
-            state.notice(
+            note = (
                 "fork PR: the results were not committed (the token cannot push to a fork); "
-                "they are in the step summary",
-                commands,
+                "they are in the step summary"
             )
-            return ""
+            return CommitBack(said=Said((("note", note),)))
         branch, parent = pr.head_ref, pr.head_sha
     elif ctx.ref.startswith("refs/heads/"):
         branch, parent = ctx.ref.removeprefix("refs/heads/"), ctx.sha
     else:
-        return ""
-    paths = [p for p in _result_files(repo, touched) if p.read_bytes() != before.get(p)]
+        return CommitBack()
+    paths = [p for p in result_files(repo, touched) if p.read_bytes() != before.get(p)]
     paths += [p for p in written if p.is_file()]
     changes = []
     outside = []
     for p in dict.fromkeys(paths):
-        rel = _inside(p, top)
+        rel = inside_top(p, top)
         if rel is None:
             outside.append(p)
         else:
             changes.append(FileChange(rel, p.read_bytes()))
     if outside:
         shown = ", ".join(str(p) for p in outside[:3]) + (" …" if len(outside) > 3 else "")
-        state.errored = True
-        state.notice(
-            f"not committed: {len(outside)} file(s) outside the repository {top}, under .github/ or "
-            f"going through a link ({shown}); nothing outside the checkout, no workflow and nothing "
-            "through a link is ever committed",
-            commands,
+        errored = True
+        said.append(
+            (
+                "note",
+                f"not committed: {len(outside)} file(s) outside the repository {top}, under "
+                f".github/ or going through a link ({shown}); nothing outside the checkout, no "
+                "workflow and nothing through a link is ever committed",
+            )
         )
+
+    def done(sha: str = "") -> CommitBack:
+        return CommitBack(sha=sha, errored=errored, said=Said(tuple(said)))
+
     if not changes:
-        return ""
+        return done()
     try:
         result = client.repository(ctx.repository).commit_files(
             branch=branch, parent_sha=parent, changes=changes, message=inputs.commit_message
         )
     except GitHubApiError as exc:
-        state.notice(f"the results were not committed: {exc.message}", commands)
-        return ""
+        said.append(("note", f"the results were not committed: {exc.message}"))
+        return done()
     if isinstance(result, HeadMoved):
-        state.notice(result.notice(), commands)
-        return ""
+        said.append(("note", result.notice()))
+        return done()
     if isinstance(result, Committed):
-        state.lines.append(f"committed {len(result.paths)} file(s) as {result.sha[:12]}")
-        return result.sha
-    return ""
+        said.append(("line", f"committed {len(result.paths)} file(s) as {result.sha[:12]}"))
+        return done(result.sha)
+    return done()
 
 
-def _comment(
+def post_comment(
     client: GitHubClient,
     ctx: GitHubContext,
     inputs: ActionInputs,
     rows: Sequence[ComparisonRow],
     body: str,
-    state: _Run,
-    commands: TextIO,
-) -> int | None:
+) -> Posted:
     """Create or update the sticky comment per `comment`; an unchanged evidence digest writes nothing."""
     pr = ctx.pull_request
     assert pr is not None
+    said: list[tuple[Literal["note", "line"], str]] = []
     try:
         identity = client.identity(configured=inputs.comment_author or None)
         author = identity.login
         if author is None:
-            state.lines.append(
-                "comment: the token's identity is unknown (GitHub's API did not say; set "
-                "`comment_author`); our comment is one whose record names its own id and author, "
-                "else a new one is posted"
+            said.append(
+                (
+                    "line",
+                    "comment: the token's identity is unknown (GitHub's API did not say; set "
+                    "`comment_author`); our comment is one whose record names its own id and "
+                    "author, else a new one is posted",
+                )
             )
         rc = client.repository(ctx.repository)
         existing = rc.find_sticky_comment(pr.number, COMMENT_MARKER, author)
@@ -253,7 +284,8 @@ def _comment(
             and digest_of(existing.body) == digest
             and state_of(existing.body) == state_of(body)
         ):
-            return existing.id  # same evidence: leave it alone (no rewrite, no notification)
+            # same evidence: leave it alone (no rewrite, no notification)
+            return Posted(existing.id, Said(tuple(said)))
         wanted = inputs.comment == "always" or existing is not None
         if inputs.comment == "changes":  # only when the verdict is not "no change" (or to update)
             wanted = existing is not None or any(
@@ -266,12 +298,12 @@ def _comment(
                 for r in rows
             )
         if not wanted:
-            return existing.id if existing is not None else None
+            return Posted(existing.id if existing is not None else None, Said(tuple(said)))
         result = rc.upsert_sticky_comment(pr.number, body, marker=COMMENT_MARKER, author=author)
     except GitHubApiError as exc:
-        state.notice(f"the PR comment was not posted: {exc.message}", commands)
-        return None
-    return result.id
+        said.append(("note", f"the PR comment was not posted: {exc.message}"))
+        return Posted(None, Said(tuple(said)))
+    return Posted(result.id, Said(tuple(said)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -279,57 +311,60 @@ def _comment(
 # ------------------------------------------------------------------------------------------------
 
 
-def _outputs(
+def outputs_of(
     rows: Sequence[ComparisonRow],
-    state: _Run,
     touched: Touched,
     facts: RunFacts,
     comment_id: int | None,
     commit_sha: str,
     repo: Repository,
     top: Path,
+    *,
+    errored: bool,
+    check_failures: int,
+    sessions: int,
 ) -> ActionOutputs:
     labels = [r.label for r in rows]
     # The most severe row label (`Label` order: regression, authoring error, improvement, …).
     delta = next((str(lbl) for lbl in Label if lbl in labels), "")
     status: Status = "passed"
-    if state.errored:
+    if errored:
         status = "errored"
     elif Label.REGRESSION in labels:
         status = "regressed"
-    elif state.check_failures:
+    elif check_failures:
         status = "failed"
-    elif Label.NOT_EVALUATED in labels or (_without_evals(repo, touched) and not rows):
+    elif Label.NOT_EVALUATED in labels or (without_evals(repo, touched) and not rows):
         status = "not-evaluated"
     return ActionOutputs(
         status=status,
         evaluated_skills=touched.keys,
-        triggers_pass_rate=_pooled(rows, "triggers"),
-        evals_pass_rate=_pooled(rows, "evals"),
+        triggers_pass_rate=pooled(rows, "triggers"),
+        evals_pass_rate=pooled(rows, "evals"),
         delta=delta,
         cost_usd=facts.cost_usd or 0.0,
-        sessions=state.sessions,
+        sessions=sessions,
         comment_id=comment_id,
         commit_sha=commit_sha,
-        report_path=_report_rel(repo, top),
+        report_path=report_rel(repo, top),
     )
 
 
-def _cost_line(state: _Run) -> str:
+def cost_line(estimate: Estimate) -> str:
     """The job summary's estimate line ("" when nothing was planned): the planned sessions at list
     prices, as a range up to what power on demand may add. The measured cost is the comment's one
     figure (the run line), never restated here."""
-    if not state.estimate_sessions:
+    if not estimate.sessions:
         return ""
-    low, high = state.estimate_sessions, state.estimate_sessions + state.power_sessions
+    low, high = estimate.sessions, estimate.sessions + estimate.power_sessions
     sessions = f"{low}" if high == low else f"{low}–{high}"
-    if state.estimate_usd is None:
+    if estimate.usd is None:
         price = "not priced"
     elif high == low:
-        price = f"about ${state.estimate_usd:.2f} at list prices"
+        price = f"about ${estimate.usd:.2f} at list prices"
     else:
         price = (
-            f"about ${state.estimate_usd:.2f}–${state.estimate_usd + state.power_usd:.2f} at list "
+            f"about ${estimate.usd:.2f}–${estimate.usd + estimate.power_usd:.2f} at list "
             "prices (the top: power on demand running every comparison to max_runs)"
         )
     return (
@@ -339,8 +374,8 @@ def _cost_line(state: _Run) -> str:
     )
 
 
-def _evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | None:
+def evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | None:
     pr = ctx.pull_request
     if pr is None or ctx.is_fork:
         return None
-    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{_report_rel(repo, top)}"
+    return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{report_rel(repo, top)}"

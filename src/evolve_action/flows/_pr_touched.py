@@ -1,39 +1,40 @@
 """Stage 1 of the PR job: which skills a PR touches, and Tier 0 on them.
 
-Owns: the touched set from the event, the API or local git (`_touched_for`, `_explicit`), the
-touched skills' notes and reasons (authored changes before derived files), Tier 0 over the
-repository with findings split into the touched skills' and the pre-existing ones, and the
-refusals (skills without evals).
+Owns: `TouchedSkills` (what this stage found: the touched set, the notes about how it was found,
+Tier 0's verdict on it), the touched set from the event, the API or local git (`find_touched`,
+`explicit_skills`, `local_touched`), the touched skills' notes and reasons (authored changes
+before derived files), Tier 0 over the repository with findings split into the touched skills'
+and the pre-existing ones (`tier0`), and the refused definitions (`refused_definitions`).
 Guarantees: untouched skills are never planned; Tier 0 errors of untouched skills never fail
-the job (they are a notice). Never does: start a session, write, post.
+the job (they are a notice). Every function returns what it found (notes and annotations as
+data, in the order found); the composition (`flows._action`) logs and annotates them.
+Never does: start a session, write, post, or write to the workflow-command stream.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from evolve_action import plan
 from evolve_action.checks import CheckOptions, CheckReport, run_checks, split_pre_existing
-from evolve_action.config import Config
 from evolve_action.errors import UsageError
 from evolve_action.flows._pr_job import (
     MAX_ANNOTATIONS,
-    _rel,
-    _Run,
+    JobContext,
+    rel_to_top,
 )
 from evolve_action.github import (
     ActionInputs,
     ChangedPath,
     Event,
     GitHubApiError,
-    GitHubClient,
     GitHubContext,
     Touched,
     TouchedSkill,
-    annotate,
     git_changed_paths,
     touched_skills,
 )
@@ -43,46 +44,134 @@ from evolve_action.report import (
 )
 from evolve_action.specs import Finding, Severity
 
+__all__ = [
+    "Annotation",
+    "Tier0",
+    "TouchedSkills",
+    "explicit_skills",
+    "find_touched",
+    "local_touched",
+    "ordered_reasons",
+    "refused_definitions",
+    "tier0",
+    "touched_notes",
+    "without_evals",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """One workflow annotation to write (`github.annotate`'s arguments)."""
+
+    level: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tier0:
+    """Tier 0's verdict on a change."""
+
+    failures: int = 0
+    """Errors that fail the job (the touched skills' on a PR; every one otherwise)."""
+    findings: tuple[CheckLine, ...] = ()
+    """The findings on the touched skills (errors first), for the comment and the summary."""
+    notes: tuple[str, ...] = ()
+    """Notices for the comment and the summary (errors in skills the change left alone)."""
+    annotations: tuple[Annotation, ...] = ()
+    """The findings as annotations (at most `MAX_ANNOTATIONS` a level, the last: how many more)."""
+    lines: tuple[str, ...] = ()
+    """Lines for the job log (the failures, findings not annotated)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TouchedSkills:
+    """What stage 1 found: the skills the change touches and Tier 0's verdict on them."""
+
+    touched: Touched
+    notes: tuple[str, ...] = ()
+    """Notices for the comment and the summary about how the set was found (the files API fell
+    back to git)."""
+    checks: Tier0 | None = None
+    """Tier 0 (None: it did not run)."""
+
+    @property
+    def check_failures(self) -> int:
+        return self.checks.failures if self.checks is not None else 0
+
+    @property
+    def findings(self) -> tuple[CheckLine, ...]:
+        return self.checks.findings if self.checks is not None else ()
+
+
 # ------------------------------------------------------------------------------------------------
 # Steps
 # ------------------------------------------------------------------------------------------------
 
 
-def _tier0(
-    repo: Repository,
-    config: Config,
-    commands: TextIO,
-    state: _Run,
-    top: Path,
-    touched: Touched | None = None,
-) -> None:
-    """Tier 0 as annotations: the whole repository, except that with `touched` (a PR) the eval
-    specs of the touched skills only are validated, so the job grows with the change."""
+def tier0(job: JobContext, found: TouchedSkills, *, pull_request: bool) -> TouchedSkills:
+    """`found` with Tier 0 as annotations: the whole repository, except that on a pull request
+    the eval specs of the touched skills only are validated, so the job grows with the change,
+    and only the touched skills' errors fail it."""
+    repo, top = job.repo, job.top
+    touched = found.touched if pull_request else None
     only = frozenset((s.plugin, s.skill) for s in touched.skills) if touched else None
-    report = run_checks(repo, config, CheckOptions(signals=False, eval_sets=only))
-    state.check_failures = report.failures
+    report = run_checks(repo, job.config, CheckOptions(signals=False, eval_sets=only))
+    failures = report.failures
+    findings: tuple[CheckLine, ...] = ()
+    notes: tuple[str, ...] = ()
     if touched is not None:
-        state.findings = _touched_findings(repo, touched, report.findings, top)
-        _count_touched_failures(repo, report, touched, state, commands)
+        findings = _touched_findings(repo, touched, report.findings, top)
+        failures, notes = _touched_failures(repo, report, touched)
+    annotations: list[Annotation] = []
     # GitHub shows at most MAX_ANNOTATIONS of each level a step: the last slot says how many more.
     by_level: dict[str, list[Finding]] = {"error": [], "warning": []}
     for finding in report.findings:
         by_level["error" if finding.severity == Severity.ERROR else "warning"].append(finding)
     shown = {"error": 0, "warning": 0}
-    for level, found in by_level.items():
-        room = len(found) if len(found) <= MAX_ANNOTATIONS else MAX_ANNOTATIONS - 1
-        for finding in found[:room]:
+    for level, listed in by_level.items():
+        room = len(listed) if len(listed) <= MAX_ANNOTATIONS else MAX_ANNOTATIONS - 1
+        for finding in listed[:room]:
             shown[level] += 1
             path = (repo.root / finding.path) if finding.path else None
-            file = _rel(path, top) if path is not None else None
-            annotate(commands, level, finding.message, file=file, line=finding.line)
-        if len(found) > room:
-            annotate(commands, level, f"and {len(found) - room} more: see `run checks`")
+            file = rel_to_top(path, top) if path is not None else None
+            annotations.append(Annotation(level, finding.message, file, finding.line))
+        if len(listed) > room:
+            annotations.append(
+                Annotation(level, f"and {len(listed) - room} more: see `run checks`")
+            )
     hidden = sum(1 for _ in report.findings) - sum(shown.values())
-    if state.check_failures:
-        state.lines.append(f"checks: {state.check_failures} failure(s)")
+    lines: list[str] = []
+    if failures:
+        lines.append(f"checks: {failures} failure(s)")
     if hidden > 0:
-        state.lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
+        lines.append(f"checks: {hidden} more finding(s) not annotated (see `run checks`)")
+    checks = Tier0(
+        failures=failures,
+        findings=findings,
+        notes=notes,
+        annotations=tuple(annotations),
+        lines=tuple(lines),
+    )
+    return dataclasses.replace(found, checks=checks)
+
+
+def local_touched(job: JobContext, changes: Sequence[ChangedPath]) -> TouchedSkills:
+    """`pr --local`: the skills `changes` touch, and Tier 0 over the repository (only the touched
+    skills' errors fail the preview; no annotations)."""
+    repo = job.repo
+    report = run_checks(repo, job.config, CheckOptions(signals=False))
+    touched = touched_skills(repo, changes, prefix=job.prefix)
+    failures, notes = _touched_failures(repo, report, touched)
+    lines = [f"checks: {failures} failure(s) (see `run checks`)"] if failures else []
+    checks = Tier0(
+        failures=failures,
+        findings=_touched_findings(repo, touched, report.findings, job.top),
+        notes=notes,
+        lines=tuple(lines),
+    )
+    return TouchedSkills(touched=touched, checks=checks)
 
 
 def _touched_findings(
@@ -103,41 +192,40 @@ def _touched_findings(
         path = (repo.root / f.path).resolve()
         if not any(path == r or r in path.parents for r in roots):
             continue
-        where = _rel(path, top) + (f":{f.line}" if f.line else "")
+        where = rel_to_top(path, top) + (f":{f.line}" if f.line else "")
         message = f.message.removeprefix(f"{f.path}: ")
         out.append(CheckLine(error=f.severity == Severity.ERROR, where=where, message=message))
     return tuple(sorted(out, key=lambda c: not c.error))
 
 
-def _count_touched_failures(
-    repo: Repository,
-    report: CheckReport,
-    touched: Touched,
-    state: _Run,
-    commands: TextIO | None = None,
-) -> None:
+def _touched_failures(
+    repo: Repository, report: CheckReport, touched: Touched
+) -> tuple[int, tuple[str, ...]]:
     """Issue 30: only errors in the skills a change touched fail its job; the others are named
-    once as pre-existing (`gate` and `run checks --strict` still fail on them)."""
+    once as pre-existing (`gate` and `run checks --strict` still fail on them): the failures and
+    the note naming the others."""
     split = split_pre_existing(report, repo, ((s.plugin, s.skill) for s in touched.skills))
-    state.check_failures = split.failures
-    if split.untouched:
-        state.notice(split.line(), commands)
+    return split.failures, ((split.line(),) if split.untouched else ())
+
+
+def find_touched(
+    inputs: ActionInputs, ctx: GitHubContext, job: JobContext, *, run_mode: bool = False
+) -> TouchedSkills:
+    """The skills to evaluate: `mode: run` without `skills`: every one; explicit `skills`; else
+    the rule over the event's changes (the notes say when the files API fell back to git)."""
+    if run_mode and not inputs.explicit_skills:
+        return TouchedSkills(touched=explicit_skills(job.repo, inputs, everything=True))
+    notes: list[str] = []
+    touched = _touched_for(inputs, ctx, job, notes)
+    return TouchedSkills(touched=touched, notes=tuple(notes))
 
 
 def _touched_for(
-    inputs: ActionInputs,
-    ctx: GitHubContext,
-    repo: Repository,
-    prefix: str,
-    top: Path,
-    genv: Mapping[str, str],
-    client: GitHubClient | None,
-    state: _Run,
-    commands: TextIO,
+    inputs: ActionInputs, ctx: GitHubContext, job: JobContext, notes: list[str]
 ) -> Touched:
-    """The skills to evaluate: explicit `skills`, else the rule over the event's changes."""
+    repo, prefix, top, genv, client = job.repo, job.prefix, job.top, job.genv, job.client
     if inputs.all_skills or inputs.skills:
-        return _explicit(repo, inputs)
+        return explicit_skills(repo, inputs)
     pr = ctx.pull_request
     changes: list[ChangedPath] | None = None
     if pr is not None and client is not None:
@@ -145,15 +233,12 @@ def _touched_for(
             rc = client.repository(ctx.repository)
             listed = rc.changed_files(rc.pull_request(pr.number))
         except GitHubApiError as exc:
-            state.notice(
-                f"the files API failed ({exc.message}); the changes come from git", commands
-            )
+            notes.append(f"the files API failed ({exc.message}); the changes come from git")
         else:
             if listed.truncated:
-                state.notice(
+                notes.append(
                     f"the files API lists {len(listed.files)} of {listed.expected} changed files "
-                    "(GitHub's cap); the changes come from git instead",
-                    commands,
+                    "(GitHub's cap); the changes come from git instead"
                 )
             else:
                 changes = [
@@ -163,14 +248,15 @@ def _touched_for(
         changes = git_changed_paths(top, base=pr.base_sha, head=pr.head_sha, environ=genv)
     if changes is None and ctx.event is Event.PUSH:
         if ctx.push_before is None or ctx.push_after is None:
-            return _explicit(repo, inputs, everything=True)
+            return explicit_skills(repo, inputs, everything=True)
         changes = git_changed_paths(top, base=ctx.push_before, head=ctx.push_after, environ=genv)
     if changes is None:  # workflow_dispatch without `skills`: every skill
-        return _explicit(repo, inputs, everything=True)
+        return explicit_skills(repo, inputs, everything=True)
     return touched_skills(repo, changes, prefix=prefix)
 
 
-def _explicit(repo: Repository, inputs: ActionInputs, *, everything: bool = False) -> Touched:
+def explicit_skills(repo: Repository, inputs: ActionInputs, *, everything: bool = False) -> Touched:
+    """The skills `skills` names (or every skill with evals)."""
     wanted = set(inputs.skills)
     picked = []
     seen: set[tuple[str, str]] = set()
@@ -205,34 +291,42 @@ def ordered_reasons(reasons: Sequence[str]) -> tuple[str, ...]:
     return (*authored, *(r for r in reasons if _DERIVED.search(r)))
 
 
-def _without_evals(repo: Repository, touched: Touched) -> tuple[str, ...]:
+def without_evals(repo: Repository, touched: Touched) -> tuple[str, ...]:
     """Touched skills with no triggers and no evals file: nothing can be measured for them."""
     defined = {f"{es.plugin}/{es.skill}" for es in repo.eval_sets()}
     return tuple(s.key for s in touched.skills if s.key not in defined)
 
 
-def _touched_notes(repo: Repository, touched: Touched, state: _Run) -> list[str]:
+def touched_notes(
+    repo: Repository,
+    touched: Touched,
+    refused: Mapping[str, Mapping[plan.Tier, str]],
+    unevaluated: Mapping[str, Mapping[plan.Tier, str]],
+) -> list[str]:
     """One note per touched or removed skill, with every reason, authored files first (for the
     comment and summary); a skill without evals says nothing was measured; a refused definition
     says `authoring error` with the refusal (never a failure of the skill)."""
     notes = []
-    bare = set(_without_evals(repo, touched))
+    bare = set(without_evals(repo, touched))
     for s in touched.skills:
         why = "; ".join(ordered_reasons(s.reasons)) or "selected"
         extra = f" (renamed from {s.renamed_from})" if s.renamed_from else ""
-        verb = "touched" if s.key in bare or s.key in state.unevaluated else "evaluated"
+        verb = "touched" if s.key in bare or s.key in unevaluated else "evaluated"
         if s.key in bare:
             why += "; it has no evals, so nothing was measured"
         notes.append(f"{verb} {s.key}{extra}: {why}")
-        for tier, message in sorted(state.refused.get(s.key, {}).items()):
+        for tier, message in sorted(refused.get(s.key, {}).items()):
             notes.append(f"authoring error in {s.key}'s {tier.value}: {message}")
     notes.extend(f"removed {s.key}: its results are no longer evaluated" for s in touched.removed)
     return notes
 
 
-def _refusals(repo: Repository, touched: Touched, tiers: Sequence[str], state: _Run) -> None:
-    """Record, per touched skill, the tiers whose definition planning refuses (authoring errors:
+def refused_definitions(
+    repo: Repository, touched: Touched, tiers: Sequence[str]
+) -> dict[str, dict[plan.Tier, str]]:
+    """Per touched skill, the tiers whose definition planning refuses (authoring errors:
     `plan.build_inputs` names the file, the line and the fix; nothing runs for them)."""
+    refused: dict[str, dict[plan.Tier, str]] = {}
     wanted = [t for t in (plan.Tier.TRIGGERS, plan.Tier.EVALS) if t.value in tiers]
     for es in repo.eval_sets():
         key = f"{es.plugin}/{es.skill}"
@@ -241,4 +335,5 @@ def _refusals(repo: Repository, touched: Touched, tiers: Sequence[str], state: _
         for tier in wanted:
             invalid = plan.build_inputs([es], tiers=(tier,), root=repo.root).invalid
             if invalid:
-                state.refused.setdefault(key, {})[tier] = invalid[0].removeprefix("error: ")
+                refused.setdefault(key, {})[tier] = invalid[0].removeprefix("error: ")
+    return refused
