@@ -99,12 +99,14 @@ __all__ = [
     "PowerOutcome",
     "Scratch",
     "SideRuns",
+    "closed_look",
     "copy_worktree",
     "extract_tar",
     "materialise_base",
     "more_runs",
     "record_look",
     "reruns_document",
+    "resume",
 ]
 
 DECIDED = (Label.REGRESSION, Label.IMPROVEMENT, Label.NO_CHANGE)
@@ -521,9 +523,9 @@ class _Track:
             made=(self.new_base, self.new_head),
             round_no=self.round_no,
             sweep=self.sweep_from,
+            kept=_sweep_queries(self.head_entry),
+            planned=self.head_entry.header.runs_per_query,
         )
-        if self.sweep_from == self.attempt:  # the head sweep these looks rested on: kept
-            out.runs.extend(_sweep_runs(self.head_entry, self.attempt, self.key, self.model, fp))
 
     def pooled(self) -> dict[str, tuple[int, ...]]:
         """Query → its pooled runs so far, base and head together (1: a hit), in no side's order:
@@ -595,21 +597,17 @@ class _Track:
             base_fp = self.base_entry.header.content_hash if self.base_entry else ""
         fp = (base_fp, header.content_hash, f"{header.harness} {header.tool_version}".strip())
         out.fingerprints[(self.key, self.model)] = fp
-        prior = Prior()
-        if self.ledger is not None:
-            prior = self.ledger.prior(
-                skill=self.key,
-                model=self.model,
-                base=fp[0],
-                head=fp[1],
-                tool=fp[2],
-                with_base=paired,
-            )
+        prior, self.sweep_from = resume(
+            self.ledger,
+            key=self.key,
+            model=self.model,
+            fp=fp,
+            with_base=paired,
+            attempt=self.attempt,
+        )
         out.reused += self.base.extend(prior.base) + self.head.extend(prior.head)
-        self.sweep_from = self.attempt
-        if prior.sweep and prior.look is not None:  # the sweep the earlier looks rested on
+        if self.sweep_from != self.attempt:  # the sweep the earlier looks rested on
             self.adopted = self.head_entry = _sweep_entry(self.head_entry, prior.sweep)
-            self.sweep_from = prior.look.sweep
             sweep = _runs_per_query(self.head_entry)
         self.round_no = prior.rounds  # earlier attempts' selective rounds: blocks of their own
         full_b, full_h = stored + self.base.most(), sweep + self.head.most()
@@ -710,6 +708,44 @@ class _Track:
         return added
 
 
+def resume(
+    ledger: Ledger | None,
+    *,
+    key: str,
+    model: str,
+    fp: Fingerprints,
+    with_base: bool,
+    attempt: str,
+) -> tuple[Prior, str]:
+    """What the PR's ledger holds for one comparison (triggers and evals alike), and the attempt
+    whose head sweep its looks rest on: an earlier attempt's when the ledger kept the sweep its
+    furthest look tested (`Prior.sweep`: the comparison then tests that sweep, not this job's,
+    so a decided verdict is final for its evidence), else `attempt` (this job's own sweep)."""
+    if ledger is None:
+        return Prior(), attempt
+    prior = ledger.prior(
+        skill=key, model=model, base=fp[0], head=fp[1], tool=fp[2], with_base=with_base
+    )
+    if prior.sweep and prior.look is not None:
+        return prior, prior.look.sweep
+    return prior, attempt
+
+
+def closed_look(
+    ledger: Ledger | None, *, key: str, model: str, fp: Fingerprints
+) -> LedgerLook | None:
+    """The ledger's closed look of this exact comparison (decided, or final at the cap) whose
+    head sweep it kept: the test is over and rests on that sweep, so a job of the same content
+    needs neither a head sweep nor more runs for it (None: the comparison is still open, or the
+    ledger predates kept sweeps)."""
+    if ledger is None:
+        return None
+    prior = ledger.prior(skill=key, model=model, base=fp[0], head=fp[1], tool=fp[2])
+    if prior.look is None or not prior.look.closed or not prior.sweep:
+        return None
+    return prior.look
+
+
 def record_look(
     out: PowerOutcome,
     fp: Fingerprints,
@@ -722,9 +758,13 @@ def record_look(
     made: tuple[SideRuns, SideRuns],
     round_no: int,
     sweep: str = "",
+    kept: Sequence[QueryRuns] = (),
+    planned: int = 0,
 ) -> None:
     """One comparison's runs made by this job (base, head) and its last look, into `out` for
-    the ledger (triggers and evals alike)."""
+    the ledger (triggers and evals alike). `sweep` names the attempt whose head sweep the look
+    rested on; when it is this one, that sweep (`kept`: per query or case its hits and runs,
+    `planned` runs each) is kept too (block `SWEEP`), so later attempts test it (`resume`)."""
     base_fp, head_fp, tool = fp
     for side, content, runs in (("base", base_fp, made[0]), ("head", head_fp, made[1])):
         out.runs.extend(
@@ -754,29 +794,37 @@ def record_look(
             sweep=sweep,
         )
     )
+    if sweep and sweep == attempt:  # the head sweep these looks rested on: kept
+        out.runs.extend(
+            LedgerRun(
+                attempt=attempt,
+                skill=key,
+                model=model,
+                side="head",
+                query=q.query,
+                should_trigger=q.should_trigger,
+                content=head_fp,
+                tool=tool,
+                hits=q.hits,
+                runs=q.runs,
+                block=SWEEP,
+                planned=planned,
+            )
+            for q in kept
+        )
 
 
-def _sweep_runs(
-    entry: TriggersEntry, attempt: str, key: str, model: str, fp: Fingerprints
-) -> list[LedgerRun]:
-    """The head sweep `entry` as ledger records (block `SWEEP`), per query."""
-    return [
-        LedgerRun(
-            attempt=attempt,
-            skill=key,
-            model=model,
-            side="head",
+def _sweep_queries(entry: TriggersEntry) -> tuple[QueryRuns, ...]:
+    """The head sweep `entry` per query (an invalid query: 0 runs), as the ledger keeps it."""
+    return tuple(
+        QueryRuns(
             query=r.query,
             should_trigger=r.should_trigger,
-            content=fp[1],
-            tool=fp[2],
             hits=r.hits if r.runs and r.hits is not None else 0,
             runs=r.runs if r.runs and r.hits is not None else 0,
-            block=SWEEP,
-            planned=entry.header.runs_per_query,
         )
         for r in entry.results
-    ]
+    )
 
 
 def _sweep_entry(head: TriggersEntry, kept: Sequence[LedgerRun]) -> TriggersEntry:

@@ -45,10 +45,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import msgspec
+
 from evolve_action import evals, events
 from evolve_action.config import resolve_repository
 from evolve_action.errors import EvolveError
-from evolve_action.flows._ledger import Ledger, Prior
+from evolve_action.flows._ledger import Ledger, LedgerRun
 from evolve_action.flows._power import (
     DECIDED,
     NOTHING_TO_DO,
@@ -58,6 +60,7 @@ from evolve_action.flows._power import (
     Scratch,
     SideRuns,
     record_look,
+    resume,
 )
 from evolve_action.grading import GradingCache
 from evolve_action.harness import Budget, SkippedUnit, agent_harness
@@ -65,13 +68,14 @@ from evolve_action.plan import Tier, eval_content_hash
 from evolve_action.report import (
     Label,
     Plan,
+    QueryRuns,
     Reruns,
     SkillEvidence,
     compare_skill,
     information,
     selected,
 )
-from evolve_action.results import EvalsEntry, load_results
+from evolve_action.results import EvalResult, EvalsEntry, load_results
 
 __all__ = ["EVALS_LEDGER", "EvalPowerOutcome", "eval_cost_lines", "more_eval_runs"]
 
@@ -100,6 +104,35 @@ def _outcomes(entry: EvalsEntry | None) -> dict[str, tuple[int, int]]:
         for r in entry.results
         if not r.runtime_error and r.passed is not None
     }
+
+
+def _sweep_queries(entry: EvalsEntry) -> tuple[QueryRuns, ...]:
+    """The head's run of every case as the ledger keeps it (a case with no outcome: 0 runs)."""
+    got = _outcomes(entry)
+    return tuple(
+        QueryRuns(
+            query=r.id,
+            should_trigger=True,
+            hits=got.get(r.id, (0, 0))[0],
+            runs=got.get(r.id, (0, 0))[1],
+        )
+        for r in entry.results
+    )
+
+
+def _sweep_entry(head: EvalsEntry, kept: Sequence[LedgerRun]) -> EvalsEntry:
+    """`head` with the outcomes of the ledger's head run `kept` (what an earlier attempt's looks
+    rested on); a case it had no outcome for is an errored run here too."""
+    names = {r.id: r.name for r in head.results}
+    results = tuple(
+        EvalResult(id=r.query, name=names.get(r.query, ""), passed=bool(r.hits))
+        if r.runs
+        else EvalResult(
+            id=r.query, name=names.get(r.query, ""), runtime_error="no outcome in the kept run"
+        )
+        for r in kept
+    )
+    return msgspec.structs.replace(head, results=results)
 
 
 def _case_costs(entry: EvalsEntry) -> dict[str, float]:
@@ -210,6 +243,10 @@ class _Track:
     new_head: SideRuns = field(default_factory=SideRuns)
     fresh: bool = False
     round_no: int = 0
+    sweep_from: str = ""
+    """The attempt whose head run the looks rest on (this one's, or the ledger's)."""
+    adopted: EvalsEntry | None = None
+    """The ledger's head run, when the looks rest on an earlier attempt's (`head_entry` then)."""
 
     @property
     def ledger_key(self) -> str:
@@ -223,6 +260,7 @@ class _Track:
             t_prev=t_prev,
             t=t,
             final=final,
+            head_sweep=self.adopted,
         )
         rows = compare_skill(
             replace(self.ev, eval_reruns={self.model: rr}), models={self.model}, plan=plan
@@ -263,6 +301,9 @@ class _Track:
             model=self.model,
             made=(self.new_base, self.new_head),
             round_no=self.round_no,
+            sweep=self.sweep_from,
+            kept=_sweep_queries(self.head_entry),
+            planned=1,
         )
 
 
@@ -359,12 +400,12 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     tool = f"{header.harness} {header.tool_version}".strip()
     fp = (base_fp, header.content_hash, tool)
     out.fingerprints[(tr.ledger_key, tr.model)] = fp
-    prior = Prior()
-    if tr.ledger is not None:
-        prior = tr.ledger.prior(
-            skill=tr.ledger_key, model=tr.model, base=fp[0], head=fp[1], tool=tool, with_base=paired
-        )
+    prior, tr.sweep_from = resume(
+        tr.ledger, key=tr.ledger_key, model=tr.model, fp=fp, with_base=paired, attempt=tr.attempt
+    )
     out.reused += tr.base.extend(prior.base) + tr.head.extend(prior.head)
+    if tr.sweep_from != tr.attempt:  # the head run the earlier looks rested on
+        tr.adopted = tr.head_entry = _sweep_entry(tr.head_entry, prior.sweep)
     tr.round_no = prior.rounds
     if prior.look is not None and prior.look.closed:
         lk = prior.look

@@ -263,7 +263,7 @@ def _triggers(
 ) -> TierComparison | None:
     if b is None and h is None and not _told(Tier.TRIGGERS, ev):
         return None
-    if rr is not None and rr.head_sweep is not None and h is not None:
+    if rr is not None and isinstance(rr.head_sweep, TriggersEntry) and h is not None:
         h = rr.head_sweep  # the sweep an earlier workflow run's looks rested on (the ledger)
     bv = trigger_side(b) if b is not None else None
     hv = trigger_side(h) if h is not None else None
@@ -308,6 +308,8 @@ def _evals(
 ) -> TierComparison | None:
     if b is None and h is None and not _told(Tier.EVALS, ev):
         return None
+    if rr is not None and isinstance(rr.head_sweep, EvalsEntry) and h is not None:
+        h = rr.head_sweep  # the head run an earlier workflow run's looks rested on (the ledger)
     bv = eval_side(b.header, b.results) if b is not None else None
     hv = eval_side(h.header, h.results) if h is not None else None
     rerun = _rerun(b, h)

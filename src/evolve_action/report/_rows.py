@@ -19,6 +19,7 @@ from evolve_action.report._stats import (
     StratifiedTest,
 )
 from evolve_action.results import (
+    EvalsEntry,
     ResultsFile,
     TriggersEntry,
 )
@@ -261,10 +262,11 @@ class Reruns:
     t_prev: float = 0.0
     t: float = 1.0
     final: bool = True
-    head_sweep: TriggersEntry | None = None
-    """The head sweep the comparison rests on when it is not the head results' own: an earlier
-    workflow run's, kept by the PR's ledger, so a re-run of the same content tests the same
-    evidence and a decided verdict stays decided (docs/pr-comment.md, "Runs across workflow
+    head_sweep: TriggersEntry | EvalsEntry | None = None
+    """The head sweep the comparison rests on when it is not the head results' own (a triggers
+    entry for a trigger comparison, an evals entry for an eval one): an earlier workflow run's,
+    kept by the PR's ledger, so a re-run of the same content tests the same evidence and a
+    decided verdict stays decided (docs/pr-comment.md, "Runs across workflow
     runs")."""
 
 
