@@ -122,16 +122,18 @@ def real_pr(
     with _fake_sessions(outcomes, keys):
         got = _power.more_runs(
             [ev],
-            top=Path("/nonexistent"),
-            prefix="",
-            base_sha="0" * 40,
-            environ={},
-            genv={},
-            options=_power.PowerOptions(max_runs=cap),
-            budget=Budget(),
-            reporter=RecordingReporter(),
-            ledger=ledger if ledger is not None else Ledger(),
-            attempt=attempt,
+            _power.PowerJob(
+                top=Path("/nonexistent"),
+                prefix="",
+                base_sha="0" * 40,
+                environ={},
+                genv={},
+                options=_power.PowerOptions(max_runs=cap),
+                budget=Budget(),
+                reporter=RecordingReporter(),
+                ledger=ledger if ledger is not None else Ledger(),
+                attempt=attempt,
+            ),
         )
     shown = SkillEvidence(
         plugin="kit", skill="s", base=base, head=head, reruns=got.reruns.get("kit/s", {})

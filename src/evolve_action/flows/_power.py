@@ -55,7 +55,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -88,13 +88,14 @@ from evolve_action.report import (
     information,
     selected,
 )
-from evolve_action.results import TriggerResult, TriggersEntry
+from evolve_action.results import EntryHeader, TriggerResult, TriggersEntry
 from evolve_action.triggers import passes
 
 __all__ = [
     "DECIDED",
     "NOTHING_TO_DO",
     "TESTED",
+    "PowerJob",
     "PowerOptions",
     "PowerOutcome",
     "Scratch",
@@ -154,6 +155,59 @@ class PowerOutcome:
     def recorded(self) -> Ledger:
         """What this job adds to the PR's ledger."""
         return Ledger(runs=tuple(self.runs), looks=tuple(self.looks))
+
+
+@dataclass(slots=True, kw_only=True)
+class PowerJob:
+    """What one job's power on demand works with, triggers and evals alike: the checkout, the
+    base commit, the environments, the options, the budget, the PR's ledger and this attempt's
+    name, and the scratch copies (made on first use; `close` removes them). One value, built
+    once per job by the caller and read by the planner and both loops."""
+
+    top: Path
+    prefix: str
+    """The repository root relative to `top`."""
+    base_sha: str | None
+    environ: Mapping[str, str]
+    """The agents' environment."""
+    genv: Mapping[str, str]
+    """Git's environment."""
+    options: PowerOptions
+    budget: Budget
+    reporter: events.Reporter
+    ledger: Ledger | None = None
+    """The PR's runs over earlier workflow runs (None: this job's runs only)."""
+    attempt: str = ""
+    judge_model: str | None = None
+    """Evals: the judge."""
+    max_turns: int | None = None
+    """Evals: the agent's turn cap."""
+    scratch: Scratch = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scratch = Scratch(self.top, self.prefix, self.base_sha, self.genv)
+
+    def close(self) -> None:
+        self.scratch.close()
+
+    def fingerprints(
+        self,
+        base_hash: Callable[[Path | None], str],
+        stored: EntryHeader | None,
+        head: str,
+        tool: str,
+    ) -> tuple[Fingerprints, bool]:
+        """One comparison's fingerprints as its loop tests them (base content, head content,
+        tool), and whether the base is re-run beside the head (paired). Paired (`base` not
+        `stored`) the base content is `base_hash` of the base commit's version; when that has
+        no such skill or the clone lacks the commit, or with `stored`, the stored base's
+        recorded content hash ("" when there is none)."""
+        paired = self.options.base != "stored"
+        base_fp = base_hash(self.scratch.base()) if paired else ""
+        if not base_fp:
+            paired = False
+            base_fp = stored.content_hash if stored is not None else ""
+        return (base_fp, head, tool), paired
 
 
 @dataclass(slots=True)
@@ -344,10 +398,16 @@ class Scratch:
     def __init__(
         self, top: Path, prefix: str, base_sha: str | None, environ: Mapping[str, str]
     ) -> None:
-        self._tmp = Path(tempfile.mkdtemp(prefix="evolve-power."))
+        self._made: Path | None = None
         self.top, self.prefix, self.base_sha, self.environ = top, prefix, base_sha, environ
         self._base: Path | Literal[False] | None = None
         self._head: Path | None = None
+
+    @property
+    def _tmp(self) -> Path:
+        if self._made is None:  # made on first use: a job that copies nothing makes nothing
+            self._made = Path(tempfile.mkdtemp(prefix="evolve-power."))
+        return self._made
 
     def base(self) -> Path | None:
         if self._base is None:
@@ -365,7 +425,10 @@ class Scratch:
         return self._head
 
     def close(self) -> None:
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._made is not None:
+            shutil.rmtree(self._made, ignore_errors=True)
+            self._made = None
+        self._base = self._head = None
 
 
 def _one_round(
@@ -421,49 +484,31 @@ def _skill_hash(root: Path | None, plugin: str, skill: str, environ: Mapping[str
     return ""
 
 
-def more_runs(
-    evidence: Sequence[SkillEvidence],
-    *,
-    top: Path,
-    prefix: str,
-    base_sha: str | None,
-    environ: Mapping[str, str],
-    genv: Mapping[str, str],
-    options: PowerOptions,
-    budget: Budget,
-    reporter: events.Reporter,
-    ledger: Ledger | None = None,
-    attempt: str = "",
-) -> PowerOutcome:
+def more_runs(evidence: Sequence[SkillEvidence], job: PowerJob) -> PowerOutcome:
     """The sequential loop over the touched skills' undecided trigger comparisons (module doc).
 
     `evidence` is the base and head evidence as the job has it (stored base, head results just
-    written); `environ` the agents' environment, `genv` git's. With a `ledger` (the PR's runs
-    over earlier workflow runs, `flows._ledger`) the loop starts from the runs whose
-    fingerprints match and from the last look's alpha, starts nothing for a closed comparison,
-    counts those runs against `max_runs`, keeps the rest of the alpha when it stops short of the
-    cap (a later attempt continues), and returns this job's runs and looks as `recorded`
-    (stamped `attempt`).
+    written). With the PR's ledger (`job.ledger`, `flows._ledger`) the loop starts from the runs
+    whose fingerprints match and from the last look's alpha, starts nothing for a closed
+    comparison, counts those runs against `max_runs`, keeps the rest of the alpha when it stops
+    short of the cap (a later attempt continues), and returns this job's runs and looks as
+    `recorded` (stamped `job.attempt`). The scratch copies stay for the caller's `job.close()`.
     """
     out = PowerOutcome()
-    scratch = Scratch(top, prefix, base_sha, genv)
-    plan = Plan(cap=options.max_runs)
-    try:
-        for ev in evidence:
-            if ev.head is None or Tier.TRIGGERS in ev.refused:
+    plan = Plan(cap=job.options.max_runs)
+    for ev in evidence:
+        if ev.head is None or Tier.TRIGGERS in ev.refused:
+            continue
+        key = f"{ev.plugin}/{ev.skill}"
+        for model, entry in sorted(ev.head.models.items()):
+            if entry.triggers is None or not entry.triggers.header.executed:
                 continue
-            key = f"{ev.plugin}/{ev.skill}"
-            for model, entry in sorted(ev.head.models.items()):
-                if entry.triggers is None or not entry.triggers.header.executed:
-                    continue
-                stored = ev.base.models.get(model) if ev.base is not None else None
-                track = _track(ev, model, entry.triggers, stored.triggers if stored else None, key)
-                track.ledger, track.attempt = ledger, attempt
-                got = track.run(scratch, options, plan, budget, environ, reporter, out)
-                if got is not None:
-                    out.reruns.setdefault(key, {})[model] = got
-    finally:
-        scratch.close()
+            stored = ev.base.models.get(model) if ev.base is not None else None
+            track = _track(ev, model, entry.triggers, stored.triggers if stored else None, key)
+            track.ledger, track.attempt = job.ledger, job.attempt
+            got = track.run(job, plan, out)
+            if got is not None:
+                out.reruns.setdefault(key, {})[model] = got
     return out
 
 
@@ -555,17 +600,9 @@ class _Track:
             q for q, pooled in self.pooled().items() if selected(q, pooled, self.round_no)
         )
 
-    def run(
-        self,
-        scratch: Scratch,
-        options: PowerOptions,
-        plan: Plan,
-        budget: Budget,
-        environ: Mapping[str, str],
-        reporter: events.Reporter,
-        out: PowerOutcome,
-    ) -> Reruns | None:
+    def run(self, job: PowerJob, plan: Plan, out: PowerOutcome) -> Reruns | None:
         plugin, skill = self.ev.plugin, self.ev.skill
+        options, budget = job.options, job.budget
         sweep = _runs_per_query(self.head_entry)
         cap = options.max_runs
         label, _ = self.look(plan, 0.0, 1.0, True)  # what the stored evidence says at one look
@@ -576,15 +613,20 @@ class _Track:
         if mode == "auto":
             why = _auto_reason(self.base_entry, self.head_entry, self.ev.base_known)
         rerun_base = bool(why)  # the base side is fresh runs only
-        paired = mode != "stored"  # paired base runs may be added
-        base_fp = _skill_hash(scratch.base(), plugin, skill, environ) if paired else ""
-        if paired and not base_fp:
-            if scratch.base() is None:
+        header = self.head_entry.header
+        fp, paired = job.fingerprints(  # paired: base runs may be added beside the head's
+            lambda root: _skill_hash(root, plugin, skill, job.environ),
+            self.base_entry.header if self.base_entry else None,
+            header.content_hash,
+            f"{header.harness} {header.tool_version}".strip(),
+        )
+        if mode != "stored" and not paired:
+            if job.scratch.base() is None:
                 out.notes.append(
                     f"{self.key}: the base was not re-run: the clone lacks the base commit "
                     "(check out with fetch-depth: 0)"
                 )
-            rerun_base = paired = False  # a skill the base does not have is new: nothing to re-run
+            rerun_base = False  # a skill the base does not have is new: nothing to re-run
         if not rerun_base and (self.base_entry is None or label not in TESTED):
             return None  # new, base unknown or not comparable, and nothing to re-run
         stored = 0.0 if rerun_base else _runs_per_query(self.base_entry)  # type: ignore[arg-type]
@@ -592,10 +634,6 @@ class _Track:
             return None  # one look with the whole alpha: the comparison as stored
         out.why[f"{self.key} {self.model}"] = why or ("paired" if paired else "stored")
         self.fresh = rerun_base
-        header = self.head_entry.header
-        if not paired:  # the stored base: its fingerprint is the stored one
-            base_fp = self.base_entry.header.content_hash if self.base_entry else ""
-        fp = (base_fp, header.content_hash, f"{header.harness} {header.tool_version}".strip())
         out.fingerprints[(self.key, self.model)] = fp
         prior, self.sweep_from = resume(
             self.ledger,
@@ -648,7 +686,7 @@ class _Track:
                 n_b, n_h = 0, min(options.step, int(cap - h_runs))
             if n_b <= 0 and n_h <= 0:
                 break
-            added = self.batch(scratch, n_b, n_h, only, options, budget, environ, reporter, out)
+            added = self.batch(job, n_b, n_h, only, out)
             if only is None:
                 full_b, full_h = stored + self.base.most(), sweep + self.head.most()
             at_cap = (not paired or full_b + 1 > cap) and full_h + 1 > cap
@@ -672,22 +710,14 @@ class _Track:
         return last
 
     def batch(
-        self,
-        scratch: Scratch,
-        n_b: int,
-        n_h: int,
-        only: frozenset[str] | None,
-        options: PowerOptions,
-        budget: Budget,
-        environ: Mapping[str, str],
-        reporter: events.Reporter,
-        out: PowerOutcome,
+        self, job: PowerJob, n_b: int, n_h: int, only: frozenset[str] | None, out: PowerOutcome
     ) -> int:
         """`n_b` base and `n_h` head runs of each query (of `only` when given: a selective
         round's block), interleaved base, head, base, head, …; the runs completed."""
         if only is not None and not only:
             return 0
         plugin, skill = self.ev.plugin, self.ev.skill
+        scratch, budget = job.scratch, job.budget
         round_no = self.round_no if only is not None else 0
         added = 0
         for i in range(max(n_b, n_h)):
@@ -697,7 +727,15 @@ class _Track:
                 where = root()
                 assert where is not None
                 got = _one_round(
-                    where, plugin, skill, self.model, environ, options, budget, reporter, only
+                    where,
+                    plugin,
+                    skill,
+                    self.model,
+                    job.environ,
+                    job.options,
+                    budget,
+                    job.reporter,
+                    only,
                 )
                 if got is not None:
                     added += side.add(got, round_no)

@@ -55,9 +55,9 @@ from evolve_action.flows._power import (
     DECIDED,
     NOTHING_TO_DO,
     TESTED,
+    PowerJob,
     PowerOptions,
     PowerOutcome,
-    Scratch,
     SideRuns,
     record_look,
     resume,
@@ -309,29 +309,25 @@ class _Track:
 
 @dataclass(slots=True, kw_only=True)
 class _Job:
-    scratch: Scratch
-    options: PowerOptions
-    budget: Budget
-    environ: Mapping[str, str]
-    reporter: events.Reporter
-    judge_model: str | None
-    max_turns: int | None
+    """The job's power on demand (`PowerJob`, shared with the trigger loop), what the eval loop
+    made so far, and the judge's gradings over every round (`grading.GradingCache`)."""
+
+    power: PowerJob
     result: EvalPowerOutcome
     gradings: GradingCache = field(default_factory=GradingCache)
-    """The judge's gradings over every round (`grading.GradingCache`)."""
 
 
 def _batch(job: _Job, tr: _Track, n_b: int, n_h: int, only: frozenset[str], round_no: int) -> int:
     """`n_b` base and `n_h` head runs of each case in `only`, interleaved base, head, …; the runs
     with an outcome."""
-    out = job.result.power
+    out, pj = job.result.power, job.power
     added = 0
     for i in range(max(n_b, n_h)):
         for side, made, root, n in (
-            (tr.base, tr.new_base, job.scratch.base, n_b),
-            (tr.head, tr.new_head, job.scratch.head, n_h),
+            (tr.base, tr.new_base, pj.scratch.base, n_b),
+            (tr.head, tr.new_head, pj.scratch.head, n_h),
         ):
-            if i >= n or job.budget.stopped:
+            if i >= n or pj.budget.stopped:
                 continue
             where = root()
             assert where is not None
@@ -340,13 +336,13 @@ def _batch(job: _Job, tr: _Track, n_b: int, n_h: int, only: frozenset[str], roun
                 tr.ev.plugin,
                 tr.ev.skill,
                 tr.model,
-                job.environ,
-                job.options,
-                job.budget,
-                job.reporter,
+                pj.environ,
+                pj.options,
+                pj.budget,
+                pj.reporter,
                 only,
-                job.judge_model,
-                job.max_turns,
+                pj.judge_model,
+                pj.max_turns,
                 job.gradings,
             )
             out.sessions += sessions
@@ -362,31 +358,37 @@ def _batch(job: _Job, tr: _Track, n_b: int, n_h: int, only: frozenset[str], roun
 def _fits(job: _Job, cost: Mapping[str, float], only: frozenset[str], runs: int) -> bool:
     """Whether a round of `runs` runs of each case in `only` fits the budget, at each case's
     measured cost (cost first: a round the budget cannot pay is not started)."""
-    limit = job.budget.limit_usd
+    limit = job.power.budget.limit_usd
     if limit is None:
         return True
     need = runs * sum(cost.get(k, 0.0) for k in only)
-    return job.budget.spent_usd + need <= limit
+    return job.power.budget.spent_usd + need <= limit
 
 
 def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
-    options, out = job.options, job.result.power
+    pj, out = job.power, job.result.power
+    options = pj.options
     cap = options.max_runs
     label, _ = tr.look(plan, 0.0, 1.0, True)
     if label in NOTHING_TO_DO or cap <= 1:
         return None
     mode = options.base
     rerun_base = mode in ("rerun", "auto")  # a stored eval base has one run per case: thin
-    paired = mode != "stored"
     plugin, skill = tr.ev.plugin, tr.ev.skill
-    base_fp = _skill_hash(job.scratch.base(), plugin, skill, job.environ) if paired else ""
-    if paired and not base_fp:
-        if job.scratch.base() is None:
+    header = tr.head_entry.header
+    fp, paired = pj.fingerprints(
+        lambda root: _skill_hash(root, plugin, skill, pj.environ),
+        tr.base_entry.header if tr.base_entry else None,
+        header.content_hash,
+        f"{header.harness} {header.tool_version}".strip(),
+    )
+    if mode != "stored" and not paired:
+        if pj.scratch.base() is None:
             out.notes.append(
                 f"{tr.key}: the base's evals were not re-run: the clone lacks the base commit "
                 "(check out with fetch-depth: 0)"
             )
-        rerun_base = paired = False
+        rerun_base = False
     if not rerun_base and (tr.base_entry is None or label not in TESTED):
         return None
     stored = 0.0 if rerun_base else 1.0
@@ -394,11 +396,6 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
         "rerun" if mode == "rerun" else "thin stored base (1 run per case)" if paired else "stored"
     )
     tr.fresh = rerun_base
-    header = tr.head_entry.header
-    if not paired:
-        base_fp = tr.base_entry.header.content_hash if tr.base_entry else ""
-    tool = f"{header.harness} {header.tool_version}".strip()
-    fp = (base_fp, header.content_hash, tool)
     out.fingerprints[(tr.ledger_key, tr.model)] = fp
     prior, tr.sweep_from = resume(
         tr.ledger, key=tr.ledger_key, model=tr.model, fp=fp, with_base=paired, attempt=tr.attempt
@@ -416,7 +413,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     most = len(cases) * ((cap if paired else 0) + cap - 1)
     line = eval_cost_lines(tr.key, tr.model, len(cases), per_run, most)
     job.result.estimates.append(line)
-    job.reporter.emit(events.RunWarning(message=line))  # shown before any run is spent
+    pj.reporter.emit(events.RunWarning(message=line))  # shown before any run is spent
     t_prev = prior.look.t if prior.look is not None else 0.0
     full_b, full_h = stored + tr.base.most(), 1.0 + tr.head.most()
     last: Reruns | None = None
@@ -444,7 +441,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
             break
         if not _fits(job, cost, only, n_b + n_h):
             need = (n_b + n_h) * sum(cost.get(k, 0.0) for k in only)
-            job.budget.skipped.append(
+            pj.budget.skipped.append(
                 SkippedUnit(
                     plugin=plugin, skill=skill, tier="evals", model=tr.model, estimate_usd=need
                 )
@@ -457,7 +454,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
         else:
             full_b, full_h = stored + tr.base.most(), 1.0 + tr.head.most()
         at_cap = (not paired or full_b + 1 > cap) and full_h + 1 > cap
-        final = at_cap or job.budget.stopped or (added == 0 and not round_no)
+        final = at_cap or pj.budget.stopped or (added == 0 and not round_no)
         if not final and added == 0:
             continue  # the round passed every case by: no new runs, no look
         t = max(t_prev, information(full_b, full_h, cap))
@@ -477,58 +474,31 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     return last
 
 
-def more_eval_runs(
-    evidence: Sequence[SkillEvidence],
-    *,
-    top: Path,
-    prefix: str,
-    base_sha: str | None,
-    environ: Mapping[str, str],
-    genv: Mapping[str, str],
-    options: PowerOptions,
-    budget: Budget,
-    reporter: events.Reporter,
-    judge_model: str | None = None,
-    max_turns: int | None = None,
-    ledger: Ledger | None = None,
-    attempt: str = "",
-) -> EvalPowerOutcome:
+def more_eval_runs(evidence: Sequence[SkillEvidence], job: PowerJob) -> EvalPowerOutcome:
     """The sequential loop over the touched skills' eval comparisons (module doc); the runs come
     back per skill × model in `power.reruns` (for `SkillEvidence.eval_reruns`), this job's runs
-    and looks in `power.recorded`."""
+    and looks in `power.recorded`. The scratch copies stay for the caller's `job.close()`."""
     result = EvalPowerOutcome()
-    job = _Job(
-        scratch=Scratch(top, prefix, base_sha, genv),
-        options=options,
-        budget=budget,
-        environ=environ,
-        reporter=reporter,
-        judge_model=judge_model,
-        max_turns=max_turns,
-        result=result,
-    )
-    plan = Plan(cap=options.max_runs)
-    try:
-        for ev in evidence:
-            if ev.head is None or Tier.EVALS in ev.refused:
+    state = _Job(power=job, result=result)
+    plan = Plan(cap=job.options.max_runs)
+    for ev in evidence:
+        if ev.head is None or Tier.EVALS in ev.refused:
+            continue
+        key = f"{ev.plugin}/{ev.skill}"
+        for model, entry in sorted(ev.head.models.items()):
+            if entry.evals is None or not entry.evals.header.executed:
                 continue
-            key = f"{ev.plugin}/{ev.skill}"
-            for model, entry in sorted(ev.head.models.items()):
-                if entry.evals is None or not entry.evals.header.executed:
-                    continue
-                stored = ev.base.models.get(model) if ev.base is not None else None
-                tr = _Track(
-                    ev=ev,
-                    model=model,
-                    key=key,
-                    head_entry=entry.evals,
-                    base_entry=stored.evals if stored is not None else None,
-                    ledger=ledger,
-                    attempt=attempt,
-                )
-                got = _run(tr, job, plan)
-                if got is not None:
-                    result.power.reruns.setdefault(key, {})[model] = got
-    finally:
-        job.scratch.close()
+            stored = ev.base.models.get(model) if ev.base is not None else None
+            tr = _Track(
+                ev=ev,
+                model=model,
+                key=key,
+                head_entry=entry.evals,
+                base_entry=stored.evals if stored is not None else None,
+                ledger=job.ledger,
+                attempt=job.attempt,
+            )
+            got = _run(tr, state, plan)
+            if got is not None:
+                result.power.reruns.setdefault(key, {})[model] = got
     return result

@@ -10,7 +10,13 @@ import pytest
 
 from evolve_action.events import RecordingReporter
 from evolve_action.flows._ledger import Ledger, LedgerLook, LedgerRun
-from evolve_action.flows._power import PowerOptions, PowerOutcome, _auto_reason, more_runs
+from evolve_action.flows._power import (
+    PowerJob,
+    PowerOptions,
+    PowerOutcome,
+    _auto_reason,
+    more_runs,
+)
 from evolve_action.harness import Budget
 from evolve_action.report import SkillEvidence
 from evolve_action.results import (
@@ -94,16 +100,18 @@ def _loop(ledger: Ledger, base: TriggersEntry, head: TriggersEntry) -> PowerOutc
     ev = SkillEvidence(plugin="kit", skill="beta", base=file(base), head=file(head))
     return more_runs(
         [ev],
-        top=Path("/nonexistent"),
-        prefix="",
-        base_sha=None,
-        environ={},
-        genv={},
-        options=PowerOptions(base="stored", max_runs=6),
-        budget=Budget(limit_usd=0.0),  # nothing may run
-        reporter=RecordingReporter(),
-        ledger=ledger,
-        attempt="2.1",
+        PowerJob(
+            top=Path("/nonexistent"),
+            prefix="",
+            base_sha=None,
+            environ={},
+            genv={},
+            options=PowerOptions(base="stored", max_runs=6),
+            budget=Budget(limit_usd=0.0),  # nothing may run,
+            reporter=RecordingReporter(),
+            ledger=ledger,
+            attempt="2.1",
+        ),
     )
 
 
@@ -310,16 +318,18 @@ def _attempt(ledger: Ledger, head: TriggersEntry, attempt: str) -> tuple[PowerOu
     ev = SkillEvidence(plugin="kit", skill="beta", base=file(base), head=file(head))
     out = more_runs(
         [ev],
-        top=Path("/nonexistent"),
-        prefix="",
-        base_sha=None,
-        environ={},
-        genv={},
-        options=PowerOptions(base="stored", max_runs=18),
-        budget=Budget(limit_usd=0.0),  # nothing may run: a session would be refused
-        reporter=RecordingReporter(),
-        ledger=ledger,
-        attempt=attempt,
+        PowerJob(
+            top=Path("/nonexistent"),
+            prefix="",
+            base_sha=None,
+            environ={},
+            genv={},
+            options=PowerOptions(base="stored", max_runs=18),
+            budget=Budget(limit_usd=0.0),  # nothing may run: a session would be refused,
+            reporter=RecordingReporter(),
+            ledger=ledger,
+            attempt=attempt,
+        ),
     )
     ev = SkillEvidence(
         plugin="kit",

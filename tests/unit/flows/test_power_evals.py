@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evolve_action.events import RecordingReporter
 from evolve_action.flows._ledger import SWEEP, Ledger
-from evolve_action.flows._power import PowerOptions
+from evolve_action.flows._power import PowerJob, PowerOptions
 from evolve_action.flows._power_evals import EvalPowerOutcome, more_eval_runs
 from evolve_action.harness import Budget, SkippedUnit
 from evolve_action.report import SkillEvidence, compare_skill
@@ -51,16 +51,18 @@ def attempt(ledger: Ledger, head: EvalsEntry, name: str) -> tuple[EvalPowerOutco
     ev = SkillEvidence(plugin="kit", skill="beta", base=file(BASE), head=file(head))
     out = more_eval_runs(
         [ev],
-        top=Path("/nonexistent"),
-        prefix="",
-        base_sha=None,
-        environ={},
-        genv={},
-        options=PowerOptions(base="stored", max_runs=2),
-        budget=Budget(limit_usd=0.0, skipped=[STOPPED]),  # no session can start
-        reporter=RecordingReporter(),
-        ledger=ledger,
-        attempt=name,
+        PowerJob(
+            top=Path("/nonexistent"),
+            prefix="",
+            base_sha=None,
+            environ={},
+            genv={},
+            options=PowerOptions(base="stored", max_runs=2),
+            budget=Budget(limit_usd=0.0, skipped=[STOPPED]),  # no session can start,
+            reporter=RecordingReporter(),
+            ledger=ledger,
+            attempt=name,
+        ),
     )
     shown = SkillEvidence(
         plugin="kit",
