@@ -78,12 +78,12 @@ def _fake_sessions(outcomes: noise.Outcomes, keys: Sequence[str]) -> Iterator[No
 
     saved = (
         _power._one_round,
-        _power._skill_hash,
+        _power.skill_hash,
         _power.Scratch.base,
         _power.Scratch.head,
     )
     _power._one_round = one_round  # type: ignore[assignment]
-    _power._skill_hash = lambda *a, **k: "B"  # type: ignore[assignment]
+    _power.skill_hash = lambda *a, **k: "B"  # type: ignore[assignment]
     _power.Scratch.base = lambda self: Path("/fake/base")  # type: ignore[assignment,method-assign]
     _power.Scratch.head = lambda self: Path("/fake/head")  # type: ignore[assignment,method-assign]
     try:
@@ -91,7 +91,7 @@ def _fake_sessions(outcomes: noise.Outcomes, keys: Sequence[str]) -> Iterator[No
     finally:
         (
             _power._one_round,
-            _power._skill_hash,
+            _power.skill_hash,
             _power.Scratch.base,
             _power.Scratch.head,
         ) = saved  # type: ignore[assignment,method-assign]

@@ -100,7 +100,6 @@ __all__ = [
     "PowerOutcome",
     "Scratch",
     "SideRuns",
-    "closed_look",
     "copy_worktree",
     "extract_tar",
     "materialise_base",
@@ -108,6 +107,9 @@ __all__ = [
     "record_look",
     "reruns_document",
     "resume",
+    "settled",
+    "skill_hash",
+    "sweep_entry",
 ]
 
 DECIDED = (Label.REGRESSION, Label.IMPROVEMENT, Label.NO_CHANGE)
@@ -469,7 +471,7 @@ def _one_round(
     return asyncio.run(triggers.run(built.options, reporter, agent_harness(environ), planned=made))
 
 
-def _skill_hash(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> str:
+def skill_hash(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> str:
     """The trigger content hash of `plugin/skill` under `root` ("" when it has no triggers
     there: a skill the base does not have)."""
     if root is None or not root.is_dir():
@@ -615,7 +617,7 @@ class _Track:
         rerun_base = bool(why)  # the base side is fresh runs only
         header = self.head_entry.header
         fp, paired = job.fingerprints(  # paired: base runs may be added beside the head's
-            lambda root: _skill_hash(root, plugin, skill, job.environ),
+            lambda root: skill_hash(root, plugin, skill, job.environ),
             self.base_entry.header if self.base_entry else None,
             header.content_hash,
             f"{header.harness} {header.tool_version}".strip(),
@@ -645,7 +647,7 @@ class _Track:
         )
         out.reused += self.base.extend(prior.base) + self.head.extend(prior.head)
         if self.sweep_from != self.attempt:  # the sweep the earlier looks rested on
-            self.adopted = self.head_entry = _sweep_entry(self.head_entry, prior.sweep)
+            self.adopted = self.head_entry = sweep_entry(self.head_entry, prior.sweep)
             sweep = _runs_per_query(self.head_entry)
         self.round_no = prior.rounds  # earlier attempts' selective rounds: blocks of their own
         full_b, full_h = stored + self.base.most(), sweep + self.head.most()
@@ -769,19 +771,18 @@ def resume(
     return prior, attempt
 
 
-def closed_look(
-    ledger: Ledger | None, *, key: str, model: str, fp: Fingerprints
-) -> LedgerLook | None:
-    """The ledger's closed look of this exact comparison (decided, or final at the cap) whose
-    head sweep it kept: the test is over and rests on that sweep, so a job of the same content
-    needs neither a head sweep nor more runs for it (None: the comparison is still open, or the
-    ledger predates kept sweeps)."""
-    if ledger is None:
+def settled(job: PowerJob, *, key: str, model: str, fp: Fingerprints) -> Prior | None:
+    """What the PR's ledger holds for this exact comparison when it is closed (decided, or final
+    at the cap) with the head sweep its look tested kept: the test is over and rests on that
+    sweep, so a job of the same content needs neither a head sweep nor more runs for it (the
+    planner starts none: `flows._pr_evaluate`). None: no ledger, the comparison is still open,
+    or the ledger predates kept sweeps."""
+    if job.ledger is None:
         return None
-    prior = ledger.prior(skill=key, model=model, base=fp[0], head=fp[1], tool=fp[2])
+    prior = job.ledger.prior(skill=key, model=model, base=fp[0], head=fp[1], tool=fp[2])
     if prior.look is None or not prior.look.closed or not prior.sweep:
         return None
-    return prior.look
+    return prior
 
 
 def record_look(
@@ -865,8 +866,9 @@ def _sweep_queries(entry: TriggersEntry) -> tuple[QueryRuns, ...]:
     )
 
 
-def _sweep_entry(head: TriggersEntry, kept: Sequence[LedgerRun]) -> TriggersEntry:
-    """`head` with the results of the ledger's sweep `kept` (its header otherwise)."""
+def sweep_entry(head: TriggersEntry, kept: Sequence[LedgerRun]) -> TriggersEntry:
+    """`head` with the results of the ledger's sweep `kept` (its header otherwise; `head` may be
+    a header alone: the planner's stand-in when it ran no sweep)."""
     planned = max((r.planned for r in kept), default=0) or head.header.runs_per_query
     results = tuple(
         TriggerResult(

@@ -77,7 +77,14 @@ from evolve_action.report import (
 )
 from evolve_action.results import EvalResult, EvalsEntry, load_results
 
-__all__ = ["EVALS_LEDGER", "EvalPowerOutcome", "eval_cost_lines", "more_eval_runs"]
+__all__ = [
+    "EVALS_LEDGER",
+    "EvalPowerOutcome",
+    "eval_cost_lines",
+    "more_eval_runs",
+    "skill_hash",
+    "sweep_entry",
+]
 
 EVALS_LEDGER = "{key}#evals"
 """The `skill` name eval runs and looks carry in the PR's ledger (`plugin/skill#evals`): an eval
@@ -120,7 +127,7 @@ def _sweep_queries(entry: EvalsEntry) -> tuple[QueryRuns, ...]:
     )
 
 
-def _sweep_entry(head: EvalsEntry, kept: Sequence[LedgerRun]) -> EvalsEntry:
+def sweep_entry(head: EvalsEntry, kept: Sequence[LedgerRun]) -> EvalsEntry:
     """`head` with the outcomes of the ledger's head run `kept` (what an earlier attempt's looks
     rested on); a case it had no outcome for is an errored run here too."""
     names = {r.id: r.name for r in head.results}
@@ -151,7 +158,7 @@ def eval_cost_lines(key: str, model: str, cases: int, per_run: float, sessions: 
     )
 
 
-def _skill_hash(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> str:
+def skill_hash(root: Path | None, plugin: str, skill: str, environ: Mapping[str, str]) -> str:
     """The eval content hash of `plugin/skill` under `root` ("" when it has no evals there)."""
     if root is None or not root.is_dir():
         return ""
@@ -377,7 +384,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     plugin, skill = tr.ev.plugin, tr.ev.skill
     header = tr.head_entry.header
     fp, paired = pj.fingerprints(
-        lambda root: _skill_hash(root, plugin, skill, pj.environ),
+        lambda root: skill_hash(root, plugin, skill, pj.environ),
         tr.base_entry.header if tr.base_entry else None,
         header.content_hash,
         f"{header.harness} {header.tool_version}".strip(),
@@ -402,7 +409,7 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
     )
     out.reused += tr.base.extend(prior.base) + tr.head.extend(prior.head)
     if tr.sweep_from != tr.attempt:  # the head run the earlier looks rested on
-        tr.adopted = tr.head_entry = _sweep_entry(tr.head_entry, prior.sweep)
+        tr.adopted = tr.head_entry = sweep_entry(tr.head_entry, prior.sweep)
     tr.round_no = prior.rounds
     if prior.look is not None and prior.look.closed:
         lk = prior.look

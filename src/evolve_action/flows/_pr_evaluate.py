@@ -15,21 +15,36 @@ import asyncio
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from evolve_action import checks, evals, events, plan, triggers
+import msgspec
+
+from evolve_action import __version__, checks, evals, events, plan, triggers
+from evolve_action.catalog import BoundModel
 from evolve_action.encoding import write_text
 from evolve_action.errors import EnvironmentProblem, EvolveError
 from evolve_action.flows._ledger import (
     Fingerprints,
     Ledger,
+    LedgerRun,
     LedgerStore,
     RefStore,
     history,
 )
-from evolve_action.flows._power import PowerOptions, PowerOutcome, more_runs, reruns_document
+from evolve_action.flows._power import (
+    PowerJob,
+    PowerOptions,
+    PowerOutcome,
+    more_runs,
+    reruns_document,
+    settled,
+)
+from evolve_action.flows._power import skill_hash as trigger_hash
+from evolve_action.flows._power import sweep_entry as trigger_sweep
 from evolve_action.flows._power_evals import EVALS_LEDGER, more_eval_runs
+from evolve_action.flows._power_evals import skill_hash as eval_hash
+from evolve_action.flows._power_evals import sweep_entry as eval_sweep
 from evolve_action.flows._pr_compare import evidence
 from evolve_action.flows._pr_job import (
     UNCONFINED,
@@ -61,12 +76,18 @@ from evolve_action.harness import (
     install_codex,
     sweep_failed,
 )
-from evolve_action.repo import Repository
 from evolve_action.report import (
     Reruns,
+    SkillEvidence,
     usd,
 )
-from evolve_action.results import ResultsFile
+from evolve_action.results import (
+    EntryHeader,
+    EvalsEntry,
+    ModelEntry,
+    ResultsFile,
+    TriggersEntry,
+)
 
 __all__ = [
     "confinement_note",
@@ -77,6 +98,17 @@ __all__ = [
     "undecided_hint",
     "why_not_run",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """A comparison the PR's ledger holds closed for this exact content: the header the head's
+    results would carry and the head sweep its look tested."""
+
+    header: EntryHeader
+    kept: tuple[LedgerRun, ...]
+    label: str
+    attempt: str
 
 
 @dataclass(slots=True)
@@ -99,6 +131,9 @@ class _Tally:
     power_usd: float = 0.0
     notes: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    settled: dict[tuple[str, str, plan.Tier], _Settled] = field(default_factory=dict)
+    """(skill key, model, tier) → the closed comparison of this content the planner ran no
+    session for (its head sweep comes from the PR's ledger)."""
 
     def notice(self, text: str) -> None:
         self.notes.append(text)
@@ -145,23 +180,37 @@ def evaluate(
     undecided comparisons, within the job's one budget. A cancellation (KeyboardInterrupt) ends
     the stage: what finished is returned, with `cancelled`."""
     tally = _Tally(refused=refused, base_unknown=base_unknown)
+    power = PowerJob(
+        top=job.top,
+        prefix=job.prefix,
+        base_sha=base_sha,
+        environ=job.agent_env,
+        genv=job.genv,
+        options=job.power,
+        budget=job.budget,
+        reporter=reporter,
+        ledger=_load_ledger(store, tally),
+        attempt=attempt,
+        judge_model=job.judge_model,
+        max_turns=job.max_turns,
+    )
     try:
-        _evaluate(job, touched, tiers, reporter, tally)
+        _evaluate(job, touched, tiers, reporter, tally, power=power, base_files=base_files)
         _more_runs(
             job,
             touched,
             base_files,
             tally,
-            base_sha=base_sha,
+            power,
             head_sha=head_sha,
-            reporter=reporter,
             out_dir=out_dir,
             store=store,
-            attempt=attempt,
             tiers=tiers,
         )
     except KeyboardInterrupt:  # the job was cancelled: keep what finished
         return tally.frozen(cancelled=True)
+    finally:
+        power.close()
     return tally.frozen(cancelled=False)
 
 
@@ -171,9 +220,14 @@ def _evaluate(
     tiers: Sequence[str],
     reporter: events.Reporter,
     state: _Tally,
+    *,
+    power: PowerJob | None = None,
+    base_files: Mapping[str, ResultsFile | None] | None = None,
 ) -> None:
     """Run the touched skills' missing or stale cases, plugin by plugin, tier by tier, within the
-    job's one budget; the dry-run estimate of what is planned goes into `state`."""
+    job's one budget; the dry-run estimate of what is planned goes into `state`. A unit whose
+    comparison the PR's ledger holds closed for this exact content (`power.ledger`) starts no
+    session: its test is over and rests on the head sweep the ledger kept (`_settle`)."""
     repo, config, agent_env, budget = job.repo, job.config, job.agent_env, job.budget
     by_plugin: dict[str, list[str]] = {}
     for s in touched.skills:
@@ -198,6 +252,16 @@ def _evaluate(
                 budget=budget,
             )
             made = triggers.make_plan(built.options)
+            if power is not None:
+                units = _settle(
+                    state,
+                    power,
+                    made[0].units,
+                    built.options.models,
+                    base_files,
+                    plan.Tier.TRIGGERS,
+                )
+                made = (replace(made[0], units=units), made[1], made[2])
             planned = made[0]
             n = sum(len(u.cases) for u in planned.units)
             trig = estimate_cost([planned], runs=built.options.runs, models=built.options.models)
@@ -234,6 +298,11 @@ def _evaluate(
                 budget=budget,
             )
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
+            if power is not None:
+                units = _settle(
+                    state, power, eplan.plan.units, eplan.models, base_files, plan.Tier.EVALS
+                )
+                eplan = replace(eplan, plan=replace(eplan.plan, units=units))
             est = estimate_cost([eplan.plan], runs=1, models=eplan.models)
             _estimate(state, est)
             _power_estimate_evals(state, est, cases=len(eplan.plan.cases), power=job.power)
@@ -251,6 +320,100 @@ def _evaluate(
                     raise sweep_failed(ev.all_failed, tier="evals")
                 state.sessions += ev.executed + ev.baselines
                 state.errored = state.errored or ev.errored > 0
+
+
+def _settle(
+    state: _Tally,
+    power: PowerJob,
+    units: Sequence[plan.PlannedUnit],
+    models: Sequence[BoundModel],
+    base_files: Mapping[str, ResultsFile | None] | None,
+    tier: plan.Tier,
+) -> tuple[plan.PlannedUnit, ...]:
+    """`units` without the cases of those whose comparison the PR's ledger holds closed for this
+    exact content (`_power.settled`: the same base, head and tool fingerprints the power loop
+    tests, computed by the same `PowerJob.fingerprints`): re-running their head sweep could
+    change nothing the comparison uses ("Re-run jobs" of a decided PR). One log line each; the
+    kept sweep goes into `state.settled` for the power loop and the comparison."""
+    bound = {m.model.key: m for m in models}
+    hash_of = trigger_hash if tier is plan.Tier.TRIGGERS else eval_hash
+    checkout = power.top / power.prefix if power.prefix else power.top
+    out: list[plan.PlannedUnit] = []
+    for u in units:
+        key = f"{u.plugin}/{u.skill}"
+        if not u.cases or u.model not in bound:
+            out.append(u)
+            continue
+        base = (base_files or {}).get(key)
+        stored = base.models.get(u.model) if base is not None else None
+        entry = (
+            (stored.triggers if tier is plan.Tier.TRIGGERS else stored.evals) if stored else None
+        )
+        head = hash_of(checkout, u.plugin, u.skill, power.environ)
+
+        def base_hash(root: Path | None, u: plan.PlannedUnit = u) -> str:
+            return hash_of(root, u.plugin, u.skill, power.environ)
+
+        fp, _ = power.fingerprints(
+            base_hash,
+            entry.header if entry is not None else None,
+            head,
+            f"{bound[u.model].harness} {__version__}",
+        )
+        name = key if tier is plan.Tier.TRIGGERS else EVALS_LEDGER.format(key=key)
+        prior = settled(power, key=name, model=u.model, fp=fp) if head else None
+        if prior is None or prior.look is None:
+            out.append(u)
+            continue
+        m = bound[u.model]
+        header = EntryHeader(  # what the sweep's own header would say (the engines' `_header`)
+            provider=m.model.provider,
+            model=m.model.id,
+            display=m.model.display,
+            harness=m.harness,
+            tool_version=__version__,
+            executed=True,
+            content_hash=head,
+            runs_per_query=max((r.planned for r in prior.sweep), default=0),
+        )
+        state.settled[(key, u.model, tier)] = _Settled(
+            header=header, kept=prior.sweep, label=prior.look.label, attempt=prior.look.attempt
+        )
+        state.lines.append(
+            f"{key} on {u.model}: {tier.value} not run again: the PR's ledger holds this "
+            f"content's comparison closed ({prior.look.label}, workflow run "
+            f"{prior.look.attempt}); its head sweep is the one that run kept"
+        )
+        out.append(replace(u, cases=()))
+    return tuple(out)
+
+
+def _with_settled(
+    evidence: Sequence[SkillEvidence], settled: Mapping[tuple[str, str, plan.Tier], _Settled]
+) -> list[SkillEvidence]:
+    """`evidence` whose head results of each settled comparison are the head sweep the ledger
+    kept (under the header this content's results would carry), as the power loops read them:
+    they then find the closed look of the same fingerprints and show it again."""
+    out = []
+    for ev in evidence:
+        key = f"{ev.plugin}/{ev.skill}"
+        mine = {(m, t): s for (k, m, t), s in settled.items() if k == key}
+        if not mine:
+            out.append(ev)
+            continue
+        models = dict(ev.head.models) if ev.head is not None else {}
+        for (model, tier), st in mine.items():
+            entry = models.get(model, ModelEntry())
+            if tier is plan.Tier.TRIGGERS:
+                kept = trigger_sweep(TriggersEntry(header=st.header), st.kept)
+                entry = msgspec.structs.replace(entry, triggers=kept)
+            else:
+                evals_kept = eval_sweep(EvalsEntry(header=st.header), st.kept)
+                entry = msgspec.structs.replace(entry, evals=evals_kept)
+            models[model] = entry
+        head = ev.head or ResultsFile(plugin=ev.plugin, skill=ev.skill)
+        out.append(replace(ev, head=msgspec.structs.replace(head, models=models)))
+    return out
 
 
 def why_not_run(budget: Budget, cancelled: bool) -> str:
@@ -382,64 +545,33 @@ def _more_runs(
     touched: Touched,
     base_files: Mapping[str, ResultsFile | None],
     state: _Tally,
+    power: PowerJob,
     *,
-    base_sha: str | None,
     head_sha: str,
-    reporter: events.Reporter,
     out_dir: Path,
     store: LedgerStore | None = None,
-    attempt: str = "",
     tiers: Sequence[str] = ("triggers",),
 ) -> None:
     """Power on demand over the touched skills (`flows._power` for triggers,
     `flows._power_evals` for evals, each tier in `tiers`); the runs go into `state` for the
     comparison, into `<out_dir>/base-runs.json` and into the PR's ledger (`store`: runs of
     earlier workflow runs are reused, this job's added), never into a results file."""
-    repo, top, prefix, options = job.repo, job.top, job.prefix, job.power
-    agent_env, genv, budget = job.agent_env, job.genv, job.budget
-    judge_model, max_turns = job.judge_model, job.max_turns
-    ledger = _load_ledger(store, state)
-    got = PowerOutcome()
-    if "triggers" in tiers:
-        got = more_runs(
-            evidence(
-                repo,
-                touched,
-                base_files,
-                base_unknown=state.base_unknown,
-                refused=state.refused,
-            ),
-            top=top,
-            prefix=prefix,
-            base_sha=base_sha,
-            environ=agent_env,
-            genv=genv,
-            options=options,
-            budget=budget,
-            reporter=reporter,
-            ledger=ledger,
-            attempt=attempt,
-        )
-    if "evals" in tiers:
-        _more_eval_runs(
-            repo,
+    ledger, options = power.ledger, power.options
+    found = _with_settled(
+        evidence(
+            job.repo,
             touched,
             base_files,
-            state,
-            got,
-            top=top,
-            prefix=prefix,
-            base_sha=base_sha,
-            agent_env=agent_env,
-            genv=genv,
-            options=options,
-            budget=budget,
-            reporter=reporter,
-            ledger=ledger,
-            attempt=attempt,
-            judge_model=judge_model,
-            max_turns=max_turns,
-        )
+            base_unknown=state.base_unknown,
+            refused=state.refused,
+        ),
+        state.settled,
+    )
+    got = PowerOutcome()
+    if "triggers" in tiers:
+        got = more_runs(found, power)
+    if "evals" in tiers:
+        _more_eval_runs(found, state, got, power)
     if store is not None and ledger is not None:
         _save_ledger(store, got.recorded, got.fingerprints, state)
     state.reruns = got.reruns
@@ -448,7 +580,7 @@ def _more_runs(
     state.notes.extend(got.notes)
     if not got.reruns:
         return
-    doc = reruns_document(got, base_sha=base_sha or "", head_sha=head_sha, options=options)
+    doc = reruns_document(got, base_sha=power.base_sha or "", head_sha=head_sha, options=options)
     path = ignored_dir(out_dir) / "base-runs.json"
     write_text(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     state.lines.append(
@@ -458,50 +590,13 @@ def _more_runs(
 
 
 def _more_eval_runs(
-    repo: Repository,
-    touched: Touched,
-    base_files: Mapping[str, ResultsFile | None],
-    state: _Tally,
-    got: PowerOutcome,
-    *,
-    top: Path,
-    prefix: str,
-    base_sha: str | None,
-    agent_env: Mapping[str, str],
-    genv: Mapping[str, str],
-    options: PowerOptions,
-    budget: Budget,
-    reporter: events.Reporter,
-    ledger: Ledger | None,
-    attempt: str,
-    judge_model: str | None,
-    max_turns: int | None,
+    found: Sequence[SkillEvidence], state: _Tally, got: PowerOutcome, power: PowerJob
 ) -> None:
     """Power on demand for the touched skills' evals (`flows._power_evals`): its runs go into
     `state.eval_reruns`, its sessions, notes, ledger runs and looks into `got` (the trigger
     loop's outcome, so one ledger write and one artifact carry both), and its estimate, shown
     before any run is spent, into the run lines."""
-    ev = more_eval_runs(
-        evidence(
-            repo,
-            touched,
-            base_files,
-            base_unknown=state.base_unknown,
-            refused=state.refused,
-        ),
-        top=top,
-        prefix=prefix,
-        base_sha=base_sha,
-        environ=agent_env,
-        genv=genv,
-        options=options,
-        budget=budget,
-        reporter=reporter,
-        judge_model=judge_model,
-        max_turns=max_turns,
-        ledger=ledger,
-        attempt=attempt,
-    )
+    ev = more_eval_runs(found, power)
     state.lines.extend(ev.estimates)
     state.eval_reruns = ev.power.reruns
     got.sessions += ev.power.sessions

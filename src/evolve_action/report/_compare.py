@@ -261,10 +261,13 @@ def _triggers(
     ev: SkillEvidence,
     rr: Reruns | None,
 ) -> TierComparison | None:
-    if b is None and h is None and not _told(Tier.TRIGGERS, ev):
+    kept = rr is not None and isinstance(rr.head_sweep, TriggersEntry)
+    if b is None and h is None and not kept and not _told(Tier.TRIGGERS, ev):
         return None
-    if rr is not None and isinstance(rr.head_sweep, TriggersEntry) and h is not None:
-        h = rr.head_sweep  # the sweep an earlier workflow run's looks rested on (the ledger)
+    if rr is not None and isinstance(rr.head_sweep, TriggersEntry):
+        # The sweep an earlier workflow run's looks rested on (the ledger); this job's results
+        # of the same content may be stale or missing: the job ran no sweep for a closed test.
+        h = rr.head_sweep
     bv = trigger_side(b) if b is not None else None
     hv = trigger_side(h) if h is not None else None
     rerun = _rerun(b, h)
@@ -289,7 +292,7 @@ def _triggers(
         rerun,
         base_known=ev.base_known or bool(rr and rr.base),
         refused=ev.refused.get(Tier.TRIGGERS),
-        unevaluated=ev.unevaluated.get(Tier.TRIGGERS),
+        unevaluated=None if kept else ev.unevaluated.get(Tier.TRIGGERS),
         look=rr,
     )
 
@@ -306,9 +309,10 @@ def _evals(
     ev: SkillEvidence,
     rr: Reruns | None = None,
 ) -> TierComparison | None:
-    if b is None and h is None and not _told(Tier.EVALS, ev):
+    kept = rr is not None and isinstance(rr.head_sweep, EvalsEntry)
+    if b is None and h is None and not kept and not _told(Tier.EVALS, ev):
         return None
-    if rr is not None and isinstance(rr.head_sweep, EvalsEntry) and h is not None:
+    if rr is not None and isinstance(rr.head_sweep, EvalsEntry):
         h = rr.head_sweep  # the head run an earlier workflow run's looks rested on (the ledger)
     bv = eval_side(b.header, b.results) if b is not None else None
     hv = eval_side(h.header, h.results) if h is not None else None
@@ -335,7 +339,7 @@ def _evals(
         rerun,
         base_known=ev.base_known or bool(rr and rr.base),
         refused=ev.refused.get(Tier.EVALS),
-        unevaluated=ev.unevaluated.get(Tier.EVALS),
+        unevaluated=None if kept else ev.unevaluated.get(Tier.EVALS),
         look=rr,
     )
 
