@@ -1036,6 +1036,7 @@ def test_a_base_rerun_interleaves_base_and_head_sessions_and_commits_nothing_of_
         extra_base={"evals/beta/triggers.json": triggers_doc(base_queries)},
         inputs={"base": "rerun", "max_runs": "3", "runs": "1", "fail_on": "never"},
     )
+    checkout = git(pr.workspace, "rev-parse", "HEAD")
     code, out, err = run_action(pr)
     assert code == 0, out + err
 
@@ -1078,6 +1079,25 @@ def test_a_base_rerun_interleaves_base_and_head_sessions_and_commits_nothing_of_
     stored = json.loads(git(bare, "show", f"{tip}:evals/beta/results.json"))
     results = stored["models"][MODEL]["triggers"]["results"]
     assert [(q["query"], q["runs"]) for q in results] == [(q, 1) for q, _ in head_queries]
+
+    # "Re-run jobs" of the decided PR: the same event and commit, a fresh checkout of it (the
+    # results commit is not in it, so the head's queries are stale). The PR's ledger holds the
+    # comparison of this content closed: the planner starts no session, nothing is committed,
+    # the log says why in one line, and the verdict is the same (issue 38's finality).
+    git(pr.workspace, "checkout", "-q", "-f", checkout)
+    git(pr.workspace, "clean", "-q", "-fdx")
+    pr.env["GITHUB_RUN_ATTEMPT"] = "2"
+    before, commits = len(srv.requests), gh.calls("POST", r".*/git/commits")
+    code, out, err = run_action(pr)
+    assert code == 0, out + err
+    assert srv.requests[before:] == [], "a re-run of a decided comparison started sessions"
+    assert gh.calls("POST", r".*/git/commits") == commits
+    assert gh.ref_sha(REPO, "heads/feature") == tip
+    said = [line for line in out.splitlines() if "not run again" in line]
+    assert len(said) == 1 and "kit/beta" in said[0] and "regression" in said[0], out
+    assert pr.outputs()["delta"] == "regression", out + gh.comments_on(REPO, 1)[0].body
+    (again,) = gh.comments_on(REPO, 1)
+    assert "🔴" in again.body.splitlines()[2]
 
 
 def test_pr_local_is_a_pre_push_gate(tmp_path: Path, model_server: Any, claude_cli: Path) -> None:

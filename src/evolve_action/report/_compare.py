@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
+import msgspec
+
 from evolve_action.encoding import round6
 from evolve_action.plan import Tier
 from evolve_action.report._evidence import (
@@ -261,13 +263,9 @@ def _triggers(
     ev: SkillEvidence,
     rr: Reruns | None,
 ) -> TierComparison | None:
-    kept = rr is not None and isinstance(rr.head_sweep, TriggersEntry)
-    if b is None and h is None and not kept and not _told(Tier.TRIGGERS, ev):
+    if b is None and h is None and not _told(Tier.TRIGGERS, ev):
         return None
-    if rr is not None and isinstance(rr.head_sweep, TriggersEntry):
-        # The sweep an earlier workflow run's looks rested on (the ledger); this job's results
-        # of the same content may be stale or missing: the job ran no sweep for a closed test.
-        h = rr.head_sweep
+    kept = rr is not None and rr.head_sweep is not None  # `h` is that sweep (`_kept_heads`)
     bv = trigger_side(b) if b is not None else None
     hv = trigger_side(h) if h is not None else None
     rerun = _rerun(b, h)
@@ -309,11 +307,9 @@ def _evals(
     ev: SkillEvidence,
     rr: Reruns | None = None,
 ) -> TierComparison | None:
-    kept = rr is not None and isinstance(rr.head_sweep, EvalsEntry)
-    if b is None and h is None and not kept and not _told(Tier.EVALS, ev):
+    if b is None and h is None and not _told(Tier.EVALS, ev):
         return None
-    if rr is not None and isinstance(rr.head_sweep, EvalsEntry):
-        h = rr.head_sweep  # the head run an earlier workflow run's looks rested on (the ledger)
+    kept = rr is not None and rr.head_sweep is not None  # `h` is that run (`_kept_heads`)
     bv = eval_side(b.header, b.results) if b is not None else None
     hv = eval_side(h.header, h.results) if h is not None else None
     rerun = _rerun(b, h)
@@ -357,6 +353,23 @@ def _display(*entries: ModelEntry | None) -> tuple[str, str]:
     return display, harness
 
 
+def _kept_heads(evidence: SkillEvidence) -> dict[str, ModelEntry]:
+    """The head's entries per model key, each tier whose look rests on an earlier workflow run's
+    head sweep (`Reruns.head_sweep`, kept by the PR's ledger) standing on that sweep: the same
+    content tests the same evidence, so a decided verdict stays decided, even when this job's
+    results of that content are stale or missing (it ran no sweep for a closed test)."""
+    heads = dict(evidence.head.models) if evidence.head is not None else {}
+    for key, rr in evidence.reruns.items():
+        if isinstance(rr.head_sweep, TriggersEntry):
+            entry = heads.get(key) or ModelEntry()
+            heads[key] = msgspec.structs.replace(entry, triggers=rr.head_sweep)
+    for key, rr in evidence.eval_reruns.items():
+        if isinstance(rr.head_sweep, EvalsEntry):
+            entry = heads.get(key) or ModelEntry()
+            heads[key] = msgspec.structs.replace(entry, evals=rr.head_sweep)
+    return heads
+
+
 def compare_skill(
     evidence: SkillEvidence, *, models: Collection[str] | None = None, plan: Plan | None = None
 ) -> tuple[ComparisonRow, ...]:
@@ -374,7 +387,7 @@ def compare_skill(
     """
     plan = plan or Plan()
     bmodels = evidence.base.models if evidence.base is not None else {}
-    hmodels = evidence.head.models if evidence.head is not None else {}
+    hmodels = _kept_heads(evidence)
     rows: list[ComparisonRow] = []
     keys = sorted(set(bmodels) | set(hmodels))
     if not keys and (evidence.refused or evidence.unevaluated):
