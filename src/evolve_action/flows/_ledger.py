@@ -19,9 +19,11 @@ Finality. A look also names the attempt whose **head sweep** it rested on (`Ledg
 and that attempt's sweep is kept as runs of block `SWEEP` (per query: hits, runs and the sweep's
 planned runs). A later workflow run of the same content gets that sweep back (`Prior.sweep`) and
 tests it instead of its own: the comparison is one test on one body of evidence, so a decided
-verdict is final for its evidence, and "Re-run jobs" (which re-runs the sweep when the results
-commit is not in the checkout) can neither flip it nor re-open it. Only new content (another
-fingerprint) starts another comparison.
+verdict is final for its evidence, and "Re-run jobs" (whose checkout lacks the results commit)
+can neither flip it nor re-open it, nor re-run that sweep: the planner starts no session for a
+comparison closed with its sweep kept (`flows._power.settled`). Eval comparisons (`skill`
+`plugin/skill#evals`) keep their head run the same way, one run per case. Only new content
+(another fingerprint) starts another comparison.
 
 Guarantees: the model, merge and codec are pure; merging is a union keyed by (attempt, what ran)
 in which the larger count wins (one attempt writes cumulative counts), so two writers who each

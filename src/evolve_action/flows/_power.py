@@ -1,7 +1,9 @@
 """Power on demand: more trigger runs for a touched skill whose comparison is still undecided.
 
-Owns: `PowerOptions` (config's `BaseMode` and the cap), `more_runs` (the sequential loop of one
-job) and `materialise_base` (the base commit's tree in a scratch directory, extracted by
+Owns: `PowerOptions` (config's `BaseMode` and the cap), `PowerJob` (what one job's power on demand
+works with, triggers and evals alike: one value, with the comparison's fingerprints), `more_runs`
+(the sequential loop of one job), the ledger rules both loops share (`resume`, `record_look`,
+`settled`) and `materialise_base` (the base commit's tree in a scratch directory, extracted by
 `extract_tar`, which refuses members that could leave it on every Python 3.11+). For each touched
 skill × model whose triggers tier the PR re-ran, the loop looks at the evidence (report's
 `compare_skill`, the one rule), and while the look says "run more" it adds runs in rounds of
@@ -32,7 +34,9 @@ model, tool), counts them against `max_runs`, continues the alpha from the last 
 information fraction, and starts nothing for a closed comparison (decided, or final at the cap:
 the same look again). Every look rests on one head sweep: the first attempt's, kept in the
 ledger with the look; a later attempt of the same content tests that sweep, not the one it made
-itself (`Reruns.head_sweep`), so a decided verdict is final for its evidence. Stopped short of
+itself (`Reruns.head_sweep`), so a decided verdict is final for its evidence (`resume`, the one
+rule, shared with the eval loop), and the planner starts no sweep for a comparison closed this
+way (`settled`). Stopped short of
 the cap (the budget, errors) with a ledger, the last look spends only its share: a later attempt
 continues. The runs and looks this job made come back as
 `PowerOutcome.recorded`; the caller stores them.

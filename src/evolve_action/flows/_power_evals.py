@@ -28,6 +28,13 @@ The loop, per touched skill × model whose evals the PR re-ran (`flows._power` f
    stops at a decision, at `max_runs` runs per case per side, or when the budget
    (`max_cost_usd`) refuses a round; the ledger's runs of earlier workflow runs count.
 
+Final for its evidence, as for triggers (the same `flows._power.resume` and `record_look`): every
+look rests on one head run of the cases, the first attempt's, kept in the ledger with the look
+(block `SWEEP`, one run per case); a later attempt of the same content tests that run, not the
+one it made itself (`Reruns.head_sweep` holds it as an evals entry), so "Re-run jobs" can
+neither flip a decided eval verdict nor re-open it, and starts no session for it
+(`flows._power.settled`).
+
 Cost first: before a round starts, its cost is estimated from each selected case's measured cost
 (the head's results file keeps it per case) and refused when it would not fit the budget; the
 eval engine's own admission (`Budget.admit`) still applies per run.

@@ -5,8 +5,11 @@ base and head runs of undecided comparisons, reading and extending the PR's ledg
 `ledger_store`; the sessions, the runs added, the `Estimate` and the notes, as data),
 `not_evaluated` → `NotRun` (the tiers left unevaluated and why), `undecided_hint`,
 `why_not_run`, `confinement_note`, and the extra harnesses (`ensure_extra_harnesses`).
-Guarantees: only touched skills start sessions, only their missing or stale cases; results are
-written as each unit finishes; a cancellation returns what finished. Never does: compare,
+Guarantees: only touched skills start sessions, only their missing or stale cases, and none for
+a comparison the PR's ledger holds closed for this exact content (a re-run of a decided PR: the
+test is over and rests on the head sweep the ledger kept; one log line says so); results are
+written as each unit finishes; a cancellation returns what finished. Power on demand's settings
+travel as one `PowerJob`, built once here. Never does: compare,
 commit, post, or write to the workflow-command stream."""
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -432,10 +435,14 @@ def not_evaluated(
     tiers: Sequence[str],
     refused: Mapping[str, Mapping[plan.Tier, str]],
     why: str,
+    *,
+    settled: Collection[tuple[str, str, plan.Tier]] = (),
 ) -> NotRun:
     """Plan the touched skills again as a dry run (no session, no CLI needed): every case still
     selected as missing or stale was not run, so its tier gets no verdict (`not evaluated`, with
-    `why`) and the run line counts it. Refused tiers are authoring errors already."""
+    `why`) and the run line counts it. Refused tiers are authoring errors already; `settled`
+    units (skill key, model, tier: comparisons the PR's ledger holds closed for this content,
+    `evaluate` ran no sweep for them) rest on the ledger's kept sweep and are not counted."""
     keys = {s.key for s in touched.skills}
     if not keys:
         return NotRun()
@@ -468,6 +475,8 @@ def not_evaluated(
         )
     for u in units:
         key = f"{u.plugin}/{u.skill}"
+        if (key, u.model, u.tier) in settled:
+            continue
         if key in keys and u.cases and u.tier not in refused.get(key, {}):
             tier_counts = counts.setdefault(key, {})
             tier_counts[u.tier] = tier_counts.get(u.tier, 0) + len(u.cases)
