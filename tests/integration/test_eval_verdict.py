@@ -161,3 +161,13 @@ def test_a_lone_flaky_case_never_makes_a_verdict(
     assert tier.label is Label.UNDECIDED, comment
     assert tier.test is not None and tier.test.base_runs > 1 and tier.test.head_runs > 1
     assert "more runs per case per side would decide it" in comment or "max_runs" in comment
+
+    # `pr --local` again on the same content: it evaluates a fresh copy of the working tree,
+    # without the first run's results (as "Re-run jobs" checks out a head whose results commit it
+    # lacks). The ledger holds the comparison closed at the cap: no session starts, and the
+    # verdict rests on the head run the first run's looks tested (issue 48).
+    before = len(srv.requests)
+    again, comment = pr(root, tmp_path, srv, 6)
+    assert srv.requests[before:] == [], "a closed eval comparison started sessions"
+    assert again.label is Label.UNDECIDED, comment
+    assert again.test == tier.test
