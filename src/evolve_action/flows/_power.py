@@ -104,8 +104,10 @@ __all__ = [
     "PowerOutcome",
     "Scratch",
     "SideRuns",
+    "conclude",
     "copy_worktree",
     "extract_tar",
+    "look_slice",
     "materialise_base",
     "more_runs",
     "record_look",
@@ -699,21 +701,21 @@ class _Track:
             final = at_cap or budget.stopped or (added == 0 and only is None)
             if not final and added == 0:
                 continue  # the round passed every query by: no new runs, no look
-            t = max(t_prev, information(full_b, full_h, cap))
-            if at_cap or (final and self.ledger is None):
-                t = 1.0  # the rest of the alpha (with a ledger, kept for a later attempt)
+            t = look_slice(
+                t_prev, full_b, full_h, cap, at_cap=at_cap, spend_all=final and self.ledger is None
+            )
             label, last = self.look(plan, t_prev, t, final)
             if final or label in DECIDED:
                 break
             t_prev = t
-        if last is None and prior.look is not None:  # the ledger's runs fill the cap already
-            label, last = self.look(plan, t_prev, 1.0, True)
-        if last is None:  # nothing could be added: the stored look with the whole alpha
-            return None
-        if not last.final and label not in DECIDED:  # the loop ran dry: close the plan
-            label, last = self.look(plan, t_prev, 1.0, True)
-        self._record(out, fp, label, last)
-        return last
+        return conclude(
+            lambda a, b, final: self.look(plan, a, b, final),
+            lambda lbl, rr: self._record(out, fp, lbl, rr),
+            label,
+            last,
+            t_prev,
+            prior,
+        )
 
     def batch(
         self, job: PowerJob, n_b: int, n_h: int, only: frozenset[str] | None, out: PowerOutcome
@@ -750,6 +752,40 @@ class _Track:
                     if side is self.base:
                         out.base_sessions += got.sessions
         return added
+
+
+def look_slice(
+    t_prev: float, full_b: float, full_h: float, cap: int, *, at_cap: bool, spend_all: bool
+) -> float:
+    """The information fraction a look spends up to (triggers and evals alike): the runs per
+    query (case) so far over the cap (`report.information`), never below the last look's; the
+    rest of the alpha (1.0) at the cap, or when the loop stops with no ledger to continue it
+    (`spend_all`; with a ledger the rest is kept for a later attempt)."""
+    if at_cap or spend_all:
+        return 1.0
+    return max(t_prev, information(full_b, full_h, cap))
+
+
+def conclude(
+    look: Callable[[float, float, bool], tuple[Label, Reruns]],
+    record: Callable[[Label, Reruns], None],
+    label: Label,
+    last: Reruns | None,
+    t_prev: float,
+    prior: Prior,
+) -> Reruns | None:
+    """The end of one comparison's loop (triggers and evals alike): the ledger's runs filling
+    the cap already get the last look; no look at all (nothing could be added) leaves the stored
+    comparison as it is (None); a loop that ran dry undecided closes the plan with the rest of
+    the alpha; the last look and this job's runs are recorded (`record`)."""
+    if last is None and prior.look is not None:  # the ledger's runs fill the cap already
+        label, last = look(t_prev, 1.0, True)
+    if last is None:  # nothing could be added: the stored look with the whole alpha
+        return None
+    if not last.final and label not in DECIDED:  # the loop ran dry: close the plan
+        label, last = look(t_prev, 1.0, True)
+    record(label, last)
+    return last
 
 
 def resume(

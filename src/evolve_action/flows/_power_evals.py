@@ -66,6 +66,8 @@ from evolve_action.flows._power import (
     PowerOptions,
     PowerOutcome,
     SideRuns,
+    conclude,
+    look_slice,
     record_look,
     resume,
 )
@@ -471,21 +473,21 @@ def _run(tr: _Track, job: _Job, plan: Plan) -> Reruns | None:
         final = at_cap or pj.budget.stopped or (added == 0 and not round_no)
         if not final and added == 0:
             continue  # the round passed every case by: no new runs, no look
-        t = max(t_prev, information(full_b, full_h, cap))
-        if at_cap or (final and tr.ledger is None):
-            t = 1.0
+        t = look_slice(
+            t_prev, full_b, full_h, cap, at_cap=at_cap, spend_all=final and tr.ledger is None
+        )
         label, last = tr.look(plan, t_prev, t, final)
         if final or label in DECIDED:
             break
         t_prev = t
-    if last is None and prior.look is not None:
-        label, last = tr.look(plan, t_prev, 1.0, True)
-    if last is None:
-        return None
-    if not last.final and label not in DECIDED:
-        label, last = tr.look(plan, t_prev, 1.0, True)
-    tr.record(out, fp, label, last)
-    return last
+    return conclude(
+        lambda a, b, final: tr.look(plan, a, b, final),
+        lambda lbl, rr: tr.record(out, fp, lbl, rr),
+        label,
+        last,
+        t_prev,
+        prior,
+    )
 
 
 def more_eval_runs(evidence: Sequence[SkillEvidence], job: PowerJob) -> EvalPowerOutcome:
