@@ -1093,6 +1093,7 @@ def test_a_base_rerun_interleaves_base_and_head_sessions_and_commits_nothing_of_
     assert srv.requests[before:] == [], "a re-run of a decided comparison started sessions"
     assert gh.calls("POST", r".*/git/commits") == commits
     assert gh.ref_sha(REPO, "heads/feature") == tip
+    assert git(pr.workspace, "status", "--porcelain", "--", "evals/beta") == ""  # nothing written
     said = [line for line in out.splitlines() if "not run again" in line]
     assert len(said) == 1 and "kit/beta" in said[0] and "regression" in said[0], out
     assert pr.outputs()["delta"] == "regression", out + gh.comments_on(REPO, 1)[0].body

@@ -1,8 +1,10 @@
 """Power on demand for evals: paired base reruns and extra head runs of a touched skill's eval cases.
 
-Owns: `more_eval_runs` (the sequential loop of one job over the touched skills' eval comparisons),
-`EvalPowerOutcome`, `EVALS_LEDGER` (how eval runs are named in the PR's ledger) and
-`eval_cost_lines` (the estimate shown before any run is spent). The rule is the triggers' rule
+Owns: `more_eval_runs` (the sequential loop of one job over the touched skills' eval comparisons,
+on the job's `flows._power.PowerJob`), `EvalPowerOutcome`, `EVALS_LEDGER` (how eval runs are named
+in the PR's ledger), `eval_cost_lines` (the estimate shown before any run is spent), `skill_hash`
+(an eval comparison's content fingerprint) and `sweep_entry` (the head run the ledger kept, as an
+evals entry). The rule is the triggers' rule
 (docs/pr-comment.md, "The rule" and "Evals"): the label of every look comes from
 `report.compare_skill` (`stratified_test`, `decide`, the alpha spending of `_stats`), fed with
 `SkillEvidence.eval_reruns`; nothing here decides a label.
