@@ -49,7 +49,8 @@ Files (private; import from this package):
 - `_manifests`: plugin manifests, marketplace entries, what the bundled CLI refuses, the evolve marker.
 - `_evalfiles`: one skill's eval-definition files (evolve's, skill-creator's) and how an `EvalSet` is made.
 - `_repository`: the `Repository` model: its eval sets, plugin/root-level and suite bindings, `SkillPlaces`.
-- `_discovery`: `discover`: layouts, `--root`/`--layout`, the walk up, bare and standalone skill repositories.
+- `_discovery`: `discover`: layouts, `--root`/`--layout`, the walk up, bare and standalone skill repositories;
+  `locate`: where `discover` would look, by markers alone (nothing read).
 """
 
 from evolve_action.repo._discovery import (
@@ -60,6 +61,7 @@ from evolve_action.repo._discovery import (
     NOT_RECOGNIZED,
     classify,
     discover,
+    locate,
     parse_layout,
 )
 from evolve_action.repo._evalfiles import (
@@ -176,6 +178,7 @@ __all__ = [
     "go_str",
     "in_skill_trigger_files",
     "is_suite_name",
+    "locate",
     "manifest_refusals",
     "model_invocable",
     "parse_frontmatter",
