@@ -677,6 +677,8 @@ class Edit:
     """`plugin/skill` the edit touches."""
     unrelated: str = "README.md"
     """A root-relative file whose change touches no skill."""
+    errors: tuple[str, ...] = ()
+    """The Tier 0 checks whose error the shape makes on purpose (`skill.shadowed`)."""
 
 
 SHAPE_EDITS: dict[str, Edit] = {
@@ -785,6 +787,7 @@ SHAPE_EDITS: dict[str, Edit] = {
         "plugins/kit/skills/ship/SKILL.md",
         "kit/ship",
         unrelated="plugins/kit/commands/ship.md",
+        errors=("skill.shadowed",),
     ),
 }
 """Every shape of issues 21, 30 and 42 with the edit a PR makes; the root directory is named

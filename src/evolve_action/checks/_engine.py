@@ -53,6 +53,7 @@ from evolve_action.repo import (
     read_text,
     rel_path,
     remote_entry,
+    shadowing_command,
 )
 from evolve_action.specs import Finding, Severity
 
@@ -548,6 +549,15 @@ def _skill_checks(
     rel = rel_path(repo.root, skill.skill_md)
     if _outside_link_checks(out, repo, skill.skill_md.parent, check="skill.symlink"):
         return  # never read a file outside the repository (it would reach the model)
+    plugin = repo.plugin(skill.plugin)
+    if plugin is not None and (command := shadowing_command(plugin.dir, skill.dir, skill.name)):
+        out.add(
+            f"{rel}: the command {rel_path(repo.root, command)} takes this skill's name "
+            f"'{skill.name}': Claude Code lists the command in its place, so the model never "
+            "sees this skill and its triggers are not run — rename the skill or the command",
+            check="skill.shadowed",
+            path=rel,
+        )
     try:
         text = read_text(skill.skill_md)
     except EvolveError as exc:

@@ -119,6 +119,7 @@ from evolve_action.repo._repository import (
 from evolve_action.repo._skills import (
     plugin_skills,
     root_skill_name,
+    shadowing_command,
 )
 from evolve_action.repo._suites import (
     EVOLVE_NAMES,
@@ -189,6 +190,7 @@ __all__ = [
     "rel_path",
     "remote_entry",
     "root_skill_name",
+    "shadowing_command",
     "sniff_suite",
     "suite_bindings",
     "suite_files",
