@@ -68,13 +68,27 @@ def test_plugins_the_cli_refuses_are_errors_naming_its_rule_and_are_never_evalua
         '(marketplace entry is invalid: source: Invalid string: must start with "./") — write '
         '"./<dir>" for a plugin in this repository, or a {"source": "github", "repo": '
         '"owner/name"} object for another repository',
+        "plugins/spaced/.claude-plugin/plugin.json: plugin `name`: Claude Code refuses to load "
+        "this plugin (Validation errors: name: Plugin name cannot contain spaces. Use kebab-case "
+        '(e.g., "my-plugin")), so none of its skills load — set it to a kebab-case name, such as '
+        '"spaced"',
+        "plugins/nameless/.claude-plugin/plugin.json: plugin `name`: Claude Code refuses to load "
+        "this plugin (Validation errors: name: Invalid input: expected string, received "
+        'undefined), so none of its skills load — set it to a kebab-case name, such as "nameless"',
     ]
     assert (
         "note: Claude Code refuses to install plugin 'agents-dir' (the error on "
         "plugins/agents-dir/.claude-plugin/plugin.json): its skills are not loadable and not "
         "evaluated: agents-dir-one, agents-dir-two"
     ) in repo.notices
-    assert sorted(p.name for p in repo.refused) == ["agents-dir", "climb", "hooks-dir", "no-prefix"]
+    assert sorted(p.name for p in repo.refused) == [
+        "agents-dir",
+        "climb",
+        "hooks-dir",
+        "nameless",
+        "no-prefix",
+        "spaced",
+    ]
     assert (
         "note: Claude Code refuses to install plugin 'no-prefix' (the error on "
         ".claude-plugin/marketplace.json): its skills are not loadable and not evaluated: "
