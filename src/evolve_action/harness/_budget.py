@@ -189,7 +189,8 @@ class Budget:
                     tier=tier,
                     model=model.model.key,
                     estimate_usd=estimate,
-                    request_usd=request if request > room else 0.0,
+                    # the reason names the floor only when the estimate alone would fit
+                    request_usd=request if estimate <= room < request else 0.0,
                 )
             )
             return False

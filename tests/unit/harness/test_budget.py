@@ -109,6 +109,10 @@ def test_a_unit_is_admitted_only_when_the_gateway_can_reserve_its_first_request(
         f"reserves for one request of anthropic/claude-sonnet-4-6 ({floor:.3f}: its prompt "
         f"written to the prompt cache and 256 output tokens); raise the cap to run it"
     )
+    spent = Budget(limit_usd=0.08)  # the estimate does not fit either: the usual reason
+    spent.charge("triggers", model, 0.074)
+    assert not admit(spent, sessions=1)
+    assert spent.skip_reason().startswith("budget: --max-cost-usd 0.08 reached (spent 0.07;")
     roomy = Budget(limit_usd=0.01 + floor)
     roomy.charge("triggers", model, 0.01)
     assert admit(roomy, sessions=1)
