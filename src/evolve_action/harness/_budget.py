@@ -23,9 +23,11 @@ before forwarding it (docs/gateway.md); the least it can reserve for a session's
 when it knows nothing of it cached, is `request_floor_usd` of the fixed context and the session's
 own first message (`first_request_usd`). A unit is admitted only when the cap leaves room for both
 its estimate and that floor, so a cap too small to start a session refuses the unit here, with a
-reason that says so, instead of erroring its sessions at the gateway. (Once a unit runs, the
-gateway reserves a prefix it saw cached at the read price, as the estimate prices it, so the
-sessions of an admitted unit fit the room its estimate left.)
+reason that says so, instead of erroring its sessions at the gateway. Once a unit runs, the
+gateway reserves a prefix it saw cached at the read price where the written one does not fit, as
+the estimate prices it, so the sessions of an admitted unit run in the room its estimate left
+(while the estimate holds; near the cap one request at a time relies on the cache). The floor
+assumes nothing cached: late in a job it may refuse a unit the gateway could have run, up front.
 """
 
 from __future__ import annotations

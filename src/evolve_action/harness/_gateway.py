@@ -489,7 +489,13 @@ class Gateway:
                 f"evolve-action: max_cost_usd ({spend.limit_usd:g}) reached; the model gateway "
                 f"refuses further requests (spent ${spend.total.cost_usd:.4f}, "
                 f"${spend.reserved_usd:.4f} reserved by requests in flight, this one's worst "
-                f"case ${reserve:.4f})",
+                f"case ${reserve:.4f}"
+                + (
+                    "; another request relying on the prompt cache is in flight"
+                    if relying and spend.relying_usd
+                    else ""
+                )
+                + ")",
             )
         target = upstream.base_url + endpoint.path
         query = str(request.raw_path).partition("?")[2]
