@@ -200,17 +200,37 @@ class _Worst:
         return self.fixed_usd + self.output_tokens * self.usd_per_output_token
 
 
-def prompt_usd(pricing: Pricing, *, written: int, read: int = 0, output: int = 0) -> float:
-    """What a prompt of `written` tokens written to the prompt cache and `read` tokens read from
-    it, and `output` output tokens, cost at most (the long-context rates where the prompt is
-    long): the one reservation price, of the gateway's requests and of the budget's floor."""
+def prompt_usd(
+    pricing: Pricing, *, written: int, read: int = 0, output: int = 0, one_hour: bool = False
+) -> float:
+    """What a prompt of `written` tokens written to the prompt cache (to the one-hour cache when
+    `one_hour`, at its higher rate) and `read` tokens read from it, and `output` output tokens,
+    cost at most (the long-context rates where the prompt is long): the one reservation price, of
+    the gateway's requests and of the budget's floor."""
     return metered_cost_usd(
         pricing,
         input_tokens=0,
         cache_creation_input_tokens=written,
+        cache_creation_1h_input_tokens=written if one_hour else 0,
         cache_read_input_tokens=read,
         output_tokens=output,
     )
+
+
+def _asks_one_hour_cache(body: Any) -> bool:
+    """Whether a request body marks any block for the one-hour cache (`"ttl": "1h"`), whose
+    writes cost more than the five-minute cache's. Iterative: any nesting depth json accepted."""
+    stack = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            control = value.get("cache_control")
+            if isinstance(control, dict) and control.get("ttl") == "1h":
+                return True
+            stack.extend(v for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, dict | list))
+    return False
 
 
 def request_floor_usd(pricing: Pricing, prompt_tokens: int) -> float:
@@ -226,7 +246,8 @@ def worst_case(
     """The most one request can cost: its prompt (estimated at `BYTES_PER_TOKEN` bytes of
     request per token, every token written to the cache but the first `cached_bytes`, a prefix
     the gateway saw cached, read from it), the whole output bound generated (at the long-context
-    rates where the prompt may be long), and every paid server-tool call it allows. Refuses
+    rates where the prompt may be long; writes at the one-hour cache's rate when the body asks
+    for it anywhere), and every paid server-tool call it allows. Refuses
     (`Refused`) a server tool that cannot be priced."""
     limit = body.get("max_tokens", body.get("max_output_tokens"))
     output = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_OUTPUT_TOKENS
@@ -250,8 +271,9 @@ def worst_case(
     cached = min(max(cached_bytes, 0), size)
     read = -(-cached // BYTES_PER_TOKEN)
     written = -(-(size - cached) // BYTES_PER_TOKEN)
-    fixed = prompt_usd(pricing, written=written, read=read)
-    per_token = prompt_usd(pricing, written=written, read=read, output=1) - fixed
+    one_hour = _asks_one_hour_cache(body)
+    fixed = prompt_usd(pricing, written=written, read=read, one_hour=one_hour)
+    per_token = prompt_usd(pricing, written=written, read=read, output=1, one_hour=one_hour) - fixed
     return _Worst(fixed + searches * WEB_SEARCH_USD, output, per_token)
 
 

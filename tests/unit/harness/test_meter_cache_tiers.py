@@ -9,6 +9,7 @@ import json
 import pytest
 
 from evolve_action.catalog import Pricing
+from evolve_action.harness._gateway_rules import worst_case
 from evolve_action.harness._meter import ResponseMeter, metered_cost_usd, pricing_for
 
 SONNET = pricing_for("claude-sonnet-4-6")
@@ -48,3 +49,27 @@ def test_a_split_outside_the_total_is_clamped(one_hour: int) -> None:
     )
     factor = 2.0 if one_hour > 0 else 1.25
     assert cost == pytest.approx(100 * SONNET.input_per_mtok / 1e6 * factor)
+
+
+def test_the_gateway_reserves_one_hour_writes_at_their_rate() -> None:
+    """A request asking for the one-hour cache anywhere may be billed 2× for its prompt: the
+    reservation prices it so, or the cap could be passed by the difference."""
+    assert isinstance(SONNET, Pricing)
+    block = {"type": "text", "text": "x" * 4_000}
+    five = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": [block]}],
+    }
+    hour = json.loads(json.dumps(five))
+    hour["messages"][0]["content"][0]["cache_control"] = {"type": "ephemeral", "ttl": "1h"}
+    size = 4_000
+    rate = SONNET.input_per_mtok / 1e6
+    assert worst_case(five, size, SONNET).fixed_usd == pytest.approx(1_000 * rate * 1.25)
+    assert worst_case(hour, size, SONNET).fixed_usd == pytest.approx(1_000 * rate * 2.0)
+    deep: object = hour
+    for _ in range(5_000):
+        deep = [deep]
+    assert worst_case(
+        {"model": "m", "max_tokens": 1, "messages": deep}, size, SONNET
+    ).fixed_usd == (pytest.approx(1_000 * rate * 2.0))
