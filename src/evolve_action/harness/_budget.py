@@ -172,9 +172,11 @@ class Budget:
         model: BoundModel,
         sessions: int,
         prompt_tokens: int,
+        pending_usd: float = 0.0,
     ) -> bool:
-        """Whether the unit may start: spend so far plus its estimate stays within the cap, and
-        so does the least the model gateway reserves for its first request (module doc)."""
+        """Whether the unit may start: spend so far plus `pending_usd` (the estimates of units
+        admitted to run beside it that have not run yet) plus its estimate stays within the cap,
+        and so does the least the model gateway reserves for its first request (module doc)."""
         if self.limit_usd is None:
             return True
         estimate = self.estimate_usd(tier, model, prompt_tokens, sessions)
@@ -182,7 +184,7 @@ class Budget:
         request = (
             first_request_usd(pricing, prompt_tokens) if pricing is not None and sessions > 0 else 0
         )
-        room = self.limit_usd - self.spent_usd
+        room = self.limit_usd - self.spent_usd - max(pending_usd, 0.0)
         if self.stopped or estimate > room or request > room:
             self.skipped.append(
                 SkippedUnit(

@@ -430,21 +430,28 @@ def _within_budget(
     reporter: events.Reporter,
     units: list[UnitOutcome],
 ) -> list[plan.PlannedUnit]:
-    """The units the budget admits, in order; the refused ones are reported as skipped."""
+    """The units the budget admits, in order; the refused ones are reported as skipped. The units
+    of one set run at once, so each is admitted beside the estimates of those admitted before it
+    (their sum stays within the cap, not each one alone)."""
     budget = options.budget
     if budget is None:
         return runnable
     admitted = []
+    pending = 0.0
     for u in runnable:
+        sessions = len(u.cases) * options.runs
+        prompt_tokens = len(skill_md) // 4
         if budget.admit(
             plugin=u.plugin,
             skill=u.skill,
             tier=TIER,
             model=models[u.model],
-            sessions=len(u.cases) * options.runs,
-            prompt_tokens=len(skill_md) // 4,
+            sessions=sessions,
+            prompt_tokens=prompt_tokens,
+            pending_usd=pending,
         ):
             admitted.append(u)
+            pending += budget.estimate_usd(TIER, models[u.model], prompt_tokens, sessions)
             continue
         reason = budget.skip_reason()
         reporter.emit(
