@@ -224,8 +224,8 @@ async def run(
 ) -> TriggersOutcome:
     """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish.
 
-    `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the shared per-set workspace (tests
-    inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`);
+    `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the per-set workspace each session
+    gets a copy of (tests inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`);
     `planned` is `make_plan(options)` when the caller already made it (not made twice).
     """
     p, set_inputs, warnings = planned if planned is not None else make_plan(options)
@@ -266,7 +266,7 @@ async def run(
         )
     )
     try:
-        # Units arrive grouped by eval set; one workspace per set, shared by its models.
+        # Units arrive grouped by eval set; one workspace per set, copied for each of its sessions.
         groups: dict[tuple[str, str], list[plan.PlannedUnit]] = {}
         for u in p.units:
             groups.setdefault((u.plugin, u.skill), []).append(u)
