@@ -3,9 +3,10 @@
 Owns: the run's `Confinement` (`resolve()`, `confined()` and `current()`): the OS sandbox
 (bubblewrap, `_sandbox`), the unprivileged **agent user** (when we run as root: `EVOLVE_AGENT_USER`,
 a name or `uid[:gid]`, or several separated by commas (the pool, the first one the agent user),
-else the user `evolve-agent` when it exists, as in the action's image; `root`/`0` keeps root), and the paths the agent must not reach (our `$HOME`, the checkout's `.git`,
-the event file, the runner's file-command files, container-engine sockets); `agent_cli()` (the agent CLI, staged where the agent user can
-run it when it cannot reach the installed one), `launcher_argv()` (the
+else the user `evolve-agent` when it exists, as in the action's image; `root`/`0` keeps root), and
+the paths the agent must not reach (our `$HOME`, the checkout's `.git`, the event file, the
+runner's file-command files, container-engine sockets); `agent_cli()` (the agent CLI, staged where
+the agent user can run it when it cannot reach the installed one), `launcher_argv()` (the
 one argv prefix every agent and `command` assertion starts with: `_launch.py` as the session's
 reaper, the user switch, bubblewrap), `lease()` (the agent uid of one live session) and
 `give_to_agent()` (a workspace or private dir handed to that uid).
@@ -136,7 +137,7 @@ class Confinement:
     as_root: bool = field(default=False)
     """True when we run as root (and so does the agent, unless `user` is set)."""
     pool: tuple[AgentUser, ...] = ()
-    """The agent uids live sessions are leased (`user` first); see `lease`."""
+    """The agent uids leased to live sessions, one each (`user` first); see `lease`."""
     isolated_network: bool = False
     """True when agents and `command` assertions get a network namespace of their own (only the
     model gateway reachable, through a forwarder on their loopback)."""
