@@ -46,6 +46,7 @@ from evolve_action.harness import (
     safe_env,
     scratch_dir,
     stop_session,
+    take_back,
     terminating,
 )
 from evolve_action.results import GradeSummary, summarise_grades
@@ -345,6 +346,7 @@ async def _run_as(
         code = proc.returncode if proc.returncode is not None else -1
         return ProcessRun(code=-1 if code < 0 else code, stdout=out_b, stderr=err_b)
     finally:
+        take_back(user, workspace)  # every process of the command is gone
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
 

@@ -74,6 +74,7 @@ from evolve_action.harness._confine import (
     launcher_argv,
     lease,
     session_limit,
+    take_back,
 )
 from evolve_action.harness._confine import current as confinement
 from evolve_action.harness._gateway import Gateway, Grant, gateways
@@ -265,6 +266,7 @@ __all__ = [
     "stop_session",
     "sweep_failed",
     "sweep_stale",
+    "take_back",
     "terminating",
     "termination_signals",
     "wrap",

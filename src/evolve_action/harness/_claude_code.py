@@ -488,11 +488,11 @@ async def run_session(
         seen = stack.enter_context(
             placement.place(spec.workspace, config_dir, sandboxed=conf.sandbox.available)
         )
-        # Both are this session's alone (`placement`): its uid's, no other live session's.
-        confine.give_to_agent(
-            user,
-            *((spec.workspace, config_dir) if seen.binds else (seen.workspace, seen.config_dir)),
-        )
+        # Both are this session's alone (`placement`): its uid's, no other live session's, until
+        # its processes are gone (the callback runs after the SDK's close).
+        given = (spec.workspace, config_dir) if seen.binds else (seen.workspace, seen.config_dir)
+        confine.give_to_agent(user, *given)
+        stack.callback(confine.take_back, user, *given)
         env = agent_env(
             spec,
             environ=environ,

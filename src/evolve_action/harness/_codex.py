@@ -417,6 +417,7 @@ async def run_codex(
         )
         user = await stack.enter_async_context(confine.lease(conf))  # this session's uid alone
         confine.give_to_agent(user, spec.workspace, home)
+        stack.callback(confine.take_back, user, spec.workspace, home)  # after the last process
         launcher = confine.launcher_argv(
             conf,
             user=user,

@@ -27,7 +27,8 @@ Guarantees:
   start more at once than the pool has uids, `session_limit`), so one session can neither read
   another's `/proc/<pid>/environ` (its gateway token) nor its config dir, nor write its workspace;
   root hands a session's directories to its uid (`give_to_agent`) through directory descriptors
-  with no-follow operations, so a link an agent made is never followed;
+  with no-follow operations, so a link an agent made is never followed, and takes them back when
+  the session ends (`take_back`), so the next holder of the uid cannot enter them;
 - `unconfined` is True only when neither a sandbox nor a user switch applies; `warning()` then says
   so, once, and how to fix it.
 Never prints; never reads `os.environ` (callers pass the environment).
@@ -72,6 +73,7 @@ __all__ = [
     "lease",
     "resolve",
     "session_limit",
+    "take_back",
 ]
 
 AGENT_USER_VAR = "EVOLVE_AGENT_USER"
@@ -642,6 +644,27 @@ def give_to_agent(user: AgentUser | None, *paths: Path) -> None:
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def take_back(user: AgentUser | None, *paths: Path) -> None:
+    """Close directories `give_to_agent` handed to `user` once its session's processes are gone:
+    each top directory goes back to root with mode `0700` (through a no-follow descriptor), so
+    whoever leases that uid next cannot enter what is left below it (an eval's workspace awaiting
+    its grading). Nothing to do when None; a path gone or not a directory is skipped."""
+    if user is None:
+        return
+    for top in paths:
+        try:
+            fd = os.open(top, _DIR_FLAGS)
+        except OSError:
+            continue
+        try:
+            os.fchown(fd, 0, 0)
+            os.fchmod(fd, 0o700)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def chown_tree(top: Path, uid: int, gid: int) -> None:

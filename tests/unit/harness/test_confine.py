@@ -217,3 +217,20 @@ def test_the_pool_is_the_listed_users_or_the_numbered_ones() -> None:
     members = confine._pool_members(user, listed)
     assert [(u.uid, u.gid) for u in members] == [(64321, 64322), (64323, 64323)]
     assert confine._pool_members(user, {"EVOLVE_AGENT_USER": "nobody"}) == []  # no nobody-1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="handing directories over needs root")
+def test_a_finished_session_s_directories_are_closed_to_the_next_holder_of_its_uid(
+    tmp_path: Path,
+) -> None:
+    user = confine.AgentUser("nobody", 65534, 65534)
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "out.txt").write_text("written by the agent")
+    confine.give_to_agent(user, ws)
+    ws.chmod(0o777)  # the agent may open up its own directory
+    confine.take_back(user, ws, tmp_path / "gone")
+    info = ws.stat()
+    assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (0, 0, 0o700)
+    assert (ws / "sub" / "out.txt").stat().st_uid == 65534  # below it, as the session left it
+    confine.take_back(None, ws)  # no user switch: nothing to do
