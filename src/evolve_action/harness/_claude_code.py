@@ -10,7 +10,8 @@ wrapper (written in a directory the agent cannot write) that clears the environm
 before anything else runs, so `GITHUB_TOKEN` and `INPUT_*` reach no process of the session, the
 sandbox's own first process included. The session runs through `confine.launcher_argv` (its reaper,
 bubblewrap where available, when we run as root an unprivileged agent uid no other live session
-holds, `confine.lease`): every process it started dies with it, and a cancelled session is ended before the SDK's close (no grace period).
+holds, `confine.lease`): every process it started dies with it, and a cancelled session is ended
+before the SDK's close (no grace period).
 Each session gets its own `CLAUDE_CONFIG_DIR` (and, when confined, its own `$HOME`), seen at the
 same fixed paths as every other session of the run (`_placement`: the CLI writes them into its
 system prompt, so sessions share one prompt-cache prefix), loads settings

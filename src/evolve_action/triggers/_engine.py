@@ -225,7 +225,8 @@ async def run(
     """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish.
 
     `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the per-set workspace each session
-    gets a copy of (tests inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`);
+    gets a copy of (tests inject a stub); `counter` counts estimate tokens (default: a
+    `TokenCounter` over `options`);
     `planned` is `make_plan(options)` when the caller already made it (not made twice).
     """
     p, set_inputs, warnings = planned if planned is not None else make_plan(options)
