@@ -80,8 +80,7 @@ from evolve_action.flows._pr_compare import (
     BaseEvidence,
     Comparisons,
     base_evidence,
-    git_show_results,
-    load_bytes,
+    local_base_evidence,
     measured,
     report_and_compare,
     result_files,
@@ -310,12 +309,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     out_dir = ignored_dir(options.out_dir or (top / ".evolve-action"))
     refused = refused_definitions(repo, touched, LIVE_TIERS)
     base_sha = run_git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
-    base = BaseEvidence(
-        files={
-            s.key: load_bytes(git_show_results(top, base_sha, repo, s, genv))
-            for s in touched.skills
-        }
-    )
+    base = local_base_evidence(job, touched, base_sha)
     where = _Where(
         base=base,
         base_sha=base_sha,
@@ -332,19 +326,8 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
     revision = revision_at(base_sha, where.head_sha, stage.evaluation, dirty=is_dirty(top, genv))
     body = render_pr_comment(compared.rows, compared.facts, revision=revision)  # to files
     summary = _summary(body, stage, log)
-    comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
-    write_text(comment_file, body)
-    write_text(summary_file, summary)
-    log.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
-    log.lines.append(f"pr --local: the step summary: {summary_file}")
-    if not options.write:
-        log.lines.append(
-            "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
-            "the results files and reports in place)"
-        )
+    written = _write_preview(out_dir, body, summary, log, scratch=not options.write)
     outputs = _outputs(job, found, stage, compared, errored=stage.errored)
-    if verdict := next((ln for ln in body.splitlines() if ln.startswith("### ")), ""):
-        log.lines.append("pr --local: " + verdict.removeprefix("### "))
     return _outcome(
         options.fail_on,
         None,
@@ -355,7 +338,7 @@ def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcom
         body=body,
         summary=summary,
         errored=stage.errored,
-        files=(comment_file, summary_file),
+        files=written,
     )
 
 
@@ -736,6 +719,26 @@ def _scratch(job: JobContext, stack: contextlib.ExitStack[bool | None]) -> JobCo
     where = copy / job.prefix
     copied, copied_config = resolve_repository(where, where, None, job.agent_env)
     return dataclasses.replace(job, repo=copied, config=copied_config)
+
+
+def _write_preview(
+    out_dir: Path, body: str, summary: str, log: _Log, *, scratch: bool
+) -> tuple[Path, ...]:
+    """`pr --local`'s publishing: the comment and the summary as files, and log lines saying
+    where they are, that a scratch copy was evaluated, and the verdict."""
+    comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
+    write_text(comment_file, body)
+    write_text(summary_file, summary)
+    log.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
+    log.lines.append(f"pr --local: the step summary: {summary_file}")
+    if scratch:
+        log.lines.append(
+            "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
+            "the results files and reports in place)"
+        )
+    if verdict := next((ln for ln in body.splitlines() if ln.startswith("### ")), ""):
+        log.lines.append("pr --local: " + verdict.removeprefix("### "))
+    return comment_file, summary_file
 
 
 def _summary(body: str, stage: _Evaluated, log: _Log) -> str:
