@@ -240,7 +240,7 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
     log.hear(said)
     before = snapshot(repo, touched)
     merged = _merge(options, inputs, job, log)
-    gateway_spend().limit_usd = inputs.max_cost_usd  # the gateway's hard stop; the budget: job's
+    gateway_spend().limit_usd = inputs.max_cost_usd  # the gateway's hard stop (and job.budget)
     where = _Where(
         base=base,
         base_sha=base_ref_of(ctx),
