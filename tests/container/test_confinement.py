@@ -227,18 +227,16 @@ RACE = r"""
 import os, subprocess, sys
 from pathlib import Path
 from evolve_action.harness import _confine as confine
-from evolve_action.harness._sandbox import Probe
 import pwd
 entry = pwd.getpwnam("evolve-agent")
 user = confine.AgentUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
-conf = confine.Confinement(sandbox=Probe(bwrap=None, reason="race"), user=user)
 top = Path("/tmp/race"); top.mkdir(mode=0o755)
 target = top / "root-only"; target.mkdir(mode=0o700)
 (target / "secret").write_text("root's")
 ws = top / "ws"
 for i in range(8):
     (ws / f"d{i}" / "inner").mkdir(parents=True)
-confine.give_to_agent(conf, ws)
+confine.give_to_agent(user, ws)
 stop = top / "stop"
 racer = subprocess.Popen(
     [*confine.launcher_argv_bare(), "--user", user.spec, "--", sys.executable, "-I", "-c",
@@ -247,7 +245,7 @@ racer = subprocess.Popen(
 assert racer.stdout.readline().strip() == "racing"
 lost = 0
 for _ in range(300):
-    confine.give_to_agent(conf, ws)
+    confine.give_to_agent(user, ws)
     if target.stat().st_uid != 0 or (target / "secret").stat().st_uid != 0:
         lost += 1
         break

@@ -453,8 +453,8 @@ def linked_project_skills(root: Path) -> Path:
 def refused_plugins(root: Path) -> Path:
     """A marketplace whose plugins the CLI refuses to install, beside one it installs: a
     plugin.json `agents` directory and `hooks` directory (paths must end with ".md" / ".json"),
-    a source leaving the marketplace directory (`./plugins/../plugins/climb`), and a source
-    string without `./`."""
+    a source leaving the marketplace directory (`./plugins/../plugins/climb`), a source
+    string without `./`, and plugin.json names the CLI refuses (with a space, none at all)."""
     marketplace(
         root,
         [
@@ -463,6 +463,8 @@ def refused_plugins(root: Path) -> Path:
             {"name": "hooks-dir", "source": "./plugins/hooks-dir"},
             {"name": "climb", "source": "./plugins/../plugins/climb"},
             {"name": "no-prefix", "source": "plugins/no-prefix"},
+            {"name": "spaced", "source": "./plugins/spaced"},
+            {"name": "nameless", "source": "./plugins/nameless"},
         ],
     )
     manifests: dict[str, dict[str, Any]] = {
@@ -471,6 +473,8 @@ def refused_plugins(root: Path) -> Path:
         "hooks-dir": {"name": "hooks-dir", "hooks": "./hooks"},
         "climb": {"name": "climb"},
         "no-prefix": {"name": "no-prefix"},
+        "spaced": {"name": "spaced kit"},
+        "nameless": {"version": "1.0.0"},
     }
     for name, manifest in manifests.items():
         put(root, f"plugins/{name}/{MANIFEST}", manifest)
@@ -677,6 +681,8 @@ class Edit:
     """`plugin/skill` the edit touches."""
     unrelated: str = "README.md"
     """A root-relative file whose change touches no skill."""
+    errors: tuple[str, ...] = ()
+    """The Tier 0 checks whose error the shape makes on purpose (`skill.shadowed`)."""
 
 
 SHAPE_EDITS: dict[str, Edit] = {
@@ -785,6 +791,7 @@ SHAPE_EDITS: dict[str, Edit] = {
         "plugins/kit/skills/ship/SKILL.md",
         "kit/ship",
         unrelated="plugins/kit/commands/ship.md",
+        errors=("skill.shadowed",),
     ),
 }
 """Every shape of issues 21, 30 and 42 with the edit a PR makes; the root directory is named

@@ -1483,16 +1483,6 @@ def _ledger(gh: FakeGitHub) -> dict[str, Any]:
     return dict(json.loads(git(gh.git_dir(REPO), "show", f"{tip}:ledger.json")))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known conflict (see the session's closing note): step 2's cap admits beta's unit of two "
-        "sessions as the per-unit budget prices it, but the model gateway reserves each request's "
-        "worst case (its whole prompt as cache writes, ~$0.12 for a Claude Code request on Sonnet "
-        "4.6), so it refuses the second session's request and no look is recorded; no cap both "
-        "admits the sweep at the gateway and stops power on demand at the budget"
-    ),
-)
 def test_runs_accumulate_across_workflow_runs_and_a_rerun_never_starts_over(
     tmp_path: Path, gh: FakeGitHub, model_server: Any, claude_cli: Path
 ) -> None:

@@ -5,8 +5,8 @@ The attack: while root hands workspace B to the agent uid, a process of that uid
 A walk that changes owners by path follows the swapped link and gives the agent that directory
 (on the action's image this handed over the checkout's `.git`, token and all). Here the swap runs
 as a real unprivileged process for hundreds of hand-overs; the root-only directory must keep its
-owner and mode every time. And with a pool of agent uids, two live workspaces never share one,
-so the swap cannot even be attempted across cases.
+owner and mode every time. And with a pool of agent uids, two live sessions never share one
+(`tests/unit/harness/test_confine.py`), so the swap cannot even be attempted across cases.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ def test_a_racing_agent_never_gets_what_root_did_not_give() -> None:
 
 def _race(tmp_path: Path) -> None:
     user = _nobody()
-    conf = confine.Confinement(sandbox=Probe(bwrap=None, reason="test"), user=user)
     target = tmp_path / "root-only"
     target.mkdir(mode=0o700)
     (target / "secret").write_text("root's\n")
@@ -59,7 +58,7 @@ def _race(tmp_path: Path) -> None:
     for i in range(8):
         (ws / f"d{i}" / "inner").mkdir(parents=True)
         (ws / f"d{i}" / "inner" / "file").write_text("x\n")
-    confine.give_to_agent(conf, ws)  # the workspace is the agent's: it may rename inside it
+    confine.give_to_agent(user, ws)  # the workspace is the agent's: it may rename inside it
     stop = tmp_path / "stop"
     python = Path("/usr/bin/python3")  # one the agent user can run (not under /root)
     if not python.exists():
@@ -75,7 +74,7 @@ def _race(tmp_path: Path) -> None:
     try:
         assert racer.stdout.readline().strip() == "racing"  # hand-overs start mid-race
         for _ in range(ROUNDS):
-            confine.give_to_agent(conf, ws)
+            confine.give_to_agent(user, ws)
             info = target.stat()
             assert (info.st_uid, info.st_mode & 0o777) == (0, 0o700), "root followed a link"
             assert (target / "secret").stat().st_uid == 0
@@ -92,22 +91,6 @@ def _race(tmp_path: Path) -> None:
     assert (ws / "d0" / "inner" / "file").stat().st_uid == user.uid
 
 
-def test_live_workspaces_get_their_own_uids(tmp_path: Path) -> None:
-    pool = tuple(confine.AgentUser(f"agent{i}", 3000 + i, 3000 + i) for i in range(3))
-    conf = confine.Confinement(sandbox=Probe(bwrap=None), user=pool[0], pool=pool)
-    a, b, c, d = (tmp_path / n for n in "abcd")
-    assert [confine.user_for(conf, p) for p in (a, b, c)] == list(pool)
-    assert confine.user_for(conf, a) == pool[0]  # stable while it lives
-    assert confine.user_for(conf, d) in pool  # beyond the pool: shared
-    confine.release(b)
-    confine.release(d)
-    assert confine.user_for(conf, tmp_path / "e") == pool[1]  # the freed uid is reused first
-    argv = confine.launcher_argv(conf, writable=[c], chdir=c, parent="1")
-    assert argv[argv.index("--user") + 1] == "3002:3002"
-    for p in (a, c, tmp_path / "e"):
-        confine.release(p)
-
-
 def test_an_isolated_sandbox_forwards_only_to_the_gateway(tmp_path: Path) -> None:
     user = confine.AgentUser("agent", 3000, 3000)
     conf = confine.Confinement(
@@ -115,14 +98,16 @@ def test_an_isolated_sandbox_forwards_only_to_the_gateway(tmp_path: Path) -> Non
     )
     sock = tmp_path / "gw" / "gateway.sock"
     agent = confine.launcher_argv(
-        conf, writable=[tmp_path], chdir=tmp_path, parent="1", gateway=(4321, sock)
+        conf, user=user, writable=[tmp_path], chdir=tmp_path, parent="1", gateway=(4321, sock)
     )
     assert "--unshare-net" in agent
     assert agent[agent.index("--forward") + 1] == f"4321={sock}"
-    command = confine.launcher_argv(conf, writable=[tmp_path], chdir=tmp_path, parent="1")
+    command = confine.launcher_argv(
+        conf, user=user, writable=[tmp_path], chdir=tmp_path, parent="1"
+    )
     assert "--unshare-net" in command and "--forward" not in command  # nothing reachable
     open_conf = confine.Confinement(sandbox=Probe(bwrap="/usr/bin/bwrap"), user=user)
     opened = confine.launcher_argv(
-        open_conf, writable=[tmp_path], chdir=tmp_path, parent="1", gateway=(4321, sock)
+        open_conf, user=user, writable=[tmp_path], chdir=tmp_path, parent="1", gateway=(4321, sock)
     )
     assert "--unshare-net" not in opened and "--forward" not in opened

@@ -36,10 +36,16 @@ def prefix_of(body: dict[str, Any]) -> str:
     return json.dumps([body.get("tools"), kept], sort_keys=True)
 
 
-@pytest.mark.parametrize("sandboxed", [True, False], ids=["bubblewrap", "slots"])
+@pytest.mark.parametrize(
+    ("sandboxed", "agents"),
+    [(True, ""), (False, ""), (True, "nobody,64321:64321")],
+    ids=["bubblewrap", "slots", "bubblewrap-agent-uids"],
+)
 def test_two_sessions_of_one_job_send_the_same_prefix(
-    tmp_path: Path, model_server: Any, sandboxed: bool
+    tmp_path: Path, model_server: Any, sandboxed: bool, agents: str
 ) -> None:
+    """`agents`: as root, concurrent sessions each run as an agent uid of their own, each in its
+    own copy of the set's workspace (`harness.session_copy`): the prompt is the same."""
     env_extra: dict[str, str] = {}
     if sandboxed:
         probe = harness.probe(os.environ)
@@ -47,6 +53,10 @@ def test_two_sessions_of_one_job_send_the_same_prefix(
             pytest.skip(f"no bubblewrap here: {probe.reason}")
     else:
         env_extra["EVOLVE_SANDBOX_ENABLED"] = "false"
+    if agents:
+        if os.geteuid() != 0:
+            pytest.skip("switching agents to unprivileged users needs root")
+        env_extra["EVOLVE_AGENT_USER"] = agents
     server = model_server(POLICY)
     repo = csv_trigger_repo(tmp_path / "repo", QUERIES)
     with agent_tmp() as scratch:

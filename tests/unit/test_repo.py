@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -22,8 +23,13 @@ from evolve_action.repo import (
 )
 
 
-def write(root: Path, rel: str, text: str = "{}") -> Path:
+def write(root: Path, rel: str, text: str | None = None) -> Path:
+    """`text` at `root/rel`; by default `{}`, or for a plugin.json a manifest naming its plugin
+    (Claude Code refuses a plugin.json without a `name`: `manifest_refusals`)."""
     path = root / rel
+    if text is None:
+        named = path.name == "plugin.json" and path.parent.name == ".claude-plugin"
+        text = json.dumps({"name": path.parent.parent.name}) if named else "{}"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
@@ -134,8 +140,8 @@ def test_root_is_relative_to_cwd_and_not_resolved(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("manifest", "want"),
-    [('{"name": "solo"}', "solo"), ('{"name": 3}', "root"), ("[1]", "root"), ("{bad", "root")],
-    ids=["name", "non-string", "non-object", "invalid"],
+    [('{"name": "solo"}', "solo"), ("[1]", "root"), ("{bad", "root")],
+    ids=["name", "non-object", "invalid"],
 )
 def test_single_plugin_name(tmp_path: Path, manifest: str, want: str) -> None:
     root = tmp_path / "root"
@@ -143,6 +149,16 @@ def test_single_plugin_name(tmp_path: Path, manifest: str, want: str) -> None:
     repo = discover(root, tmp_path)
     assert [(p.name, p.rel) for p in repo.plugins] == [(want, ".")]
     assert repo.plugins[0].skills_dir == root / "skills"
+
+
+def test_a_single_plugin_whose_name_claude_code_refuses_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write(root, MARKERS["single"], '{"name": 3}')
+    repo = discover(root, tmp_path)
+    assert (repo.plugins, [p.name for p in repo.refused]) == ((), ["root"])
+    (problem,) = repo.problems
+    assert (problem.check, problem.pointer) == ("plugin.refused", "/name")
+    assert "expected string, received number" in problem.message
 
 
 def test_plugin_enumeration_skips_files_and_symlinks(tmp_path: Path) -> None:

@@ -18,10 +18,12 @@ from tests.helpers import repo_shapes
 from tests.helpers.repo_shapes import (
     commands_beside_skills,
     dot_dot_source,
+    put,
     refused_plugins,
     refused_root_plugin,
     remote_with_codex_twin,
     root_skill_marketplace_evals,
+    triggers,
 )
 
 from evolve_action import plan
@@ -66,13 +68,27 @@ def test_plugins_the_cli_refuses_are_errors_naming_its_rule_and_are_never_evalua
         '(marketplace entry is invalid: source: Invalid string: must start with "./") — write '
         '"./<dir>" for a plugin in this repository, or a {"source": "github", "repo": '
         '"owner/name"} object for another repository',
+        "plugins/spaced/.claude-plugin/plugin.json: plugin `name`: Claude Code refuses to load "
+        "this plugin (Validation errors: name: Plugin name cannot contain spaces. Use kebab-case "
+        '(e.g., "my-plugin")), so none of its skills load — set it to a kebab-case name, such as '
+        '"spaced"',
+        "plugins/nameless/.claude-plugin/plugin.json: plugin `name`: Claude Code refuses to load "
+        "this plugin (Validation errors: name: Invalid input: expected string, received "
+        'undefined), so none of its skills load — set it to a kebab-case name, such as "nameless"',
     ]
     assert (
         "note: Claude Code refuses to install plugin 'agents-dir' (the error on "
         "plugins/agents-dir/.claude-plugin/plugin.json): its skills are not loadable and not "
         "evaluated: agents-dir-one, agents-dir-two"
     ) in repo.notices
-    assert sorted(p.name for p in repo.refused) == ["agents-dir", "climb", "hooks-dir", "no-prefix"]
+    assert sorted(p.name for p in repo.refused) == [
+        "agents-dir",
+        "climb",
+        "hooks-dir",
+        "nameless",
+        "no-prefix",
+        "spaced",
+    ]
     assert (
         "note: Claude Code refuses to install plugin 'no-prefix' (the error on "
         ".claude-plugin/marketplace.json): its skills are not loadable and not evaluated: "
@@ -184,6 +200,39 @@ def test_a_skill_the_model_cannot_invoke_gets_no_trigger_run_and_its_evals_still
         "Claude Code never lists it to the model and the model cannot invoke it (a trigger "
         "evaluation would measure nothing); its evals still run"
     ]
+
+
+def test_a_skill_a_command_hides_is_a_tier0_error_and_gets_no_trigger_run(
+    tmp_path: Path,
+) -> None:
+    """`commands/ship.md` beside `skills/ship/`: the CLI lists the command in the skill's place
+    (measured, tests/integration/test_discovery_cli.py), so the checks say so before any session
+    and Tier 1 is not planned; `commands/ops/deploy.md` (`kit:ops:deploy`) hides nothing."""
+    root = commands_beside_skills(tmp_path / "shape")
+    put(root, ".claude/skills/ship/SKILL.md", "---\nname: ship\ndescription: Ship it.\n---\n")
+    repo = discover(root, root)
+    report = run_checks(repo, Config(), CheckOptions(signals=False))
+    shadowed = [f for f in report.findings if f.check == "skill.shadowed"]
+    assert [(f.path, f.severity) for f in shadowed] == [
+        ("plugins/kit/skills/ship/SKILL.md", Severity.ERROR)
+    ]
+    assert "the command plugins/kit/commands/ship.md takes this skill's name 'ship'" in (
+        shadowed[0].message
+    )
+    assert "rename the skill or the command" in shadowed[0].message
+    triggers(root, "plugins/kit/evals/ship", "ship")
+    repo = discover(root, root)
+    (es,) = [e for e in repo.eval_sets() if e.skill == "ship" and e.plugin == "kit"]
+    built = plan.build_inputs([es], root=repo.root)
+    (inputs,) = built.sets
+    assert inputs.triggers is None
+    assert built.warnings == [
+        "kit/ship: triggers not run: the command commands/ship.md of its plugin has the same "
+        "name, and Claude Code lists the command in the skill's place (the model never sees the "
+        "skill); rename the skill or the command; its evals still run"
+    ]
+    (menu,) = [e for e in discover(root, root).eval_sets() if e.skill == "menu"]
+    assert "commands" not in " ".join(plan.build_inputs([menu], root=repo.root).warnings)
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,9 @@ def test_each_shape_finds_what_claude_code_loads_and_an_edit_touches_that_skill(
     root = case.build(tmp_path / "shape")
     repo = discover(root, root)
     assert shape(repo) == case.skills
-    assert errors(repo) == []
+    report = run_checks(repo, Config(), CheckOptions(signals=False))
+    found = [(f.check, f.message) for f in report.findings if f.severity == Severity.ERROR]
+    assert [check for check, _ in found] == list(case.errors), found
     edit = ChangedPath(path=case.edit, status=ChangeStatus.MODIFIED)
     touched = touched_skills(repo, [edit])
     assert (touched.keys, touched.removed) == ((case.touched,), ())

@@ -53,6 +53,7 @@ from evolve_action.repo import (
     read_text,
     rel_path,
     remote_entry,
+    shadowing_command,
 )
 from evolve_action.specs import Finding, Severity
 
@@ -423,10 +424,10 @@ def _plugin_checks(
             )
         elif (value := _manifest_object(out, manifest, rel, "plugin.manifest")) is not None:
             loaded[kind] = value
+    # A plugin.json `name` Claude Code refuses (missing, empty, spaces…) made the plugin refused
+    # in discovery (`plugin.refused`): it never reaches these checks.
     if kinds and len(loaded) == len(set(kinds)) and rules.evolve:
         _agreement_checks(out, repo, plugin, label, expected, loaded)
-    elif not rules.evolve:
-        _name_present_checks(out, repo, plugin, loaded)
     if "claude" in kinds and "codex" in kinds and (plugin.dir / "hooks").is_dir():
         out.add(
             f"{label}: hooks/ directory is forbidden (incompatible hooks schemas across the "
@@ -461,22 +462,6 @@ def _components(plugin: Plugin) -> str:
     found = [f"{name}/" for name in _COMPONENTS if (plugin.dir / name).is_dir()]
     found += [name for name in (".mcp.json", ".lsp.json") if (plugin.dir / name).is_file()]
     return ", ".join(found)
-
-
-def _name_present_checks(
-    out: _Collector, repo: Repository, plugin: Plugin, loaded: dict[str, dict[str, Any]]
-) -> None:
-    """Claude Code's rule for a plugin.json: a non-empty `name` (it refuses the plugin without)."""
-    for kind, value in loaded.items():
-        name = value.get("name")
-        if kind == "claude" and (not isinstance(name, str) or trim_space(name) == ""):
-            rel = rel_path(repo.root, plugin.dir / MANIFEST_PATHS[kind])
-            out.add(
-                f"{rel}: missing name (Claude Code does not load a plugin without one)",
-                check="plugin.name",
-                path=rel,
-                pointer="/name",
-            )
 
 
 def _agreement_checks(
@@ -548,6 +533,15 @@ def _skill_checks(
     rel = rel_path(repo.root, skill.skill_md)
     if _outside_link_checks(out, repo, skill.skill_md.parent, check="skill.symlink"):
         return  # never read a file outside the repository (it would reach the model)
+    plugin = repo.plugin(skill.plugin)
+    if plugin is not None and (command := shadowing_command(plugin.dir, skill.dir, skill.name)):
+        out.add(
+            f"{rel}: the command {rel_path(repo.root, command)} takes this skill's name "
+            f"'{skill.name}': Claude Code lists the command in its place, so the model never "
+            "sees this skill and its triggers are not run — rename the skill or the command",
+            check="skill.shadowed",
+            path=rel,
+        )
     try:
         text = read_text(skill.skill_md)
     except EvolveError as exc:

@@ -3,7 +3,8 @@
 Owns the flag definitions that `run triggers`, `run evals` and `run all` have in common
 (`add_selection_flags`), the comma/repeat list splitting (`split_list`), the positive-number checks
 (`require_positive`), printing how the repository was read (`print_notices`, one `note:` line
-each on stderr), and the cost question on a terminal (`confirm_cost`). Never does: resolve models
+each on stderr), the cost question on a terminal (`confirm_cost`) and the parallelism line
+(`parallelism_line`: what the sessions will really run at). Never does: resolve models
 or plan (the engines do), decide what a check finds (`flows` owns the filter check, the removal
 of unusable results files and the cost threshold).
 """
@@ -20,7 +21,7 @@ from typing import TextIO
 from evolve_action import flows
 from evolve_action.config import Config, with_flags
 from evolve_action.errors import EvolveError, UsageError
-from evolve_action.harness import Budget
+from evolve_action.harness import Budget, session_limit
 from evolve_action.repo import Repository
 
 
@@ -105,6 +106,18 @@ def budget_from(args: argparse.Namespace) -> Budget | None:
     if not limit >= 0:
         raise UsageError(f"--max-cost-usd {limit}: want a number of US dollars, 0 or more")
     return Budget(limit_usd=limit)
+
+
+def parallelism_line(jobs: int, what: str) -> str:
+    """`parallelism: N concurrent <what>`, N being what runs at once: `--jobs`, capped at the
+    agent-user pool while agents run as agent users (each live session holds a uid of its own)."""
+    effective = session_limit(jobs)
+    if effective == jobs:
+        return f"parallelism: {jobs} concurrent {what}\n"
+    return (
+        f"parallelism: {effective} concurrent {what} ({jobs} asked; the agent-user pool has "
+        f"{effective} uid{'' if effective == 1 else 's'}: EVOLVE_AGENT_USER lists more)\n"
+    )
 
 
 def print_budget(inv: Invocation, budget: Budget | None) -> None:

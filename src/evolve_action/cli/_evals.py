@@ -21,6 +21,7 @@ from evolve_action.cli._common import (
     confirm_cost,
     default_models,
     discard_unusable_results,
+    parallelism_line,
     print_budget,
     print_estimate,
     print_notices,
@@ -202,7 +203,7 @@ def run_planned(
     if check_credentials and planned.plan.cases:
         check_for_models(inv.environ, planned.models)
     if not inv.args.json:
-        inv.stdout.write(f"parallelism: {options.jobs} concurrent evals\n")
+        inv.stdout.write(parallelism_line(options.jobs, "evals"))
     return asyncio.run(
         evals.run_evals(
             repository,

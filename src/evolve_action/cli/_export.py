@@ -13,7 +13,7 @@ from typing import Any
 
 from evolve_action.cli._common import Invocation
 from evolve_action.cli._flags import add_repo_flags
-from evolve_action.config import load_config
+from evolve_action.config import resolve_repository
 from evolve_action.errors import UsageError
 from evolve_action.flows import (
     EXPORT_FORMATS,
@@ -22,7 +22,6 @@ from evolve_action.flows import (
     check_formats,
     run_export,
 )
-from evolve_action.repo import discover
 
 __all__ = ["register"]
 
@@ -88,9 +87,7 @@ def handle(inv: Invocation) -> int:
     files = tuple(p if p.is_absolute() else inv.cwd / p for p in (args.results or ()))
     repo = None
     if not files:
-        root: Path | None = args.root
-        config = load_config((inv.cwd / root) if root is not None else inv.cwd, inv.environ)
-        repo = discover(root, inv.cwd, args.layout if args.layout is not None else config.layout)
+        repo, _ = resolve_repository(args.root, inv.cwd, args.layout, inv.environ)
     elif args.root is not None or args.layout is not None:
         raise UsageError("--results reads the given files only: drop --root/--layout")
     out: Path = args.out if args.out.is_absolute() else inv.cwd / args.out

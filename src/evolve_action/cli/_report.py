@@ -15,11 +15,10 @@ from typing import Any, TextIO
 
 from evolve_action.cli._common import Invocation
 from evolve_action.cli._flags import add_repo_flags
-from evolve_action.config import load_config, with_flags
+from evolve_action.config import resolve_repository, with_flags
 from evolve_action.errors import UsageError
 from evolve_action.flows import ReportOptions, ReportOutcome, regenerate_report
 from evolve_action.harness import available_harnesses
-from evolve_action.repo import discover
 from evolve_action.report import GateOptions, parse_maturity
 
 __all__ = ["generate", "print_report", "register", "resolve_options"]
@@ -76,9 +75,7 @@ def resolve_options(
     args: argparse.Namespace, environ: Mapping[str, str], cwd: Path
 ) -> ReportOptions:
     """Build `ReportOptions` from parsed flags, `.evolve.<ext>` and `EVOLVE_*`."""
-    root: Path | None = args.root
-    config_dir = (cwd / root) if root is not None else cwd
-    config = load_config(config_dir, environ)
+    repo, config = resolve_repository(args.root, cwd, args.layout, environ)
     maturity_flag = None
     if args.maturity is not None:
         maturity_flag = tuple(t.strip() for t in args.maturity.split(",") if t.strip())
@@ -98,7 +95,6 @@ def resolve_options(
             "stale_results": args.stale_results,
         },
     )
-    repo = discover(root, cwd, args.layout if args.layout is not None else config.layout)
     th = config.report.thresholds
     try:
         maturity = parse_maturity(th.maturity)

@@ -15,7 +15,7 @@ from typing import Any
 from evolve_action import plan
 from evolve_action.catalog import BoundModel
 from evolve_action.checks import passed_line
-from evolve_action.cli._common import Invocation
+from evolve_action.cli._common import Invocation, parallelism_line
 from evolve_action.cli._evals import print_dry_run
 from evolve_action.cli._report import print_report
 from evolve_action.flows import (
@@ -83,7 +83,7 @@ class StepPrinter:
                 self.models.extend(step.planned.models)
                 print_dry_run(inv, step.planned)
             elif not as_json:
-                inv.stdout.write(f"parallelism: {step.jobs} concurrent evals\n")
+                inv.stdout.write(parallelism_line(step.jobs, "evals"))
         elif isinstance(step, ReportDone):
             if as_json:  # the report's own lines go to stderr: stdout stays JSON lines
                 print_report(step.outcome, stdout=inv.stderr, stderr=inv.stderr)

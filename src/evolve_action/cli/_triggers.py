@@ -20,6 +20,7 @@ from evolve_action.cli._common import (
     confirm_cost,
     default_models,
     discard_unusable_results,
+    parallelism_line,
     print_budget,
     print_estimate,
     print_notices,
@@ -150,7 +151,7 @@ def handle(inv: Invocation) -> int:
         print_estimate(inv, flows.estimate_cost([p], runs=options.runs, models=options.models))
         return 0
     if not args.json:
-        inv.stdout.write(f"parallelism: {options.jobs} concurrent agent runs\n")
+        inv.stdout.write(parallelism_line(options.jobs, "agent runs"))
     planned = triggers.make_plan(options)
     estimate = flows.estimate_cost([planned[0]], runs=options.runs, models=options.models)
     confirm_cost(inv, estimate, command="run triggers")

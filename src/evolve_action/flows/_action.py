@@ -8,15 +8,22 @@ fragments, `merge` folds them in and publishes as `pr`), `run_gate` (the committ
 against the thresholds, no agent) and the fail-on rule (`exit_for`). `run_pr` and its local
 preview compose the PR job's stages, each in a file of its own:
 
-1. `_pr_job`: the job's options and its one `JobContext` (resolved once), the values the stages
-   exchange, and the helpers every stage shares;
-2. `_pr_touched`: which skills the PR touches, and Tier 0 on them (→ `TouchedSkills`);
-3. `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand (→ `Evaluation`,
-   `NotRun`);
-4. `_pr_compare`: the report and the base -> head comparison (→ `BaseEvidence`, `Comparisons`);
-5. `_pr_publish`: the commit-back, the sticky comment, the summary's cost line, the outputs.
+- `_pr_job`: the job's options and its one `JobContext` (resolved once), the values the stages
+  exchange, and the helpers every stage shares;
+- stage 1, `_pr_touched`: which skills the PR touches, and Tier 0 on them (→ `TouchedSkills`);
+- stage 2, `_pr_evaluate`: the touched skills' missing or stale cases, and power on demand
+  (→ `Evaluation`, `NotRun`);
+- stage 3, `_pr_compare`: the report and the base -> head comparison (→ `BaseEvidence`,
+  `Comparisons`);
+- stage 4, `_pr_publish`: what the token may write, a labelled fork run's state, the commit-back,
+  the sticky comment, the summary's cost line, the outputs (→ `CommitBack`, `Posted`, `Said`);
+- `_pr_shard`: `mode: plan` and `mode: shard` (nothing published).
 
-The stages return values (notes included); only this module logs and annotates them.
+`run_pr` reads as the pipeline: each step a call returning a value. The stages return values
+(notes included) and exchange no private names; only this module logs and annotates them, through
+its `_Log` (the lines and notes in the order found, the annotation cap). `run_pr` and `pr --local`
+share every step they both take (`_evaluate_touched`, `_compare`, `_summary`, `_outputs`,
+`_outcome`).
 
 Guarantees:
 - Untouched skills never start an agent session; touched ones run only cases whose stored result is
@@ -55,32 +62,25 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from evolve_action import evals, events
+from evolve_action import events
 from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.config import resolve_repository
 from evolve_action.encoding import write_text
 from evolve_action.errors import UsageError
-from evolve_action.flows._ledger import LEDGER_REF, FileStore
+from evolve_action.flows._ledger import LEDGER_REF, FileStore, LedgerStore
 from evolve_action.flows._power import copy_worktree
-from evolve_action.flows._pr_carry import (
-    CommentStore,
-    file_sha,
-    load_carried,
-    restore_results,
-    state_line,
-)
 from evolve_action.flows._pr_compare import (
     BaseEvidence,
+    Comparisons,
     base_evidence,
-    git_show_results,
-    load_bytes,
+    local_base_evidence,
     measured,
     report_and_compare,
     result_files,
@@ -96,72 +96,72 @@ from evolve_action.flows._pr_evaluate import (
     why_not_run,
 )
 from evolve_action.flows._pr_job import (
+    MAX_ANNOTATIONS,
     ActionOutcome,
     Evaluation,
     JobContext,
     NotRun,
     PrOptions,
-    _Run,
     base_ref_of,
     default_base,
     git_toplevel,
     has_credentials,
     ignored_dir,
-    inside_top,
     is_dirty,
     job_client,
     local_changes,
     report_rel,
+    revision_at,
     revision_of,
     run_git,
     short_ref,
 )
 from evolve_action.flows._pr_publish import (
+    CommitBack,
+    ForkCarry,
     Said,
     checkout_matches,
     commit_back,
     cost_line,
     evaluation_url,
+    fork_carry,
     outputs_of,
     post_comment,
+    read_only,
+    with_state,
 )
+from evolve_action.flows._pr_shard import plan_or_shard
 from evolve_action.flows._pr_touched import (
     Tier0,
+    TouchedSkills,
     find_touched,
     local_touched,
     refused_definitions,
     tier0,
 )
 from evolve_action.flows._report import ReportOptions, regenerate_report
-from evolve_action.flows._run_all import RunAllOptions
 from evolve_action.flows._shard import (
     MergeOutcome,
     merge_fragments,
-    plan_shards,
-    run_shard,
 )
 from evolve_action.github import (
-    MAX_COMMENT_CHARS,
     ActionInputs,
     ActionOutputs,
     CommandFiles,
     Event,
     GitHubApiError,
-    GitHubClient,
     GitHubContext,
     Status,
     Touched,
     annotate,
     append_summary,
     comment_refusal,
-    declared_permissions,
     fork_target_refusal,
     git_env,
     inactive_message,
     is_actions,
     load_context,
     read_inputs,
-    read_only_scopes,
     restore_workspace_owner,
     unsupported_fails,
     unsupported_message,
@@ -173,14 +173,12 @@ from evolve_action.harness import (
     deferred_signals,
     gateway_spend,
 )
-from evolve_action.repo import Repository, rel_path
+from evolve_action.plan import Tier
 from evolve_action.report import (
     NEXT_STEP_NO_EVALS,
     ComparisonRow,
     GateOptions,
     Label,
-    Revision,
-    RunFacts,
     parse_maturity,
     render_pr_comment,
 )
@@ -191,11 +189,15 @@ __all__ = [
     "run_pr",
 ]
 
+
 CANCELLED = (
     "cancelled: the job was stopped before every case ran; the finished cases are reported and "
     "committed, and a re-run evaluates the rest"
 )
 """The note of a cancelled `pr`/`run`/`merge` job."""
+
+LIVE_TIERS = ("triggers", "evals")
+"""The tiers that start agent sessions (stage 2)."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -205,14 +207,226 @@ CANCELLED = (
 
 def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -> ActionOutcome:
     """The `pr` job (also `mode: run` and `pr --local`): evaluate, report, publish; return the outcome."""
-    env = options.environ
     if options.local:
         return _run_local(options, reporter=reporter)
+    env = options.environ
     workspace = Path(env.get("GITHUB_WORKSPACE") or options.cwd)
     inputs = read_inputs(env, workspace=workspace, log=commands)
     ctx = load_context(env, cwd=options.cwd)
     files = CommandFiles.from_env(env)
-    state = _Run()
+    if (stopped := _not_this_event(inputs, ctx, options, files, commands)) is not None:
+        return stopped  # an event we ignore, a PR that is not open, a refused fork run
+    repo, config = resolve_repository(inputs.working_directory, options.cwd, None, env)
+    job = JobContext.of_action(
+        inputs, ctx, env, repo=repo, config=config, workspace=workspace, retry=options.retry
+    )
+    log = _Log(commands)
+    found = _touched(job, inputs, ctx, options.mode, log)  # the touched skills, Tier 0
+    touched = found.touched
+    if touched.empty:
+        return _nothing_touched(job, inputs, found, files, log)
+    if options.mode in ("plan", "shard"):
+        if any(t in inputs.tiers for t in LIVE_TIERS):
+            # The plan job and every shard job must see the same harnesses, or plans disagree.
+            log.harnesses(ensure_extra_harnesses(inputs, job.agent_env))
+        return plan_or_shard(options.mode, inputs, job, touched, files)
+    denied, said = read_only(job, inputs, ctx, env, workspace)
+    log.hear(said)
+    commit = inputs.commit and "contents" not in denied
+    refused = refused_definitions(repo, touched, inputs.tiers)
+    base = base_evidence(job, touched, base_ref_of(ctx), ctx)
+    log.say(base.notes)
+    carry, said = fork_carry(job, ctx, inputs, touched)
+    log.hear(said)
+    before = snapshot(repo, touched)
+    merged = _merge(options, inputs, job, log)
+    gateway_spend().limit_usd = inputs.max_cost_usd  # the gateway's hard stop (and job.budget)
+    where = _Where(
+        base=base,
+        base_sha=base_ref_of(ctx),
+        head_sha=revision_of(ctx).head_sha,
+        out_dir=job.top / ".evolve-action",
+        store=carry.store if carry is not None else ledger_store(job.client, ctx, commit=commit),
+        attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
+    )
+    requested = [t for t in LIVE_TIERS if t in inputs.tiers and options.mode != "merge"]
+    stage = _evaluate_touched(job, touched, requested, where, refused, reporter, log, ctx, inputs)
+    no_comment = _comment_refusal(job, ctx, inputs, log)
+    # After a cancellation the runner's follow-up signals must not cut the last writes short.
+    with deferred_signals() if stage.evaluation.cancelled else contextlib.nullcontext():
+        compared = _compare(job, found, base, stage, refused, log, cwd=options.cwd, ctx=ctx)
+        result = _publish(  # the commit-back, the comment, the summary, the outputs
+            job,
+            ctx,
+            inputs,
+            found,
+            stage,
+            compared,
+            commit=commit,
+            may_comment=not no_comment and "pull-requests" not in denied,
+            before=before,
+            carry=carry,
+            merged=merged,
+            workspace=workspace,
+            files=files,
+            log=log,
+        )
+    if stage.evaluation.cancelled:
+        raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
+    return result
+
+
+def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcome:
+    """`pr --local`: the PR job on the working tree against a base; a pre-push gate.
+
+    The comment and summary go to files under `.evolve-action/` (ignored by git through its own
+    `.gitignore`); the evaluation runs in a scratch copy of the working tree unless
+    `options.write`, so no tracked file changes; the exit code follows `options.fail_on`.
+    """
+    env = options.environ
+    repo, config = resolve_repository(None, options.cwd, None, env)
+    genv = git_env(env, safe_directories=(repo.root,))
+    top = git_toplevel(repo.root, genv)
+    if top is None:
+        raise UsageError(
+            f"pr --local: {repo.root} is not in a git repository",
+            hint="run it inside the repository's git checkout",
+        )
+    base_ref = options.base or default_base(top, genv)
+    job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
+    log = _Log(None)
+    found = local_touched(job, local_changes(top, base_ref, genv))  # the touched skills, Tier 0
+    log.checks(found.checks)
+    touched = found.touched
+    if touched.empty:
+        log.lines.append(f"pr --local: no skill touched since {base_ref}; nothing to evaluate")
+        code = exit_for(
+            options.fail_on, rows=(), errored=False, check_failures=found.check_failures
+        )
+        return ActionOutcome(
+            exit_code=code, outputs=ActionOutputs(status="skipped"), lines=tuple(log.lines)
+        )
+    out_dir = ignored_dir(options.out_dir or (top / ".evolve-action"))
+    refused = refused_definitions(repo, touched, LIVE_TIERS)
+    base_sha = run_git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
+    base = local_base_evidence(job, touched, base_sha)
+    where = _Where(
+        base=base,
+        base_sha=base_sha,
+        head_sha=run_git(top, genv, "rev-parse", "HEAD").stdout.strip(),
+        out_dir=out_dir,
+        store=FileStore(out_dir / "ledger.json"),
+        attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
+    )
+    with contextlib.ExitStack() as stack:
+        work = job if options.write else _scratch(job, stack)  # tracked files stay as they are
+        stage = _evaluate_touched(work, touched, LIVE_TIERS, where, refused, reporter, log)
+        title = f"Skill evaluations: {short_ref(base_ref)} → working tree (preview)"
+        compared = _compare(work, found, base, stage, refused, log, cwd=options.cwd, title=title)
+    revision = revision_at(base_sha, where.head_sha, stage.evaluation, dirty=is_dirty(top, genv))
+    body = render_pr_comment(compared.rows, compared.facts, revision=revision)  # to files
+    summary = _summary(body, stage, log)
+    written = _write_preview(out_dir, body, summary, log, scratch=not options.write)
+    outputs = _outputs(job, found, stage, compared, errored=stage.errored)
+    return _outcome(
+        options.fail_on,
+        None,
+        found,
+        compared,
+        outputs,
+        log,
+        body=body,
+        summary=summary,
+        errored=stage.errored,
+        files=written,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# The PR job's steps, in the order `run_pr` takes them
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Log:
+    """The composition's log of one job: the lines for the job log and the notes for the comment
+    and the summary, in the order the stages found them. Notices are annotated on `commands`
+    (None: `pr --local`, log lines instead) up to GitHub's cap of `MAX_ANNOTATIONS` a step."""
+
+    commands: TextIO | None
+    lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    """Notices past the annotation cap, for `flush_notices`."""
+    annotated: int = 0
+
+    def notice(self, text: str, *, annotated: bool = True) -> None:
+        """A note for the comment and the summary, shown as a `::notice` (`annotated`, under
+        Actions) or a log line.
+
+        GitHub shows at most `MAX_ANNOTATIONS` notices of a step: the first ones are annotated,
+        the rest held for `flush_notices` (one last annotation: the held one, or "and N more")."""
+        self.notes.append(text)
+        if self.commands is None or not annotated:
+            self.lines.append(f"notice: {text}")
+        elif self.annotated < MAX_ANNOTATIONS - 1:
+            self.annotated += 1
+            annotate(self.commands, "notice", text)
+        else:
+            self.held.append(text)
+            self.lines.append(f"notice: {text}")
+
+    def flush_notices(self) -> None:
+        """The last notice annotation of the step: the one held, or how many more there are."""
+        if self.commands is not None and len(self.held) == 1:
+            annotate(self.commands, "notice", self.held[0])
+        elif self.commands is not None and self.held:
+            n = len(self.held)
+            annotate(self.commands, "notice", f"and {n} more notices: see the step summary")
+        self.held.clear()
+
+    def say(self, notes: Sequence[str]) -> None:
+        """A stage's notes, in the order it found them: the comment, the summary and the log."""
+        for note in notes:
+            self.notice(note)
+
+    def hear(self, said: Said) -> None:
+        """A publishing step's notices and log lines, in the order it said them."""
+        for kind, text in said.entries:
+            if kind == "note":
+                self.notice(text)
+            else:
+                self.lines.append(text)
+
+    def checks(self, checks: Tier0 | None) -> None:
+        """Tier 0's notes, its annotations (under Actions) and its log lines."""
+        if checks is None:
+            return
+        self.say(checks.notes)
+        if self.commands is not None:
+            for a in checks.annotations:
+                annotate(self.commands, a.level, a.message, file=a.file, line=a.line)
+        self.lines.extend(checks.lines)
+
+    def harnesses(self, said: tuple[str, str]) -> None:
+        """`ensure_extra_harnesses`' notice or log line."""
+        note, line = said
+        if note:
+            self.notice(note)
+        if line:
+            self.lines.append(line)
+
+
+def _not_this_event(
+    inputs: ActionInputs,
+    ctx: GitHubContext,
+    options: PrOptions,
+    files: CommandFiles,
+    commands: TextIO,
+) -> ActionOutcome | None:
+    """The outcome of an event the PR job does not evaluate (None: it does): an unsupported event
+    (a skip, or an error where a skip would read as a pass), a PR that is not open (its ledger
+    dropped), a fork's `pull_request_target` run without `allow_fork_target` (refused)."""
     skip = unsupported_message(ctx) if ctx.event is Event.UNSUPPORTED else inactive_message(ctx)
     if skip is not None and unsupported_fails(ctx):  # merge_group: a skip would read as a pass
         annotate(commands, "error", skip)
@@ -236,223 +450,367 @@ def run_pr(options: PrOptions, *, reporter: events.Reporter, commands: TextIO) -
         append_summary(files.summary, f"**evolve-action refused to run.** {refusal}\n")
         write_outputs(files.output, ActionOutputs(status="errored"))
         return ActionOutcome(exit_code=2, outputs=ActionOutputs(status="errored"), lines=(refusal,))
+    return None
 
-    repo, config = resolve_repository(inputs.working_directory, options.cwd, None, env)
-    job = JobContext.of_action(
-        inputs, ctx, env, repo=repo, config=config, workspace=workspace, retry=options.retry
-    )
-    top, client = job.top, job.client
-    found = find_touched(inputs, ctx, job, run_mode=options.mode == "run")
-    _say(state, found.notes, commands)
-    if "checks" in inputs.tiers and options.mode not in ("plan", "shard"):  # merge annotates
+
+def _touched(
+    job: JobContext, inputs: ActionInputs, ctx: GitHubContext, mode: str, log: _Log
+) -> TouchedSkills:
+    """The touched stage: the touched skills and, except in `plan`/`shard` (`merge` annotates), Tier 0."""
+    found = find_touched(inputs, ctx, job, run_mode=mode == "run")
+    log.say(found.notes)
+    if "checks" in inputs.tiers and mode not in ("plan", "shard"):
         found = tier0(job, found, pull_request=ctx.pull_request is not None)
-        _say_checks(state, found.checks, commands)
-    touched = found.touched
-    if touched.empty:
-        line = "evolve-action: no skill touched by this change; nothing to evaluate"
-        summary = f"{line}.\n"
-        append_summary(files.summary, summary)
-        outputs = ActionOutputs(status="skipped", report_path=report_rel(repo, top))
-        write_outputs(files.output, outputs)
-        state.flush_notices(commands)
-        code = exit_for(inputs.fail_on, rows=(), state=state)
-        return ActionOutcome(
-            exit_code=code, outputs=outputs, lines=(*state.lines, line), touched=touched
-        )
+        log.checks(found.checks)
+    return found
 
-    agent_env = job.agent_env
-    if options.mode in ("plan", "shard"):
-        if any(t in inputs.tiers for t in ("triggers", "evals")):
-            # The plan job and every shard job must see the same harnesses, or plans disagree.
-            _say_harnesses(state, ensure_extra_harnesses(inputs, agent_env), commands)
-        return _plan_or_shard(options.mode, inputs, job, touched, files)
-    denied = _read_only(client, inputs, ctx, env, workspace, state, commands)
-    commit = inputs.commit and "contents" not in denied
-    state.refused = refused_definitions(repo, touched, inputs.tiers)
-    base_ref = base_ref_of(ctx)
-    base = base_evidence(job, touched, base_ref, ctx)
-    _say(state, base.notes, commands)
-    base_files = base.files
-    pr = ctx.pull_request
-    # A labelled fork run (pull_request_target) can write only its sticky comment: the ledger and
-    # the results it measured ride there, so a relabel of the same content starts no session.
-    carry: CommentStore | None = None
-    checkout = snapshot(repo, touched)
-    if (
-        pr is not None
-        and ctx.is_fork
-        and ctx.event is Event.PULL_REQUEST_TARGET
-        and client is not None
-        and inputs.comment != "off"
-    ):
-        carried, why = load_carried(client, ctx.repository, pr.number, inputs.comment_author)
-        if why:
-            state.notice(f"{why}; earlier runs are not reused", commands)
-        carry = CommentStore(carried.ledger)
-        if restored := restore_results(carried, checkout, top):
-            state.lines.append(
-                f"restored {len(restored)} results file(s) this PR's earlier labelled run "
-                "measured on the same content (from the sticky comment)"
-            )
-    before = snapshot(repo, touched)
-    live = [t for t in ("triggers", "evals") if t in inputs.tiers and options.mode != "merge"]
-    requested = list(live)
-    why_not = ""
-    merged: MergeOutcome | None = None
-    if options.mode == "merge":
-        assert inputs.fragments is not None
-        merged = merge_fragments(repo, config, [inputs.fragments], report=False, cwd=options.cwd)
-        state.lines.append(
-            f"merge: plan {merged.plan_id}: {len(merged.merged)} fragment(s) into "
-            f"{len(merged.written)} results file(s)"
-        )
-    if live and not has_credentials(agent_env):
-        why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
-        why_not = why
-        state.notice(
-            f"live tiers skipped: {why} (set anthropic_api_key or claude_code_oauth_token); "
-            "Tier 0 ran",
-            commands,
-        )
-        live = []
-    cancelled = False
-    evaluation, not_run = Evaluation(), NotRun()
-    budget = job.budget  # one cap for the whole job
-    gateway_spend().limit_usd = inputs.max_cost_usd  # and the gateway's hard stop
-    if live:
-        _say_harnesses(state, ensure_extra_harnesses(inputs, agent_env), commands)
+
+def _nothing_touched(
+    job: JobContext, inputs: ActionInputs, found: TouchedSkills, files: CommandFiles, log: _Log
+) -> ActionOutcome:
+    """No skill touched: one summary line, `skipped`; Tier 0's failures still fail the step."""
+    line = "evolve-action: no skill touched by this change; nothing to evaluate"
+    append_summary(files.summary, f"{line}.\n")
+    outputs = ActionOutputs(status="skipped", report_path=report_rel(job.repo, job.top))
+    write_outputs(files.output, outputs)
+    log.flush_notices()
+    code = exit_for(inputs.fail_on, rows=(), errored=False, check_failures=found.check_failures)
+    return ActionOutcome(
+        exit_code=code, outputs=outputs, lines=(*log.lines, line), touched=found.touched
+    )
+
+
+def _merge(
+    options: PrOptions, inputs: ActionInputs, job: JobContext, log: _Log
+) -> MergeOutcome | None:
+    """`mode: merge`: the shards' fragments folded into the results files (None: another mode)."""
+    if options.mode != "merge":
+        return None
+    assert inputs.fragments is not None
+    merged = merge_fragments(
+        job.repo, job.config, [inputs.fragments], report=False, cwd=options.cwd
+    )
+    log.lines.append(
+        f"merge: plan {merged.plan_id}: {len(merged.merged)} fragment(s) into "
+        f"{len(merged.written)} results file(s)"
+    )
+    return merged
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Where:
+    """What stage 2 compares and where it records: the base evidence, the two commits, the
+    folder for its files, the PR's ledger store and this attempt's name."""
+
+    base: BaseEvidence
+    base_sha: str | None
+    head_sha: str
+    out_dir: Path
+    store: LedgerStore | None
+    attempt: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Evaluated:
+    """The evaluate stage's values: the evaluation, what was left unrun and why, and what would decide an
+    undecided comparison (`undecided_hint`)."""
+
+    evaluation: Evaluation
+    not_run: NotRun
+    undecided_hint: str
+
+    @property
+    def errored(self) -> bool:
+        """A session errored, or the job was cancelled."""
+        return self.evaluation.errored or self.evaluation.cancelled
+
+
+def _no_credentials(job: JobContext, ctx: GitHubContext | None) -> tuple[str, str]:
+    """Why the live tiers cannot run (no credentials reach the engines) and the notice saying
+    so; ("", "") when they can. `ctx` None: `pr --local`."""
+    if has_credentials(job.agent_env):
+        return "", ""
+    if ctx is None:
+        why = "no Anthropic credentials in the environment"
+        return why, f"live tiers skipped: {why}"
+    why = "a fork PR gets no secrets" if ctx.is_fork else "no credentials were given"
+    advice = "(set anthropic_api_key or claude_code_oauth_token); Tier 0 ran"
+    return why, f"live tiers skipped: {why} {advice}"
+
+
+def _evaluate_touched(
+    job: JobContext,
+    touched: Touched,
+    requested: Sequence[str],
+    where: _Where,
+    refused: Mapping[str, Mapping[Tier, str]],
+    reporter: events.Reporter,
+    log: _Log,
+    ctx: GitHubContext | None = None,
+    inputs: ActionInputs | None = None,
+) -> _Evaluated:
+    """The evaluate stage as both jobs run it (`ctx`/`inputs` None: `pr --local`), its notes in order: the
+    skip without credentials, the extra harnesses, the default model, the evaluation's own, the
+    cancellation (locally: an interrupt), the budget, the confinement. Every `requested` tier
+    with cases still stale or missing is then `not evaluated`, with why."""
+    evaluation, not_run, hint = Evaluation(), NotRun(), ""
+    why_not, skip_note = _no_credentials(job, ctx) if requested else ("", "")
+    if skip_note:
+        log.notice(skip_note)
+    if requested and not why_not:
+        if inputs is not None:
+            log.harnesses(ensure_extra_harnesses(inputs, job.agent_env))
         if job.default_model_note:
-            state.notes.append(job.default_model_note)
+            log.notes.append(job.default_model_note)
         evaluation = evaluate(
             job,
             touched,
-            live,
+            list(requested),
             reporter,
-            refused=state.refused,
-            base_files=base_files,
-            base_unknown=base.unknown,
-            base_sha=base_ref,
-            head_sha=revision_of(ctx, state).head_sha,
-            out_dir=top / ".evolve-action",
-            store=carry if carry is not None else ledger_store(client, ctx, commit=commit),
-            attempt=f"{env.get('GITHUB_RUN_ID', '')}.{env.get('GITHUB_RUN_ATTEMPT', '1')}",
+            refused=refused,
+            base_files=where.base.files,
+            base_unknown=where.base.unknown,
+            base_sha=where.base_sha,
+            head_sha=where.head_sha,
+            out_dir=where.out_dir,
+            store=where.store,
+            attempt=where.attempt,
         )
-        _take(state, evaluation)
+        log.notes.extend(evaluation.notes)
+        log.lines.extend(evaluation.lines)
+        if evaluation.cancelled and ctx is None:
+            raise KeyboardInterrupt
         if evaluation.cancelled:  # the job was cancelled: keep and publish what finished
-            cancelled = True
-            state.errored = True
-            state.notice(CANCELLED, commands)
-    if line := budget.summary():  # in the log, the step summary and the PR comment
-        state.notice(line)
+            log.notice(CANCELLED)
+    if line := job.budget.summary():  # in the log, the step summary and the PR comment
+        log.notice(line, annotated=False)
     if requested:
-        why_not = why_not or why_not_run(budget, cancelled)
-        with deferred_signals() if cancelled else contextlib.nullcontext():
-            not_run = not_evaluated(job, touched, requested, state.refused, why_not)
-        state.undecided_hint = undecided_hint(evaluation.reruns, budget, job.power.max_runs)
-    if note := confinement_note(state.sessions, agent_env):
-        state.notice(note, commands)
-    no_comment = comment_refusal(ctx) if client is not None and inputs.comment != "off" else None
+        why_not = why_not or why_not_run(job.budget, evaluation.cancelled)
+        with deferred_signals() if evaluation.cancelled else contextlib.nullcontext():
+            not_run = not_evaluated(job, touched, requested, refused, why_not)
+        hint = undecided_hint(evaluation.reruns, job.budget, job.power.max_runs)
+    if note := confinement_note(evaluation.sessions, job.agent_env):
+        log.notice(note)
+    return _Evaluated(evaluation, not_run, hint)
+
+
+def _comment_refusal(
+    job: JobContext, ctx: GitHubContext, inputs: ActionInputs, log: _Log
+) -> str | None:
+    """Why the token cannot comment here (`comment_refusal`: a fork's `pull_request` run), as a
+    notice; None when it may."""
+    no_comment = (
+        comment_refusal(ctx) if job.client is not None and inputs.comment != "off" else None
+    )
     if no_comment is not None:
-        state.notice(no_comment, commands)
-    # After a cancellation the runner's follow-up signals must not cut the last writes short.
-    with deferred_signals() if cancelled else contextlib.nullcontext():
-        compared = report_and_compare(
-            repo,
-            config,
-            touched,
-            base,
-            evaluation=evaluation,
-            not_run=not_run,
-            refused=state.refused,
-            findings=state.findings,
-            notes=state.notes,
-            undecided_hint=state.undecided_hint,
-            cost_usd=measured(state.sessions, budget),
-            cwd=options.cwd,
-            evaluation_url=evaluation_url(ctx, repo, top),
-            run_url=ctx.run_url or None,
-        )
-        written, rows, facts = compared.written, compared.rows, compared.facts
-        body = render_pr_comment(rows, facts, revision=revision_of(ctx, state))
-        commit_sha = ""
-        comment_id: int | None = None
-        if commit and client is not None:
-            matches, said = checkout_matches(job, ctx, touched)
-            _hear(state, said, commands)
-            if matches:
-                committed = commit_back(client, ctx, inputs, repo, top, touched, written, before)
-                state.errored = state.errored or committed.errored
-                _hear(state, committed.said, commands)
-                commit_sha = committed.sha
-        may_comment = not no_comment and "pull-requests" not in denied
-        if pr is not None and client is not None and inputs.comment != "off" and may_comment:
-            posted = body
-            if carry is not None:
-                posted = _with_state(body, carry, checkout, top, state)
-            posting = post_comment(client, ctx, inputs, rows, posted)
-            _hear(state, posting.said, commands)
-            comment_id = posting.comment_id
-        restore_workspace_owner(workspace, [*written, *result_files(repo, touched)])
-        summary = (
-            body + cost_line(evaluation.estimate) + _cache_summary(state)
-        )  # notes: in the body
-        append_summary(files.summary, summary)
-        outputs = _outputs(state, rows, touched, facts, comment_id, commit_sha, repo, top)
-        if merged is not None:
-            outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
-        write_outputs(files.output, outputs)
-        state.flush_notices(commands)
-        result = ActionOutcome(
-            exit_code=exit_for(inputs.fail_on, rows=rows, state=state, inputs=inputs),
-            outputs=outputs,
-            lines=tuple(state.lines),
-            comment=body,
-            summary=summary,
-            touched=touched,
-            rows=rows,
-        )
-    if cancelled:
-        raise KeyboardInterrupt  # the CLI exits 130 or 143, as for any interrupted run
-    return result
+        log.notice(no_comment)
+    return no_comment
 
 
-def _read_only(
-    client: GitHubClient | None,
-    inputs: ActionInputs,
+def _compare(
+    job: JobContext,
+    found: TouchedSkills,
+    base: BaseEvidence,
+    stage: _Evaluated,
+    refused: Mapping[str, Mapping[Tier, str]],
+    log: _Log,
+    *,
+    cwd: Path,
+    ctx: GitHubContext | None = None,
+    title: str | None = None,
+) -> Comparisons:
+    """The compare stage: the report and the base -> head comparison, with the job's notes so
+    far (`ctx`: the run's links; None: `pr --local`, titled `title`)."""
+    return report_and_compare(
+        job.repo,
+        job.config,
+        found.touched,
+        base,
+        evaluation=stage.evaluation,
+        not_run=stage.not_run,
+        refused=refused,
+        findings=found.findings,
+        notes=log.notes,
+        undecided_hint=stage.undecided_hint,
+        cost_usd=measured(stage.evaluation.sessions, job.budget),
+        cwd=cwd,
+        evaluation_url=evaluation_url(ctx, job.repo, job.top) if ctx is not None else None,
+        run_url=(ctx.run_url or None) if ctx is not None else None,
+        title=title,
+    )
+
+
+def _publish(
+    job: JobContext,
     ctx: GitHubContext,
-    env: Mapping[str, str],
+    inputs: ActionInputs,
+    found: TouchedSkills,
+    stage: _Evaluated,
+    compared: Comparisons,
+    *,
+    commit: bool,
+    may_comment: bool,
+    before: Mapping[Path, bytes | None],
+    carry: ForkCarry | None,
+    merged: MergeOutcome | None,
     workspace: Path,
-    state: _Run,
-    commands: TextIO,
-) -> frozenset[str]:
-    """The scopes (`contents`, `pull-requests`) a same-repository PR's token is known not to
-    write before any write is tried (`read_only_scopes`), with one notice saying what that skips."""
+    files: CommandFiles,
+    log: _Log,
+) -> ActionOutcome:
+    """The publish stage on GitHub: the comment's body, the commit-back (only what was measured on the PR head), the
+    sticky comment (with a labelled fork run's state), the step summary and the outputs."""
+    client, touched, rows = job.client, found.touched, compared.rows
+    body = render_pr_comment(rows, compared.facts, revision=revision_of(ctx, stage.evaluation))
+    committed = CommitBack()
+    if commit and client is not None:
+        matches, said = checkout_matches(job, ctx, touched)
+        log.hear(said)
+        if matches:
+            committed = commit_back(
+                client, ctx, inputs, job.repo, job.top, touched, compared.written, before
+            )
+            log.hear(committed.said)
+    comment_id: int | None = None
     pr = ctx.pull_request
-    if (
-        client is None
-        or pr is None
-        or ctx.is_fork
-        or (not inputs.commit and inputs.comment == "off")
-    ):
-        return frozenset()
-    try:
-        login = client.identity(configured=inputs.comment_author or None).login
-    except GitHubApiError:
-        login = None
-    denied, why = read_only_scopes(ctx, declared_permissions(env, workspace), login)
-    skipped = []
-    if "contents" in denied and inputs.commit:
-        skipped.append("the results are not committed and the PR's ledger is only read")
-    if "pull-requests" in denied and inputs.comment != "off":
-        skipped.append("no PR comment is posted")
-    if skipped:
-        grant = ", ".join(f"{s}: write" for s in sorted(denied))
-        state.notice(
-            f"the token is read-only here ({why}): {'; '.join(skipped)}; everything is in this "
-            f"summary (grant the job `permissions: {grant}` to publish)",
-            commands,
+    if pr is not None and client is not None and inputs.comment != "off" and may_comment:
+        posted = body
+        if carry is not None:
+            posted, said = with_state(body, carry, job.top)
+            log.hear(said)
+        posting = post_comment(client, ctx, inputs, rows, posted)
+        log.hear(posting.said)
+        comment_id = posting.comment_id
+    restore_workspace_owner(workspace, [*compared.written, *result_files(job.repo, touched)])
+    summary = _summary(body, stage, log)  # notes: in the body
+    append_summary(files.summary, summary)
+    errored = stage.errored or committed.errored
+    outputs = _outputs(
+        job,
+        found,
+        stage,
+        compared,
+        errored=errored,
+        comment_id=comment_id,
+        commit_sha=committed.sha,
+    )
+    if merged is not None:
+        outputs = dataclasses.replace(outputs, plan_id=merged.plan_id or "")
+    write_outputs(files.output, outputs)
+    log.flush_notices()
+    return _outcome(
+        inputs.fail_on,
+        inputs,
+        found,
+        compared,
+        outputs,
+        log,
+        body=body,
+        summary=summary,
+        errored=errored,
+    )
+
+
+def _scratch(job: JobContext, stack: contextlib.ExitStack[bool | None]) -> JobContext:
+    """`pr --local` without `--write`: the job on a scratch copy of the working tree (removed
+    when `stack` closes), so the working tree's tracked files stay as they are."""
+    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr.")))
+    copy = scratch / "tree"
+    copy_worktree(job.top, copy, job.genv)
+    where = copy / job.prefix
+    copied, copied_config = resolve_repository(where, where, None, job.agent_env)
+    return dataclasses.replace(job, repo=copied, config=copied_config)
+
+
+def _write_preview(
+    out_dir: Path, body: str, summary: str, log: _Log, *, scratch: bool
+) -> tuple[Path, ...]:
+    """`pr --local`'s publishing: the comment and the summary as files, and log lines saying
+    where they are, that a scratch copy was evaluated, and the verdict."""
+    comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
+    write_text(comment_file, body)
+    write_text(summary_file, summary)
+    log.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
+    log.lines.append(f"pr --local: the step summary: {summary_file}")
+    if scratch:
+        log.lines.append(
+            "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
+            "the results files and reports in place)"
         )
-    return denied
+    if verdict := next((ln for ln in body.splitlines() if ln.startswith("### ")), ""):
+        log.lines.append("pr --local: " + verdict.removeprefix("### "))
+    return comment_file, summary_file
+
+
+def _summary(body: str, stage: _Evaluated, log: _Log) -> str:
+    """The step summary: the comment's body, the estimate line, the prompt-cache line."""
+    return body + cost_line(stage.evaluation.estimate) + _cache_summary(log)
+
+
+def _cache_summary(log: _Log) -> str:
+    """The job's prompt-cache line, in the job log and as the step summary's last line ("" when
+    no request used the cache)."""
+    line = cache_line(gateway_spend().total)
+    if not line:
+        return ""
+    log.lines.append(line)
+    return f"\n<sub>{line}</sub>\n"
+
+
+def _outputs(
+    job: JobContext,
+    found: TouchedSkills,
+    stage: _Evaluated,
+    compared: Comparisons,
+    *,
+    errored: bool,
+    comment_id: int | None = None,
+    commit_sha: str = "",
+) -> ActionOutputs:
+    return outputs_of(
+        compared.rows,
+        found.touched,
+        compared.facts,
+        comment_id,
+        commit_sha,
+        job.repo,
+        job.top,
+        errored=errored,
+        check_failures=found.check_failures,
+        sessions=stage.evaluation.sessions,
+    )
+
+
+def _outcome(
+    fail_on: str,
+    inputs: ActionInputs | None,
+    found: TouchedSkills,
+    compared: Comparisons,
+    outputs: ActionOutputs,
+    log: _Log,
+    *,
+    body: str,
+    summary: str,
+    errored: bool,
+    files: tuple[Path, ...] = (),
+) -> ActionOutcome:
+    """The job's outcome: its exit code (`exit_for`), outputs, log lines, comment and summary."""
+    code = exit_for(
+        fail_on,
+        rows=compared.rows,
+        errored=errored,
+        check_failures=found.check_failures,
+        inputs=inputs,
+    )
+    return ActionOutcome(
+        exit_code=code,
+        outputs=outputs,
+        lines=tuple(log.lines),
+        comment=body,
+        summary=summary,
+        touched=found.touched,
+        rows=compared.rows,
+        files=files,
+    )
 
 
 def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -> str:
@@ -471,248 +829,6 @@ def _drop_ledger(inputs: ActionInputs, ctx: GitHubContext, options: PrOptions) -
     except GitHubApiError as exc:
         return f"the ledger ref refs/{ref} was not deleted: {exc.message}"
     return f"deleted the PR's ledger ref refs/{ref}" if deleted else ""
-
-
-def _with_state(
-    body: str,
-    carry: CommentStore,
-    checkout: Mapping[Path, bytes | None],
-    top: Path,
-    state: _Run,
-) -> str:
-    """`body` with the state line of a labelled fork run: its ledger and the results files it
-    wrote, each tied to the bytes the head's checkout held."""
-    results = {}
-    for path, original in checkout.items():
-        now = path.read_bytes() if path.is_file() else None
-        if now is not None and now != original and (rel := inside_top(path, top)) is not None:
-            results[rel] = (file_sha(original), now)
-    line, left = state_line(carry.ledger, results)
-    if line and len(body) + len(line) + 200 > MAX_COMMENT_CHARS:  # the report comes first
-        line, left = "", "the results files and the ledger of runs"
-    if left:
-        state.lines.append(
-            f"the sticky comment's state left out {left} (over its size bound): a relabel of the "
-            "same content runs them again"
-        )
-    return f"{body.rstrip()}\n\n{line}\n" if line else body
-
-
-def _sharded_options(job: JobContext, touched: Touched) -> RunAllOptions:
-    """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs
-    (the models the inputs name: none named, the engines' default set)."""
-    eo = evals.EvalsOptions(
-        plugins=tuple(sorted({s.plugin for s in touched.skills})),
-        skills=tuple(sorted({s.skill for s in touched.skills})),
-        models=job.named_models,
-        jobs=job.jobs,
-        timeout=job.timeout,
-        max_turns=job.max_turns,
-        judge_model=job.judge_model,
-        new=True,
-        modified=True,
-        budget=job.budget,
-    )
-    return RunAllOptions(
-        repository=job.repo,
-        config=job.config,
-        environ=job.agent_env,
-        evals=eo,
-        runs=job.runs,
-        report=False,
-    )
-
-
-def _plan_or_shard(
-    mode: str,
-    inputs: ActionInputs,
-    job: JobContext,
-    touched: Touched,
-    files: CommandFiles,
-) -> ActionOutcome:
-    """`mode: plan` (the matrix) or `mode: shard` (one shard into fragments); nothing published."""
-    opts = _sharded_options(job, touched)
-    if mode == "plan":
-        assert inputs.shards is not None
-        sp = plan_shards(opts, inputs.shards, reporter=events.NullReporter())
-        units = sum(len(s.units) for s in sp.shards)
-        line = (
-            f"evolve-action plan {sp.plan_id}: {units} unit(s) of {len(touched.keys)} touched "
-            f"skill(s) in {len(sp.shards)} shard(s)"
-        )
-        outputs = ActionOutputs(
-            status="skipped",
-            evaluated_skills=touched.keys,
-            matrix=json.dumps(sp.to_json()["matrix"], separators=(",", ":")),
-            plan_id=sp.plan_id,
-        )
-        append_summary(files.summary, line + "\n")
-        write_outputs(files.output, outputs)
-        return ActionOutcome(exit_code=0, outputs=outputs, lines=(line,), touched=touched)
-    assert inputs.shard is not None and inputs.fragments is not None
-    index, total = inputs.shard
-    sp, outcome = run_shard(
-        opts, index, total, reporter=events.NullReporter(), fragments=inputs.fragments
-    )
-    sessions = 0
-    failed = False
-    if outcome is not None:
-        sessions = (outcome.triggers.sessions if outcome.triggers else 0) + (
-            outcome.evals.executed + outcome.evals.baselines if outcome.evals else 0
-        )
-        failed = outcome.failed
-    where = rel_path(job.top, inputs.fragments)
-    lines = [
-        f"evolve-action shard {index}/{total} of plan {sp.plan_id}: "
-        f"{len(sp.shards[index - 1].units)} unit(s), {sessions} session(s); fragments in {where}"
-    ]
-    if budget_line := opts.evals.budget.summary() if opts.evals.budget else "":
-        lines.append(budget_line)
-    outputs = ActionOutputs(
-        status="failed" if failed else "passed",
-        evaluated_skills=touched.keys,
-        sessions=sessions,
-        plan_id=sp.plan_id,
-    )
-    append_summary(files.summary, "\n\n".join(lines) + "\n")
-    write_outputs(files.output, outputs)
-    return ActionOutcome(exit_code=0, outputs=outputs, lines=tuple(lines), touched=touched)
-
-
-def _run_local(options: PrOptions, *, reporter: events.Reporter) -> ActionOutcome:
-    """`pr --local`: the PR job on the working tree against a base; a pre-push gate.
-
-    The comment and summary go to files under `.evolve-action/` (ignored by git through its own
-    `.gitignore`); the evaluation runs in a scratch copy of the working tree unless
-    `options.write`, so no tracked file changes; the exit code follows `options.fail_on`.
-    """
-    env = options.environ
-    repo, config = resolve_repository(None, options.cwd, None, env)
-    genv = git_env(env, safe_directories=(repo.root,))
-    top = git_toplevel(repo.root, genv)
-    if top is None:
-        raise UsageError(
-            f"pr --local: {repo.root} is not in a git repository",
-            hint="run it inside the repository's git checkout",
-        )
-    base_ref = options.base or default_base(top, genv)
-    state = _Run()
-    job = JobContext.of_local(options, repo=repo, config=config, top=top, genv=genv)
-    prefix = job.prefix
-    found = local_touched(job, local_changes(top, base_ref, genv))
-    _say_checks(state, found.checks, None)
-    touched = found.touched
-    if touched.empty:
-        state.lines.append(f"pr --local: no skill touched since {base_ref}; nothing to evaluate")
-        return ActionOutcome(
-            exit_code=exit_for(options.fail_on, rows=(), state=state),
-            outputs=ActionOutputs(status="skipped"),
-            lines=tuple(state.lines),
-        )
-    out_dir = ignored_dir(options.out_dir or (top / ".evolve-action"))
-    state.refused = refused_definitions(repo, touched, ("triggers", "evals"))
-    base_sha = run_git(top, genv, "rev-parse", f"{base_ref}^{{commit}}").stdout.strip() or base_ref
-    base = BaseEvidence(
-        files={
-            s.key: load_bytes(git_show_results(top, base_sha, repo, s, genv))
-            for s in touched.skills
-        }
-    )
-    base_files = base.files
-    evaluation, not_run = Evaluation(), NotRun()
-    budget = job.budget
-    head_sha = run_git(top, genv, "rev-parse", "HEAD").stdout.strip()
-    why_not = ""
-    with contextlib.ExitStack() as stack:
-        work = job
-        if not options.write:  # a scratch copy: the working tree's tracked files stay as they are
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evolve-pr.")))
-            copy = scratch / "tree"
-            copy_worktree(top, copy, genv)
-            copied, copied_config = resolve_repository(copy / prefix, copy / prefix, None, env)
-            work = dataclasses.replace(job, repo=copied, config=copied_config)
-        if has_credentials(env):
-            if job.default_model_note:
-                state.notes.append(job.default_model_note)
-            tiers = ["triggers", "evals"]
-            evaluation = evaluate(
-                work,
-                touched,
-                tiers,
-                reporter,
-                refused=state.refused,
-                base_files=base_files,
-                base_unknown=base.unknown,
-                base_sha=base_sha,
-                head_sha=head_sha,
-                out_dir=out_dir,
-                store=FileStore(out_dir / "ledger.json"),
-                attempt=f"local {datetime.now(UTC):%Y-%m-%dT%H:%M:%S.%fZ}",
-            )
-            _take(state, evaluation)
-            if evaluation.cancelled:
-                raise KeyboardInterrupt
-        else:
-            why_not = "no Anthropic credentials in the environment"
-            state.notice(f"live tiers skipped: {why_not}")
-        if line := budget.summary():
-            state.notice(line)
-        why_not = why_not or why_not_run(budget, False)
-        tiers = ["triggers", "evals"]
-        not_run = not_evaluated(work, touched, tiers, state.refused, why_not)
-        state.undecided_hint = undecided_hint(evaluation.reruns, budget, job.power.max_runs)
-        if note := confinement_note(state.sessions, env):
-            state.notice(note)
-        compared = report_and_compare(
-            work.repo,
-            work.config,
-            touched,
-            base,
-            evaluation=evaluation,
-            not_run=not_run,
-            refused=state.refused,
-            findings=state.findings,
-            notes=state.notes,
-            undecided_hint=state.undecided_hint,
-            cost_usd=measured(state.sessions, budget),
-            cwd=options.cwd,
-            title=f"Skill evaluations: {short_ref(base_ref)} → working tree (preview)",
-        )
-        rows, facts = compared.rows, compared.facts
-    revision = Revision(
-        base_sha=base_sha,
-        head_sha=head_sha,
-        dirty=is_dirty(top, genv),
-        base_reruns=state.base_reruns,
-        workflow_runs=state.workflow_runs,
-        earlier=state.earlier,
-    )
-    body = render_pr_comment(rows, facts, revision=revision)
-    summary = body + cost_line(evaluation.estimate) + _cache_summary(state)
-    comment_file, summary_file = out_dir / "pr-comment.md", out_dir / "step-summary.md"
-    write_text(comment_file, body)
-    write_text(summary_file, summary)
-    state.lines.append(f"pr --local: the comment reviewers would see: {comment_file}")
-    state.lines.append(f"pr --local: the step summary: {summary_file}")
-    if not options.write:
-        state.lines.append(
-            "pr --local: evaluated in a scratch copy; no tracked file changed (--write updates "
-            "the results files and reports in place)"
-        )
-    outputs = _outputs(state, rows, touched, facts, None, "", repo, top)
-    verdict = next((line for line in body.splitlines() if line.startswith("### ")), "")
-    if verdict:
-        state.lines.append("pr --local: " + verdict.removeprefix("### "))
-    return ActionOutcome(
-        exit_code=exit_for(options.fail_on, rows=rows, state=state),
-        outputs=outputs,
-        lines=tuple(state.lines),
-        comment=body,
-        summary=summary,
-        touched=touched,
-        rows=rows,
-        files=(comment_file, summary_file),
-    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -813,7 +929,8 @@ def exit_for(
     fail_on: str,
     *,
     rows: Sequence[ComparisonRow],
-    state: _Run,
+    errored: bool,
+    check_failures: int,
     inputs: ActionInputs | None = None,
 ) -> int:
     """The step's exit code: 1 when `fail_on` says this outcome fails the step, else 0.
@@ -824,9 +941,9 @@ def exit_for(
     """
     if fail_on == "never":
         return 0
-    failed = state.errored
+    failed = errored
     if fail_on in ("regression", "threshold"):
-        failed = failed or state.check_failures > 0 or _breaches(rows, inputs)
+        failed = failed or check_failures > 0 or _breaches(rows, inputs)
         failed = failed or any(r.label is Label.NOT_EVALUATED for r in rows)
     if fail_on == "regression":
         failed = failed or any(r.label is Label.REGRESSION for r in rows)
@@ -846,85 +963,3 @@ def _breaches(rows: Sequence[ComparisonRow], inputs: ActionInputs | None) -> boo
             if tier.head.rate < minimum:
                 return True
     return False
-
-
-def _cache_summary(state: _Run) -> str:
-    """The job's prompt-cache line, in the job log (`state.lines`) and as the step summary's last
-    line ("" when no request used the cache)."""
-    line = cache_line(gateway_spend().total)
-    if not line:
-        return ""
-    state.lines.append(line)
-    return f"\n<sub>{line}</sub>\n"
-
-
-def _say(state: _Run, notes: Sequence[str], commands: TextIO | None) -> None:
-    """A stage's notes, in the order it found them: the comment, the summary and the log."""
-    for note in notes:
-        state.notice(note, commands)
-
-
-def _say_checks(state: _Run, checks: Tier0 | None, commands: TextIO | None) -> None:
-    """Tier 0's verdict: its notes, its annotations (under Actions) and its log lines, and the
-    failures and findings for the comment and the exit code."""
-    if checks is None:
-        return
-    _say(state, checks.notes, commands)
-    if commands is not None:
-        for a in checks.annotations:
-            annotate(commands, a.level, a.message, file=a.file, line=a.line)
-    state.lines.extend(checks.lines)
-    state.check_failures = checks.failures
-    state.findings = checks.findings
-
-
-def _say_harnesses(state: _Run, said: tuple[str, str], commands: TextIO | None) -> None:
-    """`ensure_extra_harnesses`' notice or log line."""
-    note, line = said
-    if note:
-        state.notice(note, commands)
-    if line:
-        state.lines.append(line)
-
-
-def _take(state: _Run, evaluation: Evaluation) -> None:
-    """The evaluation's sessions, errors, ledger facts, notes and log lines, into the job's log."""
-    state.sessions += evaluation.sessions
-    state.errored = state.errored or evaluation.errored
-    state.base_reruns += evaluation.base_reruns
-    state.workflow_runs, state.earlier = evaluation.workflow_runs, evaluation.earlier
-    state.notes.extend(evaluation.notes)
-    state.lines.extend(evaluation.lines)
-
-
-def _hear(state: _Run, said: Said, commands: TextIO | None) -> None:
-    """A publishing step's notices and log lines, in the order it said them."""
-    for kind, text in said.entries:
-        if kind == "note":
-            state.notice(text, commands)
-        else:
-            state.lines.append(text)
-
-
-def _outputs(
-    state: _Run,
-    rows: Sequence[ComparisonRow],
-    touched: Touched,
-    facts: RunFacts,
-    comment_id: int | None,
-    commit_sha: str,
-    repo: Repository,
-    top: Path,
-) -> ActionOutputs:
-    return outputs_of(
-        rows,
-        touched,
-        facts,
-        comment_id,
-        commit_sha,
-        repo,
-        top,
-        errored=state.errored,
-        check_failures=state.check_failures,
-        sessions=state.sessions,
-    )

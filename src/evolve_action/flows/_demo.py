@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from evolve_action.catalog import PR_DEFAULT_MODEL, build_catalog, resolve_models
-from evolve_action.config import resolve_repository
+from evolve_action.config import find_config, resolve_repository
 from evolve_action.encoding import atomic_write_text, decode_bytes, decode_path, round_half_away
 from evolve_action.errors import SpecError, UsageError
 from evolve_action.evals import EvalsOptions
@@ -41,7 +41,7 @@ from evolve_action.flows._pr_job import ActionOutcome, PrOptions
 from evolve_action.flows._run_all import RunAllOptions, RunAllOutcome, RunAllStep, run_all
 from evolve_action.harness import OPENAI_CREDENTIAL_VARS, available_harnesses, openai_credential
 from evolve_action.modelserver import ModelServer, Policy
-from evolve_action.repo import CONFIG_NAMES, Repository, discover
+from evolve_action.repo import Repository
 from evolve_action.results import EvalResult, EvalsEntry, load_results
 
 __all__ = [
@@ -583,7 +583,7 @@ def run_demo(
             on_step=step,
             cwd=cwd,
         )
-        summary = summarise(discover(copy, copy))
+        summary = summarise(repository)  # results are read from disk: the run's files
         preview = _preview_pr(copy, environ, options, models, reporter) if options.preview else None
     return DemoOutcome(copy=copy, run=run, summary=summary, preview=preview)
 
@@ -665,13 +665,13 @@ def pin_models(copy: Path, models: tuple[str, ...]) -> None:
     """Record the demo's models as the copy's configured `models` (YAML config appended to, or a
     new `.evolve.yaml`), so `report --check` and `gate` on the copy check exactly what the demo
     evaluated. A copy whose config already names models, or is not YAML, is left as it is."""
-    found = [copy / n for n in CONFIG_NAMES if (copy / n).is_file()]
-    if found and (
-        found[0].suffix not in (".yaml", ".yml") or "models" in (decode_path(found[0]) or {})
+    found = find_config(copy)  # the one config file, as every command finds it
+    if found is not None and (
+        found.suffix not in (".yaml", ".yml") or "models" in (decode_path(found) or {})
     ):
         return
-    path = found[0] if found else copy / ".evolve.yaml"
-    text = path.read_text(encoding="utf-8") if found else ""
+    path = found if found is not None else copy / ".evolve.yaml"
+    text = path.read_text(encoding="utf-8") if found is not None else ""
     if text and not text.endswith("\n"):
         text += "\n"
     text += "# Added by `evolve-action demo`: the models this copy was evaluated with.\nmodels:\n"

@@ -36,11 +36,12 @@ Never does: run sessions, decide labels (report's `compare_skill` does), post or
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from evolve_action.encoding import write_text
 from evolve_action.errors import EvolveError
@@ -292,42 +293,46 @@ def history(
     return len(attempts), tuple(differed)
 
 
+_KEYS: dict[type[LedgerRun | LedgerLook], tuple[str, ...]] = {
+    LedgerRun: (
+        *("attempt", "skill", "model", "side", "query", "should_trigger", "content", "tool"),
+        *("hits", "runs", "block", "planned"),
+    ),
+    LedgerLook: (
+        *("attempt", "skill", "model", "base", "head", "tool"),
+        *("t_prev", "t", "final", "label", "closed", "sweep"),
+    ),
+}
+"""Each entry kind's fields in the order the JSON writes them: the one list both directions read
+(a field with a default is optional when read; `planned` and `sweep` are written only when set)."""
+_E = TypeVar("_E", LedgerRun, LedgerLook)
+_WRITTEN_WHEN_SET = frozenset({"planned", "sweep"})
+_CASTS: dict[str, Any] = {"str": str, "Side": str, "int": int, "float": float, "bool": bool}
+
+
+def _encode(entry: LedgerRun | LedgerLook) -> dict[str, Any]:
+    defaults = {f.name: f.default for f in dataclasses.fields(entry)}
+    return {
+        k: v
+        for k in _KEYS[type(entry)]
+        if (v := getattr(entry, k)) != defaults[k] or k not in _WRITTEN_WHEN_SET
+    }
+
+
+def _decode(kind: type[_E], d: Mapping[str, Any]) -> _E:
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    values = {}
+    for k in _KEYS[kind]:
+        f = fields[k]
+        raw = d[k] if f.default is dataclasses.MISSING else d.get(k, f.default)
+        values[k] = _CASTS[str(f.type)](raw)
+    return kind(**values)
+
+
 def ledger_json(ledger: Ledger) -> str:
     """The ledger as stable, sorted JSON text (one run or look per line)."""
-    runs = [
-        {
-            "attempt": r.attempt,
-            "skill": r.skill,
-            "model": r.model,
-            "side": r.side,
-            "query": r.query,
-            "should_trigger": r.should_trigger,
-            "content": r.content,
-            "tool": r.tool,
-            "hits": r.hits,
-            "runs": r.runs,
-            "block": r.block,
-            **({"planned": r.planned} if r.planned else {}),
-        }
-        for r in ledger.runs
-    ]
-    looks = [
-        {
-            "attempt": lk.attempt,
-            "skill": lk.skill,
-            "model": lk.model,
-            "base": lk.base,
-            "head": lk.head,
-            "tool": lk.tool,
-            "t_prev": lk.t_prev,
-            "t": lk.t,
-            "final": lk.final,
-            "label": lk.label,
-            "closed": lk.closed,
-            **({"sweep": lk.sweep} if lk.sweep else {}),
-        }
-        for lk in ledger.looks
-    ]
+    runs = [_encode(r) for r in ledger.runs]
+    looks = [_encode(lk) for lk in ledger.looks]
     lines = ['{"version": 1,', ' "runs": [']
     lines.append(",\n".join("  " + json.dumps(r, ensure_ascii=False) for r in runs))
     lines.append(' ],\n "looks": [')
@@ -353,40 +358,13 @@ def parse_ledger(text: str | bytes, *, where: str) -> Ledger:
 
 
 def _run(d: Mapping[str, Any]) -> LedgerRun:
-    side = d["side"]
-    if side not in ("base", "head"):
-        raise ValueError(f"side {side!r}")
-    return LedgerRun(
-        attempt=str(d["attempt"]),
-        skill=str(d["skill"]),
-        model=str(d["model"]),
-        side=side,
-        query=str(d["query"]),
-        should_trigger=bool(d["should_trigger"]),
-        content=str(d["content"]),
-        tool=str(d["tool"]),
-        hits=int(d["hits"]),
-        runs=int(d["runs"]),
-        block=int(d.get("block", 0)),
-        planned=int(d.get("planned", 0)),
-    )
+    if d["side"] not in ("base", "head"):
+        raise ValueError(f"side {d['side']!r}")
+    return _decode(LedgerRun, d)
 
 
 def _look(d: Mapping[str, Any]) -> LedgerLook:
-    return LedgerLook(
-        attempt=str(d["attempt"]),
-        skill=str(d["skill"]),
-        model=str(d["model"]),
-        base=str(d["base"]),
-        head=str(d["head"]),
-        tool=str(d["tool"]),
-        t_prev=float(d["t_prev"]),
-        t=float(d["t"]),
-        final=bool(d["final"]),
-        label=str(d["label"]),
-        closed=bool(d["closed"]),
-        sweep=str(d.get("sweep", "")),
-    )
+    return _decode(LedgerLook, d)
 
 
 def runs_of(

@@ -2,7 +2,7 @@
 
 Owns: `report_and_compare` → `Comparisons` (the report's regeneration, the rows, the run's
 facts), `base_evidence` → `BaseEvidence` (from git when the clone holds the base commit, else the
-API; what could not be read, as notes), the head evidence (`evidence`), the snapshot of result
+API; what could not be read, as notes; `local_base_evidence` for `pr --local`), the head evidence (`evidence`), the snapshot of result
 files before the run, the job's measured cost, pooled pass rates.
 Guarantees: a base that cannot be read is a notice, never a silent "no base". Never does: run
 sessions, commit, post, or write to the workflow-command stream."""
@@ -60,6 +60,7 @@ __all__ = [
     "evidence",
     "git_show_results",
     "load_bytes",
+    "local_base_evidence",
     "measured",
     "pooled",
     "report_and_compare",
@@ -249,6 +250,17 @@ def base_evidence(
             unknown.add(s.key)
         out[s.key] = loaded
     return BaseEvidence(files=out, unknown=frozenset(unknown), notes=tuple(notes))
+
+
+def local_base_evidence(job: JobContext, touched: Touched, base_sha: str) -> BaseEvidence:
+    """`pr --local`: the touched skills' results files at `base_sha`, from git (a file absent or
+    unreadable there is no base)."""
+    return BaseEvidence(
+        files={
+            s.key: load_bytes(git_show_results(job.top, base_sha, job.repo, s, job.genv))
+            for s in touched.skills
+        }
+    )
 
 
 def _results_dir_rel(repo: Repository, s: TouchedSkill, top: Path) -> str:

@@ -3,8 +3,8 @@
 
 Owns: `PrOptions`, `ActionOutcome`, the job's `JobContext` (inputs or local flags over the config,
 resolved once: models, runs, budget, power options, paths, environments, the client), the
-evaluation's values (`Evaluation`, `Estimate`, `NotRun`), `_Run` (the composition's log: lines,
-notes and the annotation cap), the sticky comment's marker and the unconfined line.
+evaluation's values (`Evaluation`, `Estimate`, `NotRun`), the comparison's `Revision`, the sticky
+comment's marker, the annotation cap and the unconfined line.
 Guarantees: pure data and read-only helpers: nothing here starts a session, writes or posts.
 Never does: decide what runs, what is compared or what is published (the stage modules do)."""
 
@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal
 
 from evolve_action import plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
@@ -32,7 +32,6 @@ from evolve_action.github import (
     GitHubContext,
     RetryPolicy,
     Touched,
-    annotate,
     committable_path,
     git_env,
 )
@@ -43,7 +42,6 @@ from evolve_action.harness import (
 )
 from evolve_action.repo import Repository
 from evolve_action.report import (
-    CheckLine,
     ComparisonRow,
     Reruns,
     Revision,
@@ -70,6 +68,7 @@ __all__ = [
     "local_changes",
     "rel_to_top",
     "report_rel",
+    "revision_at",
     "revision_of",
     "run_git",
     "short_ref",
@@ -360,57 +359,6 @@ class ActionOutcome:
     """Local mode: the comment and summary files written."""
 
 
-@dataclass(slots=True)
-class _Run:
-    """The composition's record of one job while it runs (`flows._action` only): the log's lines
-    and notes with the annotation cap, and what the later steps and the exit code read."""
-
-    lines: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    sessions: int = 0
-    errored: bool = False
-    check_failures: int = 0
-    refused: dict[str, dict[plan.Tier, str]] = field(default_factory=dict)
-    """Touched skills whose definition of a tier was refused as an authoring error."""
-    findings: tuple[CheckLine, ...] = ()
-    """Tier 0 findings on the touched skills (errors first), for the comment and the summary."""
-    undecided_hint: str = ""
-    """What would decide an undecided comparison (`undecided_hint`)."""
-    base_reruns: int = 0
-    """Sessions that re-ran the base's version (part of `sessions`)."""
-    workflow_runs: int = 0
-    """Workflow runs whose runs the comparisons used (the PR's ledger, `flows._ledger`)."""
-    earlier: tuple[str, ...] = ()
-    """Comparisons an earlier workflow run labelled otherwise."""
-
-    held: list[str] = field(default_factory=list)
-    """Notices past the annotation cap, for `flush_notices`."""
-    annotated: int = 0
-
-    def notice(self, text: str, commands: TextIO | None = None) -> None:
-        """A note for the comment and the summary, shown as a `::notice` (or a log line locally).
-
-        GitHub shows at most `MAX_ANNOTATIONS` notices of a step: the first ones are annotated,
-        the rest held for `flush_notices` (one last annotation: the held one, or "and N more")."""
-        self.notes.append(text)
-        if commands is None:
-            self.lines.append(f"notice: {text}")
-        elif self.annotated < MAX_ANNOTATIONS - 1:
-            self.annotated += 1
-            annotate(commands, "notice", text)
-        else:
-            self.held.append(text)
-            self.lines.append(f"notice: {text}")
-
-    def flush_notices(self, commands: TextIO) -> None:
-        """The last notice annotation of the step: the one held, or how many more there are."""
-        if len(self.held) == 1:
-            annotate(commands, "notice", self.held[0])
-        elif self.held:
-            annotate(commands, "notice", f"and {len(self.held)} more notices: see the step summary")
-        self.held.clear()
-
-
 def job_client(
     inputs: ActionInputs, ctx: GitHubContext, retry: RetryPolicy | None
 ) -> GitHubClient | None:
@@ -434,19 +382,29 @@ def short_ref(ref: str) -> str:
     return ref[:7] if re.fullmatch(r"[0-9a-f]{40}", ref) else ref
 
 
-def revision_of(ctx: GitHubContext, state: _Run) -> Revision:
-    """What the action compared: the PR's base and head (a push: before and after)."""
+def revision_of(ctx: GitHubContext, evaluation: Evaluation | None = None) -> Revision:
+    """What the action compared: the PR's base and head (a push: before and after), with the
+    ledger's facts of `evaluation` (None: nothing evaluated yet)."""
     pr = ctx.pull_request
     if pr is not None:
         base, head = pr.base_sha, pr.head_sha
     else:
         base, head = ctx.push_before or "", ctx.push_after or ctx.sha
+    return revision_at(base or "", head or "", evaluation or Evaluation())
+
+
+def revision_at(
+    base_sha: str, head_sha: str, evaluation: Evaluation, *, dirty: bool = False
+) -> Revision:
+    """The comparison's `Revision`: the two commits (`dirty`: the head is a working tree with
+    changes) and what the evaluation's ledger says (base re-runs, workflow runs, earlier labels)."""
     return Revision(
-        base_sha=base or "",
-        head_sha=head or "",
-        base_reruns=state.base_reruns,
-        workflow_runs=state.workflow_runs,
-        earlier=state.earlier,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        dirty=dirty,
+        base_reruns=evaluation.base_reruns,
+        workflow_runs=evaluation.workflow_runs,
+        earlier=evaluation.earlier,
     )
 
 

@@ -1,10 +1,13 @@
 """Stage 4 of the PR job: publishing — the commit-back, the sticky comment, the outputs, the cost
-line of the summary.
+line of the summary, and what the token may write.
 
 Owns: `commit_back` → `CommitBack` (only the lexical paths the job wrote, never under
 `.github/`), `checkout_matches`, `post_comment` → `Posted` (one sticky comment, rewritten only
-when its digest changes), `outputs_of`, `cost_line`, `evaluation_url`; what each step has to say
-comes back as `Said` (notices and log lines, in order).
+when its digest changes), `outputs_of`, `cost_line`, `evaluation_url`, `read_only` (the scopes a
+token is known not to write, before any write), and a labelled fork run's state in its sticky
+comment (`fork_carry` → `ForkCarry`, read and its results restored before the evaluation;
+`with_state`, written with the comment); what each step has to say comes back as `Said`
+(notices and log lines, in order).
 Guarantees: a GitHub failure here is a notice; the results on disk, the summary and the outputs
 are still written. Never does: run sessions, decide labels, or write to the workflow-command
 stream (the composition does)."""
@@ -16,8 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evolve_action.flows._pr_carry import state_of
-from evolve_action.flows._pr_compare import pooled, result_files
+from evolve_action.flows._pr_carry import (
+    CommentStore,
+    file_sha,
+    load_carried,
+    restore_results,
+    state_line,
+    state_of,
+)
+from evolve_action.flows._pr_compare import pooled, result_files, snapshot
 from evolve_action.flows._pr_job import (
     COMMENT_MARKER,
     Estimate,
@@ -30,9 +40,11 @@ from evolve_action.flows._pr_touched import (
     without_evals,
 )
 from evolve_action.github import (
+    MAX_COMMENT_CHARS,
     ActionInputs,
     ActionOutputs,
     Committed,
+    Event,
     FileChange,
     GitHubApiError,
     GitHubClient,
@@ -41,6 +53,8 @@ from evolve_action.github import (
     Status,
     Touched,
     checkout_kind,
+    declared_permissions,
+    read_only_scopes,
 )
 from evolve_action.repo import CONFIG_NAMES, Repository
 from evolve_action.report import (
@@ -379,3 +393,110 @@ def evaluation_url(ctx: GitHubContext, repo: Repository, top: Path) -> str | Non
     if pr is None or ctx.is_fork:
         return None
     return f"{ctx.server_url}/{ctx.repository}/blob/{pr.head_ref}/{report_rel(repo, top)}"
+
+
+# ------------------------------------------------------------------------------------------------
+# What the token may write, and a labelled fork run's state
+# ------------------------------------------------------------------------------------------------
+
+
+def read_only(
+    job: JobContext,
+    inputs: ActionInputs,
+    ctx: GitHubContext,
+    env: Mapping[str, str],
+    workspace: Path,
+) -> tuple[frozenset[str], Said]:
+    """The scopes (`contents`, `pull-requests`) a same-repository PR's token is known not to
+    write before any write is tried (`read_only_scopes`), with one notice saying what that skips."""
+    client, pr = job.client, ctx.pull_request
+    if (
+        client is None
+        or pr is None
+        or ctx.is_fork
+        or (not inputs.commit and inputs.comment == "off")
+    ):
+        return frozenset(), Said()
+    try:
+        login = client.identity(configured=inputs.comment_author or None).login
+    except GitHubApiError:
+        login = None
+    denied, why = read_only_scopes(ctx, declared_permissions(env, workspace), login)
+    skipped = []
+    if "contents" in denied and inputs.commit:
+        skipped.append("the results are not committed and the PR's ledger is only read")
+    if "pull-requests" in denied and inputs.comment != "off":
+        skipped.append("no PR comment is posted")
+    if not skipped:
+        return denied, Said()
+    grant = ", ".join(f"{s}: write" for s in sorted(denied))
+    note = (
+        f"the token is read-only here ({why}): {'; '.join(skipped)}; everything is in this "
+        f"summary (grant the job `permissions: {grant}` to publish)"
+    )
+    return denied, Said((("note", note),))
+
+
+@dataclass(frozen=True, slots=True)
+class ForkCarry:
+    """A labelled fork run's state: the ledger store riding in the sticky comment, and the bytes
+    of the touched skills' results files in the head's checkout (what the state is tied to)."""
+
+    store: CommentStore
+    checkout: Mapping[Path, bytes | None]
+
+
+def fork_carry(
+    job: JobContext, ctx: GitHubContext, inputs: ActionInputs, touched: Touched
+) -> tuple[ForkCarry | None, Said]:
+    """A labelled fork run (`pull_request_target`) can write only its sticky comment: the ledger
+    and the results it measured ride there, so a relabel of the same content starts no session.
+    The carried state, its results files restored (None: not such a run)."""
+    client, pr = job.client, ctx.pull_request
+    if (
+        pr is None
+        or not ctx.is_fork
+        or ctx.event is not Event.PULL_REQUEST_TARGET
+        or client is None
+        or inputs.comment == "off"
+    ):
+        return None, Said()
+    said: list[tuple[Literal["note", "line"], str]] = []
+    checkout = snapshot(job.repo, touched)
+    carried, why = load_carried(client, ctx.repository, pr.number, inputs.comment_author)
+    if why:
+        said.append(("note", f"{why}; earlier runs are not reused"))
+    if restored := restore_results(carried, checkout, job.top):
+        said.append(
+            (
+                "line",
+                f"restored {len(restored)} results file(s) this PR's earlier labelled run "
+                "measured on the same content (from the sticky comment)",
+            )
+        )
+    return ForkCarry(CommentStore(carried.ledger), checkout), Said(tuple(said))
+
+
+def with_state(body: str, carry: ForkCarry, top: Path) -> tuple[str, Said]:
+    """`body` with the state line of a labelled fork run: its ledger and the results files it
+    wrote, each tied to the bytes the head's checkout held."""
+    results = {}
+    for path, original in carry.checkout.items():
+        now = path.read_bytes() if path.is_file() else None
+        if now is not None and now != original and (rel := inside_top(path, top)) is not None:
+            results[rel] = (file_sha(original), now)
+    line, left = state_line(carry.store.ledger, results)
+    if line and len(body) + len(line) + 200 > MAX_COMMENT_CHARS:  # the report comes first
+        line, left = "", "the results files and the ledger of runs"
+    said = Said()
+    if left:
+        said = Said(
+            (
+                (
+                    "line",
+                    f"the sticky comment's state left out {left} (over its size bound): a relabel "
+                    "of the same content runs them again",
+                ),
+            )
+        )
+    return (f"{body.rstrip()}\n\n{line}\n" if line else body), said

@@ -35,14 +35,18 @@ from typing import Protocol
 
 from evolve_action.encoding import compile_re2, strip_ansi, tail_bytes, trim_space, truncate_bytes
 from evolve_action.harness import (
+    AgentUser,
+    Confinement,
     ToolCall,
     confinement,
     give_to_agent,
     launcher_argv,
+    lease,
     live_session,
     safe_env,
     scratch_dir,
     stop_session,
+    take_back,
     terminating,
 )
 from evolve_action.results import GradeSummary, summarise_grades
@@ -276,6 +280,32 @@ async def run_confined(
     a private temp dir that is also its `$HOME`), every process it starts killed when it ends or
     times out, and killed at once by a termination signal."""
     conf = confinement(environ)
+    async with lease(conf) as user:  # an agent uid no other live process of ours holds
+        return await _run_as(
+            argv,
+            conf=conf,
+            user=user,
+            cwd=cwd,
+            workspace=workspace,
+            env=env,
+            timeout_seconds=timeout_seconds,
+            stdin=stdin,
+            tmp_prefix=tmp_prefix,
+        )
+
+
+async def _run_as(
+    argv: Sequence[str],
+    *,
+    conf: Confinement,
+    user: AgentUser | None,
+    cwd: Path,
+    workspace: Path,
+    env: dict[str, str],
+    timeout_seconds: float,
+    stdin: bytes | None,
+    tmp_prefix: str,
+) -> ProcessRun:
     private_tmp: Path | None = None
     writable = [workspace]
     if not conf.unconfined:
@@ -284,8 +314,8 @@ async def run_confined(
         for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
             env.pop(name, None)
         writable.append(private_tmp)
-        give_to_agent(conf, workspace, private_tmp)
-    prefix = launcher_argv(conf, writable=writable, chdir=cwd, parent=str(os.getpid()))
+        give_to_agent(user, workspace, private_tmp)
+    prefix = launcher_argv(conf, user=user, writable=writable, chdir=cwd, parent=str(os.getpid()))
     try:
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -316,6 +346,7 @@ async def run_confined(
         code = proc.returncode if proc.returncode is not None else -1
         return ProcessRun(code=-1 if code < 0 else code, stdout=out_b, stderr=err_b)
     finally:
+        take_back(user, workspace)  # every process of the command is gone
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
 

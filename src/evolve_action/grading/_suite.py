@@ -146,9 +146,7 @@ def trace_summary(ctx: SuiteContext) -> dict[str, Any]:
     tokens: dict[str, Any] | None = None
     if usage is not None:
         tokens = {
-            "input": usage.input_tokens
-            + usage.cache_read_input_tokens
-            + usage.cache_creation_input_tokens,
+            "input": usage.prompt_tokens,
             "output": usage.output_tokens or 0,
             "cached": usage.cache_read_input_tokens,
         }

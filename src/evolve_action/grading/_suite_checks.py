@@ -266,11 +266,7 @@ def execution_metrics(spec: EvaluatorSpec, ctx: SuiteContext) -> EvaluatorResult
     t = ctx.transcript
     limits: Mapping[str, float] = spec.config["limits"]
     usage = t.usage
-    fresh = (
-        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-        if usage is not None
-        else None
-    )
+    fresh = usage.prompt_tokens if usage is not None else None
     out_tokens = usage.output_tokens if usage is not None else None
     measured: dict[str, float | None] = {
         "max_tool_calls": len(t.tool_calls),

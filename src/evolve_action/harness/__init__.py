@@ -21,9 +21,10 @@ Files (private; import from this package):
 - `_agents`: one harness for every agent CLI, dispatching on `SessionSpec.harness`.
 - `_codex`: the OpenAI Codex harness: one session through `codex exec --json`.
 - `_install`: installing the pinned Codex release (hash-checked) into the virtual environment.
-- `_confine`: how agents and `command` assertions are confined (sandbox, agent user, hidden paths).
+- `_confine`: how agents and `command` assertions are confined (sandbox, an agent uid leased per
+  live session, hidden paths).
 - `_placement`: the fixed paths every session of a run sees (bound under bubblewrap, else slots), so
-  their prompts share one cache prefix.
+  their prompts share one cache prefix; a workspace sessions share is copied per session.
 - `_launch`: the launcher script every confined process starts through (its reaper, the user switch).
 - `_gateway`: the model gateway: the loopback server that alone holds the model credentials and
   forwards only the model requests the CLIs make; each session gets a token valid only there, on
@@ -71,7 +72,9 @@ from evolve_action.harness._confine import (
     confined,
     give_to_agent,
     launcher_argv,
+    lease,
     session_limit,
+    take_back,
 )
 from evolve_action.harness._confine import current as confinement
 from evolve_action.harness._gateway import Gateway, Grant, gateways
@@ -106,6 +109,7 @@ from evolve_action.harness._locate import (
     find_codex,
 )
 from evolve_action.harness._meter import Metered, cache_line, metered_cost_usd
+from evolve_action.harness._placement import session_copy
 from evolve_action.harness._preflight import (
     PREFLIGHT_MODEL,
     SessionTally,
@@ -242,6 +246,7 @@ __all__ = [
     "installed_codex_version",
     "keep_scratch",
     "launcher_argv",
+    "lease",
     "live_session",
     "metered_cost_usd",
     "openai_credential",
@@ -255,11 +260,13 @@ __all__ = [
     "safe_env",
     "scratch",
     "scratch_dir",
+    "session_copy",
     "session_cost_usd",
     "session_limit",
     "stop_session",
     "sweep_failed",
     "sweep_stale",
+    "take_back",
     "terminating",
     "termination_signals",
     "wrap",

@@ -78,6 +78,11 @@ class Usage:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
 
+    @property
+    def prompt_tokens(self) -> int:
+        """Every prompt token: fresh, read from the prompt cache and written to it."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RateLimit:

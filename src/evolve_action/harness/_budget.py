@@ -1,7 +1,8 @@
 """A spending cap for a sweep: what was spent, what the next unit would cost, what was skipped.
 
 Owns: `Budget` (the cap in USD, the measured spend, the per-session averages it learns, the units
-it refused) and `session_cost_usd` (what one finished session cost, from its transcript).
+it refused), `session_cost_usd` (what one finished session cost, from its transcript) and
+`first_request_usd` (the least the model gateway reserves to start a session).
 Guarantees: pure bookkeeping (no I/O, no clock); without a cap every unit is admitted; once a unit
 is refused every later one is too ("stop scheduling"), so a sweep never skips an expensive unit
 only to run a cheaper one after it, and a re-run picks the skipped units up where this one left
@@ -16,6 +17,17 @@ tokens), and `PRIOR_OUTPUT_TOKENS[tier]` output tokens, priced as the API's prom
 them (`prior_usd`): the fixed context is one prefix shared by every session of a tier and model,
 written once (×1.25 the input price) by the first session and read (×0.1) by every other request;
 each session's own first message is written once by its first request and read by its later ones.
+
+What the model gateway needs to start a unit: the gateway reserves each request's worst case
+before forwarding it (docs/gateway.md); the least it can reserve for a session's first request,
+when it knows nothing of it cached, is `request_floor_usd` of the fixed context and the session's
+own first message (`first_request_usd`). A unit is admitted only when the cap leaves room for both
+its estimate and that floor, so a cap too small to start a session refuses the unit here, with a
+reason that says so, instead of erroring its sessions at the gateway. Once a unit runs, the
+gateway reserves a prefix it saw cached at the read price where the written one does not fit, as
+the estimate prices it, so the sessions of an admitted unit run in the room its estimate left
+(while the estimate holds; near the cap one request at a time relies on the cache). The floor
+assumes nothing cached: late in a job it may refuse a unit the gateway could have run, up front.
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from dataclasses import dataclass, field
 
 from evolve_action.catalog import BoundModel, Pricing, measured_cost_usd
 from evolve_action.harness._base import Transcript
+from evolve_action.harness._gateway_rules import MIN_OUTPUT_TOKENS, request_floor_usd
 from evolve_action.harness._meter import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 
 AGENT_CONTEXT_TOKENS = 20_000
@@ -62,6 +75,15 @@ def prior_usd(
     return tokens / 1e6 * pricing.input_per_mtok + output / 1e6 * pricing.output_per_mtok
 
 
+def first_request_usd(pricing: Pricing, prompt_tokens: int) -> float:
+    """The least the model gateway reserves for a session's first request when it knows none of
+    its prompt cached: the fixed context and the session's own first message written, the
+    gateway's smallest output bound (`request_floor_usd`)."""
+    return request_floor_usd(
+        pricing, AGENT_CONTEXT_TOKENS + SESSION_CONTEXT_TOKENS + max(prompt_tokens, 0)
+    )
+
+
 def session_cost_usd(transcript: Transcript, model: BoundModel) -> float:
     """What one finished session cost: what the model gateway metered for it (every request's
     usage at list prices, cache reads and writes priced as the API prices them) — the job's one
@@ -90,6 +112,9 @@ class SkippedUnit:
     tier: str
     model: str
     estimate_usd: float
+    request_usd: float = 0.0
+    """The least the gateway reserves for the unit's first request (`first_request_usd`; 0 when
+    that was not what the cap lacked room for)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -147,12 +172,20 @@ class Budget:
         model: BoundModel,
         sessions: int,
         prompt_tokens: int,
+        pending_usd: float = 0.0,
     ) -> bool:
-        """Whether the unit may start: spend so far plus its estimate stays within the cap."""
+        """Whether the unit may start: spend so far plus `pending_usd` (the estimates of units
+        admitted to run beside it that have not run yet) plus its estimate stays within the cap,
+        and so does the least the model gateway reserves for its first request (module doc)."""
         if self.limit_usd is None:
             return True
         estimate = self.estimate_usd(tier, model, prompt_tokens, sessions)
-        if self.stopped or self.spent_usd + estimate > self.limit_usd:
+        pricing = model.model.pricing
+        request = (
+            first_request_usd(pricing, prompt_tokens) if pricing is not None and sessions > 0 else 0
+        )
+        room = self.limit_usd - self.spent_usd - max(pending_usd, 0.0)
+        if self.stopped or estimate > room or request > room:
             self.skipped.append(
                 SkippedUnit(
                     plugin=plugin,
@@ -160,6 +193,8 @@ class Budget:
                     tier=tier,
                     model=model.model.key,
                     estimate_usd=estimate,
+                    # the reason names the floor only when the estimate alone would fit
+                    request_usd=request if estimate <= room < request else 0.0,
                 )
             )
             return False
@@ -167,11 +202,20 @@ class Budget:
 
     def skip_reason(self) -> str:
         """The one-line reason shown for a refused unit."""
+        if not self.skipped:
+            return ""
+        last = self.skipped[-1]
+        if last.request_usd:
+            room = max((self.limit_usd or 0.0) - self.spent_usd, 0.0)
+            return (
+                f"budget: --max-cost-usd {self.limit_usd:.2f} leaves {room:.2f} "
+                f"(spent {self.spent_usd:.2f}), less than the model gateway reserves for one "
+                f"request of {last.model} ({last.request_usd:.3f}: its prompt written to the "
+                f"prompt cache and {MIN_OUTPUT_TOKENS} output tokens); raise the cap to run it"
+            )
         return (
             f"budget: --max-cost-usd {self.limit_usd:.2f} reached "
-            f"(spent {self.spent_usd:.2f}; next unit estimated {self.skipped[-1].estimate_usd:.2f})"
-            if self.skipped
-            else ""
+            f"(spent {self.spent_usd:.2f}; next unit estimated {last.estimate_usd:.2f})"
         )
 
     def summary(self) -> str:

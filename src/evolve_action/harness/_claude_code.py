@@ -9,8 +9,9 @@ Guarantees: the agent process gets only an allowlisted environment (`procenv.saf
 wrapper (written in a directory the agent cannot write) that clears the environment (`env -i`)
 before anything else runs, so `GITHUB_TOKEN` and `INPUT_*` reach no process of the session, the
 sandbox's own first process included. The session runs through `confine.launcher_argv` (its reaper,
-bubblewrap where available, the unprivileged agent user when we run as root): every process it
-started dies with it, and a cancelled session is ended before the SDK's close (no grace period).
+bubblewrap where available, when we run as root an unprivileged agent uid no other live session
+holds, `confine.lease`): every process it started dies with it, and a cancelled session is ended
+before the SDK's close (no grace period).
 Each session gets its own `CLAUDE_CONFIG_DIR` (and, when confined, its own `$HOME`), seen at the
 same fixed paths as every other session of the run (`_placement`: the CLI writes them into its
 system prompt, so sessions share one prompt-cache prefix), loads settings
@@ -448,7 +449,9 @@ async def run_session(
     stopped = timed_out = backstop = False
     crash = ""
     started = time.monotonic()
-    with contextlib.ExitStack() as stack:
+    async with contextlib.AsyncExitStack() as stack:
+        # The session's own agent uid, held until its last process is gone (after the SDK's close).
+        user = await stack.enter_async_context(confine.lease(conf))
         scratch = lifecycle.scratch_dir()
         # Ours alone (the agent may write its config dir): the exec wrapper and the pidfile.
         control = Path(
@@ -479,18 +482,18 @@ async def run_session(
         if not conf.unconfined:  # our $HOME is hidden: the agent gets a private one
             (config_dir / "home").mkdir(exist_ok=True)
         plugins = spec.plugin_dirs
-        if conf.user is not None:  # the agent user may not reach the repository: a shared copy
+        if user is not None:  # the agent user may not reach the repository: a shared copy
             plugins = tuple(shared_copy(p, key=f"plugin.{_digest(str(p))}") for p in plugins)
-            confine.give_to_agent(conf, spec.workspace, config_dir)
         # The same paths for every session of the run (the CLI writes them into its system prompt,
         # and a prompt cache entry is per prefix): bound there, or moved into a slot.
         seen = stack.enter_context(
             placement.place(spec.workspace, config_dir, sandboxed=conf.sandbox.available)
         )
-        if conf.user is not None and not seen.binds:  # a copied workspace: the agent's too
-            owner = confine.user_for(conf, spec.workspace)
-            assert owner is not None
-            confine.chown_tree(seen.workspace, owner.uid, owner.gid)
+        # Both are this session's alone (`placement`): its uid's, no other live session's, until
+        # its processes are gone (the callback runs after the SDK's close).
+        given = (spec.workspace, config_dir) if seen.binds else (seen.workspace, seen.config_dir)
+        confine.give_to_agent(user, *given)
+        stack.callback(confine.take_back, user, *given)
         env = agent_env(
             spec,
             environ=environ,
@@ -506,11 +509,11 @@ async def run_session(
                 env.pop(name, None)
         launcher = confine.launcher_argv(
             conf,
+            user=user,
             writable=[] if seen.binds else [seen.workspace, seen.config_dir],
             chdir=seen.workspace,
             parent="$PPID",
             readable=[real_cli.parent, *plugins],
-            owner=spec.workspace,
             gateway=proxy.forward,
             binds=seen.binds,
         )

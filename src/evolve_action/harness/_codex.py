@@ -14,8 +14,8 @@ would read stdin into the prompt). The gateway's address (which forwards to the 
 variable). With bubblewrap available the whole CLI runs in
 our sandbox (only the workspace and its home writable) and Codex's own sandbox is off (it cannot
 nest); without it, Codex's sandbox confines its commands (`workspace-write` for evals, read-only
-for triggers). It starts through `confine.launcher_argv` (its reaper; the unprivileged agent user
-when we run as root), so every process of the session is killed on a hit (stop predicate), on our
+for triggers). It starts through `confine.launcher_argv` (its reaper; when we run as root, an
+unprivileged agent uid no other live session holds, `confine.lease`), so every process of the session is killed on a hit (stop predicate), on our
 timeout, when we are cancelled and when it ends. A failed session is a `Transcript` with `error` set, never an exception.
 
 Transcript, as evolve reads Codex (so results stay compatible): final text = the `agent_message`
@@ -380,7 +380,7 @@ async def run_codex(
     crash = ""
     exit_code: int | None = None
     missing = ""
-    with contextlib.ExitStack() as stack:
+    async with contextlib.AsyncExitStack() as stack:
         home = Path(
             stack.enter_context(
                 tempfile.TemporaryDirectory(
@@ -415,9 +415,12 @@ async def run_codex(
             base_url=grant.openai_base_url,
             own_sandbox=conf.sandbox.available,
         )
-        confine.give_to_agent(conf, spec.workspace, home)
+        user = await stack.enter_async_context(confine.lease(conf))  # this session's uid alone
+        confine.give_to_agent(user, spec.workspace, home)
+        stack.callback(confine.take_back, user, spec.workspace, home)  # after the last process
         launcher = confine.launcher_argv(
             conf,
+            user=user,
             writable=[spec.workspace, home],
             chdir=spec.workspace,
             parent=str(os.getpid()),

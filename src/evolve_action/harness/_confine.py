@@ -2,13 +2,14 @@
 
 Owns: the run's `Confinement` (`resolve()`, `confined()` and `current()`): the OS sandbox
 (bubblewrap, `_sandbox`), the unprivileged **agent user** (when we run as root: `EVOLVE_AGENT_USER`,
-a name or `uid[:gid]`, else the user `evolve-agent` when it exists, as in the action's image;
-`root`/`0` keeps root), and the paths the agent must not reach (our `$HOME`, the checkout's `.git`,
-the event file, the runner's file-command files, container-engine sockets); `agent_cli()` (the agent CLI, staged where the agent user can
-run it when it cannot reach the installed one), `launcher_argv()` (the
+a name or `uid[:gid]`, or several separated by commas (the pool, the first one the agent user),
+else the user `evolve-agent` when it exists, as in the action's image; `root`/`0` keeps root), and
+the paths the agent must not reach (our `$HOME`, the checkout's `.git`, the event file, the
+runner's file-command files, container-engine sockets); `agent_cli()` (the agent CLI, staged where
+the agent user can run it when it cannot reach the installed one), `launcher_argv()` (the
 one argv prefix every agent and `command` assertion starts with: `_launch.py` as the session's
-reaper, the user switch, bubblewrap) and `give_to_agent()` (a workspace or private dir handed to
-the agent user).
+reaper, the user switch, bubblewrap), `lease()` (the agent uid of one live session) and
+`give_to_agent()` (a workspace or private dir handed to that uid).
 
 Guarantees:
 - with bubblewrap, the sandbox starts from the child's own environment (the caller clears the rest
@@ -20,10 +21,14 @@ Guarantees:
   run (restored when `confined()` exits; a root-only socket stays root-only), so the user can open
   none of them, and `/proc/<pid>/environ` of our processes is not its to read;
 - every descendant of a session or `command` dies when it ends (the launcher is a subreaper);
-- each live workspace belongs to its own agent uid while the pool lasts (`user_for`: the agent
-  user and `<user>-1` … where they exist), so concurrent sessions cannot write each other's
-  workspaces; root hands a workspace over (`give_to_agent`) through directory descriptors with
-  no-follow operations, so a link an agent made is never followed;
+- every live agent session and `command` assertion runs as an agent uid no other live one holds
+  (`lease`: one uid of the pool — the agent user and `<user>-1` … where they exist, or the users
+  `EVOLVE_AGENT_USER` lists — per session, waiting while every uid is leased; the engines never
+  start more at once than the pool has uids, `session_limit`), so one session can neither read
+  another's `/proc/<pid>/environ` (its gateway token) nor its config dir, nor write its workspace;
+  root hands a session's directories to its uid (`give_to_agent`) through directory descriptors
+  with no-follow operations, so a link an agent made is never followed, and takes them back when
+  the session ends (`take_back`), so the next holder of the uid cannot enter them;
 - `unconfined` is True only when neither a sandbox nor a user switch applies; `warning()` then says
   so, once, and how to fix it.
 Never prints; never reads `os.environ` (callers pass the environment).
@@ -31,6 +36,7 @@ Never prints; never reads `os.environ` (callers pass the environment).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import functools
@@ -42,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,10 +70,10 @@ __all__ = [
     "give_to_agent",
     "launcher_argv",
     "launcher_argv_bare",
-    "release",
+    "lease",
     "resolve",
     "session_limit",
-    "user_for",
+    "take_back",
 ]
 
 AGENT_USER_VAR = "EVOLVE_AGENT_USER"
@@ -133,7 +139,7 @@ class Confinement:
     as_root: bool = field(default=False)
     """True when we run as root (and so does the agent, unless `user` is set)."""
     pool: tuple[AgentUser, ...] = ()
-    """The agent uids concurrent workspaces are spread over (`user` first); see `user_for`."""
+    """The agent uids leased to live sessions, one each (`user` first); see `lease`."""
     isolated_network: bool = False
     """True when agents and `command` assertions get a network namespace of their own (only the
     model gateway reachable, through a forwarder on their loopback)."""
@@ -190,9 +196,14 @@ def agent_user(environ: Mapping[str, str]) -> tuple[AgentUser | None, str]:
     """The user to switch to (root only), or None and why not."""
     if os.geteuid() != 0:
         return None, "not running as root: agents run as this process's user"
-    wanted = environ.get(AGENT_USER_VAR, "").strip()
+    wanted = environ.get(AGENT_USER_VAR, "").split(",")[0].strip()
     if wanted in ("root", "0"):
         return None, f"{AGENT_USER_VAR}={wanted}"
+    return _named_user(wanted)
+
+
+def _named_user(wanted: str) -> tuple[AgentUser | None, str]:
+    """`wanted` (a name or `uid[:gid]`; empty: `evolve-agent`) as an agent user, or None and why."""
     name = wanted or DEFAULT_AGENT_USER
     head, _, gid_text = name.partition(":")
     try:
@@ -219,12 +230,21 @@ def agent_user(environ: Mapping[str, str]) -> tuple[AgentUser | None, str]:
 
 POOL_SIZE = 16
 """At most this many agent uids: the user itself and `<user>-1` … `<user>-15` where they exist."""
+_LEASE_POLL_SECONDS = 0.05
 
 
-def _pool_members(user: AgentUser) -> list[AgentUser]:
-    """The other users of the pool: `<name>-1`, `<name>-2`… while they exist (the action's image
-    makes `evolve-agent-1` … `-7`), each with its own uid and group."""
+def _pool_members(user: AgentUser, environ: Mapping[str, str]) -> list[AgentUser]:
+    """The other users of the pool: those `EVOLVE_AGENT_USER` lists after the first (names or
+    `uid[:gid]`; root, unknown names and repeats are left out), else `<name>-1`, `<name>-2`…
+    while they exist (the action's image makes `evolve-agent-1` … `-7`), each with its own uid."""
+    listed = [w.strip() for w in environ.get(AGENT_USER_VAR, "").split(",")[1:] if w.strip()]
     found: list[AgentUser] = []
+    if listed:
+        for wanted in listed[: POOL_SIZE - 1]:
+            other, _ = _named_user(wanted)
+            if other is not None and other.uid not in {user.uid, *(u.uid for u in found)}:
+                found.append(other)
+        return found
     for i in range(1, POOL_SIZE):
         try:
             entry = pwd.getpwnam(f"{user.name}-{i}")
@@ -235,47 +255,52 @@ def _pool_members(user: AgentUser) -> list[AgentUser]:
     return found
 
 
-_leases: dict[Path, AgentUser] = {}
+_leased: set[AgentUser] = set()
 _leases_lock = threading.Lock()
 
 
-def user_for(conf: Confinement, workspace: Path) -> AgentUser | None:
-    """The agent uid that owns `workspace` for as long as it exists (`release` frees it).
-
-    Each live workspace gets a uid no other live workspace has while the pool lasts, so one
-    session's tools (or `command` assertions) cannot write another's workspace; beyond the pool,
-    workspaces share the least-used uid (`shared_uids()` says so).
-    """
-    if conf.user is None or len(conf.pool) <= 1:
-        return conf.user
-    key = workspace.absolute()
+def _take(pool: Sequence[AgentUser]) -> AgentUser | None:
     with _leases_lock:
-        found = _leases.get(key)
-        if found is not None and found in conf.pool:
-            return found
-        load = {u: 0 for u in conf.pool}
-        for leased in _leases.values():
-            if leased in load:
-                load[leased] += 1
-        chosen = min(conf.pool, key=lambda u: load[u])  # pool order breaks ties
-        _leases[key] = chosen
-        return chosen
+        for user in pool:  # pool order: the agent user first
+            if user not in _leased:
+                _leased.add(user)
+                return user
+    return None
+
+
+@contextlib.asynccontextmanager
+async def lease(conf: Confinement) -> AsyncIterator[AgentUser | None]:
+    """The agent uid of one live session or `command` assertion, for as long as the block runs
+    (None when there is no user switch).
+
+    No other live lease holds it, so no two live sessions share a uid: one cannot read another's
+    `/proc/<pid>/environ` (its gateway token), config dir or workspace. When every uid of the pool
+    is leased it waits for one to be freed (the engines start at most `session_limit` sessions
+    at once, so it waits only for a process started outside them); never shares one.
+    """
+    if conf.user is None:
+        yield None
+        return
+    pool = conf.pool or (conf.user,)
+    user = _take(pool)
+    while user is None:
+        await asyncio.sleep(_LEASE_POLL_SECONDS)
+        user = _take(pool)
+    try:
+        yield user
+    finally:
+        with _leases_lock:
+            _leased.discard(user)
 
 
 def session_limit(jobs: int) -> int:
     """`jobs` (concurrent agent sessions), capped at the agent-user pool's size while a
-    `confined()` run switches agents to agent users: more live workspaces than uids would make two
-    sessions share one, and one could read the other's gateway token from `/proc`."""
+    `confined()` run switches agents to agent users: each live session leases a uid of its own
+    (`lease`), so more would only wait for one."""
     conf = _current
     if conf is None or conf.user is None:
         return jobs
     return max(1, min(jobs, len(conf.pool) or 1))
-
-
-def release(workspace: Path) -> None:
-    """Free the uid `workspace` held (its workspace is gone)."""
-    with _leases_lock:
-        _leases.pop(workspace.absolute(), None)
 
 
 # Run as the agent user: the paths it cannot use (a directory to enter, a file to execute).
@@ -453,7 +478,11 @@ def resolve(environ: Mapping[str, str], *, root: Path | None = None) -> Confinem
     pool: tuple[AgentUser, ...] = ()
     if user is not None:
         scratch = str(lifecycle.scratch_dir() or tempfile.gettempdir())
-        extra = [u for u in _pool_members(user) if not _user_problem(u, sys.executable, (scratch,))]
+        extra = [
+            u
+            for u in _pool_members(user, environ)
+            if not _user_problem(u, sys.executable, (scratch,))
+        ]
         pool = (user, *extra)
     wanted = environ.get(NETWORK_VAR, "").strip().lower() or "gateway"
     if wanted == "open":
@@ -551,12 +580,12 @@ def launcher_argv_bare(python: str = sys.executable) -> list[str]:
 def launcher_argv(
     conf: Confinement,
     *,
+    user: AgentUser | None,
     writable: Sequence[Path],
     chdir: Path,
     parent: str,
     readable: Sequence[Path] = (),
     python: str = sys.executable,
-    owner: Path | None = None,
     gateway: tuple[int, Path] | None = None,
     binds: Sequence[tuple[Path, Path]] = (),
 ) -> list[str]:
@@ -564,14 +593,13 @@ def launcher_argv(
 
     The launcher is the session's reaper (it dies with `parent`, our pid or the word `$PPID` for
     the exec wrapper); bubblewrap confines it where available, with the hidden paths masked and
-    `writable` bound read-write; the process runs as the agent user when there is one.
+    `writable` bound read-write; the process runs as `user` (its `lease`) when there is one.
     With an isolated network (`Confinement.isolated_network`) the sandbox has its own network
     namespace; `gateway` (the model gateway's port and Unix socket) is then reachable at the
     same `127.0.0.1:<port>` inside it, through a forwarder the launcher starts; without
     `gateway` (a `command` assertion) nothing is reachable. `binds` (bubblewrap only): host
     directories bound read-write at other paths inside the sandbox (`_placement`).
     """
-    user = user_for(conf, owner or writable[0]) if writable or owner else conf.user
     argv = [*launcher_argv_bare(python), "--parent", parent, "--reap"]
     if not conf.sandbox.available:
         if user is not None:
@@ -600,24 +628,43 @@ def launcher_argv(
     return argv
 
 
-def give_to_agent(conf: Confinement, *paths: Path) -> None:
-    """Hand directories the agent writes (its workspace first, then its config or temp dir) to
-    the agent uid that owns the workspace (`user_for`).
+def give_to_agent(user: AgentUser | None, *paths: Path) -> None:
+    """Hand directories the agent writes (its workspace, its config or temp dir) to `user`, the
+    session's agent uid (`lease`; nothing to do when None).
 
     Never follows a link an agent could have made: each directory is opened with `O_NOFOLLOW`
     relative to its parent's descriptor, and entries are changed through that descriptor
     without following links, so a directory swapped for a symlink mid-walk is skipped, never
     entered, and nothing outside the given trees changes owner.
     """
-    if conf.user is None or not paths:
+    if user is None:
         return
-    user = user_for(conf, paths[0])
-    assert user is not None
     for top in paths:
         chown_tree(top, user.uid, user.gid)
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def take_back(user: AgentUser | None, *paths: Path) -> None:
+    """Close directories `give_to_agent` handed to `user` once its session's processes are gone:
+    each top directory goes back to root with mode `0700` (through a no-follow descriptor), so
+    whoever leases that uid next cannot enter what is left below it (an eval's workspace awaiting
+    its grading). Nothing to do when None; a path gone or not a directory is skipped."""
+    if user is None:
+        return
+    for top in paths:
+        try:
+            fd = os.open(top, _DIR_FLAGS)
+        except OSError:
+            continue
+        try:
+            os.fchown(fd, 0, 0)
+            os.fchmod(fd, 0o700)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def chown_tree(top: Path, uid: int, gid: int) -> None:

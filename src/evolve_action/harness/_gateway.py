@@ -32,7 +32,9 @@ Guarantees (docs/gateway.md is the threat model, each line a test):
   of it (`Scrubber`);
 - a budget by reservation: before forwarding, the request's worst case (`worst_case`: its
   prompt estimate, its whole output bound, its paid server-tool calls) is reserved; near the cap
-  its output bound is lowered to what the cap allows, and it is refused (400 `budget_exceeded`)
+  its output bound is lowered to what the cap allows; where even then the prompt at the written
+  price does not fit, a prefix the gateway saw cached (`_gateway_cache`) is reserved at the read
+  price, one such request at a time; it is refused (400 `budget_exceeded`)
   when spent + reserved would pass the cap (`Spend.limit_usd`) all the same; the answer settles it
   to the metered usage (`harness._meter`), and an answer cut short is charged its whole
   reservation; bodies are bounded (`MAX_BODY_BYTES`); server tools that cannot be priced are
@@ -80,6 +82,7 @@ from evolve_action.catalog import Pricing
 from evolve_action.errors import EnvironmentProblem
 from evolve_action.harness import _lifecycle as lifecycle
 from evolve_action.harness import _warmup
+from evolve_action.harness._gateway_cache import CachedPrefixes
 from evolve_action.harness._gateway_limits import Limited, raise_file_limit
 from evolve_action.harness._gateway_rules import (
     ENDPOINTS,
@@ -187,6 +190,7 @@ class Gateway:
         self._client: Any = None
         self._in_flight: set[asyncio.Task[Any]] = set()
         self._warmup = _warmup.Warmup()
+        self._cached = CachedPrefixes()
         self.busy: set[Any] = set()
         """The transports of connections serving a request now."""
         self._logged: set[str] = set()
@@ -459,14 +463,25 @@ class Gateway:
         pricing = session.models[granted]
         if pricing is None:
             raise Refused(400, "invalid_request_error", unpriced_message(granted, endpoint.route))
-        reserve = 0.0
+        reserve = relying = 0.0
         if endpoint.generates:
             worst = worst_case(body, len(forwarded), pricing)
-            if fit_output(body, endpoint.route, worst, self._spend):
+            try:
+                lowered = fit_output(body, endpoint.route, worst, self._spend)
+            except Refused:
+                # The prompt at the written price does not fit: a prefix this gateway saw cached
+                # is reserved at the read price, one such request at a time (`_gateway_cache`).
+                cached = self._cached.cached_bytes(body) if endpoint.route == "anthropic" else 0
+                if not cached:
+                    raise
+                cheaper = worst_case(body, len(forwarded), pricing, cached_bytes=cached)
+                relying, worst = worst.fixed_usd - cheaper.fixed_usd, cheaper
+                lowered = fit_output(body, endpoint.route, worst, self._spend)
+            if lowered:
                 worst = dataclasses.replace(worst, output_tokens=output_bound(body))
                 forwarded = json.dumps(body, ensure_ascii=False).encode("utf-8")
             reserve = worst.usd
-        if not self._spend.reserve(reserve):
+        if not self._spend.reserve(reserve, relying=relying):
             spend = self._spend
             raise Refused(
                 400,
@@ -474,7 +489,13 @@ class Gateway:
                 f"evolve-action: max_cost_usd ({spend.limit_usd:g}) reached; the model gateway "
                 f"refuses further requests (spent ${spend.total.cost_usd:.4f}, "
                 f"${spend.reserved_usd:.4f} reserved by requests in flight, this one's worst "
-                f"case ${reserve:.4f})",
+                f"case ${reserve:.4f}"
+                + (
+                    "; another request relying on the prompt cache is in flight"
+                    if relying and spend.relying_usd
+                    else ""
+                )
+                + ")",
             )
         target = upstream.base_url + endpoint.path
         query = str(request.raw_path).partition("?")[2]
@@ -497,7 +518,13 @@ class Gateway:
                 used = dataclasses.replace(used, cost_usd=max(used.cost_usd, reserve))
             with self._lock:
                 session.used = session.used + used
-            self._spend.settle(reserve, used)
+            self._spend.settle(reserve, used, relying=relying)
+            if (
+                endpoint.route == "anthropic"
+                and 0 < status < 400
+                and (used.cache_read_input_tokens or used.cache_creation_input_tokens)
+            ):
+                self._cached.record(body)  # its breakpoint prefixes are cached now
 
         scrub = Scrubber(self._secrets)
         prepared: Any = None

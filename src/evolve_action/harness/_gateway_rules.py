@@ -3,8 +3,9 @@
 Owns: the allowlist (`Endpoint`, `ENDPOINTS`, `ANTHROPIC_BETAS`, the forwarded request headers:
 `forwarded_headers`), the canonical body (`canonical`: the JSON the gateway checked, written anew),
 which granted model a request names (`granted_model`), a request's worst case and the reservation
-rules (`worst_case`, `fit_output`, `output_bound`, the refused server tools), and `Refused` (a
-request the gateway answers itself).
+rules (`worst_case`, `fit_output`, `output_bound`, the refused server tools), the one reservation
+price (`prompt_usd`) and the least a request reserves (`request_floor_usd`, which the budget's
+planner checks a unit against), and `Refused` (a request the gateway answers itself).
 Guarantees: the upstream parses exactly the bytes that were checked; only allowlisted headers and
 `anthropic-beta` values pass, then the route's credential; a server tool that cannot be priced is
 refused.
@@ -40,6 +41,8 @@ __all__ = [
     "forwarded_headers",
     "granted_model",
     "output_bound",
+    "prompt_usd",
+    "request_floor_usd",
     "worst_case",
 ]
 
@@ -197,11 +200,55 @@ class _Worst:
         return self.fixed_usd + self.output_tokens * self.usd_per_output_token
 
 
-def worst_case(body: Mapping[str, Any], size: int, pricing: Pricing) -> _Worst:
+def prompt_usd(
+    pricing: Pricing, *, written: int, read: int = 0, output: int = 0, one_hour: bool = False
+) -> float:
+    """What a prompt of `written` tokens written to the prompt cache (to the one-hour cache when
+    `one_hour`, at its higher rate) and `read` tokens read from it, and `output` output tokens,
+    cost at most (the long-context rates where the prompt is long): the one reservation price, of
+    the gateway's requests and of the budget's floor."""
+    return metered_cost_usd(
+        pricing,
+        input_tokens=0,
+        cache_creation_input_tokens=written,
+        cache_creation_1h_input_tokens=written if one_hour else 0,
+        cache_read_input_tokens=read,
+        output_tokens=output,
+    )
+
+
+def _asks_one_hour_cache(body: Any) -> bool:
+    """Whether a request body marks any block for the one-hour cache (`"ttl": "1h"`), whose
+    writes cost more than the five-minute cache's. Iterative: any nesting depth json accepted."""
+    stack = [body]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            control = value.get("cache_control")
+            if isinstance(control, dict) and control.get("ttl") == "1h":
+                return True
+            stack.extend(v for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, dict | list))
+    return False
+
+
+def request_floor_usd(pricing: Pricing, prompt_tokens: int) -> float:
+    """The least the gateway reserves for a request of `prompt_tokens` (as it estimates them)
+    none of which it knows cached: the prompt written, `MIN_OUTPUT_TOKENS` output. A cap with
+    less room than this cannot start a session (`Budget.admit` refuses the unit)."""
+    return prompt_usd(pricing, written=prompt_tokens, output=MIN_OUTPUT_TOKENS)
+
+
+def worst_case(
+    body: Mapping[str, Any], size: int, pricing: Pricing, *, cached_bytes: int = 0
+) -> _Worst:
     """The most one request can cost: its prompt (estimated at `BYTES_PER_TOKEN` bytes of
-    request per token, every token written to the cache), the whole output bound generated (at
-    the long-context rates where the prompt may be long), and every paid server-tool call it
-    allows. Refuses (`Refused`) a server tool that cannot be priced."""
+    request per token, every token written to the cache but the first `cached_bytes`, a prefix
+    the gateway saw cached, read from it), the whole output bound generated (at the long-context
+    rates where the prompt may be long; writes at the one-hour cache's rate when the body asks
+    for it anywhere), and every paid server-tool call it allows. Refuses
+    (`Refused`) a server tool that cannot be priced."""
     limit = body.get("max_tokens", body.get("max_output_tokens"))
     output = limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_OUTPUT_TOKENS
     searches = 0
@@ -221,16 +268,12 @@ def worst_case(body: Mapping[str, Any], size: int, pricing: Pricing) -> _Worst:
         raise Refused(
             403, "permission_error", "evolve-action gateway: MCP servers and containers are refused"
         )
-    prompt = -(-size // BYTES_PER_TOKEN)
-    fixed = metered_cost_usd(
-        pricing, input_tokens=0, cache_creation_input_tokens=prompt, output_tokens=0
-    )
-    per_token = (
-        metered_cost_usd(
-            pricing, input_tokens=0, cache_creation_input_tokens=prompt, output_tokens=1
-        )
-        - fixed
-    )
+    cached = min(max(cached_bytes, 0), size)
+    read = -(-cached // BYTES_PER_TOKEN)
+    written = -(-(size - cached) // BYTES_PER_TOKEN)
+    one_hour = _asks_one_hour_cache(body)
+    fixed = prompt_usd(pricing, written=written, read=read, one_hour=one_hour)
+    per_token = prompt_usd(pricing, written=written, read=read, output=1, one_hour=one_hour) - fixed
     return _Worst(fixed + searches * WEB_SEARCH_USD, output, per_token)
 
 

@@ -10,7 +10,8 @@ Never does: decide whether a request may pass (the gateway does), or hold a cred
 
 The prices: `catalog.Pricing` gives the input and output rate per million tokens; a cache read
 costs `CACHE_READ_FACTOR` (0.1) of the input rate and a cache write `CACHE_WRITE_FACTOR` (1.25,
-Anthropic's five-minute cache), as both vendors list them. OpenAI reports cached input inside its
+Anthropic's five-minute cache) or, for the part the answer's `usage.cache_creation` reports as
+written to the one-hour cache, `CACHE_WRITE_1H_FACTOR` (2), as both vendors list them. OpenAI reports cached input inside its
 `input_tokens`; the meter moves it to `cache_read_input_tokens` so no token is priced twice.
 A prompt of more than `LONG_CONTEXT_TOKENS` (fresh, cached and written together) is priced at the
 long-context rates (`LONG_CONTEXT_INPUT_FACTOR` × input, `LONG_CONTEXT_OUTPUT_FACTOR` × output),
@@ -29,6 +30,7 @@ from evolve_action.catalog import Catalog, Pricing, build_catalog
 
 __all__ = [
     "CACHE_READ_FACTOR",
+    "CACHE_WRITE_1H_FACTOR",
     "CACHE_WRITE_FACTOR",
     "LONG_CONTEXT_INPUT_FACTOR",
     "LONG_CONTEXT_OUTPUT_FACTOR",
@@ -43,6 +45,8 @@ __all__ = [
 
 CACHE_READ_FACTOR = 0.1
 CACHE_WRITE_FACTOR = 1.25
+CACHE_WRITE_1H_FACTOR = 2.0
+"""A write to Anthropic's one-hour cache (`"ttl": "1h"`): twice the input rate."""
 LONG_CONTEXT_TOKENS = 200_000
 LONG_CONTEXT_INPUT_FACTOR = 2.0
 LONG_CONTEXT_OUTPUT_FACTOR = 1.5
@@ -106,17 +110,21 @@ def metered_cost_usd(
     output_tokens: int,
     cache_read_input_tokens: int = 0,
     cache_creation_input_tokens: int = 0,
+    cache_creation_1h_input_tokens: int = 0,
     server_tool_requests: int = 0,
 ) -> float:
-    """Dollars at list prices: fresh input, cache writes (×1.25), cache reads (×0.1), output, at
-    the long-context rates past `LONG_CONTEXT_TOKENS` of prompt; plus paid server-tool calls."""
+    """Dollars at list prices: fresh input, cache writes (×1.25; the `cache_creation_1h_input_tokens`
+    of them written to the one-hour cache ×2), cache reads (×0.1), output, at the long-context
+    rates past `LONG_CONTEXT_TOKENS` of prompt; plus paid server-tool calls."""
     prompt = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
+    one_hour = min(max(cache_creation_1h_input_tokens, 0), cache_creation_input_tokens)
     long = prompt > LONG_CONTEXT_TOKENS
     rate = pricing.input_per_mtok / 1e6 * (LONG_CONTEXT_INPUT_FACTOR if long else 1.0)
     out_rate = pricing.output_per_mtok / 1e6 * (LONG_CONTEXT_OUTPUT_FACTOR if long else 1.0)
     return (
         input_tokens * rate
-        + cache_creation_input_tokens * rate * CACHE_WRITE_FACTOR
+        + (cache_creation_input_tokens - one_hour) * rate * CACHE_WRITE_FACTOR
+        + one_hour * rate * CACHE_WRITE_1H_FACTOR
         + cache_read_input_tokens * rate * CACHE_READ_FACTOR
         + output_tokens * out_rate
         + server_tool_requests * WEB_SEARCH_USD
@@ -221,6 +229,7 @@ class ResponseMeter:
             output_tokens=usage.output_tokens,
             cache_read_input_tokens=usage.cache_read_input_tokens,
             cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            cache_creation_1h_input_tokens=self._usage.get("ephemeral_1h_input_tokens", 0),
             server_tool_requests=usage.server_tool_requests,
         )
         return Metered(**{**_fields(usage), "cost_usd": cost})
@@ -316,6 +325,10 @@ class ResponseMeter:
             value = usage.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 self._usage[name] = value  # Anthropic's delta counts are cumulative
+        split = usage.get("cache_creation")  # Anthropic: the writes by cache lifetime
+        one_hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+        if isinstance(one_hour, int) and not isinstance(one_hour, bool) and one_hour >= 0:
+            self._usage["ephemeral_1h_input_tokens"] = one_hour
         tools = usage.get("server_tool_use")
         searches = tools.get("web_search_requests") if isinstance(tools, dict) else None
         if searches is None:

@@ -8,16 +8,22 @@ cannot share a cache entry. `place()` gives every session of a run fixed paths:
   host): the session's own directories are bound there inside its sandbox (`binds`), so every
   session of the run sees the same two paths, concurrent ones included;
 - without bubblewrap (the action's image: an agent user, no mount namespace), a **slot**: the
-  lowest free `<scratch>/slot.N/` while the session runs. Its workspace is moved there (a rename, in
-  the run's scratch dir) and moved back when the session ends; a workspace another live session
-  holds (a trigger unit's workspace, shared by its queries) is copied in instead and the copy
-  dropped after. The config dir is moved in and back likewise. The slot is emptied before and after
-  each session, so a run has at most one set of paths per concurrent session.
+  lowest free `<scratch>/slot.N/` while the session runs. Its workspace and config dir are moved
+  there (a rename, in the run's scratch dir; a copy, copied back, when the workspace is on another
+  filesystem) and moved back when the session ends. The slot is emptied before and after each
+  session, so a run has at most one set of paths per concurrent session.
 
-Owns: `Placement`, `place()`. Guarantees: the session's files end where they were (a moved
-workspace is moved back, also when the session failed); a slot is never used by two live sessions;
-nothing of one session is left in a slot for the next. Ownership and permissions are kept as they
-were (a move keeps them, a copy keeps the modes; the caller hands the paths to the agent user).
+A workspace is placed for one live session at a time: each session runs as an agent uid of its own
+(`_confine.lease`) and is handed its workspace, so a workspace several sessions share (a trigger
+set's) is given to each as a private copy (`session_copy`: the same bytes, its `.git` the same
+commit, so the prompt stays byte-identical); the shared original is never handed to an agent, and
+no session reads or changes another's.
+
+Owns: `Placement`, `place()`, `session_copy()`. Guarantees: the session's files end where they were
+(a moved workspace is moved back, also when the session failed); a slot is never used by two live
+sessions; nothing of one session is left in a slot for the next; placing a workspace another live
+session holds is an error, never a silent share. Ownership and permissions are kept as they were
+(a move keeps them, a copy keeps the modes; the caller hands the paths to the session's uid).
 Never does: decide who may write what (`_confine` does), or print.
 """
 
@@ -34,7 +40,7 @@ from pathlib import Path
 
 from evolve_action.harness import _lifecycle as lifecycle
 
-__all__ = ["Placement", "place"]
+__all__ = ["Placement", "place", "session_copy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +57,8 @@ class Placement:
 
 _lock = threading.Lock()
 _busy: set[tuple[Path, int]] = set()
-_holders: dict[Path, list[Path]] = {}
-"""A workspace moved into a slot → [where it is now, then one entry per extra live session]."""
+_live: set[Path] = set()
+"""The workspaces placed for a live session (absolute, as the caller named them)."""
 
 
 @functools.cache
@@ -71,17 +77,46 @@ def _mount_point(path: Path) -> Path:
 
 @contextlib.contextmanager
 def place(workspace: Path, config_dir: Path, *, sandboxed: bool) -> Iterator[Placement]:
-    """The fixed paths for one session (see the module docstring); undone when the block ends."""
-    base = _base()
-    if sandboxed:
-        root = _mount_point(base / "sandbox")
-        yield Placement(
-            workspace=_mount_point(root / "workspace"),
-            config_dir=_mount_point(root / "config"),
-            binds=((workspace, root / "workspace"), (config_dir, root / "config")),
-        )
-        return
+    """The fixed paths for one session (see the module docstring); undone when the block ends.
+
+    Raises `ValueError` when another live session holds `workspace` (give each its own:
+    `session_copy`)."""
+    key = workspace.absolute()
+    with _lock:
+        if key in _live:
+            raise ValueError(
+                f"workspace {workspace} is placed for another live session; give each session "
+                "its own copy (session_copy)"
+            )
+        _live.add(key)
+    try:
+        base = _base()
+        if sandboxed:
+            root = _mount_point(base / "sandbox")
+            yield Placement(
+                workspace=_mount_point(root / "workspace"),
+                config_dir=_mount_point(root / "config"),
+                binds=((workspace, root / "workspace"), (config_dir, root / "config")),
+            )
+            return
+        with _slot(base) as slot, _moved(workspace, config_dir, slot) as seen:
+            yield seen
+    finally:
+        with _lock:
+            _live.discard(key)
+
+
+@contextlib.contextmanager
+def _slot(base: Path) -> Iterator[Path]:
     slot = _acquire(base)
+    try:
+        yield slot
+    finally:
+        _release(base, slot)
+
+
+@contextlib.contextmanager
+def _moved(workspace: Path, config_dir: Path, slot: Path) -> Iterator[Placement]:
     seen_ws, seen_cfg = slot / "workspace", slot / "config"
     moved_ws = moved_cfg = False
     try:
@@ -94,7 +129,6 @@ def place(workspace: Path, config_dir: Path, *, sandboxed: bool) -> Iterator[Pla
             with contextlib.suppress(OSError):
                 seen_cfg.rename(config_dir)
         _give_back(workspace, seen_ws, moved=moved_ws)
-        _release(base, slot)
 
 
 def _acquire(base: Path) -> Path:
@@ -117,43 +151,42 @@ def _release(base: Path, slot: Path) -> None:
 
 
 def _take_workspace(workspace: Path, seen: Path) -> bool:
-    """Move `workspace` to `seen` (True), or copy it there when another session holds it or it is
-    on another filesystem (False)."""
-    key = workspace.absolute()
-    with _lock:
-        holders = _holders.get(key)
-        if holders is None:
-            try:
-                workspace.rename(seen)
-            except OSError:
-                pass
-            else:
-                _holders[key] = [seen]
-                return True
-            current = workspace
-        else:
-            current = holders[0]
-            holders.append(seen)
-        shutil.copytree(current, seen, symlinks=True)
-        shutil.copystat(current, seen)
-    return False
+    """Move `workspace` to `seen` (True), or copy it there when it is on another filesystem
+    (False)."""
+    try:
+        workspace.rename(seen)
+    except OSError:
+        shutil.copytree(workspace, seen, symlinks=True)
+        shutil.copystat(workspace, seen)
+        return False
+    return True
 
 
 def _give_back(workspace: Path, seen: Path, *, moved: bool) -> None:
-    """Undo `_take_workspace`: move the workspace back, or drop this session's copy (a copy made
-    only because the workspace is on another filesystem goes back over the original)."""
-    key = workspace.absolute()
-    with _lock:
-        holders = _holders.get(key)
-        if moved and holders is not None:
-            with contextlib.suppress(OSError):
-                seen.rename(workspace)
-            holders[0] = key
-        elif holders is not None and seen in holders[1:]:
-            holders.remove(seen)
-        elif holders is None and seen.exists():
-            shutil.rmtree(workspace, ignore_errors=True)
-            shutil.copytree(seen, workspace, symlinks=True)
-            shutil.copystat(seen, workspace)
-        if holders is not None and holders == [key]:
-            del _holders[key]
+    """Undo `_take_workspace`: move the workspace back, or copy the session's copy back over the
+    original (it was on another filesystem)."""
+    if moved:
+        with contextlib.suppress(OSError):
+            seen.rename(workspace)
+    elif seen.exists():
+        shutil.rmtree(workspace, ignore_errors=True)
+        shutil.copytree(seen, workspace, symlinks=True)
+        shutil.copystat(seen, workspace)
+
+
+def session_copy(workspace: Path) -> Path:
+    """A private copy of `workspace`, one several sessions share (a trigger set's), for one session.
+
+    Made beside it (the run's scratch dir, so placing it is a rename), links copied as links,
+    modes and times kept: every session sees the same bytes and its `.git` the same commit, so
+    their prompts stay byte-identical. Remove it (`_workspace.remove_workspace`) when the session
+    ends. The caller keeps the original to itself: it is never handed to an agent.
+    """
+    target = Path(tempfile.mkdtemp(prefix="session.", dir=workspace.parent))
+    try:
+        shutil.copytree(workspace, target, symlinks=True, dirs_exist_ok=True)
+        shutil.copystat(workspace, target)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return target

@@ -152,10 +152,8 @@ def create_trigger_workspace(
 
 
 def remove_workspace(ws: Path) -> None:
-    """Delete a workspace (symlinked skills are unlinked, never followed; copies are deleted) and
-    free the agent uid it held."""
+    """Delete a workspace (symlinked skills are unlinked, never followed; copies are deleted)."""
     shutil.rmtree(ws, ignore_errors=True)
-    confine.release(ws)
 
 
 def _git_init(ws: Path, environ: Mapping[str, str]) -> None:

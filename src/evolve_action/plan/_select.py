@@ -40,7 +40,7 @@ from evolve_action.plan._model import (
     Tier,
     TriggerCaseInput,
 )
-from evolve_action.repo import model_invocable
+from evolve_action.repo import model_invocable, shadowing_command
 from evolve_action.specs import model_allowed
 
 if TYPE_CHECKING:
@@ -577,6 +577,11 @@ def build_inputs(
         if wants_triggers and not model_invocable(es.skill_dir / "SKILL.md"):
             warnings.append(_not_invocable_note(es))
             refused.add(Tier.TRIGGERS)
+        elif wants_triggers and (
+            command := shadowing_command(es.plugin_dir, es.skill_dir, es.skill)
+        ):
+            warnings.append(_shadowed_note(es, command))
+            refused.add(Tier.TRIGGERS)
         if es.triggers_path is not None and Tier.TRIGGERS in tiers and Tier.TRIGGERS not in refused:
             tspec = specs.load_triggers(es.triggers_path)
             triggers = tuple(
@@ -613,6 +618,15 @@ def _not_invocable_note(es: EvalSet) -> str:
         f"{es.plugin}/{es.skill}: triggers not run: its SKILL.md sets "
         "`disable-model-invocation: true`, so Claude Code never lists it to the model and the "
         "model cannot invoke it (a trigger evaluation would measure nothing); its evals still run"
+    )
+
+
+def _shadowed_note(es: EvalSet, command: Path) -> str:
+    """Tier 1 of a skill a command of its plugin hides from the listing: not run, and why."""
+    return (
+        f"{es.plugin}/{es.skill}: triggers not run: the command commands/{command.name} of its "
+        "plugin has the same name, and Claude Code lists the command in the skill's place (the "
+        "model never sees the skill); rename the skill or the command; its evals still run"
     )
 
 

@@ -49,7 +49,8 @@ Files (private; import from this package):
 - `_manifests`: plugin manifests, marketplace entries, what the bundled CLI refuses, the evolve marker.
 - `_evalfiles`: one skill's eval-definition files (evolve's, skill-creator's) and how an `EvalSet` is made.
 - `_repository`: the `Repository` model: its eval sets, plugin/root-level and suite bindings, `SkillPlaces`.
-- `_discovery`: `discover`: layouts, `--root`/`--layout`, the walk up, bare and standalone skill repositories.
+- `_discovery`: `discover`: layouts, `--root`/`--layout`, the walk up, bare and standalone skill repositories;
+  `locate`: where `discover` would look, by markers alone (nothing read).
 """
 
 from evolve_action.repo._discovery import (
@@ -60,6 +61,7 @@ from evolve_action.repo._discovery import (
     NOT_RECOGNIZED,
     classify,
     discover,
+    locate,
     parse_layout,
 )
 from evolve_action.repo._evalfiles import (
@@ -117,6 +119,7 @@ from evolve_action.repo._repository import (
 from evolve_action.repo._skills import (
     plugin_skills,
     root_skill_name,
+    shadowing_command,
 )
 from evolve_action.repo._suites import (
     EVOLVE_NAMES,
@@ -176,6 +179,7 @@ __all__ = [
     "go_str",
     "in_skill_trigger_files",
     "is_suite_name",
+    "locate",
     "manifest_refusals",
     "model_invocable",
     "parse_frontmatter",
@@ -186,6 +190,7 @@ __all__ = [
     "rel_path",
     "remote_entry",
     "root_skill_name",
+    "shadowing_command",
     "sniff_suite",
     "suite_bindings",
     "suite_files",

@@ -1,13 +1,15 @@
 """`discover` (engine spec §1): marketplace → multi → single, `--layout`, `--root`, the walk up from
 the working directory and its exact error messages.
 
-Owns: `classify`/`parse_layout`, the building of a `Repository` for each layout, the bare skill
-repository (no marker at all: `skills/*/SKILL.md` or `.claude/skills/*/SKILL.md` form one implicit
-plugin named after the directory, found only when no ancestor has a marker), the standalone skill
-repository (failing that, a `SKILL.md` at the top: one skill, named by its frontmatter), project
-skills (`.claude/skills/` beside the plugins, as one more plugin), and the notes of how the
-repository was read (`Repository.notices`). A plugin refused by the bundled CLI goes to
-`Repository.refused` with its problem: never evaluated, never touched.
+Owns: `classify`/`parse_layout`, `locate` (where the repository is, by its markers alone: the
+first half of `discover`, so the config resolver learns the root without building the model), the
+building of a `Repository` for each layout, the bare skill repository (no marker at all:
+`skills/*/SKILL.md` or `.claude/skills/*/SKILL.md` form one implicit plugin named after the
+directory, found only when no ancestor has a marker), the standalone skill repository (failing
+that, a `SKILL.md` at the top: one skill, named by its frontmatter), project skills
+(`.claude/skills/` beside the plugins, as one more plugin), and the notes of how the repository was
+read (`Repository.notices`). A plugin refused by the bundled CLI goes to `Repository.refused` with
+its problem: never evaluated, never touched.
 Guarantees: every unusable input is an `EvolveError` subclass naming the path, with a hint;
 `--layout` naming the wrong kind says what was found instead.
 Never does: print, read `os.environ`, write files.
@@ -19,6 +21,7 @@ import dataclasses
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from evolve_action.errors import SpecError, UsageError
 from evolve_action.repo._evalfiles import binding_fix
@@ -62,6 +65,7 @@ __all__ = [
     "NOT_RECOGNIZED",
     "classify",
     "discover",
+    "locate",
     "parse_layout",
 ]
 
@@ -112,6 +116,10 @@ def _has_multi_marker(directory: Path) -> bool:
         return any(os.path.lexists(Path(e.path) / CLAUDE_MANIFEST) for e in entries)
 
 
+_Found = tuple[Path, Layout | Literal["bare", "standalone"]]
+"""Where a repository is and what kind: a layout, or the bare or standalone skill repository."""
+
+
 def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Repository:
     """Find and model the plugin repository (spec §1.2).
 
@@ -119,6 +127,26 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
     from `cwd` up to `/`. Raises `UsageError` for a bad `--root`/`--layout`, `SpecError` when no
     repository is found.
     """
+    where, kind = _locate(root, cwd, layout)
+    if kind == "bare":
+        return _build_bare(where)
+    if kind == "standalone":
+        return _build_standalone(where)
+    return _build(where, kind)
+
+
+def locate(root: Path | None, cwd: Path, layout: str | None = None) -> Path:
+    """The directory `discover(root, cwd, layout)` would model, found by its markers alone.
+
+    Reads no manifest, skill or eval file (it only tests which marker paths exist), so a caller
+    can learn where the repository is before deciding how to discover it. Raises exactly what
+    `discover` raises for a bad `--root`/`--layout` or when no repository is found.
+    """
+    return _locate(root, cwd, layout)[0]
+
+
+def _locate(root: Path | None, cwd: Path, layout: str | None) -> _Found:
+    """Where the repository is and its kind (spec §1.2's walk); the errors of `discover`."""
     forced = parse_layout(layout)
     if root is not None:
         base = absolute(cwd / root)
@@ -129,9 +157,9 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
             )
         kind = classify(base, forced)
         if kind is None and forced is None and _bare_skills_dir(base) is not None:
-            return _build_bare(base)
+            return base, "bare"
         if kind is None and forced is None and _is_standalone(base):
-            return _build_standalone(base)
+            return base, "standalone"
         if kind is None and forced is not None:
             raise _wrong_layout(base, forced)
         if kind is None:
@@ -139,12 +167,12 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
                 f"{base} {NOT_RECOGNIZED}",
                 hint="pass --root at the repository root (a directory with one of those)",
             )
-        return _build(base, kind)
+        return base, kind
     here = absolute(cwd)
     while True:
         kind = classify(here, forced)
         if kind is not None:
-            return _build(here, kind)
+            return here, kind
         if here.parent == here:
             break
         here = here.parent
@@ -152,14 +180,14 @@ def discover(root: Path | None, cwd: Path, layout: str | None = None) -> Reposit
         here = absolute(cwd)
         while True:
             if _bare_skills_dir(here) is not None:
-                return _build_bare(here)
+                return here, "bare"
             if here.parent == here:
                 break
             here = here.parent
         here = absolute(cwd)
         while True:
             if _is_standalone(here):
-                return _build_standalone(here)
+                return here, "standalone"
             if here.parent == here:
                 break
             here = here.parent

@@ -8,7 +8,7 @@ any other is read as Claude Code reads it (`claude_marketplace`: one plugin per 
 `./` path, the root itself for `./`; an entry's `skills` list names its skills; `strict: false`
 makes the entry the manifest; a remote entry naming the root's own plugin.json is the root plugin),
 remote sources listed in a note as not evaluated here (`remote_entries`, `remote_note`), what the
-CLI refuses (`manifest_refusals`: plugin.json component paths; a `source` string without `./` or
+CLI refuses (`manifest_refusals`: plugin.json's `name` and component paths; a `source` string without `./` or
 leaving the marketplace directory; conflicting manifests) as `RepoProblem`s, directories resolving
 outside the repository (`plugin_escapes`, `escaping_entries`), and whether the repository opts in
 to evolve's conventions (`evolve_marker`: an `.evolve.*` config at the root).
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -459,6 +460,17 @@ def manifest_refusals(root: Path, directory: Path) -> list[RepoProblem]:
         return []
     rel = rel_path(root, manifest.path)
     found: list[RepoProblem] = []
+    if refusal := _name_refusal(manifest.value.get("name", _MISSING), directory.name):
+        rule, fix = refusal
+        found.append(
+            RepoProblem(
+                message=f"{rel}: plugin `name`: Claude Code refuses to load this plugin "
+                f"(Validation errors: name: {rule}), so none of its skills load — {fix}",
+                path=rel,
+                pointer="/name",
+                check="plugin.refused",
+            )
+        )
     for key, suffix in COMPONENT_SUFFIXES.items():
         value = manifest.value.get(key)
         if isinstance(value, str):
@@ -491,6 +503,36 @@ def manifest_refusals(root: Path, directory: Path) -> list[RepoProblem]:
                 )
             )
     return found
+
+
+_MISSING = object()
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}
+_NAME_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control and bidirectional-formatting characters, which the CLI refuses in a plugin name."""
+
+
+def _name_refusal(value: object, directory: str) -> tuple[str, str] | None:
+    """The CLI's rule a plugin.json `name` breaks (its wording, measured on 2.1.332 for
+    `claude plugin install` and `--plugin-dir` alike) and the fix, or None when it loads. Upper
+    case, `_`, `.`, `/` and `:` load; only the rules below refuse."""
+    kebab = re.sub(r"[^a-z0-9]+", "-", directory.lower()).strip("-") or "my-plugin"
+    fix = f'set it to a kebab-case name, such as "{kebab}"'
+    if value is _MISSING or value is None or not isinstance(value, str):
+        received = (
+            "undefined"
+            if value is _MISSING
+            else "null"
+            if value is None
+            else _JSON_TYPES.get(type(value), "object")
+        )
+        return f"Invalid input: expected string, received {received}", fix
+    if value == "":
+        return "Plugin name cannot be empty", fix
+    if _NAME_CONTROL.search(value):
+        return "Plugin name cannot contain control or bidirectional-formatting characters", fix
+    if " " in value:
+        return 'Plugin name cannot contain spaces. Use kebab-case (e.g., "my-plugin")', fix
+    return None
 
 
 def _prefix_fix(path: str) -> str:

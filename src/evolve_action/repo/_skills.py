@@ -4,7 +4,8 @@ list, or the plugin's root as the one skill.
 Owns: `plugin_skills` (the one enumeration of a plugin's skills), `root_skill_name` (a root skill
 is named by its frontmatter `name`, as Claude Code names a single-skill plugin's skill),
 `has_skills` (whether a directory holds `<name>/SKILL.md`, symlinked skill directories too),
-`inside` (whether a path of a plugin stays inside its repository).
+`inside` (whether a path of a plugin stays inside its repository), `shadowing_command` (the plugin
+command Claude Code lists in place of a skill of the same name).
 Guarantees: byte order of names, dot names included; a skill directory resolving outside the
 repository is never a skill (`_manifests.plugin_escapes` reports it); never raises.
 Never does: read eval definitions, read manifests (a plugin's `skills` list is already resolved in
@@ -22,7 +23,7 @@ from evolve_action.encoding import (
 )
 from evolve_action.errors import EvolveError
 from evolve_action.repo._frontmatter import parse_frontmatter
-from evolve_action.repo._model import Plugin, Skill
+from evolve_action.repo._model import PROJECT_SKILLS, Plugin, Skill
 from evolve_action.repo._paths import escapes, within
 from evolve_action.repo._reading import read_text
 
@@ -31,6 +32,7 @@ __all__ = [
     "inside",
     "plugin_skills",
     "root_skill_name",
+    "shadowing_command",
 ]
 
 
@@ -45,6 +47,23 @@ def root_skill_name(skill_md: Path, fallback: str) -> str:
     name = trim_space(front.fields.get("name", "")) if front is not None else ""
     unusable = not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
     return fallback if unusable else name
+
+
+def shadowing_command(plugin_dir: Path, skill_dir: Path, name: str) -> Path | None:
+    """The command file `<plugin>/commands/<name>.md` that takes skill `name`'s place, or None.
+
+    Claude Code lists a plugin's commands beside its skills as `plugin:name`; when a command and a
+    skill share the name the listing has one line, the command's (measured, CLI 2.1.332; see
+    docs/checks.md), so the model never sees the skill. Only top-level command files can
+    collide (a subdirectory adds a `:` segment no skill name has). A project skill
+    (`.claude/skills/`) is not namespaced by a plugin: None. Never follows the file or raises."""
+    if skill_dir.parent == plugin_dir / PROJECT_SKILLS:
+        return None
+    command = plugin_dir / "commands" / f"{name}.md"
+    try:
+        return command if os.path.lexists(command) and not command.is_dir() else None
+    except OSError:
+        return None
 
 
 def _entries(directory: Path) -> list[tuple[str, Path]]:

@@ -1,8 +1,9 @@
 """Tier 1: trigger accuracy through the real agent (engine spec §8).
 
-Owns: `TriggerOptions`, `run()` (plan → per eval set one shared workspace with every skill of the
-plugin installed → per model one unit → each query × `--runs` sessions → verdicts → results written
-after every finished query), hit detection (`is_hit`), verdict-preserving early stop (`decided`,
+Owns: `TriggerOptions`, `run()` (plan → per eval set one workspace with every skill of the plugin
+installed, never handed to an agent: each session gets its own copy (`harness.session_copy`) → per
+model one unit → each query × `--runs` sessions → verdicts → results written after every finished
+query), hit detection (`is_hit`), verdict-preserving early stop (`decided`,
 `should_launch`), scoring (`score`) — the pure core lives in `_verdicts` — retries of transient failures, and the outcome values the CLI
 renders (`TriggersOutcome`, `UnitOutcome`, `QueryOutcome`).
 
@@ -26,6 +27,7 @@ starts processes other than through the harness and `workspace`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +47,7 @@ from evolve_action.harness import (
     TokenCounter,
     create_trigger_workspace,
     remove_workspace,
+    session_copy,
     session_cost_usd,
     session_limit,
 )
@@ -221,8 +224,9 @@ async def run(
 ) -> TriggersOutcome:
     """Run the trigger tier: plan, then every runnable unit in sweep order; results written as queries finish.
 
-    `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the shared per-set workspace (tests
-    inject a stub); `counter` counts estimate tokens (default: a `TokenCounter` over `options`);
+    `make_workspace(skills_dir, environ=…, tmp_root=…)` builds the per-set workspace each session
+    gets a copy of (tests inject a stub); `counter` counts estimate tokens (default: a
+    `TokenCounter` over `options`);
     `planned` is `make_plan(options)` when the caller already made it (not made twice).
     """
     p, set_inputs, warnings = planned if planned is not None else make_plan(options)
@@ -251,7 +255,7 @@ async def run(
         options=options,
         reporter=reporter,
         harness=harness,
-        sem=asyncio.Semaphore(max(session_limit(options.jobs), 1)),  # one agent uid each
+        sem=asyncio.Semaphore(max(session_limit(options.jobs), 1)),  # one agent uid each (`lease`)
         tally=SessionTally(),
     )
     units: list[UnitOutcome] = []
@@ -263,7 +267,7 @@ async def run(
         )
     )
     try:
-        # Units arrive grouped by eval set; one workspace per set, shared by its models.
+        # Units arrive grouped by eval set; one workspace per set, copied for each of its sessions.
         groups: dict[tuple[str, str], list[plan.PlannedUnit]] = {}
         for u in p.units:
             groups.setdefault((u.plugin, u.skill), []).append(u)
@@ -430,21 +434,28 @@ def _within_budget(
     reporter: events.Reporter,
     units: list[UnitOutcome],
 ) -> list[plan.PlannedUnit]:
-    """The units the budget admits, in order; the refused ones are reported as skipped."""
+    """The units the budget admits, in order; the refused ones are reported as skipped. The units
+    of one set run at once, so each is admitted beside the estimates of those admitted before it
+    (their sum stays within the cap, not each one alone)."""
     budget = options.budget
     if budget is None:
         return runnable
     admitted = []
+    pending = 0.0
     for u in runnable:
+        sessions = len(u.cases) * options.runs
+        prompt_tokens = len(skill_md) // 4
         if budget.admit(
             plugin=u.plugin,
             skill=u.skill,
             tier=TIER,
             model=models[u.model],
-            sessions=len(u.cases) * options.runs,
-            prompt_tokens=len(skill_md) // 4,
+            sessions=sessions,
+            prompt_tokens=prompt_tokens,
+            pending_usd=pending,
         ):
             admitted.append(u)
+            pending += budget.estimate_usd(TIER, models[u.model], prompt_tokens, sessions)
             continue
         reason = budget.skip_reason()
         reporter.emit(
@@ -734,8 +745,16 @@ async def _run_once(
             sweep.reporter.emit(
                 events.ItemStarted(skill=skill, model=model.model.key, tier=TIER, label=label)
             )
+            # The set's workspace stays ours: each session gets a copy its own agent uid is given
+            # (sessions of one set run at once, each as a uid no other live session holds).
+            own = await asyncio.to_thread(session_copy, workspace)
             began = time.monotonic()
-            t = await sweep.harness.run(spec, stop=lambda c: is_hit(c, skill))
+            try:
+                t = await sweep.harness.run(
+                    dataclasses.replace(spec, workspace=own), stop=lambda c: is_hit(c, skill)
+                )
+            finally:
+                await asyncio.to_thread(remove_workspace, own)
             if sweep.options.budget is not None:
                 sweep.options.budget.charge(TIER, model, session_cost_usd(t, model))
             seconds = time.monotonic() - began  # the final attempt's duration only

@@ -131,8 +131,9 @@ def test_a_claude_code_marketplace_needs_no_codex_twin(tmp_path: Path) -> None:
     assert messages(check(root)) == []
     put(root, "plugins/alpha/.claude-plugin/plugin.json", {"description": "no name"})
     assert messages(check(root)) == [
-        "plugins/alpha/.claude-plugin/plugin.json: missing name (Claude Code does not load a "
-        "plugin without one)"
+        "plugins/alpha/.claude-plugin/plugin.json: plugin `name`: Claude Code refuses to load "
+        "this plugin (Validation errors: name: Invalid input: expected string, received "
+        'undefined), so none of its skills load — set it to a kebab-case name, such as "alpha"'
     ]
 
 

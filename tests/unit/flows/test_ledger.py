@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from evolve_action.errors import EvolveError
 from evolve_action.flows._ledger import (
+    _KEYS,
     FileStore,
     Ledger,
     LedgerLook,
@@ -187,3 +189,11 @@ def test_the_sweep_a_look_rested_on_comes_back_apart_from_the_extra_runs() -> No
         ).sweep
         == ()
     )
+
+
+def test_the_codec_names_every_field_once() -> None:
+    """The one key list both directions read: a field added to an entry must be written and read."""
+    for kind in (LedgerRun, LedgerLook):
+        keys = _KEYS[kind]
+        assert len(keys) == len(set(keys))
+        assert set(keys) == {f.name for f in dataclasses.fields(kind)}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import io
 
-from evolve_action.flows._pr_job import MAX_ANNOTATIONS, _Run
+from evolve_action.flows._action import _Log
+from evolve_action.flows._pr_job import MAX_ANNOTATIONS
 
 
 def _annotations(stream: io.StringIO) -> list[str]:
@@ -13,10 +14,11 @@ def _annotations(stream: io.StringIO) -> list[str]:
 
 
 def test_past_ten_notices_the_last_annotation_counts_the_rest() -> None:
-    state, out = _Run(), io.StringIO()
+    out = io.StringIO()
+    state = _Log(out)
     for i in range(14):
-        state.notice(f"note {i}", out)
-    state.flush_notices(out)
+        state.notice(f"note {i}")
+    state.flush_notices()
     shown = _annotations(out)
     assert len(shown) == MAX_ANNOTATIONS
     assert shown[-1] == "::notice::and 5 more notices: see the step summary"
@@ -24,8 +26,9 @@ def test_past_ten_notices_the_last_annotation_counts_the_rest() -> None:
 
 
 def test_ten_notices_are_all_annotated() -> None:
-    state, out = _Run(), io.StringIO()
+    out = io.StringIO()
+    state = _Log(out)
     for i in range(10):
-        state.notice(f"note {i}", out)
-    state.flush_notices(out)
+        state.notice(f"note {i}")
+    state.flush_notices()
     assert _annotations(out)[-1] == "::notice::note 9" and len(_annotations(out)) == 10

@@ -6,6 +6,12 @@ import pytest
 
 from evolve_action.catalog import BoundModel, build_catalog
 from evolve_action.harness import Budget, Transcript, Usage, session_cost_usd
+from evolve_action.harness._budget import (
+    AGENT_CONTEXT_TOKENS,
+    SESSION_CONTEXT_TOKENS,
+    first_request_usd,
+)
+from evolve_action.harness._gateway_rules import BYTES_PER_TOKEN, MIN_OUTPUT_TOKENS, worst_case
 
 
 def sonnet() -> BoundModel:
@@ -77,3 +83,39 @@ def test_the_gateways_meter_is_the_sessions_cost_when_it_priced_every_request() 
     unpriced = Metered(requests=3, input_tokens=1_000_000, unpriced=1)
     assert session_cost_usd(Transcript(usage=usage, metered=unpriced), sonnet()) == 3.0
     assert session_cost_usd(Transcript(usage=usage, metered=Metered()), sonnet()) == 3.0
+
+
+def test_a_unit_is_admitted_only_when_the_gateway_can_reserve_its_first_request() -> None:
+    """The estimate is what a unit is likely to cost; the model gateway also needs room to reserve
+    a request's worst case. A measured session of $0.01 fits $0.07 of room, but the gateway's
+    least reservation for a session's first request (its prompt written to the cache, 256 output
+    tokens) does not: the unit is refused up front, with a reason that says so."""
+    model = sonnet()
+    pricing = model.model.pricing
+    assert pricing is not None
+    floor = first_request_usd(pricing, 100)
+    # One definition: what the gateway reserves for a request of that many estimated tokens.
+    data = {"model": "claude-sonnet-4-6", "max_tokens": MIN_OUTPUT_TOKENS}
+    tokens = AGENT_CONTEXT_TOKENS + SESSION_CONTEXT_TOKENS + 100
+    assert floor == pytest.approx(worst_case(data, tokens * BYTES_PER_TOKEN, pricing).usd)
+    assert floor == pytest.approx(tokens * 3.75e-6 + 256 * 15e-6)
+
+    budget = Budget(limit_usd=0.08)
+    budget.charge("triggers", model, 0.01)
+    assert budget.estimate_usd("triggers", model, 100, 1) == pytest.approx(0.01)
+    assert not admit(budget, sessions=1)
+    assert budget.skip_reason() == (
+        f"budget: --max-cost-usd 0.08 leaves 0.07 (spent 0.01), less than the model gateway "
+        f"reserves for one request of anthropic/claude-sonnet-4-6 ({floor:.3f}: its prompt "
+        f"written to the prompt cache and 256 output tokens); raise the cap to run it"
+    )
+    spent = Budget(limit_usd=0.08)  # the estimate does not fit either: the usual reason
+    spent.charge("triggers", model, 0.074)
+    assert not admit(spent, sessions=1)
+    assert spent.skip_reason().startswith("budget: --max-cost-usd 0.08 reached (spent 0.07;")
+    roomy = Budget(limit_usd=0.01 + floor)
+    roomy.charge("triggers", model, 0.01)
+    assert admit(roomy, sessions=1)
+    assert Budget(limit_usd=0.0).admit(  # a unit without sessions needs no request
+        plugin="p", skill="a", tier="triggers", model=model, sessions=0, prompt_tokens=100
+    )

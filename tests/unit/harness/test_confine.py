@@ -3,6 +3,8 @@ processes, no agent)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -167,3 +169,68 @@ def test_concurrent_sessions_are_capped_at_the_agent_user_pool(
     assert [confine.session_limit(j) for j in (1, 3, 12)] == [1, 3, 3]
     monkeypatch.setattr(confine, "_current", confine.Confinement(sandbox=BWRAP))
     assert confine.session_limit(12) == 12  # no user switch: nothing to share
+
+
+def test_each_live_session_leases_a_uid_of_its_own_and_waits_rather_than_share() -> None:
+    """A uid per live session, not per workspace (sessions of one trigger set share theirs): no
+    two live sessions share one, so neither reads the other's token in `/proc/<pid>/environ`."""
+    pool = tuple(confine.AgentUser(f"agent{i}", 3000 + i, 3000 + i) for i in range(3))
+    conf = confine.Confinement(sandbox=sandbox.Probe(None, "no"), user=pool[0], pool=pool)
+
+    async def one_more() -> confine.AgentUser | None:
+        async with confine.lease(conf) as user:
+            return user
+
+    async def scenario() -> None:
+        stacks = [contextlib.AsyncExitStack() for _ in pool]
+        held = [await s.enter_async_context(confine.lease(conf)) for s in stacks]
+        assert held == list(pool)  # one each, in pool order
+        argv = confine.launcher_argv(conf, user=held[2], writable=[], chdir=Path("/"), parent="1")
+        assert argv[argv.index("--user") + 1] == "3002:3002"
+        fourth = asyncio.ensure_future(one_more())
+        await asyncio.sleep(0.2)
+        assert (
+            not fourth.done()
+        )  # every uid is leased: it waits (it cannot finish before a release)
+        await stacks[1].aclose()
+        assert await fourth == pool[1]  # the freed uid
+        for s in stacks:
+            await s.aclose()
+        assert await one_more() == pool[0]  # all free again: pool order
+
+    asyncio.run(scenario())
+    root = confine.Confinement(sandbox=BWRAP)
+    assert asyncio.run(_lease_once(root)) is None  # no user switch: nothing to lease
+
+
+async def _lease_once(conf: confine.Confinement) -> confine.AgentUser | None:
+    async with confine.lease(conf) as user:
+        return user
+
+
+def test_the_pool_is_the_listed_users_or_the_numbered_ones() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the agent user applies only to root")
+    user, _ = confine.agent_user({"EVOLVE_AGENT_USER": "nobody, 64321:64322, root, nobody,64323"})
+    assert user is not None and user.name == "nobody"
+    listed = {"EVOLVE_AGENT_USER": "nobody, 64321:64322, root, nobody,64323"}
+    members = confine._pool_members(user, listed)
+    assert [(u.uid, u.gid) for u in members] == [(64321, 64322), (64323, 64323)]
+    assert confine._pool_members(user, {"EVOLVE_AGENT_USER": "nobody"}) == []  # no nobody-1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="handing directories over needs root")
+def test_a_finished_session_s_directories_are_closed_to_the_next_holder_of_its_uid(
+    tmp_path: Path,
+) -> None:
+    user = confine.AgentUser("nobody", 65534, 65534)
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "out.txt").write_text("written by the agent")
+    confine.give_to_agent(user, ws)
+    ws.chmod(0o777)  # the agent may open up its own directory
+    confine.take_back(user, ws, tmp_path / "gone")
+    info = ws.stat()
+    assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (0, 0, 0o700)
+    assert (ws / "sub" / "out.txt").stat().st_uid == 65534  # below it, as the session left it
+    confine.take_back(None, ws)  # no user switch: nothing to do

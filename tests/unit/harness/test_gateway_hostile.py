@@ -803,3 +803,99 @@ def test_idle_keep_alive_connections_cannot_keep_a_session_out(
         for conn in held:
             conn.close()
         proxy.close()
+
+
+def cached_body(message: str, *, system: str = "S" * 40_000, max_tokens: int = 300) -> bytes:
+    """A Claude Code-shaped request: the per-request billing line, a long system prompt with a
+    breakpoint (the prefix every request shares), one user message with a breakpoint."""
+    return json.dumps(
+        {
+            "model": MODEL,
+            "max_tokens": max_tokens,
+            "system": [
+                {"type": "text", "text": f"x-anthropic-billing-header: cc_version=1; {message}"},
+                {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}},
+            ],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": message, "cache_control": {"type": "ephemeral"}}
+                    ],
+                }
+            ],
+        }
+    ).encode()
+
+
+PREFIX_TOKENS = 10_000  # the system prompt (40,000 bytes) as the answers' usage counts it
+WROTE = stream(input_tokens=10, cache_creation_input_tokens=PREFIX_TOKENS, output=100)
+READ = stream(input_tokens=10, cache_read_input_tokens=PREFIX_TOKENS, output=100)
+WROTE_USD = 10 * 3e-6 + PREFIX_TOKENS * 3.75e-6 + 100 * 15e-6
+
+
+def test_a_prefix_seen_cached_is_reserved_at_the_read_price(stub: Stub) -> None:
+    """Near the cap a request whose prompt at the written price no longer fits goes out when the
+    gateway saw its prefix cached (the read price fits); one whose prefix it never saw does not."""
+    stub.answer = lambda seen: Answer(chunks=WROTE if len(stub.seen) == 1 else READ)
+    first = cached_body("first question")
+    full = prompt_usd(first) + 256 * 15e-6  # the least a written prompt reserves
+    cap = WROTE_USD + 0.03  # after the first answer: less room than `full`, more than a read
+    assert cap - WROTE_USD < full
+    proxy = start(stub, limit_usd=cap)
+    try:
+        with proxy.session(MODEL) as grant:
+            url = f"{grant.anthropic_base_url}/v1/messages"
+            assert call(url, grant.token, first)[0] == 200
+            status, answer, _ = call(url, grant.token, cached_body("second question"))
+            assert status == 200, answer
+            other = cached_body("third question", system="T" * 40_000)  # never seen cached
+            status, answer, _ = call(url, grant.token, other)
+            assert status == 400 and b"budget_exceeded" in answer
+        assert len(stub.seen) == 2
+        assert proxy._spend.total.cost_usd <= cap
+        assert proxy._spend.reserved_usd == pytest.approx(0) and proxy._spend.relying_usd == 0
+    finally:
+        proxy.close()
+
+
+def test_one_request_at_a_time_relies_on_the_cache_and_a_miss_passes_the_cap_by_its_difference(
+    stub: Stub,
+) -> None:
+    """Two requests near the cap that fit only at the read price: one goes out, the other is
+    refused while it is in flight. The API misses the cache after all (the prefix written again):
+    the cap is passed by no more than that one request's prefix at the written-minus-read price."""
+    release = threading.Event()
+    answers = [Answer(chunks=WROTE), Answer(chunks=WROTE, hold=release)]
+    stub.answer = lambda _: answers.pop(0) if answers else Answer(chunks=READ)
+    cap = WROTE_USD + 0.03  # two read-priced reservations fit, one written one does not
+    proxy = start(stub, limit_usd=cap)
+    try:
+        with proxy.session(MODEL) as grant:
+            url = f"{grant.anthropic_base_url}/v1/messages"
+            assert call(url, grant.token, cached_body("first question"))[0] == 200
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pending = pool.submit(call, url, grant.token, cached_body("second question"))
+                deadline = time.monotonic() + 30
+                while len(stub.seen) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                relying = proxy._spend.relying_usd
+                system = {
+                    "type": "text",
+                    "text": "S" * 40_000,
+                    "cache_control": {"type": "ephemeral"},
+                }
+                prefix_tokens = -(-len(json.dumps(system)) // 4)  # the request bytes seen cached
+                assert relying == pytest.approx(prefix_tokens * (1.25 - 0.1) * 3e-6)
+                assert proxy._spend.room() >= proxy._spend.reserved_usd  # a second one would fit
+                status, answer, _ = call(url, grant.token, cached_body("third question"))
+                assert status == 400 and b"budget_exceeded" in answer
+                release.set()
+                assert pending.result()[0] == 200
+        spent = proxy._spend.total.cost_usd
+        assert cap < spent <= cap + relying  # the miss, within its documented bound
+        assert proxy._spend.relying_usd == 0 and proxy._spend.reserved_usd == pytest.approx(0)
+        assert len(stub.seen) == 2
+    finally:
+        release.set()
+        proxy.close()

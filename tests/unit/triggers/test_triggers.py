@@ -375,3 +375,42 @@ def test_run_seconds_are_the_final_attempts_only(
     retried = [r for r in runs if r.attempts > 1]
     assert retried, "no run was retried"
     assert all(r.seconds == 2.0 for r in runs)
+
+
+def test_units_of_one_set_that_run_at_once_are_admitted_together_within_the_cap(
+    tmp_path: Path,
+) -> None:
+    """One unit per model, run side by side: a cap that fits one unit's estimate but not two
+    admits the first and skips the second (each alone against the spend so far admitted both)."""
+    from evolve_action.harness import Budget
+    from evolve_action.harness._budget import first_request_usd
+
+    root = make_repo(tmp_path / "repo", QUERIES)
+    models = resolve_models(
+        build_catalog(),
+        model_flags=["claude-sonnet-4-6", "claude-haiku-4-5"],
+        available={"claude"},
+    ).models
+    probe = Budget(limit_usd=100.0)
+    tokens = len((root / "skills" / "pdf" / "SKILL.md").read_bytes()) // 4
+    each = [probe.estimate_usd("triggers", m, tokens, len(QUERIES)) for m in models]
+    cap = 0.95 * sum(each)
+    floors = [first_request_usd(m.model.pricing, tokens) for m in models if m.model.pricing]
+    assert max(*each, *floors) <= cap  # either unit alone fits; both together do not
+    budget = Budget(limit_usd=cap)
+    options = TriggerOptions(
+        repo=discover(root, root),
+        models=models,
+        environ={},
+        count_tokens=False,
+        jobs=2,
+        runs=1,
+        early_stop=False,
+        budget=budget,
+    )
+    reporter = events.RecordingReporter()
+    outcome = asyncio.run(
+        run(options, reporter, ScriptedHarness(SCRIPT), make_workspace=lambda *a, **k: tmp_path)
+    )
+    assert [u.model for u in outcome.units if u.queries] == [models[0].model.key]
+    assert [s.model for s in budget.skipped] == [models[1].model.key]

@@ -1,28 +1,63 @@
-"""Configuration: `.evolve.{yaml,yml,json,jsonc}`, `EVOLVE_*` environment and command-line flags.
+"""Settings: the key table, one config file's decoding, `EVOLVE_*` environment and flags.
 
-Owns: config file discovery (at most one file; several is an error), decoding (YAML 1.2 core
-schema via `encoding`, so `yes`/`no` stay strings), the key table of engine spec §2.2 with types and
-defaults, the `EVOLVE_<KEY>` environment mapping, and the precedence
-defaults < file < environment < flags (`with_flags`). Keys are case-insensitive like viper's.
+Owns: decoding one `.evolve.{yaml,yml,json,jsonc}` file given by path (`read_config`: YAML 1.2
+core schema via `encoding`, so `yes`/`no` stay strings; the file's bytes are read once), the key
+table of engine spec §2.2 with types and defaults, the `EVOLVE_<KEY>` environment mapping, and the
+precedence defaults < file < environment < flags (`with_flags`). Keys are case-insensitive like
+viper's.
 
 Guarantees: the result is a frozen, fully typed `Config`; a wrong type or value is a `ConfigError`
 naming the key, the file and the line where known; unknown keys become warnings (never silently
-dropped, never fatal). Never does: reading `os.environ` (callers pass `environ`), printing, writing.
+dropped, never fatal). Never does: decide where a config file is or look at the repository
+(`_resolve` does, above this module and `repo`), read `os.environ` (callers pass `environ`),
+print, write.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from evolve_action.catalog import DEFAULT_JUDGE_MODEL, HARNESSES
-from evolve_action.encoding import Format, Re2Error, compile_re2, decode_with_lines, parse_format
+from evolve_action.encoding import (
+    Format,
+    Re2Error,
+    compile_re2,
+    decode_bytes_with_lines,
+    parse_format,
+    read_capped,
+)
 from evolve_action.errors import ConfigError, EvolveError
-from evolve_action.repo import CONFIG_NAMES, Repository, absolute, classify, discover
+
+__all__ = [
+    "BASE_MODES",
+    "DEFAULT_BASE_MODE",
+    "DEFAULT_DESCRIPTION_PATTERN",
+    "DEFAULT_MAX_RUNS",
+    "DEFAULT_MAX_TURNS",
+    "INSTALL_MODES",
+    "KEYS",
+    "KNOWN_HARNESSES",
+    "MANIFEST_KINDS",
+    "BaseMode",
+    "ChecksConfig",
+    "Config",
+    "Kind",
+    "PrConfig",
+    "RemoteConfig",
+    "ReportConfig",
+    "SandboxConfig",
+    "Thresholds",
+    "as_committed",
+    "compile_description_pattern",
+    "env_name",
+    "read_config",
+    "resolve_results_format",
+    "with_flags",
+]
 
 KNOWN_HARNESSES: tuple[str, ...] = HARNESSES
 """Harness ids accepted in `harnesses` (the catalog's built-in list)."""
@@ -197,26 +232,11 @@ def env_name(key: str) -> str:
     return "EVOLVE_" + key.upper().replace(".", "_")
 
 
-def find_config(directory: Path) -> Path | None:
-    """The one `.evolve.<ext>` in `directory`, or None; `ConfigError` when several exist."""
-    found = [directory / n for n in CONFIG_NAMES if _exists_not_dir(directory / n)]
-    if len(found) > 1:
-        shown = ", ".join(p.as_posix() for p in found)
-        raise ConfigError(
-            f"ambiguous config: found {shown}; keep exactly one",
-            path=found[0],
-            hint="delete or merge the extra config files",
-        )
-    return found[0] if found else None
+def read_config(path: Path | None, environ: Mapping[str, str]) -> Config:
+    """The `Config` of the file at `path` (None: no file) and `EVOLVE_*` from `environ`.
 
-
-def _exists_not_dir(path: Path) -> bool:
-    return os.path.lexists(path) and not path.is_dir()
-
-
-def load_config(directory: Path, environ: Mapping[str, str]) -> Config:
-    """Read `directory/.evolve.<ext>` (if any) and `EVOLVE_*` from `environ` into a `Config`."""
-    path = find_config(directory)
+    The file is opened once; a file problem is a `ConfigError` naming it (before any environment
+    problem)."""
     settings: dict[str, Any] = {}
     warnings: list[str] = []
     if path is not None:
@@ -229,9 +249,7 @@ def as_committed(config: Config) -> Config:
     """The configuration the repository's file alone gives (no `EVOLVE_*` environment, no flags):
     what a committed document may depend on, so the same commit renders the same report
     whatever the job's environment."""
-    if config.source_path is None:
-        return _build({}, source_path=None, warnings=())
-    return load_config(config.source_path.parent, {})
+    return read_config(config.source_path, {})
 
 
 def with_flags(config: Config, flags: Mapping[str, Any]) -> Config:
@@ -251,10 +269,11 @@ def with_flags(config: Config, flags: Mapping[str, Any]) -> Config:
 
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
-    if path.suffix in (".yaml", ".yml") and _blank_yaml(path):
-        return {}  # an empty or comment-only YAML config means "no settings" (as with viper)
     try:
-        decoded = decode_with_lines(path)
+        data = read_capped(path)
+        if path.suffix in (".yaml", ".yml") and _blank_yaml(data):
+            return {}  # an empty or comment-only YAML config means "no settings" (as with viper)
+        decoded = decode_bytes_with_lines(data, path)
     except EvolveError as exc:
         raise ConfigError(
             f"parse config: {exc.message}",
@@ -544,63 +563,12 @@ def _build(
     )
 
 
-def resolve_repository(
-    root: Path | None,
-    cwd: Path,
-    layout_flag: str | None,
-    environ: Mapping[str, str],
-) -> tuple[Repository, Config]:
-    """Load the config and discover the repository together, the way a user expects.
-
-    The config is read from `--root` when given, else from the working directory (evolve's rule);
-    when that has none, the first found along `config_search_path` of the repository is used (so
-    a plugin directory of a marketplace reads the marketplace's config; a deliberate improvement
-    over evolve, see docs/checks.md). The layout is
-    `--layout`, else `EVOLVE_LAYOUT`/config `layout`. Returns `(Repository, Config)`.
-    """
-    base = absolute(cwd / root) if root is not None else cwd
-    config = load_config(base, environ) if base.is_dir() else load_config(cwd, environ)
-    layout = layout_flag if layout_flag is not None else config.layout
-    repo = discover(root, cwd, layout)
-    if config.source_path is None:
-        for directory in config_search_path(repo.root):
-            if directory == absolute(base):
-                continue  # already read
-            walked = load_config(directory, environ)
-            if walked.source_path is None:
-                continue
-            config = walked
-            if layout_flag is None and config.layout != layout:
-                repo = discover(root, cwd, config.layout)
-            break
-    if layout_flag is not None:
-        config = with_flags(config, {"layout": layout_flag})
-    return repo, config
-
-
-def config_search_path(repo_root: Path) -> list[Path]:
-    """Where a repository's `.evolve.*` may live: its root, then the enclosing repository's.
-
-    Run from a plugin directory of a marketplace, the plugin is the repository found, yet the
-    config sits at the marketplace root: the search walks up from `repo_root` to the git work
-    tree's top (the first directory holding `.git`); outside git, up to the outermost enclosing
-    marketplace or multi-plugin repository. Never beyond either.
-    """
-    start = absolute(repo_root)
-    chain = [start, *start.parents]
-    top = next((i for i, d in enumerate(chain) if os.path.lexists(d / ".git")), None)
-    if top is None:
-        outer = [i for i, d in enumerate(chain) if classify(d) in ("marketplace", "multi")]
-        top = outer[-1] if outer else 0
-    return chain[: top + 1]
-
-
-def _blank_yaml(path: Path) -> bool:
+def _blank_yaml(data: bytes) -> bool:
+    if len(data) > 64 * 1024:
+        return False
     try:
-        if path.stat().st_size > 64 * 1024:
-            return False
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return False  # let the decoder report it
     return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
 
