@@ -1099,6 +1099,9 @@ def test_a_base_rerun_interleaves_base_and_head_sessions_and_commits_nothing_of_
     assert pr.outputs()["delta"] == "regression", out + gh.comments_on(REPO, 1)[0].body
     (again,) = gh.comments_on(REPO, 1)
     assert "🔴" in again.body.splitlines()[2]
+    rerun_summary = pr.summary.read_text().rsplit("<!-- evolve-action:pr-comment -->", 1)[-1]
+    assert "stale or missing" not in rerun_summary, rerun_summary  # closed: rests on the ledger
+    assert "skipped (results up to date)" not in rerun_summary  # stale on disk, not current
 
 
 def test_pr_local_is_a_pre_push_gate(tmp_path: Path, model_server: Any, claude_cli: Path) -> None:

@@ -587,7 +587,9 @@ def _evaluate_touched(
     if requested:
         why_not = why_not or why_not_run(job.budget, evaluation.cancelled)
         with deferred_signals() if evaluation.cancelled else contextlib.nullcontext():
-            not_run = not_evaluated(job, touched, requested, refused, why_not)
+            not_run = not_evaluated(
+                job, touched, requested, refused, why_not, settled=evaluation.settled
+            )
         hint = undecided_hint(evaluation.reruns, job.budget, job.power.max_runs)
     if note := confinement_note(evaluation.sessions, job.agent_env):
         log.notice(note)

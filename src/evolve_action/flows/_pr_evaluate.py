@@ -159,6 +159,7 @@ class _Tally:
                 power_sessions=self.power_sessions,
                 power_usd=self.power_usd,
             ),
+            settled=frozenset(self.settled),
             notes=tuple(self.notes),
             lines=tuple(self.lines),
         )
@@ -255,6 +256,7 @@ def _evaluate(
                 budget=budget,
             )
             made = triggers.make_plan(built.options)
+            current = made[0].units  # before settling: only cases current on disk are "skipped"
             if power is not None:
                 units = _settle(
                     state,
@@ -286,7 +288,7 @@ def _evaluate(
                 for line in _listing_notes(outcome):
                     state.notice(line)
             runs = built.options.runs
-            state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in planned.units)
+            state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in current)
         if "evals" in tiers:
             eo = evals.EvalsOptions(
                 plugins=(plugin,),
@@ -301,6 +303,7 @@ def _evaluate(
                 budget=budget,
             )
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
+            current = eplan.plan.units
             if power is not None:
                 units = _settle(
                     state, power, eplan.plan.units, eplan.models, base_files, plan.Tier.EVALS
@@ -309,7 +312,7 @@ def _evaluate(
             est = estimate_cost([eplan.plan], runs=1, models=eplan.models)
             _estimate(state, est)
             _power_estimate_evals(state, est, cases=len(eplan.plan.cases), power=job.power)
-            state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in eplan.plan.units)
+            state.skipped += sum(len(u.valid_keys) - len(u.cases) for u in current)
             if eplan.plan.cases:
                 if not checked:
                     check_for_models(agent_env, eplan.models)

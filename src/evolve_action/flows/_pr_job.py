@@ -324,6 +324,9 @@ class Evaluation:
     earlier: tuple[str, ...] = ()
     """Comparisons an earlier workflow run labelled otherwise."""
     estimate: Estimate = Estimate()
+    settled: frozenset[tuple[str, str, plan.Tier]] = frozenset()
+    """(skill key, model, tier) of the comparisons the PR's ledger holds closed for this content:
+    no sweep ran for them, they rest on the kept head sweep (never `not evaluated`)."""
     notes: tuple[str, ...] = ()
     """Notes for the comment and the summary."""
     lines: tuple[str, ...] = ()
