@@ -290,18 +290,7 @@ def _evaluate(
             runs = built.options.runs
             state.skipped += runs * sum(len(u.valid_keys) - len(u.cases) for u in current)
         if "evals" in tiers:
-            eo = evals.EvalsOptions(
-                plugins=(plugin,),
-                skills=tuple(skills),
-                models=job.models,
-                jobs=jobs,
-                timeout=job.timeout,
-                max_turns=job.max_turns,
-                judge_model=job.judge_model,
-                new=True,
-                modified=True,
-                budget=budget,
-            )
+            eo = job.evals_options((plugin,), skills)
             eplan = evals.plan_evals(repo, config, eo, environ=agent_env)
             current = eplan.plan.units
             if power is not None:
@@ -469,9 +458,7 @@ def not_evaluated(
         )
         units.extend(triggers.make_plan(built.options)[0].units)
     if "evals" in tiers:
-        eo = evals.EvalsOptions(
-            plugins=plugins, skills=skills, models=job.models, new=True, modified=True
-        )
+        eo = job.evals_options(plugins, skills)  # as `evaluate` planned them
         here = available_harnesses(agent_env, dry_run=True)
         units.extend(
             evals.plan_evals(repo, config, eo, environ=agent_env, available=here).plan.units

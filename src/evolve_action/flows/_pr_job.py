@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from evolve_action import plan, triggers
+from evolve_action import evals, plan, triggers
 from evolve_action.catalog import PR_DEFAULT_MODEL
 from evolve_action.config import BaseMode, Config
 from evolve_action.encoding import write_text
@@ -159,6 +159,28 @@ class JobContext:
     """Power on demand: the inputs over config `pr.*`."""
     budget: Budget
     """The job's one spending cap (shared by every session it starts)."""
+
+    def evals_options(
+        self,
+        plugins: Sequence[str],
+        skills: Sequence[str],
+        *,
+        models: tuple[str, ...] | None = None,
+    ) -> evals.EvalsOptions:
+        """`run evals --new --modified` over `plugins`' `skills` with the job's settings (jobs,
+        timeout, turns, judge, the one budget); `models` defaults to the job's models."""
+        return evals.EvalsOptions(
+            plugins=tuple(plugins),
+            skills=tuple(skills),
+            models=self.models if models is None else models,
+            jobs=self.jobs,
+            timeout=self.timeout,
+            max_turns=self.max_turns,
+            judge_model=self.judge_model,
+            new=True,
+            modified=True,
+            budget=self.budget,
+        )
 
     @classmethod
     def build(

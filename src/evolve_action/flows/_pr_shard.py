@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from evolve_action import evals, events
+from evolve_action import events
 from evolve_action.flows._pr_job import ActionOutcome, JobContext
 from evolve_action.flows._run_all import RunAllOptions
 from evolve_action.flows._shard import plan_shards, run_shard
@@ -32,17 +32,10 @@ __all__ = ["plan_or_shard"]
 def _sharded_options(job: JobContext, touched: Touched) -> RunAllOptions:
     """`run all --new --modified` over the touched skills: what `plan` splits and `shard` runs
     (the models the inputs name: none named, the engines' default set)."""
-    eo = evals.EvalsOptions(
-        plugins=tuple(sorted({s.plugin for s in touched.skills})),
-        skills=tuple(sorted({s.skill for s in touched.skills})),
+    eo = job.evals_options(
+        sorted({s.plugin for s in touched.skills}),
+        sorted({s.skill for s in touched.skills}),
         models=job.named_models,
-        jobs=job.jobs,
-        timeout=job.timeout,
-        max_turns=job.max_turns,
-        judge_model=job.judge_model,
-        new=True,
-        modified=True,
-        budget=job.budget,
     )
     return RunAllOptions(
         repository=job.repo,
