@@ -400,9 +400,9 @@ def _tier_detail(t: TierComparison) -> _TierDetail:
     if t.lift_base is not None or t.lift_head is not None:
         line += f"; lift vs no skill {_pts(t.lift_base)} → {_pts(t.lift_head)}"
     if t.base_reruns:
-        line += f"; {t.base_reruns} base runs in this job"
+        line += f"; {t.base_reruns} base runs made for this PR"
     if t.extra_head_runs:
-        line += f"; {t.extra_head_runs} extra head runs in this job"
+        line += f"; {t.extra_head_runs} extra head runs made for this PR"
     if t.test is not None and (t.base_reruns or t.extra_head_runs):
         line += f"; the verdict used {t.test.base_runs} base and {t.test.head_runs} head runs"
     if t.more_runs:

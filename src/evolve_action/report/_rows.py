@@ -179,9 +179,11 @@ class TierComparison:
     failing: tuple[FailingCase, ...]
     """Head cases that failed or errored, in the head's result order."""
     base_reruns: int = 0
-    """Runs of the base's version this job made (`Reruns.base`)."""
+    """Runs of the base's version made for this PR (`Reruns.base`: this job's and those of earlier
+    workflow runs the PR's ledger kept)."""
     extra_head_runs: int = 0
-    """Head runs this job added beyond the stored sweep (power on demand)."""
+    """Head runs power on demand added for this PR beyond the head sweep (this job's and earlier
+    workflow runs' the ledger kept)."""
     added: int = 0
     """Head cases with a valid verdict that the base does not have (new queries or evals): they
     ran for this PR but are not part of the paired test."""
@@ -249,7 +251,8 @@ class QueryRuns:
 class Reruns:
     """What power on demand added to one skill × model's triggers comparison, and the look.
 
-    `base` runs (made in this job, against the same model, interleaved with the head's) extend
+    `base` runs (made for this PR — in this job or an earlier workflow run the PR's ledger kept —,
+    against the same model, interleaved with the head's) extend
     the stored base; with `base_fresh` the base side is those runs only and the stored base is not
     tested (it was missing, thin, early-stopped or another version's). `head` runs extend the
     head's stored sweep. `t_prev`, `t` and `final` place this look in the sequential plan
