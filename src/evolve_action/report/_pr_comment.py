@@ -42,7 +42,7 @@ from evolve_action.plan import Tier
 from evolve_action.report._compare import label_counts
 from evolve_action.report._render import EM, cell_text, environment, usd
 from evolve_action.report._rows import CaseStatus, ComparisonRow, Label, Rate, TierComparison
-from evolve_action.report._stats import ALPHA, MATERIAL, RULED_OUT
+from evolve_action.report._stats import ALPHA, MATERIAL, NO_CHANGE_ALPHA, RULED_OUT
 from evolve_action.sanitise import clean_text, defuse_mentions, visible_text
 
 __all__ = [
@@ -645,9 +645,11 @@ def _legend() -> str:
     return (
         "Rates are like for like over the cases both sides share: triggers, the share of runs "
         "that behaved as expected; evals, the share of runs that passed. "
-        f"🔴/🟢 = exact stratified test p ≤ {ALPHA:g} per direction and a change of at least "
+        f"🔴/🟢 = exact stratified test at {ALPHA:g} per direction and a change of at least "
         f"{MATERIAL * 100:.0f} pts; ✅ = under {MATERIAL * 100:.0f} pts with a "
-        f"{RULED_OUT * 100:.0f}-pt change ruled out (95 % CI); 🟡 = neither yet. "
+        f"{RULED_OUT * 100:.0f}-pt change ruled out at {NO_CHANGE_ALPHA:g} per direction; "
+        "🟡 = neither yet; each level is spent over the looks, so extra runs do not raise the "
+        "error rate. "
         "Errored cases are excluded, never counted as failures. "
         "The rule: docs/pr-comment.md."
     )
